@@ -1,0 +1,70 @@
+"""The typed events one agent turn produces; surfaces render these for their medium."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from countbot.llm.types import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    content: str
+    type: Literal["stream"] = "stream"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningChunk:
+    content: str
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any] | str
+    type: Literal["tool_start"] = "tool_start"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    tool_call_id: str
+    name: str
+    result: str
+    status: str
+    duration_ms: float
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    content: str
+    usage: Usage = field(default_factory=Usage)
+    type: Literal["done"] = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnError:
+    error: str
+    retryable: bool = False
+    type: Literal["error"] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCancelled:
+    type: Literal["cancelled"] = "cancelled"
+
+
+AgentEvent = TextChunk | ReasoningChunk | ToolStart | ToolEnd | TurnDone | TurnError | TurnCancelled
+
+TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
+
+
+def event_to_dict(event: AgentEvent) -> dict[str, Any]:
+    """A JSON-ready dict; usage is flattened with its total."""
+    data = asdict(event)
+    if isinstance(event, TurnDone):
+        data["usage"] = {**data["usage"], "total_tokens": event.usage.total_tokens}
+    return data

@@ -1,0 +1,211 @@
+"""Provider-neutral history entries, their storage records, and projection to model messages.
+
+Entries are what a session remembers; they become `llm` messages only when a request is built
+(`project`), so notes never reach the model and a summary replaces what it covers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from countbot.llm.types import (
+    AssistantMessage,
+    ContentPart,
+    ImagePart,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class UserEntry:
+    content: str
+    images: tuple[ImagePart, ...] = ()
+    # Per-turn context (current time, channel) sent with the message, kept out of the system prompt.
+    context: str = ""
+    ts: float = field(default_factory=time.time)
+    type: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantEntry:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str = ""
+    model: str = ""
+    provider: str = ""
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = "stop"
+    ts: float = field(default_factory=time.time)
+    type: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEntry:
+    tool_call_id: str
+    name: str
+    content: str
+    status: str = "ok"
+    duration_ms: float = 0.0
+    ts: float = field(default_factory=time.time)
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryEntry:
+    """Stands in for older entries that were summarized into MEMORY.md."""
+
+    text: str
+    ts: float = field(default_factory=time.time)
+    type: Literal["summary"] = "summary"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteEntry:
+    """Shown to people (e.g. an iteration-limit notice) but never sent to the model."""
+
+    text: str
+    ts: float = field(default_factory=time.time)
+    type: Literal["note"] = "note"
+
+
+HistoryEntry = UserEntry | AssistantEntry | ToolResultEntry | SummaryEntry | NoteEntry
+
+
+def to_record(entry: HistoryEntry) -> dict[str, Any]:
+    """A JSON-ready dict for storage."""
+    if isinstance(entry, UserEntry):
+        return {
+            "type": "user",
+            "content": entry.content,
+            "images": [{"media_type": i.media_type, "data": i.data, "url": i.url} for i in entry.images],
+            "context": entry.context,
+            "ts": entry.ts,
+        }
+    if isinstance(entry, AssistantEntry):
+        return {
+            "type": "assistant",
+            "text": entry.text,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments_raw": c.arguments_raw, "parse_error": c.parse_error}
+                for c in entry.tool_calls
+            ],
+            "reasoning": entry.reasoning,
+            "model": entry.model,
+            "provider": entry.provider,
+            "usage": {
+                "prompt_tokens": entry.usage.prompt_tokens,
+                "completion_tokens": entry.usage.completion_tokens,
+                "cached_tokens": entry.usage.cached_tokens,
+                "cost_usd": entry.usage.cost_usd,
+            },
+            "stop_reason": entry.stop_reason,
+            "ts": entry.ts,
+        }
+    if isinstance(entry, ToolResultEntry):
+        return {
+            "type": "tool_result",
+            "tool_call_id": entry.tool_call_id,
+            "name": entry.name,
+            "content": entry.content,
+            "status": entry.status,
+            "duration_ms": entry.duration_ms,
+            "ts": entry.ts,
+        }
+    return {"type": entry.type, "text": entry.text, "ts": entry.ts}
+
+
+def from_record(record: dict[str, Any]) -> HistoryEntry:
+    """Rebuild an entry from its stored dict (extra keys such as `id` are ignored)."""
+    kind = record["type"]
+    ts = float(record.get("ts") or 0.0)
+    if kind == "user":
+        images = tuple(ImagePart(**i) for i in record.get("images") or ())
+        return UserEntry(record.get("content", ""), images, record.get("context", ""), ts)
+    if kind == "assistant":
+        calls = tuple(
+            ToolCall(c["id"], c["name"], c.get("arguments_raw", ""), None, c.get("parse_error"))
+            for c in record.get("tool_calls") or ()
+        )
+        return AssistantEntry(
+            text=record.get("text", ""),
+            tool_calls=calls,
+            reasoning=record.get("reasoning", ""),
+            model=record.get("model", ""),
+            provider=record.get("provider", ""),
+            usage=Usage(**(record.get("usage") or {})),
+            stop_reason=record.get("stop_reason", "stop"),
+            ts=ts,
+        )
+    if kind == "tool_result":
+        return ToolResultEntry(
+            record["tool_call_id"],
+            record.get("name", ""),
+            record.get("content", ""),
+            record.get("status", "ok"),
+            float(record.get("duration_ms") or 0.0),
+            ts,
+        )
+    if kind == "summary":
+        return SummaryEntry(record.get("text", ""), ts)
+    if kind == "note":
+        return NoteEntry(record.get("text", ""), ts)
+    raise ValueError(f"unknown history entry type: {kind!r}")
+
+
+def user_message(entry: UserEntry, *, vision: bool) -> UserMessage:
+    """The model's view of a user entry; images become text placeholders for blind models."""
+    text = f"{entry.context}\n\n{entry.content}" if entry.context else entry.content
+    parts: list[ContentPart] = [TextPart(text)]
+    for image in entry.images:
+        parts.append(image if vision else TextPart(f"[image attached: {image.media_type}]"))
+    return UserMessage(tuple(parts))
+
+
+def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message]:
+    """Turn stored entries into model messages.
+
+    Summaries become a user-side note, notes are dropped, and an assistant tool call whose result
+    is missing (a crash mid-tool) gets a synthetic error result so every provider accepts it.
+    """
+    messages: list[Message] = []
+    answered = {e.tool_call_id for e in entries if isinstance(e, ToolResultEntry)}
+    for entry in entries:
+        if isinstance(entry, UserEntry):
+            messages.append(user_message(entry, vision=vision))
+        elif isinstance(entry, AssistantEntry):
+            messages.append(
+                AssistantMessage(entry.text, entry.tool_calls, "", entry.model, entry.provider)
+            )
+            for call in entry.tool_calls:
+                if call.id not in answered:
+                    messages.append(
+                        ToolResultMessage(call.id, call.name, "Error: no result (interrupted)", True)
+                    )
+        elif isinstance(entry, ToolResultEntry):
+            messages.append(
+                ToolResultMessage(entry.tool_call_id, entry.name, entry.content, entry.status != "ok")
+            )
+        elif isinstance(entry, SummaryEntry):
+            note = f"[Summary of earlier conversation, also saved in MEMORY.md]\n{entry.text}"
+            messages.append(UserMessage((TextPart(note),)))
+    return _drop_orphan_results(messages)
+
+
+def _drop_orphan_results(messages: list[Message]) -> list[Message]:
+    """A window may start after an assistant call; its dangling results would be rejected."""
+    called: set[str] = set()
+    kept: list[Message] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            called.update(c.id for c in message.tool_calls)
+        if isinstance(message, ToolResultMessage) and message.tool_call_id not in called:
+            continue
+        kept.append(message)
+    return kept

@@ -1,0 +1,60 @@
+"""What the agent needs from the layers around it, as small protocols the caller implements.
+
+The agent never imports storage: the gateway or CLI passes a `SessionHistory` to read from and
+`AgentHooks` that persist and audit what the turn produces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from countbot.agent.history import HistoryEntry
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryWindow:
+    """The recent, not-yet-summarized records (oldest first, each with an integer `id`)."""
+
+    records: list[dict[str, Any]]
+    summary: str | None = None
+
+
+class SessionHistory(Protocol):
+    async def load_window(self, session_id: str, limit: int) -> HistoryWindow:
+        """The newest `limit` unsummarized records and the session's running summary."""
+        ...
+
+    async def load_unsummarized(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        """The oldest `limit` unsummarized records, oldest first."""
+        ...
+
+    async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
+        """Records up to `through_id` are now covered by `summary` (the new running summary)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One executed tool call, for the audit log and the queryable tool history."""
+
+    session_id: str
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any] | str
+    user_message: str
+    result: str
+    status: str
+    duration_ms: float
+    channel: str | None = None
+
+
+@dataclass(slots=True)
+class AgentHooks:
+    """Callbacks the caller injects; each is awaited and its failure is logged, never raised."""
+
+    on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
+    on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
+    on_turn_end: Callable[[str, Any], Awaitable[None]] | None = None
+    on_error: Callable[[str, str], Awaitable[None]] | None = None

@@ -1,0 +1,81 @@
+"""Typed settings validated from `config.yaml`.
+
+Every model forbids unknown keys so a typo is reported instead of silently ignored. Key names are
+part of the public contract (scripts and docs rely on them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelSettings(_Strict):
+    name: str = ""
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    max_tokens: int = Field(4096, ge=1)
+    fallbacks: list[str] = Field(default_factory=list)
+    request_timeout: float = Field(120.0, gt=0, description="hard deadline for one model call, s")
+    max_retries: int = Field(3, ge=0, description="retries of one model call on 429/5xx/timeouts")
+    vision: bool | None = Field(None, description="None: ask litellm whether the model sees images")
+
+
+class AgentSettings(_Strict):
+    max_iterations: int = Field(25, ge=1)
+    max_retries: int = Field(3, ge=0)
+    retry_delay: float = Field(1.0, ge=0.0)
+    max_history: int = Field(60, ge=4)
+    tool_timeout: float = Field(60.0, gt=0)
+
+
+class PersonaSettings(_Strict):
+    preset: str = "assistant"
+    name: str | None = None
+    user_address: str | None = None
+    personality: str | None = None
+    language: str | None = None
+
+
+class ExecSettings(_Strict):
+    timeout: float = Field(60.0, gt=0)
+    deny_patterns: list[str] = Field(default_factory=list)
+    allow_patterns: list[str] = Field(default_factory=list)
+    max_output: int = Field(30_000, ge=1000)
+
+
+class WebToolSettings(_Strict):
+    allow_private: bool = False
+    max_bytes: int = Field(2_000_000, ge=1000)
+    timeout: float = Field(20.0, gt=0)
+    search_backend: Literal["none", "brave", "searxng"] = "none"
+    search_api_key: SecretStr | None = None
+    search_url: str | None = None
+
+
+class ToolsSettings(_Strict):
+    restrict_to_workspace: bool = True
+    exec: ExecSettings = Field(default_factory=ExecSettings)
+    web: WebToolSettings = Field(default_factory=WebToolSettings)
+
+
+class Settings(_Strict):
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    persona: PersonaSettings = Field(default_factory=PersonaSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    workspace: Path = Path("workspace")
+    data_dir: Path = Path("data")
+    personas_dir: Path | None = None
+    skills_dir: Path | None = None
+    timezone: str | None = None
+
+    # Set by the loader, not by the file: where the settings came from.
+    config_path: Path | None = Field(None, exclude=True)
