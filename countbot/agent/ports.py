@@ -13,12 +13,11 @@ from typing import Any, Protocol
 from countbot.agent.history import HistoryEntry
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryWindow:
+class HistoryWindow(Protocol):
     """The recent, not-yet-summarized records (oldest first, each with an integer `id`)."""
 
     records: list[dict[str, Any]]
-    summary: str | None = None
+    summary: str | None
 
 
 class SessionHistory(Protocol):
@@ -33,6 +32,14 @@ class SessionHistory(Protocol):
     async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
         """Records up to `through_id` are now covered by `summary` (the new running summary)."""
         ...
+
+
+class SteeringInbox(Protocol):
+    """Messages that arrived mid-turn in "steer" mode, injected before the next model call."""
+
+    def pending(self) -> bool: ...
+
+    def drain(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,12 +66,35 @@ class ToolsSettings(_Strict):
     web: WebToolSettings = Field(default_factory=WebToolSettings)
 
 
+class WebSettings(_Strict):
+    """The daemon's web server: `web.host`, `web.port` and `web.token` are fixed names."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8686, ge=0, le=65535)
+    # Required on any non-loopback host; then every /api call and /ws must present it.
+    token: SecretStr | None = None
+    # Origins allowed besides the daemon's own (e.g. a reverse proxy's public URL).
+    allowed_origins: list[str] = Field(default_factory=list)
+    max_frame_bytes: int = Field(1_048_576, ge=1024, description="largest WebSocket frame, bytes")
+    shutdown_grace: float = Field(10.0, ge=0, description="s running turns get on SIGTERM")
+
+
+class GatewaySettings(_Strict):
+    """How turns are scheduled: one at a time per session, with a watchdog."""
+
+    queue_mode: Literal["followup", "steer", "interrupt"] = "followup"
+    turn_deadline: float = Field(600.0, gt=0, description="s before a turn is stopped")
+
+
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     persona: PersonaSettings = Field(default_factory=PersonaSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
-    workspace: Path = Path("workspace")
+    web: WebSettings = Field(default_factory=WebSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    # The live workspace; seeded from the shipped `workspace/` template on first start.
+    workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")
     personas_dir: Path | None = None
     skills_dir: Path | None = None

@@ -1,0 +1,132 @@
+"""How much time CountBot's own code adds to a turn, against the raw litellm call as the floor.
+
+Runs the real runtime (SQLite store, tools, context builder, litellm) against the scripted
+OpenAI-compatible server with zero latency, for a plain answer and a one-tool turn, at session
+histories of 10, 1,000 and 10,000 messages. Prints medians and p99s of wall time and CPU time per
+turn, and the time added over the raw litellm call(s) measured in the same run.
+
+    python bench/agent_turn.py [--turns 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+
+from countbot.agent.events import TurnDone  # noqa: E402
+from countbot.agent.history import AssistantEntry, UserEntry, to_record  # noqa: E402
+from countbot.llm.litellm_import import load_litellm  # noqa: E402
+from countbot.runtime.assembly import Runtime, open_runtime  # noqa: E402
+from tests.support.scripted_model import Reply, ScriptedModelServer  # noqa: E402
+from tests.support.settings import make_settings  # noqa: E402
+
+HISTORIES = (10, 1_000, 10_000)
+WARMUP = 5
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def measure(turns: int, action: Callable[[], Awaitable[None]]) -> tuple[list[float], list[float]]:
+    """Wall and CPU milliseconds of `turns` runs of `action`, after a warm-up."""
+    for _ in range(WARMUP):
+        await action()
+    walls, cpus = [], []
+    for _ in range(turns):
+        c0, w0 = time.process_time(), time.perf_counter()
+        await action()
+        walls.append((time.perf_counter() - w0) * 1000)
+        cpus.append((time.process_time() - c0) * 1000)
+    return walls, cpus
+
+
+async def raw_litellm(server: ScriptedModelServer, turns: int) -> tuple[list[float], list[float]]:
+    litellm = load_litellm()
+    messages = [{"role": "system", "content": "You are a bench."}, {"role": "user", "content": "hi"}]
+
+    async def call() -> None:
+        server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+        stream = await litellm.acompletion(
+            model="openai/test-model",
+            api_base=server.base_url,
+            api_key="sk-bench",
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        async for _ in stream:
+            pass
+
+    return await measure(turns, call)
+
+
+async def prefill(runtime: Runtime, session: str, count: int, window: int) -> None:
+    """`count` messages of history, summarized up to the last `window` as the loop keeps it."""
+    last_id = 0
+    for i in range(count // 2):
+        await runtime.sessions.append(session, to_record(UserEntry(f"question {i} " * 8)))
+        last_id = await runtime.sessions.append(
+            session, to_record(AssistantEntry(f"answer {i} " * 20, model="test-model"))
+        )
+    if count > window:
+        await runtime.sessions.mark_summarized(session, last_id - window, "- earlier talk")
+
+
+async def agent_turns(runtime: Runtime, server: ScriptedModelServer, session: str, tool: bool,
+                      turns: int) -> tuple[list[float], list[float]]:
+    async def turn() -> None:
+        if tool:
+            server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
+        server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+        last = None
+        async for event in runtime.agent.process_message("hi", session):
+            last = event
+        assert isinstance(last, TurnDone), last
+
+    return await measure(turns, turn)
+
+
+async def main(turns: int) -> None:
+    with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
+        settings = make_settings(Path(tmp), server)
+        runtime = await open_runtime(settings)
+        window = settings.agent.max_history - 10
+        rows = []
+        raw_wall, raw_cpu = await raw_litellm(server, turns)
+        floor = statistics.median(raw_wall)
+        rows.append(("raw litellm call (floor)", "-", raw_wall, raw_cpu, floor, 1))
+        for history in HISTORIES:
+            for tool in (False, True):
+                session = f"bench-{history}-{int(tool)}"
+                await prefill(runtime, session, history, window)
+                wall, cpu = await agent_turns(runtime, server, session, tool, turns)
+                kind = "one-tool turn" if tool else "plain turn"
+                rows.append((kind, f"{history:,}", wall, cpu, floor, 2 if tool else 1))
+        await runtime.close()
+    print(f"turns per row: {turns} (after {WARMUP} warm-up), model server latency: 0")
+    print("| turn | history | wall p50 ms | wall p99 ms | CPU p50 ms | added p50 ms | added p99 ms |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, history, wall, cpu, floor_ms, calls in rows:
+        added50 = statistics.median(wall) - floor_ms * calls
+        added99 = pct(wall, 0.99) - floor_ms * calls
+        print(f"| {kind} | {history} | {statistics.median(wall):.2f} | {pct(wall, 0.99):.2f} | "
+              f"{statistics.median(cpu):.2f} | {added50:.2f} | {added99:.2f} |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=60)
+    asyncio.run(main(parser.parse_args().turns))

@@ -1,0 +1,334 @@
+"""The ReAct loop: stream from the model, run the tools it asks for, repeat until it answers.
+
+One `AgentLoop` serves every surface. It reads history through `SessionHistory`, reports every
+finalized entry through `AgentHooks.on_message` (so a crash loses at most the text still
+streaming), and yields typed `AgentEvent`s. It never raises into the caller: failures end the turn
+with a `TurnError`, cancellation with `TurnCancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from countbot.agent.cancel import CancelToken
+from countbot.agent.context import ContextBuilder
+from countbot.agent.events import (
+    AgentEvent,
+    ReasoningChunk,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnCancelled,
+    TurnDone,
+    TurnError,
+)
+from countbot.agent.history import (
+    AssistantEntry,
+    HistoryEntry,
+    NoteEntry,
+    SummaryEntry,
+    ToolResultEntry,
+    UserEntry,
+    from_record,
+    user_message,
+)
+from countbot.agent.overflow import OverflowSummarizer
+from countbot.agent.ports import AgentHooks, SessionHistory, SteeringInbox, ToolCallRecord
+from countbot.agent.turn_stream import ModelTurn, stream_model
+from countbot.config.settings import AgentSettings
+from countbot.llm.provider import LLMProvider
+from countbot.llm.types import ImagePart, Message, ToolCall, Usage
+from countbot.tools.base import ToolContext, ToolResult
+from countbot.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """What the next turn talks to; resolved per turn so settings apply without a restart."""
+
+    provider: LLMProvider
+    temperature: float | None = None
+    max_tokens: int | None = None
+    vision: bool = False
+
+
+ModelResolver = Callable[[], Awaitable[ModelChoice]]
+
+
+@dataclass(slots=True)
+class _Turn:
+    session_id: str
+    token: CancelToken
+    tool_context: ToolContext
+    user_text: str
+    steering: SteeringInbox | None
+    usage: Usage
+    tool_calls_made: int = 0
+
+
+class AgentLoop:
+    """The agent's heart; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        resolve_model: ModelResolver,
+        context: ContextBuilder,
+        tools: ToolRegistry,
+        history: SessionHistory,
+        summarizer: OverflowSummarizer,
+        settings: AgentSettings,
+        workspace: Path,
+        hooks: AgentHooks | None = None,
+    ) -> None:
+        self._resolve_model = resolve_model
+        self._context = context
+        self._tools = tools
+        self._history = history
+        self._summarizer = summarizer
+        self._settings = settings
+        self._workspace = workspace
+        self._hooks = hooks or AgentHooks()
+
+    async def process_direct(
+        self,
+        content: str,
+        session_id: str,
+        channel: str = "cli",
+        chat_id: str | None = None,
+        *,
+        context: str | None = None,
+        cancel_token: CancelToken | None = None,
+    ) -> str:
+        """Run one turn and return its final text (an error or cancel becomes a message)."""
+        final = ""
+        async for event in self.process_message(
+            content,
+            session_id,
+            context=context,
+            channel=channel,
+            chat_id=chat_id,
+            cancel_token=cancel_token,
+        ):
+            if isinstance(event, TurnDone):
+                final = event.content
+            elif isinstance(event, TurnError):
+                final = f"Error: {event.error}"
+            elif isinstance(event, TurnCancelled):
+                final = "(cancelled)"
+        return final
+
+    async def process_message(
+        self,
+        message: str,
+        session_id: str,
+        context: str | None = None,
+        media: list[ImagePart] | None = None,
+        channel: str | None = None,
+        chat_id: str | None = None,
+        cancel_token: CancelToken | None = None,
+        *,
+        unattended: bool = False,
+        steering: SteeringInbox | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one turn, yielding its events; the last one is done, error or cancelled."""
+        token = cancel_token or CancelToken()
+        turn = _Turn(
+            session_id=session_id,
+            token=token,
+            tool_context=ToolContext(session_id, self._workspace, channel, chat_id, token.event),
+            user_text=message,
+            steering=steering,
+            usage=Usage(),
+        )
+        try:
+            choice = await self._resolve_model()
+            entries = await self._load_history(session_id, choice.provider)
+            turn_context = self._context.turn_context(
+                channel=channel, chat_id=chat_id, unattended=unattended
+            )
+            if context:
+                turn_context = f"{turn_context}\n{context}"
+            user = UserEntry(message, tuple(media or ()), turn_context)
+            await self._commit(session_id, user)
+            messages = await self._context.build_messages(entries, user, vision=choice.vision)
+            async for event in self._iterate(turn, choice, messages):
+                yield event
+        except Exception as exc:  # the loop must never take its caller down
+            log.exception("turn failed in session %s", session_id)
+            await self._call_hook(self._hooks.on_error, session_id, str(exc))
+            yield TurnError(f"internal error: {exc}", retryable=False)
+
+    async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one tool call through the registry (validation, timeout, retry, masking)."""
+        return await self._tools.execute(call, ctx)
+
+    # --- the iterations ----------------------------------------------------------------------
+
+    async def _iterate(
+        self, turn: _Turn, choice: ModelChoice, messages: list[Message]
+    ) -> AsyncIterator[AgentEvent]:
+        limit = self._settings.max_iterations
+        for _ in range(limit):
+            if turn.token.cancelled:
+                yield await self._end_cancelled(turn)
+                return
+            await self._apply_steering(turn, messages, choice.vision)
+            model_turn = ModelTurn()
+            async for event in stream_model(choice, messages, self._tools.specs(), turn.token,
+                                            model_turn):
+                yield event
+            turn.usage = turn.usage + model_turn.usage
+            if model_turn.cancelled:
+                if model_turn.text:
+                    await self._commit(turn.session_id, model_turn.partial_entry("cancelled"))
+                yield await self._end_cancelled(turn)
+                return
+            if model_turn.error is not None:
+                yield await self._end_error(turn, model_turn)
+                return
+            assistant = model_turn.entry()
+            await self._commit(turn.session_id, assistant)
+            ContextBuilder.add_assistant_message(messages, model_turn.message())
+            if not assistant.tool_calls:
+                await self._call_hook(self._hooks.on_turn_end, turn.session_id, assistant.text)
+                yield TurnDone(assistant.text, turn.usage)
+                return
+            async for event in self._run_tools(turn, assistant.tool_calls, messages):
+                yield event
+        yield await self._end_limit(turn)
+
+    async def _run_tools(
+        self, turn: _Turn, calls: tuple[ToolCall, ...], messages: list[Message]
+    ) -> AsyncIterator[AgentEvent]:
+        """Run a response's tools; consecutive idempotent ones run concurrently, in order."""
+        index = 0
+        while index < len(calls):
+            batch = [calls[index]]
+            if self._is_parallel_safe(calls[index]):
+                while index + len(batch) < len(calls) and self._is_parallel_safe(
+                    calls[index + len(batch)]
+                ):
+                    batch.append(calls[index + len(batch)])
+            index += len(batch)
+            results: list[tuple[ToolCall, ToolResult]] = []
+            runnable: list[ToolCall] = []
+            for call in batch:
+                skip = self._skip_reason(turn)
+                if skip is not None:
+                    results.append((call, skip))
+                    continue
+                turn.tool_calls_made += 1
+                runnable.append(call)
+                yield ToolStart(call.id, call.name, _shown_arguments(call))
+            executed = await asyncio.gather(
+                *(self._tools.execute(call, turn.tool_context) for call in runnable)
+            )
+            results.extend(zip(runnable, executed, strict=True))
+            results.sort(key=lambda pair: batch.index(pair[0]))
+            for call, result in results:
+                await self._record_tool(turn, call, result, messages)
+                if call in runnable:
+                    yield ToolEnd(call.id, call.name, result.content, result.status,
+                                  result.duration_ms)
+
+    def _is_parallel_safe(self, call: ToolCall) -> bool:
+        tool = self._tools.get(call.name)
+        return tool is not None and tool.idempotent
+
+    def _skip_reason(self, turn: _Turn) -> ToolResult | None:
+        if turn.token.cancelled:
+            return ToolResult("Cancelled by the user before it ran.", "cancelled")
+        if turn.steering is not None and turn.steering.pending():
+            return ToolResult("Skipped: the user sent a new message; read it first.", "skipped")
+        if turn.tool_calls_made >= self._settings.max_iterations:
+            return ToolResult("Skipped: the tool-call limit for this turn was reached.", "skipped")
+        return None
+
+    async def _record_tool(
+        self, turn: _Turn, call: ToolCall, result: ToolResult, messages: list[Message]
+    ) -> None:
+        entry = ToolResultEntry(call.id, call.name, result.content, result.status,
+                                result.duration_ms)
+        await self._commit(turn.session_id, entry)
+        ContextBuilder.add_tool_result(messages, call, result.content, result.is_error)
+        record = ToolCallRecord(
+            session_id=turn.session_id,
+            tool_call_id=call.id,
+            name=call.name,
+            arguments=_shown_arguments(call),
+            user_message=turn.user_text,
+            result=result.content,
+            status=result.status,
+            duration_ms=result.duration_ms,
+            channel=turn.tool_context.channel,
+        )
+        await self._call_hook(self._hooks.on_tool_call, record)
+
+    async def _apply_steering(self, turn: _Turn, messages: list[Message], vision: bool) -> None:
+        if turn.steering is None:
+            return
+        for text in turn.steering.drain():
+            entry = UserEntry(text, context="[Sent while you were working on the previous request]")
+            await self._commit(turn.session_id, entry)
+            messages.append(user_message(entry, vision=vision))
+
+    # --- endings -----------------------------------------------------------------------------
+
+    async def _end_cancelled(self, turn: _Turn) -> TurnCancelled:
+        await self._commit(turn.session_id, NoteEntry("Cancelled."))
+        await self._call_hook(self._hooks.on_turn_end, turn.session_id, None)
+        return TurnCancelled()
+
+    async def _end_error(self, turn: _Turn, model_turn: ModelTurn) -> TurnError:
+        error = model_turn.error
+        assert error is not None
+        if model_turn.text:
+            await self._commit(turn.session_id, model_turn.partial_entry("error"))
+        await self._commit(turn.session_id, NoteEntry(f"Error: {error.message}"))
+        await self._call_hook(self._hooks.on_error, turn.session_id, error.message)
+        return TurnError(error.message, error.retryable)
+
+    async def _end_limit(self, turn: _Turn) -> TurnDone:
+        notice = (
+            f"I stopped after {self._settings.max_iterations} steps without finishing. "
+            "Tell me to continue if you want me to keep going."
+        )
+        await self._commit(turn.session_id, NoteEntry(notice))
+        await self._call_hook(self._hooks.on_turn_end, turn.session_id, notice)
+        return TurnDone(notice, turn.usage)
+
+    # --- history -----------------------------------------------------------------------------
+
+    async def _load_history(self, session_id: str, provider: LLMProvider) -> list[HistoryEntry]:
+        window = await self._history.load_window(session_id, self._settings.max_history + 1)
+        if self._summarizer.needs_pass(len(window.records)):
+            done = await self._summarizer.summarize(session_id, provider, window.summary)
+            if done is not None:
+                window = await self._history.load_window(session_id, self._settings.max_history)
+        records = window.records[-self._settings.max_history :]
+        entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
+        entries.extend(from_record(r) for r in records)
+        return entries
+
+    async def _commit(self, session_id: str, entry: HistoryEntry) -> None:
+        await self._call_hook(self._hooks.on_message, session_id, entry)
+
+    async def _call_hook(self, hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:
+        if hook is None:
+            return
+        try:
+            await hook(*args)
+        except Exception:
+            log.exception("agent hook %s failed", getattr(hook, "__name__", hook))
+
+
+def _shown_arguments(call: ToolCall) -> dict[str, Any] | str:
+    return call.arguments if call.arguments is not None else call.arguments_raw

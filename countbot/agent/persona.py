@@ -1,0 +1,110 @@
+"""Personas: who the assistant is (name, how it addresses the user, personality, reply language).
+
+A preset is a file in the personas folder, `<preset>.md` (frontmatter, with the body as the
+personality) or `<preset>.yaml`; `persona:` settings pick one and override its fields. Files are
+cached and re-read when their mtime or size changes, so edits apply on the next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from countbot.config.settings import PersonaSettings
+from countbot.skills.frontmatter import FrontmatterError, split_frontmatter
+
+PRESET_SUFFIXES = (".md", ".yaml", ".yml")
+OVERRIDABLE = ("name", "user_address", "personality", "language")
+
+
+class PersonaError(ValueError):
+    """A preset that does not exist or cannot be read; the message says what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class Persona:
+    """`language` is "auto" (answer in the user's language) or a tag like "en" or "zh-CN"."""
+
+    preset: str
+    name: str = "CountBot"
+    user_address: str = ""
+    personality: str = ""
+    language: str = "auto"
+
+
+class PersonaLoader:
+    """Loads presets from one folder, caching each by its file's mtime and size."""
+
+    def __init__(self, personas_dir: Path) -> None:
+        self._dir = personas_dir
+        self._cache: dict[Path, tuple[tuple[int, int], Persona]] = {}
+
+    async def load(self, settings: PersonaSettings) -> Persona:
+        """The preset `settings.preset` with the non-None fields of `settings` applied."""
+        base = await asyncio.to_thread(self._load_preset, settings.preset)
+        overrides = {
+            key: value for key in OVERRIDABLE if (value := getattr(settings, key)) is not None
+        }
+        return dataclasses.replace(base, **overrides) if overrides else base
+
+    async def available(self) -> list[str]:
+        """Preset names in the folder, sorted."""
+        return await asyncio.to_thread(self._preset_names)
+
+    # --- blocking parts, run in worker threads ------------------------------------------------
+
+    def _load_preset(self, preset: str) -> Persona:
+        path, stamp = self._find(preset)
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        persona = _parse(preset, path)
+        self._cache[path] = (stamp, persona)
+        return persona
+
+    def _find(self, preset: str) -> tuple[Path, tuple[int, int]]:
+        # A preset is a bare name: never let it reach outside the folder.
+        if preset and "/" not in preset and "\\" not in preset and not preset.startswith("."):
+            for suffix in PRESET_SUFFIXES:
+                path = self._dir / f"{preset}{suffix}"
+                try:
+                    stat = path.stat()
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                return path, (stat.st_mtime_ns, stat.st_size)
+        names = ", ".join(self._preset_names()) or f"none (no preset files in {self._dir})"
+        raise PersonaError(f"unknown persona preset {preset!r}; available: {names}")
+
+    def _preset_names(self) -> list[str]:
+        if not self._dir.is_dir():
+            return []
+        return sorted(
+            {p.stem for p in self._dir.iterdir() if p.suffix in PRESET_SUFFIXES and p.is_file()}
+        )
+
+
+def _parse(preset: str, path: Path) -> Persona:
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".md":
+            fields, body = split_frontmatter(text)
+            fields.setdefault("personality", _unwrap(body))
+        else:
+            fields = yaml.safe_load(text) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, FrontmatterError) as exc:
+        raise PersonaError(f"cannot read persona preset {path}: {exc}") from exc
+    if not isinstance(fields, dict):
+        raise PersonaError(f"persona preset {path} is not a mapping of fields")
+    values: dict[str, Any] = {k: str(fields[k]).strip() for k in OVERRIDABLE if fields.get(k)}
+    return Persona(preset=preset, **values)
+
+
+def _unwrap(text: str) -> str:
+    """Join hard-wrapped lines into one line per paragraph, as the prompt shows it."""
+    return "\n\n".join(" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip())

@@ -1,0 +1,127 @@
+"""One model call inside a turn: pump the provider's stream, abortable by the cancel token.
+
+The stream is consumed by a task of its own; cancelling the token cancels that task, which closes
+the provider's iterator and with it the HTTP request in flight. One task per model call (not per
+chunk) keeps the hot path cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from countbot.agent.cancel import CancelToken
+from countbot.agent.events import AgentEvent, ReasoningChunk, TextChunk
+from countbot.agent.history import AssistantEntry
+from countbot.llm.types import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    ReasoningDelta,
+    StreamDone,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolSpec,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from countbot.agent.loop import ModelChoice
+
+_END = object()
+
+
+@dataclass(slots=True)
+class ModelTurn:
+    """What one model call produced, filled in while streaming."""
+
+    text: str = ""
+    reasoning: str = ""
+    done: StreamDone | None = None
+    error: StreamError | None = None
+    cancelled: bool = False
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    provider: str = ""
+
+    def message(self) -> AssistantMessage:
+        assert self.done is not None
+        return self.done.message
+
+    def entry(self) -> AssistantEntry:
+        assert self.done is not None
+        m = self.done.message
+        return AssistantEntry(
+            text=m.text,
+            tool_calls=m.tool_calls,
+            reasoning=m.reasoning,
+            model=m.model,
+            provider=m.provider,
+            usage=self.usage,
+            stop_reason=self.done.stop_reason,
+        )
+
+    def partial_entry(self, stop_reason: str) -> AssistantEntry:
+        """What was already said before a cancel or a failure, so it stays in the session."""
+        return AssistantEntry(
+            text=self.text,
+            reasoning=self.reasoning,
+            model=self.model,
+            provider=self.provider,
+            usage=self.usage,
+            stop_reason=stop_reason,
+        )
+
+
+async def stream_model(
+    choice: ModelChoice,
+    messages: Sequence[Message],
+    tools: tuple[ToolSpec, ...],
+    token: CancelToken,
+    out: ModelTurn,
+) -> AsyncIterator[AgentEvent]:
+    """Yield text/reasoning chunks of one model call; the outcome lands in `out`."""
+    request = ChatRequest(tuple(messages), tools, choice.temperature, choice.max_tokens)
+    out.model = choice.provider.model
+    queue: asyncio.Queue[StreamEvent | object] = asyncio.Queue()
+    pump = asyncio.create_task(_pump(choice.provider.stream(request), queue))
+    unregister = token.on_cancel(pump.cancel)
+    try:
+        while True:
+            item = await queue.get()
+            if item is _END:
+                break
+            if isinstance(item, TextDelta):
+                out.text += item.text
+                yield TextChunk(item.text)
+            elif isinstance(item, ReasoningDelta):
+                out.reasoning += item.text
+                yield ReasoningChunk(item.text)
+            elif isinstance(item, StreamDone):
+                out.done = item
+                out.usage = item.usage
+                out.model, out.provider = item.message.model, item.message.provider
+            elif isinstance(item, StreamError):
+                out.error = item
+    finally:
+        unregister()
+        if not pump.done():
+            pump.cancel()
+        await asyncio.gather(pump, return_exceptions=True)
+    out.cancelled = token.cancelled and out.done is None
+
+
+async def _pump(events: AsyncIterator[StreamEvent], queue: asyncio.Queue[StreamEvent | object]) -> None:
+    try:
+        async for event in events:
+            queue.put_nowait(event)
+    finally:
+        # A cancel thrown into the provider's generator has already closed it; aclose() then is
+        # a no-op that covers iterators which are not generators.
+        closer = getattr(events, "aclose", None)
+        if closer is not None:
+            await closer()
+        queue.put_nowait(_END)

@@ -1,0 +1,91 @@
+"""The `countbot` command: chat, onboard, doctor (and `run`, the daemon)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from countbot.config.loader import ConfigError, config_path_from, load_settings
+from countbot.config.settings import Settings
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="config file (default: $COUNTBOT_CONFIG, else ./config.yaml)",
+)
+
+
+def _settings(config_path: str | None, *, require_model: bool = True) -> Settings:
+    """Load settings or exit 2 with the loader's message (one clear paragraph)."""
+    try:
+        return load_settings(config_path_from(config_path), require_model=require_model)
+    except ConfigError as exc:
+        click.echo(f"countbot: {exc}", err=True)
+        sys.exit(2)
+
+
+def _run(main: Callable[[], Any]) -> Any:
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+@click.group()
+@click.version_option(package_name="countbot")
+def main() -> None:
+    """CountBot: your own AI assistant, running on your own machine."""
+
+
+@main.command()
+@config_option
+@click.option("-m", "--message", default=None, help="send one message, print the answer, exit")
+@click.option("--session", "session_id", default="cli:default", show_default=True,
+              help="session key to talk in")
+def chat(config_path: str | None, message: str | None, session_id: str) -> None:
+    """Talk to the assistant: one message with -m, else an interactive prompt."""
+    from countbot.cli.chat import run_interactive, run_once
+
+    settings = _settings(config_path)
+    if message is not None:
+        sys.exit(_run(lambda: run_once(settings, message, session_id)))
+    _run(lambda: run_interactive(settings, session_id))
+
+
+@main.command()
+@click.option("--dir", "target", type=click.Path(file_okay=False), default=".",
+              show_default=True, help="folder for config.yaml and the workspace")
+@click.option("--model", default="", help="litellm model string, e.g. openai/gpt-4o-mini")
+@click.option("--api-base", default="", help="OpenAI-compatible base URL (optional)")
+@click.option("--force", is_flag=True, help="overwrite an existing config.yaml")
+def onboard(target: str, model: str, api_base: str, force: bool) -> None:
+    """Write a starter config.yaml and workspace."""
+    from countbot.cli.onboard import write_starter
+
+    try:
+        for line in write_starter(Path(target), model=model, api_base=api_base, force=force):
+            click.echo(line)
+    except FileExistsError as exc:
+        click.echo(f"countbot: {exc}", err=True)
+        sys.exit(2)
+
+
+@main.command()
+@config_option
+def doctor(config_path: str | None) -> None:
+    """Check the config, the workspace, the data folder, and that the model answers."""
+    from countbot.cli.doctor import run_checks
+
+    settings = _settings(config_path, require_model=False)
+    sys.exit(_run(lambda: run_checks(settings)))
+
+
+if __name__ == "__main__":
+    main()

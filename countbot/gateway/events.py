@@ -1,0 +1,65 @@
+"""The events a session's watchers receive: the agent's events plus the gateway's own notices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from countbot.agent.events import AgentEvent, event_to_dict
+from countbot.llm.types import ImagePart
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAccepted:
+    """A user message entered the session; `queued` when it waits behind a running turn.
+
+    The connection that sent it sees an acknowledgement, every other watcher sees the message,
+    so two tabs (or a tab and a channel) show the whole conversation.
+    """
+
+    content: str
+    channel: str
+    queued: bool
+    mode: str
+    media: tuple[ImagePart, ...] = ()
+    # Who sent it (a watcher) and the sender's own tag for the message; both only for the ack.
+    origin: object | None = None
+    client_id: str | None = None
+    type: Literal["accepted"] = "accepted"
+
+
+GatewayEvent = AgentEvent | MessageAccepted
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """One event in a session's stream, numbered by a per-session increasing `seq`."""
+
+    session_id: str
+    seq: int
+    event: GatewayEvent
+
+    def to_frame(self, viewer: object | None = None) -> dict[str, Any]:
+        """The JSON-ready frame for `viewer`: the sender of a message sees an ack, others see it.
+
+        Pass no viewer for a replay, where every watcher sees the message itself.
+        """
+        event = self.event
+        if isinstance(event, MessageAccepted):
+            body: dict[str, Any]
+            if viewer is not None and viewer is event.origin:
+                body = {"type": "session", "queued": event.queued}
+                if event.client_id is not None:
+                    body["client_id"] = event.client_id
+            else:
+                body = {"type": "user_message", "content": event.content, "channel": event.channel}
+                if event.media:
+                    body["media"] = [
+                        {"type": "image", "media_type": i.media_type, "data": i.data}
+                        for i in event.media
+                    ]
+        else:
+            body = event_to_dict(event)
+        body["session_id"] = self.session_id
+        body["seq"] = self.seq
+        return body

@@ -1,0 +1,194 @@
+"""The gateway: every turn of every surface goes through here, one lane per session.
+
+Surfaces hand in `InboundMessage`s and watch sessions through the `EventHub`; the gateway runs
+each turn on the agent under a watchdog and publishes its events, always ending a turn with
+exactly one terminal event (done, error or cancelled) even when the agent hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from countbot.agent.cancel import CancelToken
+from countbot.agent.events import TERMINAL_TYPES, AgentEvent, TurnCancelled, TurnError
+from countbot.agent.ports import SteeringInbox
+from countbot.config.settings import GatewaySettings
+from countbot.gateway.events import GatewayEvent, MessageAccepted
+from countbot.gateway.lanes import RunningTurn, SessionLane
+from countbot.gateway.messages import InboundMessage, QueueMode
+from countbot.gateway.watchdog import DEADLINE_REASON, supervise
+from countbot.gateway.watchers import EventHub
+from countbot.llm.types import ImagePart
+
+log = logging.getLogger(__name__)
+
+# Seconds between the watchdog's cancel-token step and its task-cancel step.
+KILL_GRACE = 5.0
+
+
+class TurnSource(Protocol):
+    """What the gateway needs from the agent (AgentLoop implements it)."""
+
+    def process_message(
+        self,
+        message: str,
+        session_id: str,
+        context: str | None = None,
+        media: list[ImagePart] | None = None,
+        channel: str | None = None,
+        chat_id: str | None = None,
+        cancel_token: CancelToken | None = None,
+        *,
+        unattended: bool = False,
+        steering: SteeringInbox | None = None,
+    ) -> AsyncIterator[AgentEvent]: ...
+
+
+class SessionDirectory(Protocol):
+    """Where sessions are registered (the store's SessionStore)."""
+
+    async def ensure(
+        self, session_id: str, *, channel: str | None = None, chat_id: str | None = None
+    ) -> Any: ...
+
+
+class GatewayClosedError(RuntimeError):
+    """The daemon is shutting down and takes no new turns."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """Where a message went: its session, and whether it waits behind a running turn."""
+
+    session_id: str
+    queued: bool
+    mode: QueueMode
+
+
+class Gateway:
+    """Session lanes, queue modes, cancel, watchdog and event fan-out (see the module docstring)."""
+
+    def __init__(
+        self,
+        agent: TurnSource,
+        sessions: SessionDirectory,
+        settings: GatewaySettings,
+        *,
+        hub: EventHub | None = None,
+        kill_grace: float = KILL_GRACE,
+    ) -> None:
+        self.hub = hub or EventHub()
+        self._agent = agent
+        self._sessions = sessions
+        # Read on every use, so a settings change applies to the next message.
+        self._settings = settings
+        self._kill_grace = kill_grace
+        self._lanes: dict[str, SessionLane] = {}
+        self._accepting = True
+
+    @property
+    def accepting(self) -> bool:
+        return self._accepting
+
+    def busy(self, session_id: str) -> bool:
+        lane = self._lanes.get(session_id)
+        return lane is not None and lane.busy
+
+    async def submit(
+        self, message: InboundMessage, *, origin: object | None = None, client_id: str | None = None
+    ) -> Submission:
+        """Start or queue a turn for `message`.
+
+        `origin` (the sender's watcher) gets an acknowledgement carrying `client_id` where every
+        other watcher sees the message itself.
+        """
+        if not self._accepting:
+            raise GatewayClosedError("the daemon is shutting down")
+        session_id = message.session_key or uuid.uuid4().hex[:12]
+        await self._sessions.ensure(session_id, channel=message.channel, chat_id=message.chat_id)
+        if not self._accepting:
+            raise GatewayClosedError("the daemon is shutting down")
+        mode = message.mode or self._settings.queue_mode
+        lane = self._lanes.get(session_id)
+        if lane is None:
+            lane = self._lanes[session_id] = SessionLane(session_id, self._run_turn, self._idle)
+        queued = lane.submit(message, mode)
+        accepted = MessageAccepted(
+            message.content, message.channel, queued, mode, message.media, origin, client_id
+        )
+        self.hub.publish(session_id, accepted)
+        return Submission(session_id, queued, mode)
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel the session's running turn; False if nothing was running."""
+        lane = self._lanes.get(session_id)
+        return lane is not None and lane.cancel()
+
+    async def close(self, grace: float) -> None:
+        """Take no more turns, cancel the running ones and wait up to `grace` s for them."""
+        self._accepting = False
+        lanes = list(self._lanes.values())
+        for lane in lanes:
+            lane.cancel("the daemon is shutting down")
+        workers = [w for lane in lanes if (w := lane.worker) is not None]
+        if workers:
+            _, late = await asyncio.wait(workers, timeout=grace)
+            for lane in lanes:
+                if lane.running is not None and lane.running.task is not None:
+                    lane.running.task.cancel()
+            if late:
+                await asyncio.wait(late, timeout=self._kill_grace)
+
+    # --- running one turn -----------------------------------------------------------------
+
+    async def _run_turn(self, session_id: str, turn: RunningTurn) -> None:
+        turn.task = asyncio.create_task(self._stream(session_id, turn), name=f"turn:{session_id}")
+        deadline = self._settings.turn_deadline
+        outcome = await supervise(turn.task, turn.token, deadline, self._kill_grace)
+        if outcome != "finished":
+            log.warning(
+                "turn in session %s passed its %gs deadline: %s", session_id, deadline, outcome
+            )
+        if not turn.ended:
+            reason = _deadline_text(deadline) if outcome != "finished" else "the turn ended early"
+            self._publish(session_id, turn, TurnError(reason, retryable=True))
+            turn.silenced = True
+
+    async def _stream(self, session_id: str, turn: RunningTurn) -> None:
+        message = turn.message
+        events = self._agent.process_message(
+            message.content,
+            session_id,
+            media=list(message.media) or None,
+            channel=message.channel,
+            chat_id=message.chat_id,
+            cancel_token=turn.token,
+            steering=turn.steering,
+        )
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                if turn.silenced:
+                    return
+                if isinstance(event, TurnCancelled) and turn.token.reason == DEADLINE_REASON:
+                    event = TurnError(_deadline_text(self._settings.turn_deadline), True)
+                self._publish(session_id, turn, event)
+
+    def _publish(self, session_id: str, turn: RunningTurn, event: GatewayEvent) -> None:
+        if turn.silenced or turn.ended:
+            return
+        self.hub.publish(session_id, event)
+        turn.ended = event.type in TERMINAL_TYPES
+
+    def _idle(self, lane: SessionLane) -> None:
+        if not lane.busy and self._lanes.get(lane.session_id) is lane:
+            del self._lanes[lane.session_id]
+
+
+def _deadline_text(deadline: float) -> str:
+    return f"the turn took longer than {deadline:g} s and was stopped"

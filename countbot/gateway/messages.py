@@ -1,0 +1,28 @@
+"""What a surface hands the gateway: one user message, addressed to a session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from countbot.llm.types import ImagePart
+
+QueueMode = Literal["followup", "steer", "interrupt"]
+QUEUE_MODES: tuple[QueueMode, ...] = ("followup", "steer", "interrupt")
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """A user's message from any surface.
+
+    `session_key` names the session (None starts a new one); `mode` overrides the gateway's
+    default queue mode for a message that arrives while the session is busy.
+    """
+
+    channel: str
+    content: str
+    chat_id: str | None = None
+    sender: str | None = None
+    media: tuple[ImagePart, ...] = ()
+    session_key: str | None = None
+    mode: QueueMode | None = None

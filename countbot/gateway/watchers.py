@@ -1,0 +1,109 @@
+"""Fan-out of session events to watchers, which never slow a turn down.
+
+A watcher is one consumer (a WebSocket connection, a channel adapter) of any number of sessions.
+Publishing puts each event on every watcher's bounded queue without waiting; a watcher whose
+queue is full is dropped (its consumer closes, the client reconnects and replays from `last_seq`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from typing import Any
+
+from countbot.gateway.event_log import REPLAY_EVENTS, SessionLog
+from countbot.gateway.events import GatewayEvent, SessionEvent
+
+WATCHER_QUEUE = 4096
+
+# What a watcher's queue holds: live events, and frames its surface queues itself (replies,
+# replayed events already rendered) so everything reaches the consumer in one order.
+Outbound = SessionEvent | dict[str, Any]
+# Logs of sessions nobody watches are kept for replay, up to this many (least recent go first).
+IDLE_LOGS = 64
+
+
+class Watcher:
+    """One consumer's inbox: read `queue`; `dropped` is set when it fell too far behind."""
+
+    def __init__(self, max_pending: int = WATCHER_QUEUE) -> None:
+        self.queue: asyncio.Queue[Outbound] = asyncio.Queue(max_pending)
+        self.dropped = asyncio.Event()
+
+    def offer(self, event: Outbound) -> bool:
+        if self.dropped.is_set():
+            return False
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.dropped.set()
+            return False
+        return True
+
+
+class EventHub:
+    """Numbers every session event, remembers the recent ones and hands them to watchers."""
+
+    def __init__(self, replay_events: int = REPLAY_EVENTS, idle_logs: int = IDLE_LOGS) -> None:
+        self._replay_events = replay_events
+        self._idle_logs = idle_logs
+        self._logs: OrderedDict[str, SessionLog] = OrderedDict()
+        self._watchers: dict[str, list[Watcher]] = {}
+        self._high_water = 0
+
+    def publish(self, session_id: str, event: GatewayEvent) -> SessionEvent:
+        numbered = self._log(session_id).append(event)
+        self._logs.move_to_end(session_id)
+        watchers = self._watchers.get(session_id)
+        if watchers:
+            for watcher in list(watchers):
+                if not watcher.offer(numbered):
+                    self.drop(watcher)
+        return numbered
+
+    def subscribe(self, session_id: str, watcher: Watcher, last_seq: int | None = None) -> bool:
+        """Watch a session, first replaying (as viewer-neutral frames) what came after `last_seq`.
+
+        Returns False when some of those events are gone (too old, or from before a restart):
+        what is still buffered is replayed, and the watcher should reload the history.
+        """
+        watchers = self._watchers.setdefault(session_id, [])
+        if watcher not in watchers:
+            watchers.append(watcher)
+        if last_seq is None:
+            return True
+        missed, complete = self._log(session_id).since(last_seq)
+        for event in missed:
+            if not watcher.offer(event.to_frame()):
+                self.drop(watcher)
+                break
+        return complete
+
+    def unsubscribe(self, session_id: str, watcher: Watcher) -> None:
+        watchers = self._watchers.get(session_id)
+        if watchers and watcher in watchers:
+            watchers.remove(watcher)
+            if not watchers:
+                del self._watchers[session_id]
+
+    def drop(self, watcher: Watcher) -> None:
+        """Remove `watcher` from every session (it disconnected or fell behind)."""
+        for session_id in [s for s, ws in self._watchers.items() if watcher in ws]:
+            self.unsubscribe(session_id, watcher)
+
+    def watching(self, session_id: str) -> int:
+        return len(self._watchers.get(session_id, ()))
+
+    def _log(self, session_id: str) -> SessionLog:
+        log = self._logs.get(session_id)
+        if log is None:
+            first = max(time.time_ns() // 1_000_000, self._high_water + 1)
+            log = self._logs[session_id] = SessionLog(session_id, first, self._replay_events)
+            self._evict_idle()
+        return log
+
+    def _evict_idle(self) -> None:
+        idle = [s for s in self._logs if s not in self._watchers]
+        for session_id in idle[: max(0, len(idle) - self._idle_logs)]:
+            self._high_water = max(self._high_water, self._logs.pop(session_id).last_seq)

@@ -1,0 +1,207 @@
+"""Model-call failures as values: what went wrong, said plainly, and whether trying again can help.
+
+Works on litellm's exception classes, the openai SDK's, httpx's and plain OS errors without
+importing any of them: an exception of a library that is not loaded cannot be in hand.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal
+
+FailureKind = Literal[
+    "rate_limit",
+    "timeout",
+    "connection",
+    "server",
+    "auth",
+    "context_window",
+    "content_policy",
+    "not_found",
+    "bad_request",
+    "unknown",
+]
+
+_RETRYABLE_KINDS = frozenset({"rate_limit", "timeout", "connection", "server"})
+# litellm invents status codes for client-side failures (408 timeout, 500 connection): not HTTP's.
+_NETWORK_KINDS = frozenset({"timeout", "connection"})
+_MAX_DETAIL = 400
+# (module, class) pairs checked only when the module is already loaded.
+_TIMEOUT_CLASSES = (("httpx", "TimeoutException"), ("openai", "APITimeoutError"))
+_CONNECTION_CLASSES = (
+    ("httpx", "TransportError"),
+    ("openai", "APIConnectionError"),
+    ("aiohttp", "ClientConnectionError"),
+    ("aiohttp", "ClientPayloadError"),
+)
+
+_SUMMARIES: dict[FailureKind, str] = {
+    "rate_limit": "Rate limited by the model provider",
+    "timeout": "The model did not answer in time",
+    "connection": "The connection to the model provider failed",
+    "server": "The model provider had an internal error",
+    "auth": "The model provider rejected the API key or its permissions",
+    "context_window": "The conversation is too long for the model's context window",
+    "content_policy": "The model provider refused the request under its content policy",
+    "not_found": "The model or endpoint was not found",
+    "bad_request": "The model provider rejected the request",
+    "unknown": "The model call failed",
+}
+
+# "sk-...", "Bearer ...", "api_key=..." style credentials that may be echoed in provider errors.
+_SECRET_PATTERNS = (
+    re.compile(r"\b((?:sk|pk|rk|gsk|xai)-)[A-Za-z0-9_\-*]{6,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|token|secret)\s*[=:]\s*)['\"]?[^\s'\",&]{6,}"),
+)
+# litellm prefixes messages with "litellm.RateLimitError: RateLimitError: OpenAIException - ".
+_LIBRARY_PREFIX = re.compile(
+    r"^(?:litellm\.\w+:\s*)?(?:\w+(?:Error|Exception):\s*)*(?:\w+Exception\s*-\s*)?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFailure:
+    """A classified failure; `message` is safe to show, `retry_after` in seconds."""
+
+    message: str
+    retryable: bool
+    kind: FailureKind
+    status_code: int | None = None
+    retry_after: float | None = None
+
+
+def classify_error(exc: BaseException, *, secrets: Iterable[str] = ()) -> ModelFailure:
+    """Turn any exception raised by a model call into a `ModelFailure`."""
+    cause = _unwrap(exc)
+    status = _status_code(cause)
+    kind = _kind(cause, status)
+    retryable = kind in _RETRYABLE_KINDS
+    if kind in _NETWORK_KINDS:
+        status = None
+    summary = _SUMMARIES[kind] + (f" (HTTP {status})" if status is not None else "")
+    # A bare timeout or reset says nothing more than the summary; an unknown error needs its type.
+    detail = _detail(cause, secrets) or ("" if retryable else type(cause).__name__)
+    message = f"{summary}: {detail}" if detail else summary
+    return ModelFailure(message, retryable, kind, status, _retry_after(cause))
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with the given secrets and anything shaped like a credential masked."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + "***", text)
+    return text
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """litellm re-raises stream failures as MidStreamFallbackError around the real cause."""
+    original = getattr(exc, "original_exception", None)
+    return original if isinstance(original, BaseException) else exc
+
+
+def _status_code(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) and 100 <= status <= 599 else None
+
+
+def _kind(exc: BaseException, status: int | None) -> FailureKind:
+    litellm = sys.modules.get("litellm")
+    if litellm is not None:
+        if isinstance(exc, litellm.ContextWindowExceededError):
+            return "context_window"
+        if isinstance(exc, litellm.ContentPolicyViolationError):
+            return "content_policy"
+        if isinstance(exc, litellm.Timeout):
+            return "timeout"
+        if isinstance(exc, litellm.APIConnectionError):
+            return "connection"
+    if _is_timeout(exc):
+        return "timeout"
+    if _is_connection_error(exc):
+        return "connection"
+    if status is None:
+        return "unknown"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 429:
+        return "rate_limit"
+    if status == 408:
+        return "timeout"
+    # 409 is a lock or conflict on the provider's side that clears by itself.
+    if status == 409 or status >= 500:
+        return "server"
+    return "bad_request"
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    if isinstance(exc, TimeoutError):
+        return True
+    return any(_loaded_isinstance(exc, module, name) for module, name in _TIMEOUT_CLASSES)
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    if isinstance(exc, ConnectionError | EOFError):
+        return True
+    return any(_loaded_isinstance(exc, module, name) for module, name in _CONNECTION_CLASSES)
+
+
+def _loaded_isinstance(exc: BaseException, module: str, name: str) -> bool:
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(cls, type) and isinstance(exc, cls)
+
+
+def _detail(exc: BaseException, secrets: Iterable[str]) -> str:
+    raw = str(getattr(exc, "message", "") or exc)
+    text = _LIBRARY_PREFIX.sub("", " ".join(raw.split()))
+    text = redact(text, secrets)
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 1] + "…"
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (Retry-After / retry-after-ms), if it said."""
+    for source in (getattr(exc, "litellm_response_headers", None), _response_headers(exc)):
+        if source is None:
+            continue
+        seconds = _parse_retry_after(source)
+        if seconds is not None:
+            return seconds
+    return None
+
+
+def _response_headers(exc: BaseException) -> Mapping[str, Any] | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "headers", None)
+
+
+def _parse_retry_after(headers: Mapping[str, Any]) -> float | None:
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,54 @@
+"""Tool-call arguments as the model wrote them, parsed, repaired where possible, or explained.
+
+Models emit trailing commas, single quotes and missing braces; repairing beats a round trip. What
+cannot be repaired is kept raw with an error the model can read and correct.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import json_repair
+
+from countbot.llm.types import ToolCall
+
+
+def parse_tool_call(call_id: str, name: str, arguments_raw: str) -> ToolCall:
+    """A `ToolCall` with `arguments` parsed (or repaired), or None with a `parse_error`."""
+    arguments, error = parse_arguments(arguments_raw)
+    return ToolCall(call_id, name, arguments_raw, arguments, error)
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(arguments, None) on success, (None, what is wrong) otherwise. Empty means no arguments."""
+    if not raw.strip():
+        return {}, None
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        repaired = json_repair.repair_json(raw, return_objects=True)
+        if isinstance(repaired, dict):
+            return repaired, None
+        return None, (
+            f"The arguments are not valid JSON ({exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}). Call the tool again with the arguments as one JSON object."
+        )
+    if not isinstance(parsed, dict):
+        kind = type(parsed).__name__
+        return None, f"The arguments must be a JSON object, not a {kind}. Call the tool again."
+    return parsed, None
+
+
+def wire_arguments(call: ToolCall) -> str:
+    """The arguments to send back to a provider: raw if it is a JSON object, else repaired.
+
+    Some providers re-parse arguments in history and reject the whole request on broken JSON.
+    """
+    try:
+        if isinstance(json.loads(call.arguments_raw), dict):
+            return call.arguments_raw
+    except json.JSONDecodeError:
+        pass
+    arguments, _ = parse_arguments(call.arguments_raw)
+    return json.dumps(arguments or {})

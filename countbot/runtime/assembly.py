@@ -1,0 +1,129 @@
+"""Builds one CountBot runtime from settings: storage, tools, context, model and the agent loop.
+
+The CLI and the daemon both start from here, so there is exactly one way the pieces are wired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from countbot.agent.context import ContextBuilder
+from countbot.agent.loop import AgentLoop
+from countbot.agent.overflow import OverflowSummarizer
+from countbot.agent.persona import PersonaLoader
+from countbot.config.settings import Settings
+from countbot.masking import SecretMasker
+from countbot.memory.memory_file import MemoryFile
+from countbot.runtime.models import ModelResolver
+from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
+from countbot.runtime.persistence import TurnRecorder
+from countbot.skills.loader import SkillsLoader
+from countbot.store.audit import AuditLog
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+from countbot.store.tool_calls import ToolCallLog
+from countbot.store.usage import UsageLog
+from countbot.tools.builtin import builtin_tools
+from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
+from countbot.tools.paging import ReadResultTool
+from countbot.tools.registry import ToolRegistry
+from countbot.tools.skill_tools import ReadSkillTool
+
+
+@dataclass(slots=True)
+class Runtime:
+    """Everything a surface needs; close it to flush the store and the audit log."""
+
+    settings: Settings
+    masker: SecretMasker
+    db: Database
+    sessions: SessionStore
+    tool_calls: ToolCallLog
+    usage: UsageLog
+    audit: AuditLog
+    memory: MemoryFile
+    skills: SkillsLoader
+    personas: PersonaLoader
+    tools: ToolRegistry
+    agent: AgentLoop
+
+    async def close(self) -> None:
+        await self.audit.close()
+        await self.db.close()
+
+
+def secret_masker(settings: Settings) -> SecretMasker:
+    """A masker that knows every secret value in the settings, plus the generic patterns."""
+    masker = SecretMasker()
+    for secret in (settings.model.api_key, settings.tools.web.search_api_key):
+        if secret is not None:
+            masker.add(secret.get_secret_value())
+    return masker
+
+
+async def open_runtime(settings: Settings) -> Runtime:
+    """Open the store, seed the workspace and assemble the agent loop."""
+    workspace = settings.workspace
+    await asyncio.to_thread(seed_workspace, workspace)
+    masker = secret_masker(settings)
+    db = await Database.open(settings.data_dir / "countbot.db")
+    sessions = SessionStore(db)
+    tool_calls, usage = ToolCallLog(db), UsageLog(db)
+    audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
+    memory = MemoryFile(workspace / "MEMORY.md")
+    skills = SkillsLoader(settings.skills_dir or SHIPPED_ROOT / "skills", workspace / "skills")
+    personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
+    tools = _tool_registry(settings, workspace, masker, memory, skills)
+    context = ContextBuilder(
+        workspace=workspace,
+        persona_loader=personas,
+        persona_settings=settings.persona,
+        skills=skills,
+        memory=memory,
+        timezone=settings.timezone,
+        tool_names=tools.names(),
+    )
+    recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
+    agent = AgentLoop(
+        resolve_model=ModelResolver(lambda: settings.model),
+        context=context,
+        tools=tools,
+        history=sessions,
+        summarizer=OverflowSummarizer(sessions, memory, settings.agent.max_history),
+        settings=settings.agent,
+        workspace=workspace,
+        hooks=recorder.hooks(),
+    )
+    return Runtime(
+        settings, masker, db, sessions, tool_calls, usage, audit, memory, skills, personas,
+        tools, agent,
+    )
+
+
+def _tool_registry(
+    settings: Settings,
+    workspace: Path,
+    masker: SecretMasker,
+    memory: MemoryFile,
+    skills: SkillsLoader,
+) -> ToolRegistry:
+    registry = ToolRegistry(
+        default_timeout=settings.agent.tool_timeout,
+        max_retries=settings.agent.max_retries,
+        retry_delay=settings.agent.retry_delay,
+        masker=masker,
+    )
+    sensitive = [settings.config_path] if settings.config_path else []
+    for tool in builtin_tools(settings.tools, workspace, sensitive_paths=sensitive, masker=masker):
+        registry.register(tool)
+    for tool in (
+        MemoryReadTool(memory),
+        MemoryWriteTool(memory),
+        MemorySearchTool(memory),
+        ReadSkillTool(skills),
+        ReadResultTool(registry),
+    ):
+        registry.register(tool)
+    return registry

@@ -1,0 +1,43 @@
+"""Turns the model settings into a provider for each turn, rebuilt only when settings change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from countbot.agent.loop import ModelChoice
+from countbot.config.settings import ModelSettings
+from countbot.llm.litellm_provider import LiteLLMProvider
+from countbot.llm.model_info import supports_vision
+
+
+class ModelResolver:
+    """Resolves the current `ModelSettings` (read through `current`) into a `ModelChoice`.
+
+    Reading the settings on every turn is what lets the settings page switch model without a
+    restart; the provider object is cached so an unchanged configuration costs nothing.
+    """
+
+    def __init__(self, current: Callable[[], ModelSettings]) -> None:
+        self._current = current
+        self._cached: tuple[str, ModelChoice] | None = None
+
+    async def __call__(self) -> ModelChoice:
+        settings = self._current()
+        key = settings.model_dump_json()
+        if self._cached is not None and self._cached[0] == key:
+            return self._cached[1]
+        api_key = settings.api_key.get_secret_value() if settings.api_key else None
+        provider = LiteLLMProvider(
+            settings.name,
+            api_base=settings.api_base,
+            api_key=api_key,
+            fallbacks=settings.fallbacks,
+            max_retries=settings.max_retries,
+            request_timeout=settings.request_timeout,
+        )
+        vision = settings.vision
+        if vision is None:
+            vision = await supports_vision(settings.name)
+        choice = ModelChoice(provider, settings.temperature, settings.max_tokens, vision)
+        self._cached = (key, choice)
+        return choice

@@ -1,0 +1,49 @@
+"""The hooks that connect an agent turn to storage: messages, tool history, audit and usage."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
+from countbot.agent.ports import AgentHooks, ToolCallRecord
+from countbot.masking import SecretMasker
+from countbot.store.audit import AuditLog
+from countbot.store.sessions import SessionStore
+from countbot.store.tool_calls import ToolCallLog
+from countbot.store.usage import UsageLog
+
+
+class TurnRecorder:
+    """Commits each finalized entry as it is produced and audits every tool call."""
+
+    def __init__(
+        self,
+        sessions: SessionStore,
+        tool_calls: ToolCallLog,
+        usage: UsageLog,
+        audit: AuditLog,
+        masker: SecretMasker,
+    ) -> None:
+        self._masker = masker
+        self._sessions = sessions
+        self._tool_calls = tool_calls
+        self._usage = usage
+        self._audit = audit
+
+    def hooks(self) -> AgentHooks:
+        return AgentHooks(on_message=self.on_message, on_tool_call=self.on_tool_call)
+
+    async def on_message(self, session_id: str, entry: HistoryEntry) -> None:
+        await self._sessions.append(session_id, to_record(entry))
+        if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
+            u = entry.usage
+            await self._usage.add(
+                session_id, entry.model, u.prompt_tokens, u.completion_tokens, u.cost_usd
+            )
+
+    async def on_tool_call(self, record: ToolCallRecord) -> None:
+        # Arguments can carry secrets the model wrote; results were masked by the registry.
+        data: dict[str, Any] = self._masker.mask_obj(dataclasses.asdict(record))
+        self._audit.write(data)
+        await self._tool_calls.record(data)

@@ -1,0 +1,123 @@
+"""Finds skills on disk and keeps a cached catalog of them.
+
+Skills are read on every turn (the system prompt lists them), so a scan is cached and redone only
+when the fingerprint changes: the SKILL.md paths with their mtime_ns and size. Availability
+(binaries on PATH, environment variables) is re-checked on every call because installing a tool
+changes it without touching any file; that costs a few `stat`s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from countbot.skills.catalog import SkillCatalog
+from countbot.skills.parser import broken_skill, parse_skill
+from countbot.skills.skill import Skill, SkillSource
+
+SKILL_FILE = "SKILL.md"
+
+# (source, SKILL.md path, mtime_ns, size) for every skill file, in override order.
+Fingerprint = tuple[tuple[SkillSource, str, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    fingerprint: Fingerprint
+    skills: tuple[Skill, ...]
+
+
+class SkillsLoader:
+    """Built-in skills plus the workspace's own; a workspace skill overrides a built-in by name."""
+
+    def __init__(
+        self,
+        builtin_dir: Path | None,
+        workspace_skills_dir: Path,
+        *,
+        disabled: Iterable[str] = (),
+    ) -> None:
+        # Later sources override earlier ones by name.
+        self._sources: list[tuple[Path, SkillSource]] = [(workspace_skills_dir, "workspace")]
+        if builtin_dir is not None:
+            self._sources.insert(0, (builtin_dir, "builtin"))
+        self._disabled = set(disabled)
+        self._lock = asyncio.Lock()
+        self._scan: _Scan | None = None
+        self._catalog: SkillCatalog | None = None
+
+    async def catalog(self) -> SkillCatalog:
+        """The current skills; the same object until a file, availability or a toggle changes."""
+        async with self._lock:
+            scan = await asyncio.to_thread(_rescan, self._sources, self._scan)
+            if scan != self._scan or self._catalog is None:
+                self._scan = scan
+                self._catalog = self._build_catalog(scan)
+            return self._catalog
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Turn a skill on or off; takes effect at the next `catalog()` call."""
+        if enabled:
+            self._disabled.discard(name)
+        else:
+            self._disabled.add(name)
+        self._catalog = None
+
+    def _build_catalog(self, scan: _Scan) -> SkillCatalog:
+        skills = (
+            dataclasses.replace(skill, enabled=skill.name not in self._disabled)
+            for skill in scan.skills
+        )
+        return SkillCatalog(tuple(sorted(skills, key=lambda skill: skill.name)))
+
+
+# --- blocking parts, run in one worker thread per call ---------------------------------------
+
+
+def _rescan(sources: list[tuple[Path, SkillSource]], previous: _Scan | None) -> _Scan:
+    """Reparse only if the files changed; always refresh availability."""
+    fingerprint = _fingerprint(sources)
+    if previous is not None and previous.fingerprint == fingerprint:
+        parsed: Iterable[Skill] = previous.skills
+    else:
+        parsed = _parse_all(fingerprint)
+    return _Scan(fingerprint, tuple(_with_availability(skill) for skill in parsed))
+
+
+def _fingerprint(sources: list[tuple[Path, SkillSource]]) -> Fingerprint:
+    entries: list[tuple[SkillSource, str, int, int]] = []
+    for directory, source in sources:
+        if not directory.is_dir():
+            continue
+        for folder in sorted(directory.iterdir()):
+            try:
+                stat = (folder / SKILL_FILE).stat()
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            entries.append((source, str(folder / SKILL_FILE), stat.st_mtime_ns, stat.st_size))
+    return tuple(entries)
+
+
+def _parse_all(fingerprint: Fingerprint) -> list[Skill]:
+    by_name: dict[str, Skill] = {}
+    for source, path_text, _mtime, _size in fingerprint:
+        path = Path(path_text)
+        try:
+            skill = parse_skill(path, path.read_text(encoding="utf-8"), source)
+        except (OSError, UnicodeDecodeError) as exc:
+            skill = broken_skill(path, source, f"cannot read: {exc}")
+        by_name[skill.name] = skill
+    return list(by_name.values())
+
+
+def _with_availability(skill: Skill) -> Skill:
+    if skill.error:
+        return skill
+    missing = [f"binary {b}" for b in skill.requires_bins if shutil.which(b) is None]
+    missing += [f"env var {e}" for e in skill.requires_env if not os.environ.get(e)]
+    return dataclasses.replace(skill, available=not missing, missing=tuple(missing))

@@ -1,0 +1,77 @@
+"""Turns one SKILL.md into a `Skill`, accepting the frontmatter shapes other assistants use.
+
+Requirements may sit in a top-level `requires:` block, in `metadata.requires`, or under a vendor
+key (`metadata: {"openclaw"|"nanobot"|"clawdbot": {"requires": {"bins": [...], "env": [...]}}}`),
+so skills written for those assistants work here unchanged. A file that cannot be parsed becomes
+an unavailable skill carrying the error; it never stops the scan.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from countbot.skills.frontmatter import FrontmatterError, split_frontmatter
+from countbot.skills.skill import Skill, SkillSource
+
+VENDOR_KEYS = ("countbot", "openclaw", "nanobot", "clawdbot")
+
+
+def parse_skill(path: Path, text: str, source: SkillSource) -> Skill:
+    """The skill in `path` (a SKILL.md) given its text; availability is checked later."""
+    try:
+        meta, body = split_frontmatter(text)
+    except FrontmatterError as exc:
+        return broken_skill(path, source, str(exc))
+    blocks = _blocks(meta)
+    requires = [b["requires"] for b in blocks if isinstance(b.get("requires"), dict)]
+    return Skill(
+        name=str(meta.get("name") or path.parent.name).strip(),
+        description=str(meta.get("description") or "").strip(),
+        always=any(b.get("always") is True for b in blocks),
+        path=path,
+        body=body,
+        source=source,
+        requires_bins=_names(r.get("bins") for r in requires),
+        requires_env=_names(r.get("env") for r in requires),
+    )
+
+
+def broken_skill(path: Path, source: SkillSource, error: str) -> Skill:
+    """A placeholder that lists the skill as unavailable, with why."""
+    return Skill(
+        name=path.parent.name,
+        description="",
+        always=False,
+        path=path,
+        body="",
+        source=source,
+        available=False,
+        error=error,
+    )
+
+
+def _blocks(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The frontmatter itself, its `metadata`, and any vendor block inside `metadata`."""
+    metadata = meta.get("metadata")
+    if isinstance(metadata, str):
+        # Some skills write metadata as a JSON string on one line.
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            metadata = None
+    blocks = [meta]
+    if isinstance(metadata, dict):
+        blocks.append(metadata)
+        blocks.extend(metadata[k] for k in VENDOR_KEYS if isinstance(metadata.get(k), dict))
+    return blocks
+
+
+def _names(values: Any) -> tuple[str, ...]:
+    """Distinct names from a mix of lists, single strings and Nones, in first-seen order."""
+    names: dict[str, None] = {}
+    for value in values:
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        names.update((str(item).strip(), None) for item in items if str(item).strip())
+    return tuple(names)

@@ -1,0 +1,136 @@
+"""One SQLite connection, owned by one worker thread, so the event loop never blocks on disk.
+
+Every call runs as its own transaction on that thread: writes are serialized without locks and
+each finalized entry is durable once its `run` returns (WAL survives a killed process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from countbot.store.schema import MIGRATIONS
+
+T = TypeVar("T")
+
+
+class DatabaseClosedError(RuntimeError):
+    """Raised by `run` after `close`: a late write is a bug worth seeing, not a silent drop."""
+
+
+class Database:
+    """The store's SQLite file; open with `await Database.open(path)`."""
+
+    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._executor = executor
+        self._conn = conn
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path) -> Database:
+        """Create the file (and its folder) if needed and bring its schema up to date."""
+        path = Path(path)
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="countbot-sqlite")
+        loop = asyncio.get_running_loop()
+        try:
+            conn = await loop.run_in_executor(executor, _connect, path)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(path, executor, conn)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(conn, *args)` on the worker thread inside one transaction and return its result.
+
+        An exception rolls the transaction back and is re-raised here.
+        """
+        if self._closed:
+            raise DatabaseClosedError(f"database {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, _transaction, self._conn, fn, args)
+
+    async def close(self) -> None:
+        """Finish queued calls, fold the WAL into the main file and close; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, _shutdown, self._conn)
+        finally:
+            self._executor.shutdown(wait=True)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Autocommit mode: transactions are explicit (`_transaction`), never implied by a statement.
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout=5000")  # first: switching to WAL may wait for a lock
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        _migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring the file to the newest schema in one transaction.
+
+    The version is read under the write lock, so two processes opening a new file at once
+    cannot both apply the same script.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > len(MIGRATIONS):
+            raise RuntimeError(f"database schema v{version} is newer than this CountBot knows")
+        for script in MIGRATIONS[version:]:
+            for statement in _statements(script):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def _statements(script: str) -> Iterator[str]:
+    # Not executescript: on Python 3.11 it commits the open transaction before it starts.
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        yield pending  # a last statement without its semicolon
+
+
+def _transaction(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    # Deferred: reads take no write lock. Write functions start with their write statement so
+    # another process holding the lock makes them wait (busy_timeout) instead of failing.
+    conn.execute("BEGIN")
+    try:
+        result = fn(conn, *args)
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+    return result
+
+
+def _shutdown(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("PRAGMA optimize")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()

@@ -1,0 +1,275 @@
+"""Sessions and their append-only message log.
+
+Records are plain dicts with a `type` (the agent's history records); the store keeps them as
+JSON and never interprets them beyond the text it needs for titles and search. Reads on the hot
+path (`append`, `load_window`) touch only the rows they return, however long the log grows.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from countbot.store.database import Database
+
+TITLE_LENGTH = 60
+
+_COLUMNS = (
+    "id, title, channel, chat_id, created_at, updated_at,"
+    " message_count, summarized_through, summary"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    id: str
+    title: str
+    channel: str | None
+    chat_id: str | None
+    created_at: float
+    updated_at: float
+    message_count: int
+    # Records with an id up to this one are covered by `summary` and left out of the window.
+    summarized_through: int
+    summary: str | None
+
+
+@dataclass(slots=True)  # not frozen: the agent's HistoryWindow protocol declares plain attributes
+class Window:
+    """The recent, not-yet-summarized records (oldest first, each with its `id`) and the summary."""
+
+    records: list[dict[str, Any]]
+    summary: str | None = None
+
+
+class SessionStore:
+    """Sessions, their messages and running summaries; serves as the agent's SessionHistory."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def create(
+        self,
+        session_id: str | None = None,
+        *,
+        title: str = "",
+        channel: str | None = None,
+        chat_id: str | None = None,
+    ) -> SessionInfo:
+        """A new, empty session; ValueError if `session_id` is taken."""
+        session_id = session_id or uuid.uuid4().hex[:12]
+        try:
+            return await self._db.run(
+                _insert_session, session_id, title, channel, chat_id, time.time(), False
+            )
+        except sqlite3.IntegrityError as exc:
+            raise ValueError(f"session {session_id!r} already exists") from exc
+
+    async def ensure(
+        self, session_id: str, *, channel: str | None = None, chat_id: str | None = None
+    ) -> SessionInfo:
+        """The session, created first if it does not exist yet."""
+        return await self._db.run(
+            _insert_session, session_id, "", channel, chat_id, time.time(), True
+        )
+
+    async def get(self, session_id: str) -> SessionInfo | None:
+        return await self._db.run(_get_session, session_id)
+
+    async def list(
+        self, *, limit: int = 50, offset: int = 0, query: str | None = None
+    ) -> builtins.list[SessionInfo]:
+        """Most recently active first; `query` matches the title or any user/assistant text."""
+        return await self._db.run(_list_sessions, max(limit, 0), max(offset, 0), query or None)
+
+    async def rename(self, session_id: str, title: str) -> bool:
+        return await self._db.run(_rename, session_id, title)
+
+    async def delete(self, session_id: str) -> bool:
+        """Remove the session and its messages; False if there was no such session."""
+        return await self._db.run(_delete, session_id)
+
+    async def append(self, session_id: str, record: dict[str, Any]) -> int:
+        """Commit one record (creating the session if needed) and return its message id."""
+        kind = record.get("type")
+        if not isinstance(kind, str) or not kind:
+            raise ValueError("a history record needs a non-empty string 'type'")
+        return await self._db.run(_append, session_id, kind, record, time.time())
+
+    async def messages(
+        self, session_id: str, *, before_id: int | None = None, limit: int = 50
+    ) -> builtins.list[dict[str, Any]]:
+        """One page of records, oldest first; pass the first record's id as `before_id` for more."""
+        return await self._db.run(_page, session_id, before_id, max(limit, 0))
+
+    async def load_window(self, session_id: str, limit: int) -> Window:
+        """The newest `limit` unsummarized records, oldest first, and the running summary."""
+        return await self._db.run(_load_window, session_id, max(limit, 0))
+
+    async def load_unsummarized(self, session_id: str, limit: int) -> builtins.list[dict[str, Any]]:
+        """The oldest `limit` unsummarized records, oldest first: what to summarize next."""
+        return await self._db.run(_load_unsummarized, session_id, max(limit, 0))
+
+    async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
+        """Records up to `through_id` are now covered by `summary`.
+
+        A mark behind the current one is ignored, so a late summarizer cannot bring back records.
+        """
+        await self._db.run(_mark_summarized, session_id, through_id, summary)
+
+
+# --- SQL, run on the database thread ----------------------------------------------------------
+
+
+def _insert_session(
+    conn: sqlite3.Connection,
+    session_id: str,
+    title: str,
+    channel: str | None,
+    chat_id: str | None,
+    now: float,
+    if_missing: bool,
+) -> SessionInfo:
+    verb = "INSERT OR IGNORE" if if_missing else "INSERT"
+    conn.execute(
+        f"{verb} INTO sessions (id, title, channel, chat_id, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (session_id, title, channel, chat_id, now, now),
+    )
+    row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return SessionInfo(*row)
+
+
+def _get_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo | None:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return SessionInfo(*row) if row else None
+
+
+def _list_sessions(
+    conn: sqlite3.Connection, limit: int, offset: int, query: str | None
+) -> list[SessionInfo]:
+    if query is None:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM sessions ORDER BY updated_at DESC, rowid DESC"
+            " LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+    else:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM sessions AS s"
+            " WHERE s.title LIKE :pattern ESCAPE '\\' OR EXISTS ("
+            "   SELECT 1 FROM messages AS m"
+            "   WHERE m.session_id = s.id AND m.type IN ('user', 'assistant')"
+            "   AND json_extract(m.record,"
+            "       CASE m.type WHEN 'user' THEN '$.content' ELSE '$.text' END)"
+            "       LIKE :pattern ESCAPE '\\')"
+            " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT :limit OFFSET :offset",
+            {"pattern": f"%{_escape_like(query)}%", "limit": limit, "offset": offset},
+        )
+    return [SessionInfo(*row) for row in rows]
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _rename(conn: sqlite3.Connection, session_id: str, title: str) -> bool:
+    cursor = conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+    return cursor.rowcount > 0
+
+
+def _delete(conn: sqlite3.Connection, session_id: str) -> bool:
+    # The messages go with it through ON DELETE CASCADE.
+    return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+
+
+def _append(
+    conn: sqlite3.Connection, session_id: str, kind: str, record: dict[str, Any], now: float
+) -> int:
+    title = _title_of(record)
+    touched = conn.execute(
+        "UPDATE sessions SET updated_at = ?, message_count = message_count + 1,"
+        " title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+        (now, title, session_id),
+    ).rowcount
+    if not touched:
+        conn.execute(
+            "INSERT INTO sessions (id, title, created_at, updated_at, message_count)"
+            " VALUES (?, ?, ?, ?, 1)",
+            (session_id, title, now, now),
+        )
+    if "id" in record:  # a record read back from the store carries its old id; the row has its own
+        record = {key: value for key, value in record.items() if key != "id"}
+    data = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    (message_id,) = conn.execute(
+        "INSERT INTO messages (session_id, type, record) VALUES (?, ?, ?) RETURNING id",
+        (session_id, kind, data),
+    ).fetchone()
+    return message_id
+
+
+def _title_of(record: dict[str, Any]) -> str:
+    """A title from a user message's text: one line, at most TITLE_LENGTH characters."""
+    content = record.get("content") if record.get("type") == "user" else None
+    return " ".join(content.split())[:TITLE_LENGTH] if isinstance(content, str) else ""
+
+
+def _page(
+    conn: sqlite3.Connection, session_id: str, before_id: int | None, limit: int
+) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT id, record FROM messages WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+        (session_id, before_id if before_id is not None else 1 << 62, limit),
+    ).fetchall()
+    return _decode(reversed(rows))
+
+
+def _load_window(conn: sqlite3.Connection, session_id: str, limit: int) -> Window:
+    row = conn.execute(
+        "SELECT summarized_through, summary FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return Window([])
+    through, summary = row
+    rows = conn.execute(
+        "SELECT id, record FROM messages WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
+        (session_id, through, limit),
+    ).fetchall()
+    return Window(_decode(reversed(rows)), summary)
+
+
+def _load_unsummarized(
+    conn: sqlite3.Connection, session_id: str, limit: int
+) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT id, record FROM messages WHERE session_id = ? AND id > coalesce("
+        "  (SELECT summarized_through FROM sessions WHERE id = ?), 0)"
+        " ORDER BY id LIMIT ?",
+        (session_id, session_id, limit),
+    )
+    return _decode(rows)
+
+
+def _mark_summarized(
+    conn: sqlite3.Connection, session_id: str, through_id: int, summary: str
+) -> None:
+    conn.execute(
+        "UPDATE sessions SET summarized_through = ?, summary = ?"
+        " WHERE id = ? AND summarized_through <= ?",
+        (through_id, summary, session_id, through_id),
+    )
+
+
+def _decode(rows: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
+    records = []
+    for message_id, data in rows:
+        record = json.loads(data)
+        record["id"] = message_id
+        records.append(record)
+    return records

@@ -1,0 +1,89 @@
+"""Token and cost accounting, kept as one running row per (local day, session, model).
+
+Aggregating on write keeps the table small (a row per model a session used that day) and makes
+every report a scan of a few hundred rows at most.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import time
+from typing import Any
+
+from countbot.store.database import Database
+
+_SUMS = (
+    "SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,"
+    " SUM(completion_tokens) AS completion_tokens,"
+    " SUM(prompt_tokens + completion_tokens) AS total_tokens, SUM(cost_usd) AS cost_usd"
+)
+
+
+class UsageLog:
+    """What the models cost, by day and by session."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(
+        self,
+        session_id: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost_usd: float,
+        ts: float | None = None,
+    ) -> None:
+        """Count one model request; `ts` (default now) picks the local day it belongs to."""
+        ts = time.time() if ts is None else ts
+        row = (_local_day(ts), session_id, model, prompt_tokens, completion_tokens, cost_usd, ts)
+        await self._db.run(_upsert, row)
+
+    async def by_day(self, days: int = 30) -> list[dict[str, Any]]:
+        """Totals for each of the last `days` local days that saw use, newest first."""
+        first = (dt.date.today() - dt.timedelta(days=max(days, 1) - 1)).isoformat()
+        return await self._db.run(
+            _rows,
+            f"SELECT day, {_SUMS} FROM usage WHERE day >= ? GROUP BY day ORDER BY day DESC",
+            (first,),
+        )
+
+    async def by_session(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Totals per session (with its title, None once deleted), most recently used first."""
+        return await self._db.run(
+            _rows,
+            f"SELECT u.session_id, s.title, {_SUMS}, MAX(u.last_ts) AS last_ts"
+            " FROM usage AS u LEFT JOIN sessions AS s ON s.id = u.session_id"
+            " GROUP BY u.session_id ORDER BY last_ts DESC LIMIT ?",
+            (max(limit, 0),),
+        )
+
+    async def totals(self) -> dict[str, Any]:
+        """Everything ever recorded; zeros when nothing has been."""
+        (row,) = await self._db.run(_rows, f"SELECT {_SUMS} FROM usage", ())
+        return {key: value or 0 for key, value in row.items()}
+
+
+def _local_day(ts: float) -> str:
+    return dt.date.fromtimestamp(ts).isoformat()
+
+
+def _upsert(conn: sqlite3.Connection, row: tuple[Any, ...]) -> None:
+    conn.execute(
+        "INSERT INTO usage (day, session_id, model, requests, prompt_tokens, completion_tokens,"
+        " cost_usd, last_ts) VALUES (?, ?, ?, 1, ?, ?, ?, ?)"
+        " ON CONFLICT (day, session_id, model) DO UPDATE SET"
+        " requests = requests + 1,"
+        " prompt_tokens = prompt_tokens + excluded.prompt_tokens,"
+        " completion_tokens = completion_tokens + excluded.completion_tokens,"
+        " cost_usd = cost_usd + excluded.cost_usd,"
+        " last_ts = MAX(last_ts, excluded.last_ts)",
+        row,
+    )
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    cursor = conn.execute(sql, params)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor]

@@ -1,0 +1,1 @@
+"""The web surface: REST + WebSocket + the static UI, served by the daemon itself."""

@@ -1,0 +1,100 @@
+"""Who may talk to the daemon: the access token, the session cookie it buys, and allowed origins.
+
+Pure decisions (no I/O), so the ASGI guard and the login page share one set of rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import ipaddress
+from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs, urlsplit
+
+from countbot.config.settings import WebSettings
+
+COOKIE_NAME = "countbot_session"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    if host.strip("[]") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class AccessPolicy:
+    """The token (None: open, loopback only) and the origins/hosts pages may come from."""
+
+    token: str | None
+    origins: frozenset[str]
+    # Host header names accepted on a loopback bind (guards against DNS rebinding); None: any.
+    hostnames: frozenset[str] | None
+
+    @classmethod
+    def from_settings(cls, web: WebSettings) -> AccessPolicy:
+        token = web.token.get_secret_value() if web.token else None
+        names = {web.host}
+        if is_loopback(web.host) or web.host in ("0.0.0.0", "::", ""):
+            names.update(LOOPBACK_NAMES)
+        origins = {_origin(name, web.port) for name in names if name not in ("0.0.0.0", "::", "")}
+        extra = {o.rstrip("/").lower() for o in web.allowed_origins}
+        hostnames = None
+        if is_loopback(web.host):
+            hostnames = frozenset(
+                {*LOOPBACK_NAMES, *(urlsplit(o).hostname or "" for o in extra)} - {""}
+            )
+        return cls(token or None, frozenset(origins | extra), hostnames)
+
+    def origin_allowed(self, origin: str) -> bool:
+        return origin.rstrip("/").lower() in self.origins
+
+    def host_allowed(self, host_header: str | None) -> bool:
+        if self.hostnames is None or host_header is None:
+            return True
+        hostname = urlsplit(f"//{host_header}").hostname or ""
+        return hostname.lower() in self.hostnames
+
+    def cookie_value(self) -> str:
+        """What the login cookie holds: derived from the token, so rotating the token logs out."""
+        assert self.token is not None
+        return hmac.new(self.token.encode(), b"countbot-session-v1", hashlib.sha256).hexdigest()
+
+    def token_matches(self, candidate: str) -> bool:
+        return self.token is not None and hmac.compare_digest(
+            candidate.encode(), self.token.encode()
+        )
+
+    def authenticated(self, authorization: str | None, cookie: str | None, query: str) -> bool:
+        """Bearer header, login cookie or `?token=`; always True when no token is configured."""
+        if self.token is None:
+            return True
+        if authorization:
+            scheme, _, credentials = authorization.partition(" ")
+            if scheme.lower() == "bearer" and self.token_matches(credentials.strip()):
+                return True
+        if cookie:
+            jar: SimpleCookie = SimpleCookie()
+            with contextlib.suppress(CookieError):
+                jar.load(cookie)
+            morsel = jar.get(COOKIE_NAME)
+            if morsel is not None and hmac.compare_digest(
+                morsel.value.encode(), self.cookie_value().encode()
+            ):
+                return True
+        for candidate in parse_qs(query).get("token", ()):
+            if self.token_matches(candidate):
+                return True
+        return False
+
+
+def _origin(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return (f"http://{shown}" if port == 80 else f"http://{shown}:{port}").lower()

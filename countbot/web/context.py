@@ -1,0 +1,23 @@
+"""What every route reaches through `request.app.state.daemon`: the runtime and the gateway."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from countbot.gateway.gateway import Gateway
+from countbot.runtime.assembly import Runtime
+
+
+@dataclass(slots=True)
+class DaemonContext:
+    """The live daemon; `litellm_ready` flips once the background import has finished."""
+
+    runtime: Runtime
+    gateway: Gateway
+    litellm_ready: bool = False
+    # Names of skills switched off from the UI (kept for the daemon's lifetime).
+    disabled_skills: set[str] = field(default_factory=set)
+
+    @property
+    def model_ready(self) -> bool:
+        return self.litellm_ready and bool(self.runtime.settings.model.name.strip())

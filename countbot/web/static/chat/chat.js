@@ -1,0 +1,280 @@
+// The open conversation: which session it is, its live turn, the messages still waiting for the
+// server's acknowledgement, and the REST load that (re)builds it. Frames for other sessions are
+// ignored here; the sidebar only hears that something happened.
+
+import { api } from "../lib/api.js";
+import { toast, toastKey } from "../lib/toast.js";
+import { renderRecords } from "./records.js";
+
+const PAGE_SIZE = 50;
+const LAST_SESSION_KEY = "countbot.session";
+const TERMINAL = new Set(["done", "error", "cancelled"]);
+
+export class Chat {
+  /**
+   * onRunning(bool): a turn started or ended. onSessionChange(id | null): another session is
+   * shown. onActivity(): sessions changed (new, renamed by the agent, updated).
+   */
+  constructor({ socket, transcript, onRunning, onSessionChange, onActivity }) {
+    this.socket = socket;
+    this.transcript = transcript;
+    this.onRunning = onRunning;
+    this.onSessionChange = onSessionChange;
+    this.onActivity = onActivity;
+    this.sessionId = null;
+    this.view = 0; // bumped on every switch, so late answers for an old view are dropped
+    this.load = 0;
+    this.loading = false;
+    this.buffered = [];
+    this.running = false;
+    this.pending = []; // sent messages awaiting their `session` frame
+    this.held = []; // messages typed before a new session had its id
+    this.creating = false;
+    this.queued = [];
+    this.oldestId = null;
+    this.sent = 0;
+  }
+
+  static lastSession() {
+    return localStorage.getItem(LAST_SESSION_KEY);
+  }
+
+  /** Show a session (null: a new, empty chat). */
+  async open(sessionId) {
+    if (this.sessionId && this.sessionId !== sessionId) this.socket.unwatch(this.sessionId);
+    this.view += 1;
+    this.sessionId = sessionId;
+    this.held = [];
+    this.creating = false;
+    this.queued = [];
+    this.oldestId = null;
+    this.setRunning(false);
+    this.transcript.clear();
+    this.remember(sessionId);
+    if (!sessionId) return;
+    this.socket.watch(sessionId);
+    await this.reload();
+  }
+
+  remember(sessionId) {
+    if (sessionId) localStorage.setItem(LAST_SESSION_KEY, sessionId);
+    else localStorage.removeItem(LAST_SESSION_KEY);
+    this.onSessionChange(sessionId);
+  }
+
+  /** Rebuild from REST; frames arriving meanwhile are held and applied afterwards. */
+  async reload() {
+    const view = this.view;
+    const load = ++this.load;
+    this.loading = true;
+    this.buffered = [];
+    const path = `/api/sessions/${encodeURIComponent(this.sessionId)}/messages?limit=${PAGE_SIZE}`;
+    let page;
+    try {
+      page = await api(path);
+    } catch (error) {
+      if (view !== this.view || load !== this.load) return;
+      this.loading = false;
+      if (error.status === 404) {
+        toastKey("chat.sessionGone");
+        await this.open(null);
+      } else {
+        this.transcript.notice("error", { key: "chat.loadFailed", args: { error: error.message } });
+      }
+      return;
+    }
+    if (view !== this.view || load !== this.load) return;
+    this.transcript.clear();
+    renderRecords(this.transcript, page.messages);
+    this.paged(page);
+    this.loading = false;
+    const stored = page.messages.filter((r) => r.type === "user").at(-1)?.content;
+    for (const frame of this.buffered.splice(0)) {
+      // The user message may already be stored; the stream after it is not.
+      if (frame.type === "user_message" && frame.content === stored) continue;
+      this.apply(frame);
+    }
+    this.transcript.scrollToEnd();
+  }
+
+  paged(page) {
+    if (page.messages.length) this.oldestId = page.messages[0].id;
+    this.transcript.setHasMore(Boolean(page.has_more));
+  }
+
+  async loadEarlier() {
+    if (!this.sessionId || this.oldestId === null) return;
+    const view = this.view;
+    const id = encodeURIComponent(this.sessionId);
+    try {
+      const page = await api(
+        `/api/sessions/${id}/messages?before_id=${this.oldestId}&limit=${PAGE_SIZE}`,
+      );
+      if (view !== this.view) return;
+      this.transcript.prepend(() => renderRecords(this.transcript, page.messages));
+      this.paged(page);
+    } catch (error) {
+      toast(error.message);
+    }
+  }
+
+  /** Send a message; while a turn runs, `mode` says how it joins (followup/steer/interrupt). */
+  send(content, media, mode) {
+    const clientId = `m${Date.now().toString(36)}-${(this.sent += 1)}`;
+    const el = this.transcript.userMessage({ content, images: media });
+    this.transcript.scrollToEnd();
+    const frame = { type: "message", session_id: this.sessionId, content, client_id: clientId };
+    if (media.length) {
+      frame.media = media.map(({ media_type, data }) => ({ type: "image", media_type, data }));
+    }
+    if (this.running) frame.mode = mode;
+    const entry = { clientId, el, view: this.view, creates: this.sessionId === null };
+    this.pending.push(entry);
+    if (entry.creates && this.creating) {
+      // The first message is creating the session; this one must go to the same session.
+      entry.creates = false;
+      this.held.push(frame);
+      return;
+    }
+    this.creating ||= entry.creates;
+    this.socket.send(frame);
+  }
+
+  cancel() {
+    if (!this.sessionId) return;
+    this.socket.send({ type: "cancel", session_id: this.sessionId });
+    // Never leave the stop button stuck (e.g. the daemon restarted mid-turn); more output
+    // from a turn that is still stopping shows it again.
+    this.setRunning(false);
+  }
+
+  /** Entry point for every frame from the socket. */
+  handle(frame) {
+    if (frame.type === "pong") return;
+    if (frame.type === "session") {
+      this.acknowledged(frame);
+      return;
+    }
+    if (frame.type === "error" && !frame.session_id) {
+      this.refused(frame);
+      return;
+    }
+    if (!frame.session_id || frame.session_id !== this.sessionId) {
+      if (TERMINAL.has(frame.type) || frame.type === "user_message") this.onActivity();
+      return;
+    }
+    if (this.loading) this.buffered.push(frame);
+    else this.apply(frame);
+  }
+
+  /** The socket lost events of `sessionId`: rebuild it from the stored history. */
+  resync(sessionId) {
+    if (sessionId === this.sessionId) this.reload();
+  }
+
+  takePending(clientId) {
+    const index = clientId ? this.pending.findIndex((p) => p.clientId === clientId) : 0;
+    return index >= 0 ? this.pending.splice(index, 1)[0] : undefined;
+  }
+
+  acknowledged(frame) {
+    const entry = this.takePending(frame.client_id);
+    if (entry?.creates && entry.view === this.view) this.adopt(frame.session_id);
+    else if (frame.session_id !== this.sessionId) this.socket.unwatch(frame.session_id);
+    if (entry) {
+      this.transcript.markUser(entry.el, frame.queued ? "queued" : "");
+      if (frame.queued) this.queued.push(entry.el);
+    }
+    if (frame.session_id === this.sessionId && !frame.queued) this.setRunning(true);
+    this.onActivity();
+  }
+
+  /** A new chat got its session id: remember it and send what was typed meanwhile. */
+  adopt(sessionId) {
+    this.sessionId = sessionId;
+    this.creating = false;
+    this.remember(sessionId);
+    for (const frame of this.held.splice(0)) {
+      frame.session_id = sessionId;
+      this.socket.send(frame);
+    }
+  }
+
+  refused(frame) {
+    const entry = frame.client_id ? this.takePending(frame.client_id) : undefined;
+    if (entry) {
+      this.transcript.markUser(entry.el, "failed");
+      if (entry.creates && entry.view === this.view) {
+        this.creating = false;
+        for (const held of this.held.splice(0)) {
+          const waiting = this.takePending(held.client_id);
+          if (waiting) this.transcript.markUser(waiting.el, "failed");
+        }
+      }
+    }
+    toast(frame.error || "error");
+  }
+
+  apply(frame) {
+    const transcript = this.transcript;
+    switch (frame.type) {
+      case "user_message":
+        transcript.userMessage({ content: frame.content || "", images: frame.media || [] });
+        this.setRunning(true);
+        break;
+      case "reasoning":
+        transcript.reasoning(frame.content || "");
+        this.setRunning(true);
+        break;
+      case "stream":
+        transcript.stream(frame.content || "");
+        this.setRunning(true);
+        break;
+      case "tool_start":
+        transcript.toolStart({ id: frame.tool_call_id, name: frame.name, args: frame.arguments });
+        this.setRunning(true);
+        break;
+      case "tool_result":
+        transcript.toolResult({
+          id: frame.tool_call_id,
+          name: frame.name,
+          result: frame.result,
+          status: frame.status,
+          durationMs: frame.duration_ms,
+        });
+        break;
+      case "done":
+        transcript.finish(frame.content || "", frame.usage);
+        this.turnEnded();
+        break;
+      case "error":
+        transcript.endLive();
+        transcript.notice("error", {
+          key: frame.retryable ? "chat.errorRetryable" : "chat.error",
+          args: { error: frame.error || "" },
+        });
+        this.turnEnded();
+        break;
+      case "cancelled":
+        transcript.endLive();
+        transcript.notice("cancelled", { key: "chat.cancelled" });
+        this.turnEnded();
+        break;
+      default:
+        break;
+    }
+  }
+
+  turnEnded() {
+    this.setRunning(false);
+    const next = this.queued.shift();
+    if (next) this.transcript.markUser(next, "");
+    this.onActivity();
+  }
+
+  setRunning(running) {
+    if (running === this.running) return;
+    this.running = running;
+    this.onRunning(running);
+  }
+}

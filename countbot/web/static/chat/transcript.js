@@ -1,0 +1,254 @@
+// The conversation on screen: user and assistant messages, tool cards and notices, the one
+// assistant message that is still streaming, and scrolling that follows new output only while
+// the reader is at the bottom.
+
+import { h, label } from "../lib/dom.js";
+import { formatCost, formatNumber } from "../lib/format.js";
+import { renderMarkdown } from "../lib/markdown.js";
+import { ToolCard } from "./toolCard.js";
+
+const STICKY_PX = 80;
+const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
+
+/** An <img> for a stored or attached image; only inline image data and http(s) URLs load. */
+function imageNode(image) {
+  let src = "";
+  if (image.data && IMAGE_TYPES.test(image.media_type) && BASE64.test(image.data)) {
+    src = `data:${image.media_type};base64,${image.data}`;
+  } else if (image.url && /^https?:\/\//i.test(image.url)) {
+    src = image.url;
+  }
+  return src ? h("img", { src, alt: "", loading: "lazy", class: "message-image" }) : null;
+}
+
+export class Transcript {
+  constructor(scroller, { onLoadEarlier }) {
+    this.scroller = scroller;
+    this.earlier = h("button", {
+      type: "button",
+      class: "load-earlier",
+      testid: "load-earlier",
+      hidden: true,
+      i18n: "chat.loadEarlier",
+      onclick: onLoadEarlier,
+    });
+    this.empty = h(
+      "div",
+      { class: "empty-state" },
+      h("h2", { i18n: "chat.emptyTitle" }),
+      h("p", { i18n: "chat.emptyHint" }),
+    );
+    this.list = h("div", { class: "messages" });
+    scroller.replaceChildren(this.earlier, this.empty, this.list);
+    this.target = this.list;
+    this.cards = new Map();
+    this.live = null;
+  }
+
+  clear() {
+    this.list.replaceChildren();
+    this.cards.clear();
+    this.live = null;
+    this.setHasMore(false);
+    this.empty.hidden = false;
+  }
+
+  setHasMore(more) {
+    this.earlier.hidden = !more;
+  }
+
+  /** Render older entries above what is shown, keeping the reader's place. */
+  prepend(render) {
+    const fragment = document.createDocumentFragment();
+    this.target = fragment;
+    try {
+      render();
+    } finally {
+      this.target = this.list;
+    }
+    const before = this.scroller.scrollHeight;
+    this.list.prepend(fragment);
+    this.scroller.scrollTop += this.scroller.scrollHeight - before;
+  }
+
+  add(el) {
+    if (this.target !== this.list) {
+      this.target.append(el);
+      return;
+    }
+    const stick = this.nearBottom();
+    this.list.append(el);
+    this.empty.hidden = true;
+    if (stick) this.scrollToEnd();
+  }
+
+  nearBottom() {
+    const { scrollHeight, scrollTop, clientHeight } = this.scroller;
+    return scrollHeight - scrollTop - clientHeight < STICKY_PX;
+  }
+
+  scrollToEnd() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  // --- entries ------------------------------------------------------------------------------
+
+  userMessage({ content = "", images = [] }) {
+    const pictures = images.map(imageNode).filter(Boolean);
+    const el = h(
+      "div",
+      { class: "message user", testid: "message", dataset: { role: "user" } },
+      pictures.length ? h("div", { class: "message-images" }, pictures) : null,
+      content ? h("div", { class: "message-text" }, content) : null,
+      h("div", { class: "message-meta" }),
+    );
+    this.add(el);
+    return el;
+  }
+
+  /** Mark a sent message "queued", "failed" or nothing (accepted and running). */
+  markUser(el, state) {
+    const meta = el.querySelector(".message-meta");
+    if (state) {
+      el.dataset.state = state;
+      label(meta, `chat.state.${state}`);
+    } else {
+      delete el.dataset.state;
+      meta.replaceChildren();
+      delete meta.dataset.i18n;
+    }
+  }
+
+  assistantMessage(text, { reasoning = "", model = "", usage = null } = {}) {
+    const body = h("div", { class: "markdown" }, renderMarkdown(text));
+    const reasoningText = h("div", { class: "reasoning-text" }, reasoning);
+    const reasoningBox = h(
+      "details",
+      { class: "reasoning", hidden: !reasoning },
+      h("summary", { i18n: "chat.reasoning" }),
+      reasoningText,
+    );
+    const meta = h("div", { class: "message-meta" });
+    const el = h(
+      "div",
+      { class: "message assistant", testid: "message", dataset: { role: "assistant" } },
+      reasoningBox,
+      body,
+      meta,
+    );
+    this.add(el);
+    const bubble = { el, body, reasoningBox, reasoningText, meta, text, reasoning };
+    this.setMeta(bubble, model, usage);
+    return bubble;
+  }
+
+  setMeta(bubble, model, usage) {
+    const tokens = (usage?.prompt_tokens || 0) + (usage?.completion_tokens || 0);
+    const parts = [];
+    if (model) parts.push(h("span", { class: "meta-model" }, model));
+    if (tokens) {
+      const args = { tokens: formatNumber(tokens), cost: formatCost(usage.cost_usd) };
+      parts.push(h("span", { i18n: "chat.usage", i18nArgs: args }));
+    }
+    bubble.meta.replaceChildren(...parts);
+  }
+
+  toolCall({ id, name, args, status }) {
+    let card = this.cards.get(id);
+    if (card) {
+      // Known from a newer page or a replay: keep the outcome it already shows.
+      card.setArguments(args);
+      if (status === "running") card.setStatus(status);
+    } else {
+      card = new ToolCard({ id, name, args, status });
+      this.cards.set(id, card);
+      this.add(card.el);
+    }
+    return card;
+  }
+
+  toolResult({ id, name, result, status, durationMs }) {
+    const card = this.cards.get(id) ?? this.toolCall({ id, name, args: undefined, status });
+    card.finish({ name, result, status, durationMs });
+  }
+
+  notice(kind, { text, key, args }) {
+    const el = h("div", { class: `notice notice-${kind}`, testid: "notice", dataset: { kind } });
+    if (key) label(el, key, args);
+    else el.textContent = text;
+    this.add(el);
+  }
+
+  summary(text) {
+    this.add(
+      h(
+        "details",
+        { class: "notice notice-summary", testid: "notice", dataset: { kind: "summary" } },
+        h("summary", { i18n: "chat.summary" }),
+        h("div", { class: "summary-text" }, text),
+      ),
+    );
+  }
+
+  // --- the live turn ------------------------------------------------------------------------
+
+  stream(chunk) {
+    const live = this.ensureLive();
+    live.text += chunk;
+    if (live.scheduled) return;
+    live.scheduled = true;
+    // Re-rendering once per frame keeps long answers cheap however small the chunks are.
+    requestAnimationFrame(() => {
+      live.scheduled = false;
+      this.renderLive(live);
+    });
+  }
+
+  reasoning(chunk) {
+    const live = this.ensureLive();
+    live.reasoning += chunk;
+    live.reasoningText.textContent = live.reasoning;
+    live.reasoningBox.hidden = false;
+  }
+
+  ensureLive() {
+    if (!this.live) {
+      this.live = this.assistantMessage("");
+      this.live.el.dataset.streaming = "true";
+    }
+    return this.live;
+  }
+
+  renderLive(live) {
+    const stick = this.nearBottom();
+    live.body.replaceChildren(renderMarkdown(live.text));
+    if (stick) this.scrollToEnd();
+  }
+
+  /** Close the streaming message (a tool call or the end of the turn follows). */
+  endLive() {
+    const live = this.live;
+    if (!live) return;
+    this.live = null;
+    delete live.el.dataset.streaming;
+    if (!live.text && !live.reasoning) live.el.remove();
+    else this.renderLive(live);
+  }
+
+  toolStart({ id, name, args }) {
+    this.endLive();
+    this.toolCall({ id, name, args, status: "running" });
+  }
+
+  /** The turn is done: `content` is the complete final answer and replaces what streamed. */
+  finish(content, usage) {
+    const bubble = this.live ?? (content ? this.assistantMessage("") : null);
+    this.live = null;
+    if (!bubble) return;
+    if (content) bubble.text = content;
+    delete bubble.el.dataset.streaming;
+    this.renderLive(bubble);
+    this.setMeta(bubble, "", usage);
+  }
+}

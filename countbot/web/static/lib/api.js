@@ -1,0 +1,47 @@
+// The REST client: same-origin cookies, JSON both ways, and a trip to /login on any 401.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Call the daemon's API; resolves to the parsed JSON (null for 204), rejects with ApiError. */
+export async function api(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  // The JSON content type doubles as a CSRF guard: a cross-site form cannot send it.
+  if (STATE_CHANGING.has(method)) headers["Content-Type"] = "application/json";
+  const init = { method, headers, credentials: "same-origin" };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    throw new ApiError(0, String(error.message || error));
+  }
+  if (response.status === 401) {
+    goToLogin();
+    throw new ApiError(401, "authentication required");
+  }
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, data?.error || `HTTP ${response.status}`);
+  return data;
+}
+
+/** Build a query string from the non-empty values of `params`. */
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+export function goToLogin() {
+  if (location.pathname !== "/login") location.assign("/login");
+}

@@ -1,0 +1,45 @@
+"""Shared fixtures: the scripted model server and settings that point a real runtime at it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from countbot.config.settings import Settings
+from countbot.runtime.assembly import Runtime, open_runtime
+from tests.support.scripted_model import ScriptedModelServer
+from tests.support.settings import make_settings
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+
+
+@pytest.fixture(scope="session")
+def _model_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def model_server(_model_server: ScriptedModelServer) -> ScriptedModelServer:
+    """The scripted OpenAI-compatible server, with an empty script for this test."""
+    _model_server.reset()
+    _model_server.responder = None
+    return _model_server
+
+
+@pytest.fixture
+def settings(tmp_path: Path, model_server: ScriptedModelServer) -> Settings:
+    return make_settings(tmp_path, model_server)
+
+
+@pytest.fixture
+async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    rt = await open_runtime(settings)
+    try:
+        yield rt
+    finally:
+        await rt.close()

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on a fresh Debian machine, then runs the checks and tests:
+# Debian's chromium (browser tests), the package with its test extras, ruff, the layer contracts,
+# and pytest. Extra arguments go to pytest, e.g. `bash tests/run.sh tests/agent -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
+fi
+
+$PY -m pip install -q --disable-pip-version-check -e '.[test]'
+$PY -m ruff check countbot tests bench
+$PY -m ruff format --check countbot tests bench
+lint-imports
+exec $PY -m pytest "$@"

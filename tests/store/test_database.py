@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from countbot.store.database import Database, DatabaseClosedError
+from countbot.store.schema import MIGRATIONS
+from countbot.store.sessions import SessionStore
+
+
+async def test_open_creates_the_folder_and_a_wal_database_at_the_newest_schema(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "nested" / "dir" / "countbot.db"
+    db = await Database.open(path)
+    try:
+        mode = await db.run(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0])
+        version = await db.run(lambda c: c.execute("PRAGMA user_version").fetchone()[0])
+        keys = await db.run(lambda c: c.execute("PRAGMA foreign_keys").fetchone()[0])
+    finally:
+        await db.close()
+    assert path.is_file()
+    assert (mode, version, keys) == ("wal", len(MIGRATIONS), 1)
+
+
+async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "countbot.db"
+    db = await Database.open(path)
+    message_id = await SessionStore(db).append("s1", {"type": "user", "content": "remember me"})
+    await db.close()
+
+    db = await Database.open(path)
+    try:
+        records = await SessionStore(db).messages("s1")
+    finally:
+        await db.close()
+    assert records == [{"type": "user", "content": "remember me", "id": message_id}]
+
+
+async def test_a_failing_call_rolls_back_its_writes(db: Database) -> None:
+    def insert_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES ('half', 0, 0)")
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        await db.run(insert_then_fail)
+    assert await SessionStore(db).get("half") is None
+
+
+async def test_close_is_idempotent_and_later_calls_fail_clearly(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "countbot.db")
+    await db.close()
+    await db.close()
+    with pytest.raises(DatabaseClosedError):
+        await SessionStore(db).get("anything")
+
+
+async def test_a_file_from_a_newer_version_is_refused_not_damaged(tmp_path: Path) -> None:
+    path = tmp_path / "countbot.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+
+    with pytest.raises(RuntimeError, match="newer"):
+        await Database.open(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
+    conn.close()

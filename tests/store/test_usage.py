@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+from countbot.store.usage import UsageLog
+
+
+def days_ago(days: int, hour: int = 12) -> float:
+    """A timestamp at `hour` local time, `days` local days before today."""
+    day = dt.date.today() - dt.timedelta(days=days)
+    return dt.datetime.combine(day, dt.time(hour)).timestamp()
+
+
+async def test_requests_add_up_per_day_newest_first(db: Database) -> None:
+    usage = UsageLog(db)
+    await usage.add("s1", "gpt-4o", 100, 20, 0.01, ts=days_ago(0, hour=1))
+    await usage.add("s1", "gpt-4o", 300, 40, 0.03, ts=days_ago(0, hour=23))
+    await usage.add("s2", "claude", 50, 5, 0.002, ts=days_ago(0))
+    await usage.add("s1", "gpt-4o", 10, 1, 0.001, ts=days_ago(1))
+    await usage.add("s1", "gpt-4o", 999, 999, 9.0, ts=days_ago(40))
+
+    rows = await usage.by_day(days=30)
+
+    assert [r["day"] for r in rows] == [
+        dt.date.today().isoformat(),
+        (dt.date.today() - dt.timedelta(days=1)).isoformat(),
+    ]
+    today = rows[0]
+    assert (today["requests"], today["prompt_tokens"], today["completion_tokens"]) == (3, 450, 65)
+    assert today["total_tokens"] == 515
+    assert round(today["cost_usd"], 6) == 0.042
+    assert len(await usage.by_day(days=1)) == 1
+    assert len(await usage.by_day(days=41)) == 3
+
+
+async def test_sessions_are_totalled_across_days_and_models_with_their_titles(
+    db: Database,
+) -> None:
+    await SessionStore(db).create("s1", title="Budget")
+    usage = UsageLog(db)
+    await usage.add("s1", "gpt-4o", 100, 10, 0.01, ts=days_ago(2))
+    await usage.add("s1", "claude", 200, 20, 0.02, ts=days_ago(1))
+    await usage.add("gone", "gpt-4o", 5, 5, 0.5, ts=days_ago(0))
+
+    rows = await usage.by_session()
+
+    assert [(r["session_id"], r["title"]) for r in rows] == [("gone", None), ("s1", "Budget")]
+    s1 = rows[1]
+    assert (s1["requests"], s1["prompt_tokens"], s1["completion_tokens"]) == (2, 300, 30)
+    assert round(s1["cost_usd"], 6) == 0.03
+    assert [r["session_id"] for r in await usage.by_session(limit=1)] == ["gone"]
+
+
+async def test_totals_are_zero_before_any_use_and_sum_everything_after(db: Database) -> None:
+    usage = UsageLog(db)
+    assert await usage.totals() == {
+        "requests": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "total_tokens": 0,
+        "cost_usd": 0,
+    }
+    await usage.add("s1", "m", 10, 2, 0.5)
+    await usage.add("s2", "m", 20, 3, 0.25, ts=days_ago(100))
+
+    totals = await usage.totals()
+    assert (totals["requests"], totals["total_tokens"], totals["cost_usd"]) == (2, 35, 0.75)

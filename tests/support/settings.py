@@ -1,0 +1,24 @@
+"""Settings for a real runtime in a temporary folder, talking to the scripted model server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from countbot.config.settings import Settings
+from tests.support.scripted_model import ScriptedModelServer
+
+
+def make_settings(tmp_path: Path, model_server: ScriptedModelServer, **agent: object) -> Settings:
+    """Settings for a real runtime in `tmp_path`, talking to the scripted server."""
+    settings = Settings()
+    settings.model.name = "openai/test-model"
+    settings.model.api_base = model_server.base_url
+    settings.model.api_key = "sk-test-0123456789abcdef"  # type: ignore[assignment]
+    settings.model.request_timeout = 10.0
+    settings.model.vision = True
+    settings.agent.retry_delay = 0.01
+    for key, value in agent.items():
+        setattr(settings.agent, key, value)
+    settings.workspace = tmp_path / "workspace"
+    settings.data_dir = tmp_path / "data"
+    return settings
