@@ -15,8 +15,8 @@ MASK = "…****"
 _MIN_KNOWN_LENGTH = 8
 
 # Key names whose values are secrets (`api_key=…`, `"token": "…"`, `DB_PASSWORD: …`).
-_SECRET_KEY_NAME = r"[\w.-]*(?:api[_-]?key|apikey|token|secret|passw(?:or)?d)[\w.-]*"
-_SECRET_KEY_RE = re.compile(rf"^{_SECRET_KEY_NAME}$", re.IGNORECASE)
+_SECRET_KEY_WORD = r"api[_-]?key|apikey|token|secret|passw(?:or)?d"
+_SECRET_KEY_RE = re.compile(_SECRET_KEY_WORD, re.IGNORECASE)
 _PRIVATE_KEY_END = r"-----END [A-Z0-9 ]*PRIVATE KEY-----"
 _KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{16,}")
 
@@ -27,7 +27,7 @@ _PATTERNS: tuple[str, ...] = (
     # Private key blocks; a block cut short (a truncated output) is masked to the end of the text.
     r"(?P<pre>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?P<sec>[\s\S]*?)"
     rf"(?P<post>{_PRIVATE_KEY_END}|\Z)",
-    rf"(?P<pre>(?i:\b{_SECRET_KEY_NAME})[\"']?\s*[:=]\s*(?P<q>[\"'])?)"
+    rf"(?P<pre>(?i:{_SECRET_KEY_WORD})[\w.-]{{0,40}}[\"']?\s*[:=]\s*(?P<q>[\"'])?)"
     r"(?P<sec>(?!\d+\b)(?(q)[^\"'\n]{6,}|[^\s\"',;&}]{6,}))",
     r"(?P<pre>\b(?i:bearer)\s+)(?P<sec>[A-Za-z0-9._~+/=-]{8,})",
     r"(?P<pre>)(?P<sec>\bsk-[A-Za-z0-9_-]{16,})",
@@ -85,7 +85,7 @@ class SecretMasker:
         return obj
 
     def _mask_item(self, key: Any, value: Any) -> Any:
-        if isinstance(key, str) and isinstance(value, str) and value and _SECRET_KEY_RE.match(key):
+        if isinstance(key, str) and isinstance(value, str) and value and _SECRET_KEY_RE.search(key):
             return mask_value(value)
         return self.mask_obj(value)
 

@@ -47,8 +47,13 @@ def main() -> None:
 @main.command()
 @config_option
 @click.option("-m", "--message", default=None, help="send one message, print the answer, exit")
-@click.option("--session", "session_id", default="cli:default", show_default=True,
-              help="session key to talk in")
+@click.option(
+    "--session",
+    "session_id",
+    default="cli:default",
+    show_default=True,
+    help="session key to talk in",
+)
 def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     """Talk to the assistant: one message with -m, else an interactive prompt."""
     from countbot.cli.chat import run_interactive, run_once
@@ -60,8 +65,14 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
 
 
 @main.command()
-@click.option("--dir", "target", type=click.Path(file_okay=False), default=".",
-              show_default=True, help="folder for config.yaml and the workspace")
+@click.option(
+    "--dir",
+    "target",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="folder for config.yaml and the workspace",
+)
 @click.option("--model", default="", help="litellm model string, e.g. openai/gpt-4o-mini")
 @click.option("--api-base", default="", help="OpenAI-compatible base URL (optional)")
 @click.option("--force", is_flag=True, help="overwrite an existing config.yaml")
@@ -87,5 +98,11 @@ def doctor(config_path: str | None) -> None:
     sys.exit(_run(lambda: run_checks(settings)))
 
 
-if __name__ == "__main__":
-    main()
+@main.command()
+@config_option
+def run(config_path: str | None) -> None:
+    """Start the daemon: web UI, API and WebSocket on web.host:web.port."""
+    from countbot.web.daemon import run_daemon
+
+    sys.exit(run_daemon(_settings(config_path, require_model=False)))
+

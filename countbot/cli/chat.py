@@ -9,8 +9,16 @@ from collections.abc import AsyncIterator
 import click
 
 from countbot.agent.cancel import CancelToken
-from countbot.agent.events import AgentEvent, TextChunk, ToolEnd, ToolStart, TurnCancelled, TurnError
+from countbot.agent.events import (
+    AgentEvent,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnCancelled,
+    TurnError,
+)
 from countbot.agent.loop import AgentLoop
+from countbot.cli.daemon_client import answer_via_daemon
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import open_runtime
 
@@ -18,12 +26,14 @@ EXIT_WORDS = {"exit", "quit", "/exit", "/quit", ":q"}
 
 
 async def run_once(settings: Settings, message: str, session_id: str) -> int:
-    """Run one turn through `process_direct` and print the answer; exit 1 on error."""
-    runtime = await open_runtime(settings)
-    try:
-        answer = await runtime.agent.process_direct(message, session_id, channel="cli")
-    finally:
-        await runtime.close()
+    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error."""
+    answer = await answer_via_daemon(settings, message, session_id)
+    if answer is None:
+        runtime = await open_runtime(settings)
+        try:
+            answer = await runtime.agent.process_direct(message, session_id, channel="cli")
+        finally:
+            await runtime.close()
     click.echo(answer)
     return 1 if answer.startswith("Error: ") else 0
 
@@ -49,8 +59,9 @@ async def run_interactive(settings: Settings, session_id: str) -> None:
 
 async def _one_turn(agent: AgentLoop, line: str, session_id: str) -> None:
     token = CancelToken()
-    turn = asyncio.create_task(_render(agent.process_message(line, session_id, channel="cli",
-                                                             cancel_token=token)))
+    turn = asyncio.create_task(
+        _render(agent.process_message(line, session_id, channel="cli", cancel_token=token))
+    )
     while not turn.done():
         try:
             await asyncio.shield(turn)
@@ -75,8 +86,7 @@ def _show(event: AgentEvent) -> None:
     elif isinstance(event, ToolStart):
         click.secho(f"\n  ⚙ {event.name} {event.arguments}", fg="bright_black", err=True)
     elif isinstance(event, ToolEnd):
-        click.secho(f"  ↳ {event.status} ({event.duration_ms:.0f} ms)", fg="bright_black",
-                    err=True)
+        click.secho(f"  ↳ {event.status} ({event.duration_ms:.0f} ms)", fg="bright_black", err=True)
     elif isinstance(event, TurnError):
         click.secho(f"\nError: {event.error}", fg="red", err=True)
     elif isinstance(event, TurnCancelled):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
+from countbot.config.loader import SHIPPED_ROOT, save_settings_patch
+from countbot.runtime.paths import seed_workspace
 
 
 def write_starter(target: Path, *, model: str = "", api_base: str = "", force: bool = False) -> list[str]:
@@ -13,12 +15,10 @@ def write_starter(target: Path, *, model: str = "", api_base: str = "", force: b
     config = target / "config.yaml"
     if config.exists() and not force:
         raise FileExistsError(f"{config} exists; pass --force to overwrite it")
-    text = (SHIPPED_ROOT / "config.yaml").read_text(encoding="utf-8")
-    if model:
-        text = text.replace('  name: ""', f'  name: "{model}"', 1)
-    if api_base:
-        text = text.replace("  api_base: null", f'  api_base: "{api_base}"', 1)
-    config.write_text(text, encoding="utf-8")
+    shutil.copyfile(SHIPPED_ROOT / "config.yaml", config)
+    model_patch = {k: v for k, v in (("name", model), ("api_base", api_base)) if v}
+    if model_patch:
+        save_settings_patch(config, {"model": model_patch})
     created = seed_workspace(target / "data" / "workspace")
     lines = [f"wrote {config}"] + [f"created {path}" for path in created]
     if not model:

@@ -23,7 +23,7 @@ from countbot.gateway.events import GatewayEvent, MessageAccepted
 from countbot.gateway.lanes import RunningTurn, SessionLane
 from countbot.gateway.messages import InboundMessage, QueueMode
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
-from countbot.gateway.watchers import EventHub
+from countbot.gateway.watchers import EventHub, Watcher
 from countbot.llm.types import ImagePart
 
 log = logging.getLogger(__name__)
@@ -101,12 +101,16 @@ class Gateway:
         return lane is not None and lane.busy
 
     async def submit(
-        self, message: InboundMessage, *, origin: object | None = None, client_id: str | None = None
+        self,
+        message: InboundMessage,
+        *,
+        origin: Watcher | None = None,
+        client_id: str | None = None,
     ) -> Submission:
         """Start or queue a turn for `message`.
 
-        `origin` (the sender's watcher) gets an acknowledgement carrying `client_id` where every
-        other watcher sees the message itself.
+        `origin` (the sender's watcher) is subscribed to the session and gets an acknowledgement
+        carrying `client_id` where every other watcher sees the message itself.
         """
         if not self._accepting:
             raise GatewayClosedError("the daemon is shutting down")
@@ -119,6 +123,8 @@ class Gateway:
         if lane is None:
             lane = self._lanes[session_id] = SessionLane(session_id, self._run_turn, self._idle)
         queued = lane.submit(message, mode)
+        if origin is not None:
+            self.hub.subscribe(session_id, origin)
         accepted = MessageAccepted(
             message.content, message.channel, queued, mode, message.media, origin, client_id
         )

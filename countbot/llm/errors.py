@@ -116,6 +116,10 @@ def _status_code(exc: BaseException) -> int | None:
 
 
 def _kind(exc: BaseException, status: int | None) -> FailureKind:
+    # The OpenAI client refuses to send without a key and litellm reports that as a 500;
+    # retrying cannot help, and "internal error" would send the user looking in the wrong place.
+    if "missing credentials" in str(exc).lower():
+        return "auth"
     litellm = sys.modules.get("litellm")
     if litellm is not None:
         if isinstance(exc, litellm.ContextWindowExceededError):

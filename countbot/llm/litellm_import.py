@@ -7,10 +7,24 @@ on its own and prints help banners; CountBot does its own retries and error repo
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import logging
 import os
 import threading
 from types import ModuleType
+
+# litellm imports these lazily during its first call, on the event loop (about a second in all,
+# the MCP handler for any call with tools); importing them here keeps that off the loop. Names
+# a different litellm version lacks are skipped.
+_FIRST_CALL_MODULES = (
+    "openai.resources",
+    "litellm.proxy._types",
+    "litellm._service_logger",
+    "litellm.llms.litellm_proxy",
+    "litellm.litellm_core_utils.default_encoding",
+    "litellm.responses.mcp.chat_completions_handler",
+)
 
 _lock = threading.Lock()
 _litellm: ModuleType | None = None
@@ -48,4 +62,7 @@ def _import_configured() -> ModuleType:
     litellm.disable_streaming_logging = True
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    for module in _FIRST_CALL_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
     return litellm

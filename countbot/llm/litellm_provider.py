@@ -84,6 +84,7 @@ class LiteLLMProvider:
         return provider_of(self._model)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Deltas as they arrive, then tool calls and usage, then `StreamDone` or `StreamError`."""
         litellm = await preload_litellm()
         arguments = self._arguments(request)
         failure = ModelFailure("No model to call", retryable=False, kind="unknown")
@@ -162,7 +163,7 @@ class LiteLLMProvider:
             # Closing the litellm stream closes its HTTP response: this is what aborts the
             # request when the consumer stops listening (aclose) or the deadline passes.
             if response is not None:
-                pass
+                await response.aclose()
         for event in _finish(model, accumulator):
             yield event
 

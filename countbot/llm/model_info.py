@@ -63,6 +63,11 @@ async def fetch_model_info(model: str) -> ModelInfo:
     return model_info(model)
 
 
+async def supports_vision(model: str) -> bool:
+    """Whether to send images to `model` (False for models the map does not know)."""
+    return (await fetch_model_info(model)).supports_vision
+
+
 @functools.lru_cache(maxsize=512)
 def provider_of(model: str) -> str:
     """litellm's provider for a model string ("openai", "anthropic", "ollama", ...)."""

@@ -1,13 +1,12 @@
 """Collects one streamed litellm response: text and reasoning as deltas, tool calls by index.
 
 Providers send a tool call's id and name once and its arguments in many fragments, keyed by an
-index; some omit the index or reuse index 0 with new ids for parallel calls. This module puts them
-back together so the provider loop only deals with timing and failures.
+index; some reuse index 0 with a new id for each parallel call. This puts them back together so
+the provider loop only deals with timing and failures.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +30,6 @@ class StreamAccumulator:
         self._reasoning: list[str] = []
         self._calls: list[_PartialCall] = []
         self._by_index: dict[int, int] = {}
-        self._last = 0
         self._finish_reason: str | None = None
         self.usage: Usage | None = None
 
@@ -83,35 +81,27 @@ class StreamAccumulator:
         return "length" if self._finish_reason == "length" else "stop"
 
     def _add_fragment(self, fragment: Any) -> None:
-        call = self._calls[self._position(getattr(fragment, "index", None), fragment)]
+        call = self._calls[self._position(fragment)]
         function = getattr(fragment, "function", None)
         name = getattr(function, "name", None)
         if name and not call.name:
             call.name = name
         arguments = getattr(function, "arguments", None)
         if arguments:
-            call.arguments.append(
-                arguments if isinstance(arguments, str) else json.dumps(arguments)
-            )
+            call.arguments.append(arguments)
 
-    def _position(self, index: int | None, fragment: Any) -> int:
-        """Which call a fragment continues (a fragment without index continues the last one)."""
+    def _position(self, fragment: Any) -> int:
+        """Which call a fragment belongs to: by index, unless a new id says it is another call."""
+        index = getattr(fragment, "index", None) or 0
         call_id = getattr(fragment, "id", None) or ""
-        position: int | None
-        if index is None:
-            position = self._last if self._calls and not call_id else None
-        else:
-            position = self._by_index.get(index)
-            # A new id at a used index is another call: some providers send index 0 for all.
-            if position is not None and call_id and self._calls[position].id not in ("", call_id):
-                position = None
-        if position is None:
+        position = self._by_index.get(index)
+        # Some providers send every parallel call at index 0, each with its own id.
+        if position is None or (call_id and self._calls[position].id not in ("", call_id)):
             position = len(self._calls)
             self._calls.append(_PartialCall(id=call_id))
-            if index is not None:
-                self._by_index[index] = position
-        self._calls[position].id = self._calls[position].id or call_id
-        self._last = position
+            self._by_index[index] = position
+        call = self._calls[position]
+        call.id = call.id or call_id
         return position
 
 

@@ -27,7 +27,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as exc:
-        repaired = json_repair.repair_json(raw, return_objects=True)
+        repaired = None if _truncated(raw) else json_repair.repair_json(raw, return_objects=True)
         if isinstance(repaired, dict):
             return repaired, None
         return None, (
@@ -38,6 +38,28 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
         kind = type(parsed).__name__
         return None, f"The arguments must be a JSON object, not a {kind}. Call the tool again."
     return parsed, None
+
+
+def _truncated(raw: str) -> bool:
+    """Whether the text stops inside a string or before a value (output cut off mid-call).
+
+    Repairing such text would invent a value, e.g. write an empty or half file, so it is refused.
+    """
+    in_string = escaped = False
+    last = ""
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        if not ch.isspace():
+            last = ch
+    return in_string or last == ":"
 
 
 def wire_arguments(call: ToolCall) -> str:

@@ -27,6 +27,10 @@ class ModelResolver:
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
         api_key = settings.api_key.get_secret_value() if settings.api_key else None
+        if api_key is None and settings.api_base and settings.name.startswith("openai/"):
+            # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
+            # OpenAI client refuses to send a request without one.
+            api_key = "no-key-needed"
         provider = LiteLLMProvider(
             settings.name,
             api_base=settings.api_base,

@@ -39,12 +39,13 @@ class AccessPolicy:
     hostnames: frozenset[str] | None
 
     @classmethod
-    def from_settings(cls, web: WebSettings) -> AccessPolicy:
+    def from_settings(cls, web: WebSettings, port: int) -> AccessPolicy:
+        """The policy for a daemon on `web.host` listening on `port` (the bound one)."""
         token = web.token.get_secret_value() if web.token else None
         names = {web.host}
         if is_loopback(web.host) or web.host in ("0.0.0.0", "::", ""):
             names.update(LOOPBACK_NAMES)
-        origins = {_origin(name, web.port) for name in names if name not in ("0.0.0.0", "::", "")}
+        origins = {_origin(name, port) for name in names if name not in ("0.0.0.0", "::", "")}
         extra = {o.rstrip("/").lower() for o in web.allowed_origins}
         hostnames = None
         if is_loopback(web.host):
@@ -89,10 +90,7 @@ class AccessPolicy:
                 morsel.value.encode(), self.cookie_value().encode()
             ):
                 return True
-        for candidate in parse_qs(query).get("token", ()):
-            if self.token_matches(candidate):
-                return True
-        return False
+        return any(self.token_matches(c) for c in parse_qs(query).get("token", ()))
 
 
 def _origin(host: str, port: int) -> str:

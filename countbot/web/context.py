@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
@@ -15,8 +15,6 @@ class DaemonContext:
     runtime: Runtime
     gateway: Gateway
     litellm_ready: bool = False
-    # Names of skills switched off from the UI (kept for the daemon's lifetime).
-    disabled_skills: set[str] = field(default_factory=set)
 
     @property
     def model_ready(self) -> bool:

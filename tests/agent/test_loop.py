@@ -169,8 +169,14 @@ async def test_steering_skips_unstarted_tools(runtime: Runtime, model_server: Sc
             return items
 
     inbox = Inbox()
-    inbox.items.append("actually, stop and say hi")
-    model_server.script(Reply.tool_calls(("list_dir", '{"path": "."}')), Reply.text("hi"))
+
+    def respond(body: dict) -> Reply:
+        if len(model_server.requests) == 1:  # the user speaks while the model is answering
+            inbox.items.append("actually, stop and say hi")
+            return Reply.tool_calls(("list_dir", '{"path": "."}'))
+        return Reply.text("hi")
+
+    model_server.responder = respond
     events = await collect(runtime, "list files", steering=inbox)
     assert not [e for e in events if isinstance(e, ToolStart)]
     assert isinstance(events[-1], TurnDone)

@@ -22,7 +22,7 @@ RANGE = re.compile(r"messages (\d+)–(\d+)")
 
 def summarizing_responder(body: dict[str, Any]) -> Reply:
     system = body["messages"][0]["content"]
-    if isinstance(system, str) and "long-term memory of a personal assistant" in system:
+    if isinstance(system, str) and "Summarize the conversation excerpt" in system:
         return Reply.text("- The user likes green tea.")
     return Reply.text("noted")
 
@@ -50,7 +50,7 @@ async def test_overflow_is_summarized_once_each(small_runtime: Runtime, model_se
     assert len(covered) == len(set(covered)), "a message was summarized twice"
     assert covered == list(range(covered[0], covered[-1] + 1)), "summaries left a gap"
     assert memory.count("The user likes green tea.") == len(ranges)
-    last_chat_request = [r for r in model_server.requests if "long-term memory" not in json.dumps(r["messages"][0])][-1]
+    last_chat_request = [r for r in model_server.requests if "Summarize the conversation excerpt" not in json.dumps(r["messages"][0])][-1]
     text = json.dumps(last_chat_request["messages"])
     assert "Summary of earlier conversation" in text
     assert "message 0" not in text and "message 11" in text

@@ -271,6 +271,8 @@ class _Connection(asyncio.Protocol):
         except asyncio.CancelledError:
             self.server._note_abandoned()
             return
+        except Exception as exc:  # a failing responder must fail the test's request, not hang it
+            writer.json(500, _error_body(500, f"scripted server failed: {exc!r}"))
         if writer.must_close or not keep_alive:
             self.abort()
         else:

@@ -85,6 +85,15 @@ def test_replies_come_in_script_order_then_responder_then_default(
     assert [r["n"] for r in server.requests] == [1, 2, 3, 4]
 
 
+def test_failing_responder_answers_500(server: ScriptedModelServer) -> None:
+    server.responder = lambda body: body["missing"]
+
+    response = _post(server, {})
+
+    assert response.status_code == 500
+    assert "KeyError" in response.json()["error"]["message"]
+
+
 def test_reset_clears_script_and_requests(server: ScriptedModelServer) -> None:
     server.script(Reply.text("queued"))
     _post(server, {"n": 1})

@@ -8,12 +8,13 @@ import { toast } from "../lib/toast.js";
 const PAGE_SIZE = 50;
 
 export class SessionList {
-  /** onOpen(id | null): show that session (null: a new chat). */
-  constructor({ list, search, more, onOpen }) {
+  /** onOpen(id | null): show that session (null: a new chat). onRendered(): titles may differ. */
+  constructor({ list, search, more, onOpen, onRendered }) {
     this.list = list;
     this.search = search;
     this.more = more;
     this.onOpen = onOpen;
+    this.onRendered = onRendered;
     this.sessions = [];
     this.activeId = null;
     this.refreshSoon = debounce(() => this.refresh(), 400);
@@ -59,10 +60,11 @@ export class SessionList {
     if (!this.sessions.length) {
       const key = this.search.value.trim() ? "sessions.noMatch" : "sessions.none";
       this.list.replaceChildren(h("li", { class: "session-empty", i18n: key }));
-      return;
+    } else {
+      this.list.replaceChildren(...this.sessions.map((session) => this.item(session)));
+      this.setActive(this.activeId);
     }
-    this.list.replaceChildren(...this.sessions.map((session) => this.item(session)));
-    this.setActive(this.activeId);
+    this.onRendered();
   }
 
   item(session) {

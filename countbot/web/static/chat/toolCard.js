@@ -32,6 +32,12 @@ function preview(args) {
   return line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS)}…` : line;
 }
 
+/** Label `el` with a tool status, also one this UI does not know yet. */
+export function statusLabel(el, status) {
+  if (STATUSES.has(status)) return label(el, `tool.status.${status}`);
+  return label(el, "tool.status.other", { status });
+}
+
 export class ToolCard {
   /** status: "running" while live, "missing" when history has no result, else the result's. */
   constructor({ id, name, args, status = "running" }) {
@@ -83,8 +89,7 @@ export class ToolCard {
 
   setStatus(status) {
     this.el.dataset.status = status;
-    if (STATUSES.has(status)) label(this.status, `tool.status.${status}`);
-    else label(this.status, "tool.status.other", { status });
+    statusLabel(this.status, status);
   }
 
   /** Fill in how the call ended. */

@@ -1,13 +1,13 @@
 // The conversation on screen: user and assistant messages, tool cards and notices, the one
-// assistant message that is still streaming, and scrolling that follows new output only while
-// the reader is at the bottom.
+// assistant message that is still streaming, and scrolling that follows new output (and late
+// image loads) only while the reader is at the bottom.
 
 import { h, label } from "../lib/dom.js";
 import { formatCost, formatNumber } from "../lib/format.js";
 import { renderMarkdown } from "../lib/markdown.js";
 import { ToolCard } from "./toolCard.js";
 
-const STICKY_PX = 80;
+const STICKY_PX = 80; // this close to the bottom counts as reading the newest output
 const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
 const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
 
@@ -44,12 +44,20 @@ export class Transcript {
     this.target = this.list;
     this.cards = new Map();
     this.live = null;
+    this.pinned = true;
+    scroller.addEventListener("scroll", () => {
+      this.pinned = this.nearBottom();
+    });
+    new ResizeObserver(() => {
+      if (this.pinned) this.scrollToEnd();
+    }).observe(this.list);
   }
 
   clear() {
     this.list.replaceChildren();
     this.cards.clear();
     this.live = null;
+    this.pinned = true;
     this.setHasMore(false);
     this.empty.hidden = false;
   }
@@ -77,10 +85,8 @@ export class Transcript {
       this.target.append(el);
       return;
     }
-    const stick = this.nearBottom();
     this.list.append(el);
     this.empty.hidden = true;
-    if (stick) this.scrollToEnd();
   }
 
   nearBottom() {
@@ -90,6 +96,7 @@ export class Transcript {
 
   scrollToEnd() {
     this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.pinned = true;
   }
 
   // --- entries ------------------------------------------------------------------------------
@@ -148,8 +155,10 @@ export class Transcript {
     const parts = [];
     if (model) parts.push(h("span", { class: "meta-model" }, model));
     if (tokens) {
+      // A model without a known price reports cost 0: show tokens only rather than "$0.00".
       const args = { tokens: formatNumber(tokens), cost: formatCost(usage.cost_usd) };
-      parts.push(h("span", { i18n: "chat.usage", i18nArgs: args }));
+      const key = usage.cost_usd ? "chat.usage" : "chat.tokens";
+      parts.push(h("span", { i18n: key, i18nArgs: args }));
     }
     bubble.meta.replaceChildren(...parts);
   }
@@ -221,9 +230,7 @@ export class Transcript {
   }
 
   renderLive(live) {
-    const stick = this.nearBottom();
     live.body.replaceChildren(renderMarkdown(live.text));
-    if (stick) this.scrollToEnd();
   }
 
   /** Close the streaming message (a tool call or the end of the turn follows). */

@@ -22,7 +22,7 @@ export class Socket {
     this.onResync = onResync;
     this.state = "closed";
     this.ws = null;
-    this.watched = new Map(); // session id -> { lastSeq, verifyNext }
+    this.watched = new Map(); // session id -> { lastSeq, verifyNext, resynced }
     this.outbox = [];
     this.failures = 0;
     this.retryTimer = 0;
@@ -46,7 +46,7 @@ export class Socket {
 
   /** Watch a session; `lastSeq` null means "only new events" (history came from REST). */
   watch(sessionId, lastSeq = null) {
-    this.watched.set(sessionId, { lastSeq, verifyNext: false });
+    this.watched.set(sessionId, { lastSeq, verifyNext: false, resynced: false });
     if (this.state === "open") this.subscribe(sessionId);
   }
 
@@ -58,6 +58,7 @@ export class Socket {
   subscribe(sessionId) {
     const entry = this.watched.get(sessionId);
     entry.verifyNext = entry.lastSeq !== null;
+    entry.resynced = false;
     this.ws.send(
       JSON.stringify({ type: "subscribe", session_id: sessionId, last_seq: entry.lastSeq }),
     );
@@ -92,6 +93,10 @@ export class Socket {
       return;
     }
     if (!frame || typeof frame !== "object") return;
+    if (frame.type === "resync") {
+      this.resync(this.watched.get(frame.session_id), frame.session_id);
+      return;
+    }
     if (typeof frame.seq === "number" && frame.session_id) this.track(frame);
     this.onFrame(frame);
   }
@@ -102,14 +107,21 @@ export class Socket {
     if (!entry) {
       // Sending a message subscribes us; its acknowledgement is the first frame we get.
       if (frame.type !== "session") return;
-      entry = { lastSeq: null, verifyNext: false };
+      entry = { lastSeq: null, verifyNext: false, resynced: false };
       this.watched.set(frame.session_id, entry);
     }
     const last = entry.lastSeq;
     const lost = last !== null && (frame.seq <= last || (entry.verifyNext && frame.seq > last + 1));
     entry.lastSeq = frame.seq;
     entry.verifyNext = false;
-    if (lost) this.onResync(frame.session_id);
+    if (lost) this.resync(entry, frame.session_id);
+  }
+
+  /** Ask for one history reload per subscription, whether a gap or the server noticed first. */
+  resync(entry, sessionId) {
+    if (!entry || entry.resynced) return;
+    entry.resynced = true;
+    this.onResync(sessionId);
   }
 
   closed(ws, code) {

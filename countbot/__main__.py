@@ -1,0 +1,5 @@
+"""`python -m countbot` is the `countbot` command."""
+
+from countbot.cli import main
+
+main()

@@ -1,0 +1,68 @@
+"""`countbot chat -m` through a running daemon: same session store, no second runtime to start.
+
+The daemon is found through `daemon.json` in the data folder; if there is none, or it does not
+answer the WebSocket handshake, the caller runs the turn in-process instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from countbot.config.settings import Settings
+from countbot.web.instance import DaemonInfo, read_daemon_info
+
+CONNECT_TIMEOUT = 5.0
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
+
+
+async def answer_via_daemon(settings: Settings, message: str, session_id: str) -> str | None:
+    """The turn's final text from the running daemon (errors as "Error: ..."); None if none runs."""
+    info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
+    if info is None:
+        return None
+    headers = {}
+    if settings.web.token is not None:
+        headers["Authorization"] = f"Bearer {settings.web.token.get_secret_value()}"
+    try:
+        connection = await connect(
+            _ws_url(info),
+            additional_headers=headers,
+            proxy=None,
+            open_timeout=CONNECT_TIMEOUT,
+            max_size=None,
+        )
+    except (OSError, InvalidHandshake, TimeoutError):
+        return None
+    async with connection:
+        frame = {"type": "message", "session_id": session_id, "content": message}
+        await connection.send(json.dumps(frame))
+        try:
+            return await _final_text(connection, session_id)
+        except ConnectionClosed:
+            return "Error: the daemon closed the connection before the turn finished"
+
+
+async def _final_text(connection: ClientConnection, session_id: str) -> str:
+    async for raw in connection:
+        frame: dict[str, Any] = json.loads(raw)
+        kind = frame.get("type")
+        if kind == "error" and frame.get("session_id") in (None, session_id):
+            return f"Error: {frame.get('error')}"
+        if frame.get("session_id") != session_id:
+            continue
+        if kind == "done":
+            return str(frame.get("content", ""))
+        if kind == "cancelled":
+            return "(cancelled)"
+    return "Error: the daemon closed the connection before the turn finished"
+
+
+def _ws_url(info: DaemonInfo) -> str:
+    host = _WILDCARDS.get(info.host, info.host)
+    shown = f"[{host}]" if ":" in host else host
+    return f"ws://{shown}:{info.port}/ws"

@@ -1,0 +1,51 @@
+"""The built-in machine tools, wired to their guards from the settings.
+
+Memory and skill tools are added by the caller, which owns the stores they need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from countbot.config.settings import ToolsSettings
+from countbot.masking import SecretMasker
+from countbot.tools.base import Tool
+from countbot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from countbot.tools.shell import ExecTool
+from countbot.tools.shell_guard import ShellGuard
+from countbot.tools.web_fetch import WebFetchTool
+from countbot.tools.web_search import WebSearchTool
+from countbot.tools.workspace_guard import WorkspaceGuard
+
+
+def builtin_tools(
+    settings: ToolsSettings,
+    workspace: Path,
+    *,
+    sensitive_paths: Iterable[Path],
+    masker: SecretMasker,
+) -> list[Tool]:
+    """read_file, write_file, edit_file, list_dir, exec, web_fetch and web_search.
+
+    Raises ValueError for an invalid pattern in tools.exec.deny_patterns/allow_patterns.
+    """
+    guard = WorkspaceGuard(
+        workspace, restrict=settings.restrict_to_workspace, sensitive_paths=sensitive_paths
+    )
+    shell_guard = ShellGuard(settings.exec.deny_patterns, settings.exec.allow_patterns)
+    return [
+        ReadFileTool(guard),
+        WriteFileTool(guard),
+        EditFileTool(guard),
+        ListDirTool(guard),
+        ExecTool(
+            shell_guard,
+            guard,
+            timeout=settings.exec.timeout,
+            max_output=settings.exec.max_output,
+            masker=masker,
+        ),
+        WebFetchTool(settings.web),
+        WebSearchTool(settings.web),
+    ]

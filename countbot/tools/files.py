@@ -1,0 +1,258 @@
+"""The file tools: read_file, write_file, edit_file and list_dir, confined by a WorkspaceGuard.
+
+Each call does its path resolution and file work together in one worker thread, so the event loop
+never blocks and the path checked is the path used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
+
+# A whole-file read above this size must choose lines with offset/limit.
+MAX_READ_BYTES = 5_000_000
+MAX_LIST_ENTRIES = 500
+_SNIFF_BYTES = 8192
+_NEW_FILE_MODE = 0o644
+
+
+async def _in_thread(user_path: str, work: Callable[[], ToolResult]) -> ToolResult:
+    """Runs blocking file work off the loop; expected failures become results the model reads."""
+    try:
+        return await asyncio.to_thread(work)
+    except PathRefused as exc:
+        return ToolResult.error(exc.reason)
+    except FileNotFoundError:
+        return ToolResult.error(f"{user_path!r} does not exist")
+    except IsADirectoryError:
+        return ToolResult.error(f"{user_path!r} is a directory; use list_dir to see its content")
+    except NotADirectoryError:
+        return ToolResult.error(f"{user_path!r}: part of the path is not a directory")
+    except PermissionError:
+        return ToolResult.error(f"permission denied for {user_path!r}")
+    except OSError as exc:
+        return ToolResult.error(f"{user_path!r}: {exc.strerror or exc}")
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's UTF-8 text, or None when it is binary."""
+    data = path.read_bytes()
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _regular_file(guard: WorkspaceGuard, user_path: str) -> Path:
+    """The resolved path of an existing regular file (never a device or a FIFO that never ends)."""
+    real = guard.resolve(user_path)
+    mode = real.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(user_path)
+    if not stat.S_ISREG(mode):
+        raise PathRefused(f"{user_path!r} is not a regular file")
+    return real
+
+
+def _not_text(user_path: str) -> ToolResult:
+    return ToolResult.error(f"{user_path!r} is a binary file; these tools only handle UTF-8 text")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and `os.replace`, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _NEW_FILE_MODE
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+class ReadFileTool(Tool):
+    name: ClassVar[str] = "read_file"
+    description: ClassVar[str] = (
+        "Read a UTF-8 text file. Paths are relative to the workspace. Use offset and limit to "
+        "read a range of lines from a large file."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line, from 1."},
+            "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+    idempotent: ClassVar[bool] = True
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = args["path"]
+        offset, limit = args.get("offset", 1), args.get("limit")
+        if offset == 1 and limit is None:
+            return await _in_thread(path, lambda: self._read_whole(path))
+        return await _in_thread(path, lambda: self._read_lines(path, offset, limit))
+
+    def _read_whole(self, user_path: str) -> ToolResult:
+        real = _regular_file(self.guard, user_path)
+        size = real.stat().st_size
+        if size > MAX_READ_BYTES:
+            return ToolResult.error(
+                f"{user_path!r} is {size:,} bytes; read it in parts with offset and limit"
+            )
+        text = _read_text(real)
+        if text is None:
+            return _not_text(user_path)
+        return ToolResult(text or "(empty file)")
+
+    def _read_lines(self, user_path: str, offset: int, limit: int | None) -> ToolResult:
+        real = _regular_file(self.guard, user_path)
+        with real.open("rb") as handle:
+            if b"\0" in handle.read(_SNIFF_BYTES):
+                return _not_text(user_path)
+            handle.seek(0)
+            stop = None if limit is None else offset - 1 + limit
+            chunk = list(itertools.islice(handle, offset - 1, stop))
+            more = limit is not None and handle.readline() != b""
+        try:
+            text = b"".join(chunk).decode("utf-8")
+        except UnicodeDecodeError:
+            return _not_text(user_path)
+        if not chunk:
+            return ToolResult(f"(no lines from line {offset}; the file is shorter)")
+        last = offset + len(chunk) - 1
+        footer = f"continue with offset={last + 1}" if more else "end of file"
+        return ToolResult(f"{text}\n[lines {offset}-{last}; {footer}]")
+
+
+class WriteFileTool(Tool):
+    name: ClassVar[str] = "write_file"
+    description: ClassVar[str] = (
+        "Create or overwrite a text file with the given content; missing parent directories are "
+        "created. Paths are relative to the workspace."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "content": {"type": "string", "description": "The complete new content."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, content = args["path"], args["content"]
+        return await _in_thread(path, lambda: self._write(path, content))
+
+    def _write(self, user_path: str, content: str) -> ToolResult:
+        real = self.guard.resolve(user_path)
+        write_atomic(real, content)
+        size = len(content.encode("utf-8"))
+        return ToolResult(f"Wrote {size:,} bytes to {self.guard.display(real)}")
+
+
+class EditFileTool(Tool):
+    name: ClassVar[str] = "edit_file"
+    description: ClassVar[str] = (
+        "Replace one exact piece of text in a file. old_text must appear exactly once, "
+        "whitespace included; add surrounding lines to make it unique."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "old_text": {"type": "string", "minLength": 1, "description": "Exact text to find."},
+            "new_text": {"type": "string", "description": "Text to put in its place."},
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = args["path"]
+        return await _in_thread(path, lambda: self._edit(path, args["old_text"], args["new_text"]))
+
+    def _edit(self, user_path: str, old: str, new: str) -> ToolResult:
+        real = _regular_file(self.guard, user_path)
+        text = _read_text(real)
+        if text is None:
+            return _not_text(user_path)
+        count = text.count(old)
+        if count == 0:
+            return ToolResult.error(
+                f"old_text was not found in {user_path!r}. Read the file and copy the text "
+                "exactly, including whitespace and line breaks."
+            )
+        if count > 1:
+            return ToolResult.error(
+                f"old_text matches {count} places in {user_path!r}. Include more surrounding "
+                "lines so it matches exactly once."
+            )
+        write_atomic(real, text.replace(old, new, 1))
+        return ToolResult(f"Edited {self.guard.display(real)}: replaced 1 occurrence")
+
+
+class ListDirTool(Tool):
+    name: ClassVar[str] = "list_dir"
+    description: ClassVar[str] = (
+        "List a directory; subdirectories end with '/'. Paths are relative to the workspace "
+        "(default: the workspace itself)."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Directory, relative to the workspace."},
+        },
+        "additionalProperties": False,
+    }
+    idempotent: ClassVar[bool] = True
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = args.get("path", ".")
+        return await _in_thread(path, lambda: self._list(path))
+
+    def _list(self, user_path: str) -> ToolResult:
+        real = self.guard.resolve(user_path)
+        with os.scandir(real) as scan:
+            entries = sorted(scan, key=lambda e: e.name)
+        if not entries:
+            return ToolResult(f"{self.guard.display(real)} is empty")
+        names = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_LIST_ENTRIES]]
+        hidden = len(entries) - len(names)
+        if hidden:
+            names.append(f"... and {hidden} more (showing the first {MAX_LIST_ENTRIES})")
+        return ToolResult("\n".join(names))

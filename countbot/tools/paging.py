@@ -1,0 +1,120 @@
+"""Paging of tool results too long for one message, and the `read_result` tool that pages on.
+
+A long result reaches the model as its first page plus a footer naming the stored result; the full
+text stays in a small LRU store in memory (bounded by entries and characters), scoped to the
+session that produced it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from countbot.tools.base import Tool, ToolContext, ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    session_id: str
+    content: str
+
+
+class ResultPages:
+    """Keeps the full text of long results so the model can read them page by page."""
+
+    def __init__(
+        self, page_size: int, *, max_entries: int = 64, max_chars: int = 16_000_000
+    ) -> None:
+        self.page_size = page_size
+        self._max_entries = max_entries
+        self._max_chars = max_chars
+        self._stored: OrderedDict[str, _Stored] = OrderedDict()
+        self._chars = 0
+
+    def first_page(self, content: str, session_id: str, *, keep: bool = True) -> str:
+        """`content` itself when it fits one page, else page 1 with a footer to read on.
+
+        Without `keep` (no read_result tool to read on with) the rest is dropped and said so.
+        """
+        if len(content) <= self.page_size:
+            return content
+        if not keep:
+            return (
+                f"{content[: self.page_size]}\n\n[truncated: the first {self.page_size:,} of "
+                f"{len(content):,} characters]"
+            )
+        result_id = "r" + secrets.token_hex(6)
+        self._stored[result_id] = _Stored(session_id, content)
+        self._chars += len(content)
+        self._evict()
+        return self._page_text(result_id, content, 1)
+
+    def page(self, result_id: str, page: int, session_id: str) -> ToolResult:
+        stored = self._stored.get(result_id)
+        if stored is None or stored.session_id != session_id:
+            return ToolResult.error(
+                f"no stored result {result_id!r}: only the {self._max_entries} most recent long "
+                "results are kept. Run the original tool again."
+            )
+        self._stored.move_to_end(result_id)
+        pages = self._page_count(stored.content)
+        if not 1 <= page <= pages:
+            return ToolResult.error(f"result {result_id} has pages 1 to {pages}")
+        return ToolResult(self._page_text(result_id, stored.content, page))
+
+    def _page_text(self, result_id: str, content: str, page: int) -> str:
+        start = (page - 1) * self.page_size
+        text = content[start : start + self.page_size]
+        pages = self._page_count(content)
+        where = f"[page {page} of {pages}; the full result is {len(content):,} characters."
+        if page < pages:
+            return (
+                f"{text}\n\n{where} To read on, call read_result with "
+                f'result_id="{result_id}" and page={page + 1}.]'
+            )
+        return f"{text}\n\n{where} This is the last page.]"
+
+    def _page_count(self, content: str) -> int:
+        return -(-len(content) // self.page_size)
+
+    def _evict(self) -> None:
+        # The newest result always stays, or its own footer would point nowhere.
+        while len(self._stored) > 1 and (
+            len(self._stored) > self._max_entries or self._chars > self._max_chars
+        ):
+            _, oldest = self._stored.popitem(last=False)
+            self._chars -= len(oldest.content)
+
+
+class PageSource(Protocol):
+    """Where read_result finds stored results: the ToolRegistry that paged them."""
+
+    def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult: ...
+
+
+class ReadResultTool(Tool):
+    """Reads further pages of a long tool result from the registry that truncated it."""
+
+    name: ClassVar[str] = "read_result"
+    description: ClassVar[str] = (
+        "Read another page of a tool result that was too long to show at once. Use the "
+        "result_id and page number given at the end of the truncated result."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "result_id": {"type": "string", "description": "The id from the truncated result."},
+            "page": {"type": "integer", "minimum": 1, "description": "Page number, from 1."},
+        },
+        "required": ["result_id", "page"],
+        "additionalProperties": False,
+    }
+    idempotent: ClassVar[bool] = True
+
+    def __init__(self, source: PageSource) -> None:
+        self._source = source
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return self._source.read_page(args["result_id"], args["page"], ctx.session_id)

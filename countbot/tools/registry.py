@@ -1,0 +1,192 @@
+"""The one place tools run: lookup, argument validation, timeout, cancellation, retries, masking
+and paging. `execute` turns every failure into a result the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from countbot.llm.types import ToolCall, ToolSpec
+from countbot.masking import SecretMasker
+from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.paging import ReadResultTool, ResultPages
+
+log = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+# How long a cancelled tool may take to clean up: exec needs up to 2 s between SIGTERM and SIGKILL
+# and 2 s more to drain its output pipe.
+_CLEANUP_GRACE = 10.0
+# Masking is a regex pass; above this size it runs off the event loop.
+_MASK_OFF_LOOP_CHARS = 100_000
+
+
+class ToolRegistry:
+    """Holds the tools the agent may call and executes their calls safely."""
+
+    def __init__(
+        self,
+        *,
+        default_timeout: float = 60.0,
+        max_retries: int = 3,
+        retry_delay: float = 1.0,
+        masker: SecretMasker | None = None,
+        page_size: int = 30_000,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._default_timeout = default_timeout
+        self._max_retries = max_retries
+        self._retry_delay = retry_delay
+        self._masker = masker
+        self._sleep = sleep
+        self._tools: dict[str, Tool] = {}
+        self._validators: dict[str, Validator] = {}
+        self._specs: tuple[ToolSpec, ...] | None = None
+        self._pages = ResultPages(page_size)
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool; its schema is checked now so a bad schema fails at start-up."""
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        validator_class = validator_for(tool.parameters)
+        validator_class.check_schema(tool.parameters)
+        self._validators[tool.name] = validator_class(tool.parameters)
+        self._tools[tool.name] = tool
+        self._specs = None
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The function schemas offered to the model, in registration order."""
+        if self._specs is None:
+            self._specs = tuple(
+                ToolSpec(t.name, t.description, t.parameters) for t in self._tools.values()
+            )
+        return self._specs
+
+    def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult:
+        """A further page of a result this registry truncated (for `ReadResultTool(registry)`)."""
+        return self._pages.page(result_id, page, session_id)
+
+    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call. Never raises, except CancelledError after stopping what it started."""
+        started = time.monotonic()
+        result = await self._checked_run(call, ctx)
+        content = await self._mask(result.content)
+        if call.name != ReadResultTool.name:
+            keep = ReadResultTool.name in self._tools
+            content = self._pages.first_page(content, ctx.session_id, keep=keep)
+        duration_ms = (time.monotonic() - started) * 1000
+        return dataclasses.replace(result, content=content, duration_ms=duration_ms)
+
+    async def _checked_run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return ToolResult.error(
+                f"unknown tool {call.name!r}. Available tools: {', '.join(self._tools)}."
+            )
+        if call.parse_error is not None:
+            return ToolResult.error(
+                f"the arguments for {call.name} are not valid JSON ({call.parse_error}). "
+                "Send the call again with a single valid JSON object as arguments."
+            )
+        args = call.arguments if call.arguments is not None else {}
+        problem = self._validate(tool, args)
+        if problem is not None:
+            return ToolResult.error(problem)
+        return await self._run_with_retries(tool, args, ctx)
+
+    def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        error = best_match(self._validators[tool.name].iter_errors(args))
+        if error is None:
+            return None
+        where = "/".join(str(part) for part in error.absolute_path)
+        at = f" at {where!r}" if where else ""
+        return f"invalid arguments for {tool.name}{at}: {error.message}"
+
+    async def _run_with_retries(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        attempt = 0
+        while True:
+            try:
+                return await self._run_once(tool, args, ctx)
+            except ToolTransientError as exc:
+                if not tool.idempotent or attempt >= self._max_retries:
+                    tries = f" after {attempt + 1} attempts" if attempt else ""
+                    return ToolResult.error(f"{tool.name} failed{tries}: {exc}")
+                delay = self._retry_delay * 2**attempt
+                log.info("tool %s: transient failure (%s), retry in %.1f s", tool.name, exc, delay)
+                await self._sleep(delay)
+                attempt += 1
+
+    async def _run_once(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """One attempt, raced against the timeout and the user's cancel.
+
+        Raises ToolTransientError for the retry loop; every other failure becomes a result.
+        """
+        if ctx.cancelled.is_set():
+            return _cancelled(tool)
+        limit = tool.timeout or self._default_timeout
+        work = asyncio.create_task(tool.execute(args, ctx), name=f"tool:{tool.name}")
+        cancel = asyncio.create_task(ctx.cancelled.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {work, cancel}, timeout=limit, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            await _stop(work)
+            raise
+        finally:
+            cancel.cancel()
+        if work not in done:
+            await _stop(work)
+            if cancel in done:
+                return _cancelled(tool)
+            return ToolResult(f"Error: {tool.name} timed out after {limit:g} s", "timeout")
+        if work.cancelled():
+            return _cancelled(tool)
+        exc = work.exception()
+        if exc is None:
+            return work.result()
+        if isinstance(exc, ToolTransientError):
+            raise exc
+        log.warning("tool %s raised", tool.name, exc_info=exc)
+        return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+
+    async def _mask(self, content: str) -> str:
+        if self._masker is None:
+            return content
+        if len(content) > _MASK_OFF_LOOP_CHARS:
+            return await asyncio.to_thread(self._masker.mask, content)
+        return self._masker.mask(content)
+
+
+def _cancelled(tool: Tool) -> ToolResult:
+    return ToolResult(f"Cancelled: {tool.name} was stopped at the user's request.", "cancelled")
+
+
+async def _stop(task: asyncio.Task[ToolResult]) -> None:
+    """Cancel a tool's task and give it time to clean up (kill its subprocess)."""
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=_CLEANUP_GRACE)
+    if not done:
+        log.warning(
+            "%s did not stop within %.0f s of being cancelled", task.get_name(), _CLEANUP_GRACE
+        )
+    elif not task.cancelled():
+        task.exception()  # retrieved, so asyncio does not report it as never retrieved

@@ -1,0 +1,222 @@
+"""The exec tool: runs one shell command in the workspace and returns its exit code and output.
+
+The command runs in its own process group with stdin closed. When it finishes, times out or is
+cancelled, the whole group gets SIGTERM and, 2 s later, SIGKILL, so background jobs it started do
+not outlive it. Environment variables whose names contain KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+CREDENTIAL, or whose values look like a secret to the masker, are not passed on: the model has no
+business reading the daemon's credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any, BinaryIO, ClassVar
+
+from countbot.masking import SecretMasker
+from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.shell_guard import ShellGuard
+from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
+
+_SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+_KILL_GRACE = 2.0
+_POLL = 0.05
+# A grandchild that left the process group may hold the output pipe open; stop reading then.
+_DRAIN_GRACE = 2.0
+_CHUNK = 65536
+
+
+def command_env(masker: SecretMasker | None) -> dict[str, str]:
+    """The daemon's environment minus anything that looks like a credential."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not any(word in name.upper() for word in _SECRET_ENV_WORDS)
+        and not (masker is not None and masker.contains_secret(value))
+    }
+
+
+class _CappedOutput:
+    """Keeps the first and the last half of the output once it exceeds the cap."""
+
+    def __init__(self, limit: int) -> None:
+        self._half = limit // 2
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+
+    def feed(self, data: bytes) -> None:
+        self._total += len(data)
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if data:
+            self._tail += data
+            del self._tail[: -self._half]
+
+    def text(self) -> str:
+        head, tail = bytes(self._head), bytes(self._tail)
+        if self._total == len(head) + len(tail):
+            return _decode(head + tail)
+        # Cut at line breaks so a secret is never split into a piece the masker cannot recognise.
+        head = head[: head.rfind(b"\n") + 1] or head
+        tail = tail[tail.find(b"\n") + 1 :] or tail
+        omitted = self._total - len(head) - len(tail)
+        return f"{_decode(head)}\n… [{omitted:,} bytes omitted] …\n{_decode(tail)}"
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the group; False when no process is left in it."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def _stop_group(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM to everything in the command's group, SIGKILL to whatever is left after 2 s.
+
+    An orphaned job's zombie counts as left until init reaps it; under an init that never reaps
+    (some containers) that costs the full grace period, nothing worse.
+    """
+    if _signal_group(process.pid, signal.SIGTERM):
+        for _ in range(round(_KILL_GRACE / _POLL)):
+            await asyncio.sleep(_POLL)
+            if process.returncode is not None and not _signal_group(process.pid, 0):
+                break
+        else:
+            _signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
+async def _drain(pipe: BinaryIO, output: _CappedOutput) -> None:
+    stream = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
+    try:
+        while chunk := await stream.read(_CHUNK):
+            output.feed(chunk)
+    finally:
+        transport.close()
+
+
+class ExecTool(Tool):
+    """Runs shell commands that pass the ShellGuard, in the workspace."""
+
+    name: ClassVar[str] = "exec"
+    description: ClassVar[str] = (
+        "Run a shell command (bash -c) in the workspace and return its exit code and combined "
+        "stdout/stderr. stdin is closed, so interactive commands fail; long output keeps its "
+        "beginning and end. Dangerous commands (sudo, rm -rf /, ...) are refused."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "The shell command."},
+            "working_dir": {
+                "type": "string",
+                "description": "Directory to run in, relative to the workspace (default: it).",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def __init__(
+        self,
+        guard: ShellGuard,
+        workspace_guard: WorkspaceGuard,
+        *,
+        timeout: float = 60.0,
+        max_output: int = 30_000,
+        masker: SecretMasker | None = None,
+    ) -> None:
+        self._guard = guard
+        self._workspace_guard = workspace_guard
+        self._command_timeout = timeout
+        self._max_output = max_output
+        self._masker = masker
+        self._shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+        # The registry's deadline leaves room for our own timeout to stop the group cleanly.
+        self.timeout = timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command = args["command"]
+        refusal = self._guard.check(command)
+        if refusal is not None:
+            return ToolResult.error(f"command refused: {refusal}")
+        try:
+            cwd = await asyncio.to_thread(self._working_dir, args.get("working_dir"))
+        except PathRefused as exc:
+            return ToolResult.error(exc.reason)
+        # Our own pipe rather than asyncio's: `Process.wait()` would also wait for every
+        # background job that inherited the pipe to close it.
+        read_fd, write_fd = os.pipe()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                self._shell,
+                "-c",
+                command,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                cwd=cwd,
+                env=command_env(self._masker),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            return ToolResult.error(f"could not start the command: {exc.strerror or exc}")
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        return await self._supervise(process, os.fdopen(read_fd, "rb", buffering=0), ctx)
+
+    def _working_dir(self, user_path: str | None) -> Path:
+        if user_path is None:
+            return self._workspace_guard.workspace
+        path = self._workspace_guard.resolve(user_path)
+        if not path.is_dir():
+            raise PathRefused(f"working_dir {user_path!r} is not an existing directory")
+        return path
+
+    async def _supervise(
+        self, process: asyncio.subprocess.Process, pipe: BinaryIO, ctx: ToolContext
+    ) -> ToolResult:
+        """Wait for exit, timeout or cancel; in every case (task cancelled too) stop the group."""
+        output = _CappedOutput(self._max_output)
+        reader = asyncio.create_task(_drain(pipe, output))
+        exited = asyncio.create_task(process.wait())
+        cancelled = asyncio.create_task(ctx.cancelled.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {exited, cancelled},
+                timeout=self._command_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            exited.cancel()
+            cancelled.cancel()
+            await _stop_group(process)
+            await asyncio.wait({reader}, timeout=_DRAIN_GRACE)
+            reader.cancel()
+        text = output.text() or "(no output)"
+        if exited in done:
+            return ToolResult(f"exit code {process.returncode}\n{text}")
+        if cancelled in done:
+            return ToolResult(f"Cancelled: the command was stopped.\n{text}", "cancelled")
+        return ToolResult(
+            f"Error: the command timed out after {self._command_timeout:g} s and was stopped.\n"
+            f"{text}",
+            "timeout",
+        )

@@ -1,0 +1,228 @@
+"""web_fetch: fetches one http(s) page and returns it as readable text.
+
+The model must not be able to reach the user's router, cloud metadata or local services, so unless
+`allow_private` is set every hop (the first URL and each redirect) is resolved here, all of its
+addresses are checked, and the connection goes to a checked address (Host header and TLS SNI keep
+the name). A DNS answer that changes between check and connect (rebinding) therefore cannot steer
+the request to a private address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from html import unescape
+from typing import Any, ClassVar
+
+import html2text
+import httpx
+
+from countbot.config.settings import WebToolSettings
+from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
+
+USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
+_MAX_REDIRECTS = 5
+_TEXT_TYPES = frozenset(
+    {"application/json", "application/xml", "application/javascript", "application/yaml"}
+)
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+class FetchRefused(Exception):
+    """A URL web_fetch will not fetch; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Fetched:
+    url: httpx.URL
+    status: int
+    content_type: str
+    body: bytes
+    truncated: bool
+
+
+def address_refusal(address: str) -> str | None:
+    """Why `address` must not be fetched (private, loopback, link-local, ...), or None."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        ip = ip.ipv4_mapped or ip.sixtofour or ip
+    if ip.is_loopback:
+        return f"{address} is a loopback address"
+    if ip.is_link_local:
+        return f"{address} is a link-local address"
+    if ip.is_multicast:
+        return f"{address} is a multicast address"
+    if not ip.is_global:
+        return f"{address} is a private or reserved address"
+    return None
+
+
+class WebFetchTool(Tool):
+    name: ClassVar[str] = "web_fetch"
+    description: ClassVar[str] = (
+        "Fetch a web page (http or https) and return its title and readable text. JSON and plain "
+        "text are returned as they are."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"url": {"type": "string", "description": "An http:// or https:// URL."}},
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+    idempotent: ClassVar[bool] = True
+
+    def __init__(self, settings: WebToolSettings) -> None:
+        self._settings = settings
+        # Our own deadline (settings.timeout) fires first and gives the clearer message.
+        self.timeout = settings.timeout + 5.0
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        url = args["url"]
+        try:
+            async with asyncio.timeout(self._settings.timeout):
+                fetched = await self._fetch(url)
+        except FetchRefused as exc:
+            return ToolResult.error(f"refused to fetch {url}: {exc}")
+        except (TimeoutError, httpx.TimeoutException):
+            return ToolResult.error(f"fetching {url} timed out after {self._settings.timeout:g} s")
+        except httpx.TransportError as exc:
+            raise ToolTransientError(f"could not fetch {url}: {exc}") from exc
+        return await asyncio.to_thread(self._render, fetched)
+
+    async def _fetch(self, raw_url: str) -> _Fetched:
+        try:
+            url = httpx.URL(raw_url)
+        except httpx.InvalidURL as exc:
+            raise FetchRefused(f"not a valid URL ({exc})") from exc
+        headers = {"User-Agent": USER_AGENT}
+        client = await asyncio.to_thread(
+            httpx.AsyncClient, headers=headers, timeout=self._settings.timeout
+        )
+        async with client:
+            for _ in range(_MAX_REDIRECTS + 1):
+                fetched, location = await self._get(client, url)
+                if location is None:
+                    return fetched
+                url = url.join(location)
+        raise FetchRefused(f"more than {_MAX_REDIRECTS} redirects")
+
+    async def _get(self, client: httpx.AsyncClient, url: httpx.URL) -> tuple[_Fetched, str | None]:
+        """One hop, to the first checked address that accepts a connection."""
+        if url.scheme not in ("http", "https"):
+            raise FetchRefused(f"only http and https URLs are fetched, not {url.scheme or '?'}:")
+        error: httpx.ConnectError | None = None
+        for address in await self._addresses(url):
+            try:
+                return await self._get_from(client, url, address)
+            except httpx.ConnectError as exc:
+                error = exc
+        assert error is not None  # _addresses never returns an empty list
+        raise error
+
+    async def _addresses(self, url: httpx.URL) -> list[str]:
+        host = url.raw_host.decode("ascii")
+        if not host:
+            raise FetchRefused("the URL has no host")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise FetchRefused(f"cannot resolve {host} ({exc.strerror})") from exc
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        if not self._settings.allow_private:
+            for address in addresses:
+                reason = address_refusal(address)
+                if reason is not None:
+                    raise FetchRefused(
+                        f"{host} resolves to {reason}; only public addresses are fetched "
+                        "(tools.web.allow_private permits local ones)"
+                    )
+        return addresses
+
+    async def _get_from(
+        self, client: httpx.AsyncClient, url: httpx.URL, address: str
+    ) -> tuple[_Fetched, str | None]:
+        host = url.raw_host.decode("ascii")
+        request = client.build_request(
+            "GET",
+            url.copy_with(host=address),
+            headers={"Host": url.netloc.decode("ascii")},
+            extensions={"sni_hostname": host} if url.scheme == "https" else {},
+        )
+        response = await client.send(request, stream=True)
+        try:
+            location = response.headers.get("location") if response.is_redirect else None
+            body, truncated = b"", False
+            if location is None:
+                body, truncated = await self._read_capped(response)
+        finally:
+            await response.aclose()
+        content_type = response.headers.get("content-type", "")
+        return _Fetched(url, response.status_code, content_type, body, truncated), location
+
+    async def _read_capped(self, response: httpx.Response) -> tuple[bytes, bool]:
+        """The body up to max_bytes (after decompression); stops reading past the cap."""
+        limit = self._settings.max_bytes
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                return b"".join(chunks)[:limit], True
+        return b"".join(chunks), False
+
+    def _render(self, fetched: _Fetched) -> ToolResult:
+        media_type, _, params = fetched.content_type.partition(";")
+        media_type = media_type.strip().lower()
+        text = _decode(fetched.body, params)
+        title = ""
+        if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
+            title = _title(text)
+            text = _html_to_text(text)
+        elif not _is_textual(media_type) or "\0" in text:
+            return ToolResult.error(
+                f"{fetched.url} is {media_type or 'binary'} content; web_fetch reads web pages, "
+                "JSON and text"
+            )
+        lines = [f"URL: {fetched.url}", f"Status: {fetched.status}"]
+        if title:
+            lines.append(f"Title: {title}")
+        if fetched.truncated:
+            lines.append(f"Note: only the first {self._settings.max_bytes:,} bytes were read")
+        return ToolResult("\n".join(lines) + "\n\n" + text.strip())
+
+
+def _is_textual(media_type: str) -> bool:
+    return (
+        not media_type
+        or media_type.startswith("text/")
+        or media_type in _TEXT_TYPES
+        or media_type.endswith(("+json", "+xml"))
+    )
+
+
+def _decode(body: bytes, content_type_params: str) -> str:
+    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type_params, re.IGNORECASE)
+    try:
+        return body.decode(match.group(1) if match else "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def _title(html: str) -> str:
+    match = _TITLE.search(html)
+    return " ".join(unescape(match.group(1)).split()) if match else ""
+
+
+def _html_to_text(html: str) -> str:
+    """Readable Markdown-ish text; html2text drops scripts and styles."""
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    converter.ignore_images = True
+    return converter.handle(html)

@@ -1,0 +1,21 @@
+"""REST routes under /api, one module per resource."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute, Mount
+
+from countbot.web.api import audit, channels, health, memory, sessions, settings, skills, usage
+
+
+def api_mount() -> Mount:
+    routes: list[BaseRoute] = [
+        *health.routes,
+        *sessions.routes,
+        *settings.routes,
+        *memory.routes,
+        *skills.routes,
+        *audit.routes,
+        *usage.routes,
+        *channels.routes,
+    ]
+    return Mount("/api", routes=routes)

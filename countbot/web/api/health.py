@@ -1,0 +1,32 @@
+"""GET /api/health: is the daemon up, and can it talk to a model yet."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from countbot.web.api.errors import daemon_of
+
+
+def _version() -> str:
+    try:
+        return version("countbot")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+async def health(request: Request) -> JSONResponse:
+    daemon = daemon_of(request)
+    return JSONResponse(
+        {
+            "status": "ok" if daemon.gateway.accepting else "stopping",
+            "version": _version(),
+            "model_ready": daemon.model_ready,
+        }
+    )
+
+
+routes = [Route("/health", health, methods=["GET"])]

@@ -1,0 +1,102 @@
+"""Sessions: list and search, create, rename, delete, and the paged message history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from countbot.store.sessions import SessionInfo
+from countbot.web.api.errors import ApiError, daemon_of, int_param, json_object, text_param
+
+MAX_TITLE = 200
+MAX_PAGE = 200
+
+
+def session_json(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "title": info.title,
+        "channel": info.channel,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "message_count": info.message_count,
+    }
+
+
+async def list_sessions(request: Request) -> JSONResponse:
+    store = daemon_of(request).runtime.sessions
+    found = await store.list(
+        limit=int_param(request, "limit", 50, low=1, high=MAX_PAGE),
+        offset=int_param(request, "offset", 0, low=0, high=1 << 31),
+        query=text_param(request, "q"),
+    )
+    return JSONResponse({"sessions": [session_json(info) for info in found]})
+
+
+async def create_session(request: Request) -> JSONResponse:
+    body = await json_object(request)
+    title = _title(body, required=False)
+    info = await daemon_of(request).runtime.sessions.create(title=title, channel="web")
+    return JSONResponse(session_json(info), 201)
+
+
+async def rename_session(request: Request) -> JSONResponse:
+    store = daemon_of(request).runtime.sessions
+    session_id = request.path_params["session_id"]
+    title = _title(await json_object(request), required=True)
+    if not await store.rename(session_id, title):
+        raise ApiError(404, f"no session {session_id!r}")
+    info = await store.get(session_id)
+    if info is None:
+        raise ApiError(404, f"no session {session_id!r}")
+    return JSONResponse(session_json(info))
+
+
+async def delete_session(request: Request) -> Response:
+    daemon = daemon_of(request)
+    session_id = request.path_params["session_id"]
+    if daemon.gateway.busy(session_id):
+        raise ApiError(409, "the session is running a turn; stop it first")
+    if not await daemon.runtime.sessions.delete(session_id):
+        raise ApiError(404, f"no session {session_id!r}")
+    return Response(status_code=204)
+
+
+async def session_messages(request: Request) -> JSONResponse:
+    store = daemon_of(request).runtime.sessions
+    session_id = request.path_params["session_id"]
+    if await store.get(session_id) is None:
+        raise ApiError(404, f"no session {session_id!r}")
+    limit = int_param(request, "limit", 50, low=1, high=MAX_PAGE)
+    before = int_param(request, "before_id", 0, low=0, high=1 << 62) or None
+    # One record more than asked says whether older ones exist.
+    records = await store.messages(session_id, before_id=before, limit=limit + 1)
+    has_more = len(records) > limit
+    page = records[1:] if has_more else records
+    return JSONResponse({"messages": [_shown(r) for r in page], "has_more": has_more})
+
+
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
+    # The per-turn context (clock, channel) is for the model, not for the chat view.
+    return {key: value for key, value in record.items() if key != "context"}
+
+
+def _title(body: dict[str, Any], *, required: bool) -> str:
+    title = body.get("title")
+    if title is None and not required:
+        return ""
+    if not isinstance(title, str) or not 1 <= len(title.strip()) <= MAX_TITLE:
+        raise ApiError(400, f"'title' must be a string of 1 to {MAX_TITLE} characters")
+    return title.strip()
+
+
+routes = [
+    Route("/sessions", list_sessions, methods=["GET"]),
+    Route("/sessions", create_session, methods=["POST"]),
+    Route("/sessions/{session_id}", rename_session, methods=["PATCH"]),
+    Route("/sessions/{session_id}", delete_session, methods=["DELETE"]),
+    Route("/sessions/{session_id}/messages", session_messages, methods=["GET"]),
+]

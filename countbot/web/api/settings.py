@@ -1,0 +1,85 @@
+"""Settings: read (secrets masked) and change the model and persona without a restart.
+
+A change is validated, written to config.yaml atomically by the config layer, read back, and
+applied to the live settings object the runtime already holds: the model resolver reads
+`settings.model` on every turn and the context builder holds `settings.persona`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from countbot.agent.persona import PersonaError
+from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
+from countbot.config.settings import PersonaSettings, Settings
+from countbot.web.api.errors import ApiError, daemon_of, json_object
+from countbot.web.context import DaemonContext
+
+EDITABLE = ("model", "persona")
+
+
+async def get_settings(request: Request) -> JSONResponse:
+    return JSONResponse(await _shown(daemon_of(request)))
+
+
+async def put_settings(request: Request) -> JSONResponse:
+    daemon = daemon_of(request)
+    patch = await json_object(request)
+    unknown = sorted(set(patch) - set(EDITABLE))
+    if unknown:
+        raise ApiError(400, f"only {', '.join(EDITABLE)} can be changed here, not {unknown}")
+    for section, value in patch.items():
+        if not isinstance(value, dict):
+            raise ApiError(400, f"'{section}' must be an object")
+    settings = daemon.runtime.settings
+    if settings.config_path is None:
+        raise ApiError(409, "the daemon was started without a config file to save to")
+    if "persona" in patch:
+        await _check_persona(daemon, settings.persona, patch["persona"])
+    try:
+        await asyncio.to_thread(save_settings_patch, settings.config_path, patch)
+        fresh = await asyncio.to_thread(load_settings, settings.config_path)
+    except ConfigError as exc:
+        raise ApiError(400, "; ".join(exc.problems)) from None
+    _apply(daemon, fresh)
+    return JSONResponse(await _shown(daemon))
+
+
+async def _check_persona(daemon: DaemonContext, current: PersonaSettings, change: dict) -> None:
+    """An unknown preset would break every later turn: refuse it before anything is saved."""
+    try:
+        candidate = PersonaSettings.model_validate({**current.model_dump(), **change})
+        await daemon.runtime.personas.load(candidate)
+    except ValidationError as exc:
+        raise ApiError(400, f"persona: {exc.errors()[0]['msg']}") from None
+    except PersonaError as exc:
+        raise ApiError(400, f"persona: {exc}") from None
+
+
+def _apply(daemon: DaemonContext, fresh: Settings) -> None:
+    live = daemon.runtime.settings
+    live.model = fresh.model
+    # In place: the context builder holds this very object.
+    for name in PersonaSettings.model_fields:
+        setattr(live.persona, name, getattr(fresh.persona, name))
+    if fresh.model.api_key is not None:
+        daemon.runtime.masker.add(fresh.model.api_key.get_secret_value())
+
+
+async def _shown(daemon: DaemonContext) -> dict[str, Any]:
+    data = masked_settings(daemon.runtime.settings)
+    presets = await daemon.runtime.personas.available()
+    data["persona_presets"] = [{"name": name, "description": ""} for name in presets]
+    return data
+
+
+routes = [
+    Route("/settings", get_settings, methods=["GET"]),
+    Route("/settings", put_settings, methods=["PUT"]),
+]

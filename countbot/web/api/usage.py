@@ -1,0 +1,26 @@
+"""GET /api/usage: tokens and cost by day and by session, recorded by the runtime per request."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from countbot.web.api.errors import daemon_of, int_param
+
+
+async def usage(request: Request) -> JSONResponse:
+    log = daemon_of(request).runtime.usage
+    days = int_param(request, "days", 30, low=1, high=3660)
+    by_session = await log.by_session(limit=int_param(request, "limit", 50, low=1, high=500))
+    by_session.sort(key=lambda row: row["cost_usd"] or 0, reverse=True)
+    return JSONResponse(
+        {
+            "by_day": await log.by_day(days),
+            "by_session": by_session,
+            "totals": await log.totals(),
+        }
+    )
+
+
+routes = [Route("/usage", usage, methods=["GET"])]

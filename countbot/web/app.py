@@ -1,0 +1,40 @@
+"""Builds the daemon's Starlette app: static UI, login page, REST API and the WebSocket."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.routing import Mount, Route, WebSocketRoute
+
+from countbot.web.access import AccessPolicy
+from countbot.web.api import api_mount
+from countbot.web.api.errors import ApiError, api_error, http_error, server_error
+from countbot.web.context import DaemonContext
+from countbot.web.login import login
+from countbot.web.security import AccessGuard
+from countbot.web.ui_files import index, static_files
+from countbot.web.ws import websocket_endpoint
+
+
+def create_app(daemon: DaemonContext, port: int) -> Starlette:
+    """The ASGI app for a daemon listening on `port`; every request passes the `AccessGuard`."""
+    policy = AccessPolicy.from_settings(daemon.runtime.settings.web, port)
+    app = Starlette(
+        routes=[
+            Route("/", index, methods=["GET", "HEAD"]),
+            Route("/login", login, methods=["GET", "POST"]),
+            WebSocketRoute("/ws", websocket_endpoint),
+            api_mount(),
+            Mount("/static", app=static_files()),
+        ],
+        middleware=[Middleware(AccessGuard, policy=policy)],
+        exception_handlers={
+            ApiError: api_error,
+            HTTPException: http_error,
+            Exception: server_error,
+        },
+    )
+    app.state.daemon = daemon
+    app.state.policy = policy
+    return app

@@ -1,0 +1,179 @@
+"""`countbot run`: one process serving the UI, the API and the WebSocket until SIGTERM/SIGINT.
+
+The listening socket is bound before the event loop starts, so a refused start (no token on a
+public address, a second daemon on the same data folder, a busy port) exits with a clear message
+and nothing half-started. Shutdown stops taking turns, cancels the running ones within
+`web.shutdown_grace`, closes the connections, flushes the store and exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import uvicorn
+
+from countbot.config.settings import Settings
+from countbot.gateway.gateway import Gateway, TurnSource
+from countbot.llm.litellm_import import preload_litellm
+from countbot.runtime.assembly import open_runtime
+from countbot.web.access import is_loopback
+from countbot.web.app import create_app
+from countbot.web.context import DaemonContext
+from countbot.web.instance import AlreadyRunningError, InstanceLock
+
+log = logging.getLogger(__name__)
+
+EXIT_CONFIG = 2
+EXIT_CONFLICT = 1
+# Seconds uvicorn waits for connections to close once the turns are done.
+CONNECTION_GRACE = 3.0
+# Room above web.max_frame_bytes, so an oversized frame reaches us and gets an error frame back
+# instead of the server closing the connection.
+FRAME_HEADROOM = 1 << 20
+
+
+class _DaemonServer(uvicorn.Server):
+    """uvicorn without its own signal handling: the daemon decides how to stop."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def run_daemon(settings: Settings) -> int:
+    """Run until a signal; returns the process exit status."""
+    web = settings.web
+    if not is_loopback(web.host) and web.token is None:
+        _say(
+            f"countbot: refusing to listen on {web.host} without an access token. Anyone who "
+            "can reach that address could use your assistant. Set web.token in the config "
+            "file (a long random string), or keep web.host at 127.0.0.1."
+        )
+        return EXIT_CONFIG
+    lock = InstanceLock(settings.data_dir)
+    try:
+        lock.acquire()
+    except AlreadyRunningError as exc:
+        _say(f"countbot: {exc}")
+        return EXIT_CONFLICT
+    try:
+        try:
+            listener = bind_listener(web.host, web.port)
+        except OSError as exc:
+            _say(f"countbot: cannot listen on {web.host}:{web.port}: {exc.strerror or exc}")
+            return EXIT_CONFLICT
+        with listener:
+            asyncio.run(_serve(settings, lock, listener))
+        return 0
+    finally:
+        lock.release()
+
+
+async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        async with serve_daemon(settings, listener) as daemon:
+            # The socket already listens: a client connecting now waits in its backlog.
+            _announce(lock.publish(settings.web.host, daemon.port).url, settings)
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+@dataclass(slots=True)
+class RunningDaemon:
+    """A daemon serving on a bound socket (the CLI's, a test's or the benchmark's)."""
+
+    context: DaemonContext
+    port: int
+    serving: asyncio.Task[None]
+
+
+@contextlib.asynccontextmanager
+async def serve_daemon(
+    settings: Settings, listener: socket.socket, *, agent: TurnSource | None = None
+) -> AsyncIterator[RunningDaemon]:
+    """Open the runtime and serve on `listener`; on exit stop turns, connections, then the store.
+
+    `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
+    """
+    runtime = await open_runtime(settings)
+    gateway = Gateway(agent or runtime.agent, runtime.sessions, settings.gateway)
+    context = DaemonContext(runtime, gateway)
+    port = listener.getsockname()[1]
+    server = _DaemonServer(_uvicorn_config(context, port))
+    preload = asyncio.create_task(_preload(context))
+    serving = asyncio.create_task(server.serve(sockets=[listener]))
+    try:
+        yield RunningDaemon(context, port, serving)
+    finally:
+        await gateway.close(settings.web.shutdown_grace)
+        server.should_exit = True
+        await asyncio.wait({serving})
+        preload.cancel()
+        await runtime.close()
+
+
+async def _preload(daemon: DaemonContext) -> None:
+    """Import litellm off the event loop, so the UI is served at once."""
+    try:
+        await preload_litellm()
+    except Exception:
+        log.exception("loading litellm failed; turns will fail until this is fixed")
+        return
+    daemon.litellm_ready = True
+
+
+def _uvicorn_config(daemon: DaemonContext, port: int) -> uvicorn.Config:
+    return uvicorn.Config(
+        create_app(daemon, port),
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        ws_max_size=daemon.runtime.settings.web.max_frame_bytes + FRAME_HEADROOM,
+        timeout_graceful_shutdown=CONNECTION_GRACE,
+    )
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; binding before the loop starts turns a busy port into a message."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(128)
+        listener.set_inheritable(True)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def _announce(url: str, settings: Settings) -> None:
+    shown = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:")
+    lines = [f"CountBot is running: open {shown}/ in your browser (Ctrl-C stops it)."]
+    if settings.web.token is not None:
+        lines.append("Sign in with the access token from web.token in your config file.")
+    if not settings.model.name:
+        lines.append("No model is configured yet: set it on the Settings page.")
+    _say("\n".join(lines))
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr if text.startswith("countbot:") else sys.stdout, flush=True)

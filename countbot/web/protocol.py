@@ -1,0 +1,146 @@
+"""The WebSocket protocol's client frames, parsed and validated into typed commands.
+
+Anything that does not fit becomes a `ProtocolError` naming the problem; nothing here runs a tool.
+See docs/protocol.md for the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from countbot.gateway.messages import QUEUE_MODES, QueueMode
+from countbot.llm.types import ImagePart
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_SESSION_ID = 200
+MAX_CLIENT_ID = 64
+
+
+@dataclass(frozen=True, slots=True)
+class SendMessage:
+    session_id: str | None
+    content: str
+    media: tuple[ImagePart, ...]
+    mode: QueueMode | None
+    client_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe:
+    session_id: str
+    last_seq: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe:
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    pass
+
+
+ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping
+
+
+class ProtocolError(ValueError):
+    """A frame the server refuses; `client_id` is echoed when the frame had a usable one."""
+
+    def __init__(self, message: str, client_id: str | None = None) -> None:
+        super().__init__(message)
+        self.client_id = client_id
+
+
+def parse_frame(text: str) -> ClientFrame:
+    """One client text frame as a command; raises ProtocolError."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ProtocolError(f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"a frame must be a JSON object, not {type(data).__name__}")
+    kind = data.get("type")
+    if kind is None:
+        raise ProtocolError("frame has no 'type'")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        raise ProtocolError(f"unknown frame type: {kind!r}")
+    return parser(data)
+
+
+def _message(data: dict[str, Any]) -> SendMessage:
+    client_id = data.get("client_id")
+    if client_id is not None and (not isinstance(client_id, str) or len(client_id) > MAX_CLIENT_ID):
+        raise ProtocolError(f"message: 'client_id' must be a string of at most {MAX_CLIENT_ID}")
+    try:
+        session_id = _session_id(data, "message", optional=True)
+        content = data.get("content")
+        if not isinstance(content, str):
+            raise ProtocolError("message: 'content' must be a string")
+        media = _media(data.get("media"))
+        if not content.strip() and not media:
+            raise ProtocolError("message: 'content' is empty and there is no media")
+        mode = data.get("mode")
+        if mode is not None and mode not in QUEUE_MODES:
+            raise ProtocolError(f"message: 'mode' must be one of {', '.join(QUEUE_MODES)}")
+    except ProtocolError as exc:
+        raise ProtocolError(str(exc), client_id) from None
+    return SendMessage(session_id, content, media, mode, client_id)
+
+
+def _media(value: Any) -> tuple[ImagePart, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ProtocolError("message: 'media' must be a list")
+    images = []
+    for index, item in enumerate(value):
+        where = f"message: media[{index}]"
+        if not isinstance(item, dict) or item.get("type") != "image":
+            raise ProtocolError(f"{where} must be an object with type 'image'")
+        media_type, data = item.get("media_type"), item.get("data")
+        if media_type not in IMAGE_TYPES:
+            allowed = ", ".join(sorted(IMAGE_TYPES))
+            raise ProtocolError(f"{where}: 'media_type' must be one of {allowed}")
+        if not isinstance(data, str) or not data:
+            raise ProtocolError(f"{where}: 'data' must be a non-empty base64 string")
+        images.append(ImagePart(media_type, data=data))
+    return tuple(images)
+
+
+def _session_id(data: dict[str, Any], frame: str, *, optional: bool = False) -> Any:
+    if "session_id" not in data and not optional:
+        raise ProtocolError(f"{frame}: 'session_id' is missing")
+    value = data.get("session_id")
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value or len(value) > MAX_SESSION_ID:
+        raise ProtocolError(
+            f"{frame}: 'session_id' must be a non-empty string of at most {MAX_SESSION_ID}"
+        )
+    return value
+
+
+def _subscribe(data: dict[str, Any]) -> Subscribe:
+    session_id = _session_id(data, "subscribe")
+    last_seq = data.get("last_seq")
+    if last_seq is not None and (isinstance(last_seq, bool) or not isinstance(last_seq, int)):
+        raise ProtocolError("subscribe: 'last_seq' must be an integer or null")
+    return Subscribe(session_id, last_seq)
+
+
+_PARSERS = {
+    "message": _message,
+    "cancel": lambda data: Cancel(_session_id(data, "cancel")),
+    "subscribe": _subscribe,
+    "unsubscribe": lambda data: Unsubscribe(_session_id(data, "unsubscribe")),
+    "ping": lambda data: Ping(),
+}

@@ -1,0 +1,174 @@
+// Start-up and wiring: language, connection indicator, sidebar, chat, composer and the
+// hash routes (#/chat, #/settings, ...) that switch between the chat and the panel pages.
+
+import { Chat } from "./chat/chat.js";
+import { Composer } from "./chat/composer.js";
+import { SessionList } from "./chat/sessions.js";
+import { Transcript } from "./chat/transcript.js";
+import { api } from "./lib/api.js";
+import { label, translateTree } from "./lib/dom.js";
+import { getLang, onLangChange, setLang } from "./lib/i18n.js";
+import { Socket } from "./lib/socket.js";
+import { renderAudit } from "./panels/audit.js";
+import { renderChannels } from "./panels/channels.js";
+import { renderMemory } from "./panels/memory.js";
+import { renderSettings } from "./panels/settings.js";
+import { renderSkills } from "./panels/skills.js";
+import { renderUsage } from "./panels/usage.js";
+
+const PANELS = {
+  settings: renderSettings,
+  memory: renderMemory,
+  skills: renderSkills,
+  audit: renderAudit,
+  usage: renderUsage,
+  channels: renderChannels,
+};
+const PHONE = matchMedia("(max-width: 767px)");
+
+const $ = (selector) => document.querySelector(selector);
+const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
+
+function setupLanguage() {
+  document.documentElement.lang = getLang();
+  translateTree(document);
+  const select = byTestId("lang-switch");
+  select.value = getLang();
+  select.addEventListener("change", () => setLang(select.value));
+  onLangChange((lang) => {
+    select.value = lang;
+    translateTree(document);
+  });
+}
+
+function setupSidebar() {
+  const sidebar = $("#sidebar");
+  const scrim = $("#scrim");
+  const button = $("#menu-button");
+  const toggle = (open) => {
+    sidebar.classList.toggle("open", open);
+    scrim.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+  };
+  button.addEventListener("click", () => toggle(!sidebar.classList.contains("open")));
+  scrim.addEventListener("click", () => toggle(false));
+  addEventListener("keydown", (event) => {
+    if (event.key === "Escape") toggle(false);
+  });
+  // On a phone the sidebar covers the page: close it once something in it was chosen.
+  sidebar.addEventListener("click", (event) => {
+    if (PHONE.matches && event.target.closest("a, .session-open, .new-session")) toggle(false);
+  });
+}
+
+function showConnection(state) {
+  const indicator = byTestId("conn-state");
+  indicator.dataset.state = state;
+  label($("#conn-label"), `conn.${state}`);
+}
+
+async function checkHealth() {
+  try {
+    const health = await api("/api/health");
+    $("#banner").hidden = health.model_ready !== false;
+    $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
+  } catch {
+    // The connection indicator already tells the user the daemon is unreachable.
+  }
+}
+
+function setupRouter(sessions, chat) {
+  const title = $("#view-title");
+  const chatView = $("#view-chat");
+  const panelView = $("#view-panel");
+  let current = "chat";
+  const showTitle = () => {
+    if (current !== "chat") {
+      label(title, `nav.${current}`);
+      return;
+    }
+    const name = chat.sessionId && sessions.titleOf(chat.sessionId);
+    if (name) {
+      delete title.dataset.i18n;
+      title.textContent = name;
+    } else label(title, chat.sessionId ? "sessions.untitled" : "sessions.new");
+  };
+  const route = () => {
+    const name = location.hash.replace(/^#\/?/, "");
+    const panel = PANELS[name];
+    current = panel ? name : "chat";
+    for (const link of document.querySelectorAll(".nav a")) {
+      if (link.dataset.route === current) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    chatView.hidden = Boolean(panel);
+    panelView.hidden = !panel;
+    showTitle();
+    checkHealth();
+    if (panel) panel(panelView, { openSession });
+    else if (!PHONE.matches) byTestId("composer-input").focus();
+  };
+  const openSession = (sessionId) => {
+    if (location.hash && location.hash !== "#/chat") location.hash = "#/chat";
+    chat.open(sessionId);
+  };
+  addEventListener("hashchange", route);
+  return { route, openSession, showTitle };
+}
+
+function start() {
+  setupLanguage();
+  setupSidebar();
+  let router = null;
+  const transcript = new Transcript($("#transcript"), {
+    onLoadEarlier: () => chat.loadEarlier(),
+  });
+  const socket = new Socket({
+    onFrame: (frame) => chat.handle(frame),
+    onState: (state) => {
+      showConnection(state);
+      // Back online: the model may have been configured and sessions changed meanwhile.
+      if (state === "open") {
+        checkHealth();
+        sessions.refreshSoon();
+      }
+    },
+    onResync: (sessionId) => chat.resync(sessionId),
+  });
+  const sessions = new SessionList({
+    list: $("#session-list"),
+    search: byTestId("session-search"),
+    more: $("#more-sessions"),
+    onOpen: (sessionId) => router.openSession(sessionId),
+    onRendered: () => router?.showTitle(),
+  });
+  const composer = new Composer({
+    form: $("#composer"),
+    input: byTestId("composer-input"),
+    stop: byTestId("stop-button"),
+    mode: byTestId("queue-mode"),
+    imageInput: byTestId("image-input"),
+    attachments: $("#attachments"),
+    onSend: (content, media, mode) => chat.send(content, media, mode),
+    onStop: () => chat.cancel(),
+  });
+  const chat = new Chat({
+    socket,
+    transcript,
+    onRunning: (running) => composer.setRunning(running),
+    onSessionChange: (sessionId) => {
+      sessions.setActive(sessionId);
+      router?.showTitle();
+    },
+    onActivity: () => sessions.refreshSoon(),
+  });
+  router = setupRouter(sessions, chat);
+  byTestId("new-session").addEventListener("click", () => router.openSession(null));
+  sessions.refresh();
+  onLangChange(() => sessions.render());
+  chat.open(Chat.lastSession());
+  socket.start();
+  router.route();
+}
+
+start();

@@ -1,0 +1,125 @@
+// The message box: Enter sends (Shift+Enter and IME composition do not), images come from the
+// file picker, paste or drop, and while a turn runs a stop button and a queue mode appear.
+
+import { h, labelAttrs } from "../lib/dom.js";
+import { toastKey } from "../lib/toast.js";
+import { ImageError, readImage } from "./images.js";
+
+const MAX_IMAGES = 4;
+const MAX_INPUT_HEIGHT_PX = 220;
+
+export class Composer {
+  /** onSend(content, media, mode) sends; onStop() cancels the running turn. */
+  constructor({ form, input, stop, mode, imageInput, attachments, onSend, onStop }) {
+    Object.assign(this, { form, input, stop, mode, imageInput, attachments });
+    this.onSend = onSend;
+    this.images = [];
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.submit();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+        event.preventDefault();
+        this.submit();
+      }
+    });
+    input.addEventListener("input", () => this.fit());
+    input.addEventListener("paste", (event) => this.pasted(event));
+    form.addEventListener("dragover", (event) => event.preventDefault());
+    form.addEventListener("drop", (event) => {
+      event.preventDefault();
+      this.attach([...(event.dataTransfer?.files || [])]);
+    });
+    imageInput.addEventListener("change", () => {
+      this.attach([...imageInput.files]);
+      imageInput.value = "";
+    });
+    stop.addEventListener("click", () => onStop());
+  }
+
+  setRunning(running) {
+    this.stop.hidden = !running;
+    this.mode.hidden = !running;
+    labelAttrs(this.input, {
+      placeholder: running ? "composer.placeholderRunning" : "composer.placeholder",
+    });
+  }
+
+  submit() {
+    const content = this.input.value.trim();
+    if (!content && !this.images.length) return;
+    const media = this.images.map(({ media_type, data }) => ({ media_type, data }));
+    this.onSend(content, media, this.mode.value);
+    this.input.value = "";
+    this.clearImages();
+    this.fit();
+    this.input.focus();
+  }
+
+  pasted(event) {
+    const files = [...(event.clipboardData?.items || [])]
+      .filter((item) => item.kind === "file" && item.type.startsWith("image/"))
+      .map((item) => item.getAsFile())
+      .filter(Boolean);
+    if (!files.length) return;
+    event.preventDefault();
+    this.attach(files);
+  }
+
+  async attach(files) {
+    for (const file of files) {
+      if (this.images.length >= MAX_IMAGES) {
+        toastKey("image.tooMany", { max: MAX_IMAGES });
+        return;
+      }
+      try {
+        this.images.push(await readImage(file));
+      } catch (error) {
+        toastKey(error instanceof ImageError ? error.message : "image.unreadable");
+      }
+      this.renderImages();
+    }
+  }
+
+  renderImages() {
+    this.attachments.hidden = !this.images.length;
+    this.attachments.replaceChildren(
+      ...this.images.map((image, index) =>
+        h(
+          "span",
+          { class: "attachment", testid: "attachment" },
+          h("img", { src: image.preview, alt: "" }),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "attachment-remove",
+              i18nAttrs: { title: "composer.removeImage", "aria-label": "composer.removeImage" },
+              onclick: () => this.removeImage(index),
+            },
+            "×",
+          ),
+        ),
+      ),
+    );
+  }
+
+  removeImage(index) {
+    const [image] = this.images.splice(index, 1);
+    URL.revokeObjectURL(image.preview);
+    this.renderImages();
+  }
+
+  clearImages() {
+    for (const image of this.images) URL.revokeObjectURL(image.preview);
+    this.images = [];
+    this.renderImages();
+  }
+
+  /** Grow the box with its text, up to a limit. */
+  fit() {
+    this.input.style.height = "auto";
+    this.input.style.height = `${Math.min(this.input.scrollHeight, MAX_INPUT_HEIGHT_PX)}px`;
+  }
+}

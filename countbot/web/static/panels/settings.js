@@ -1,0 +1,182 @@
+// Settings: the model and the persona. The API key is never shown; it is sent only when the
+// user typed a new one or asked to remove it.
+
+import { api } from "../lib/api.js";
+import { h, label } from "../lib/dom.js";
+import { field, loadPanel, statusLine } from "./panel.js";
+
+const MASK = "********";
+
+export function renderSettings(root) {
+  return loadPanel(root, "settings.title", () => api("/api/settings"), (data) => settingsForm(data));
+}
+
+function text(value, props = {}) {
+  return h("input", { type: "text", value: value ?? "", autocomplete: "off", ...props });
+}
+
+function presetList(data) {
+  return (data.persona_presets || []).map((preset) =>
+    typeof preset === "string" ? { name: preset, description: "" } : preset,
+  );
+}
+
+/** The form for `data` (GET /api/settings); `saved` shows that it is the result of a save. */
+function settingsForm(data, saved = false) {
+  const model = data.model || {};
+  const persona = data.persona || {};
+  const presets = presetList(data);
+  const keySet = model.api_key === MASK || Boolean(model.api_key);
+  let keyChange = null; // null: unchanged; "": remove; otherwise the new key
+
+  const inputs = {
+    name: text(model.name, { testid: "settings-model-name", required: true }),
+    apiBase: text(model.api_base, {
+      type: "url",
+      i18nAttrs: { placeholder: "settings.apiBaseDefault" },
+    }),
+    apiKey: h("input", {
+      type: "password",
+      testid: "settings-api-key",
+      autocomplete: "new-password",
+      i18nAttrs: { placeholder: keySet ? "settings.apiKeySet" : "settings.apiKeyNone" },
+    }),
+    temperature: h("input", {
+      type: "number",
+      min: 0,
+      max: 2,
+      step: 0.1,
+      value: model.temperature ?? 0.7,
+      testid: "settings-temperature",
+    }),
+    maxTokens: h("input", {
+      type: "number",
+      min: 1,
+      step: 1,
+      value: model.max_tokens ?? 4096,
+      testid: "settings-max-tokens",
+    }),
+    fallbacks: text((model.fallbacks || []).join(", ")),
+    preset: h(
+      "select",
+      { testid: "settings-preset" },
+      presets.map((p) => h("option", { value: p.name, selected: p.name === persona.preset }, p.name)),
+    ),
+    personaName: text(persona.name, { i18nAttrs: { placeholder: "settings.fromPreset" } }),
+    userAddress: text(persona.user_address, { i18nAttrs: { placeholder: "settings.fromPreset" } }),
+    language: text(persona.language, { i18nAttrs: { placeholder: "settings.fromPreset" } }),
+    personality: h("textarea", {
+      rows: 4,
+      value: persona.personality ?? "",
+      i18nAttrs: { placeholder: "settings.fromPreset" },
+    }),
+  };
+  const presetHint = h("span", { class: "field-hint" });
+  const describePreset = () => {
+    presetHint.textContent = presets.find((p) => p.name === inputs.preset.value)?.description || "";
+  };
+  inputs.preset.addEventListener("change", describePreset);
+  describePreset();
+
+  const keyState = h("span", { class: "field-hint" });
+  const removeKey = h("button", {
+    type: "button",
+    class: "small",
+    hidden: !keySet,
+    testid: "settings-api-key-remove",
+    i18n: "settings.apiKeyRemove",
+    onclick: () => {
+      keyChange = "";
+      inputs.apiKey.value = "";
+      label(keyState, "settings.apiKeyWillRemove");
+    },
+  });
+  inputs.apiKey.addEventListener("input", () => {
+    keyChange = inputs.apiKey.value || null;
+    keyState.replaceChildren();
+    delete keyState.dataset.i18n;
+  });
+
+  const status = statusLine("settings-status");
+  const form = h(
+    "form",
+    { class: "settings-form", novalidate: true },
+    h(
+      "fieldset",
+      {},
+      h("legend", { i18n: "settings.model" }),
+      field("settings.modelName", inputs.name, "settings.modelNameHint"),
+      field("settings.apiBase", inputs.apiBase),
+      h(
+        "div",
+        { class: "field" },
+        h("span", { class: "field-label", i18n: "settings.apiKey" }),
+        h("div", { class: "inline-controls" }, inputs.apiKey, removeKey),
+        keyState,
+      ),
+      h(
+        "div",
+        { class: "field-row" },
+        field("settings.temperature", inputs.temperature),
+        field("settings.maxTokens", inputs.maxTokens),
+      ),
+      field("settings.fallbacks", inputs.fallbacks, "settings.fallbacksHint"),
+    ),
+    h(
+      "fieldset",
+      {},
+      h("legend", { i18n: "settings.persona" }),
+      h(
+        "label",
+        { class: "field" },
+        h("span", { class: "field-label", i18n: "settings.preset" }),
+        inputs.preset,
+        presetHint,
+      ),
+      field("settings.personaName", inputs.personaName),
+      field("settings.userAddress", inputs.userAddress),
+      field("settings.language", inputs.language),
+      field("settings.personality", inputs.personality),
+    ),
+    h(
+      "div",
+      { class: "form-actions" },
+      h("button", { type: "submit", class: "primary", testid: "settings-save", i18n: "common.save" }),
+      status.el,
+    ),
+  );
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!form.reportValidity()) return;
+    const orNull = (input) => input.value.trim() || null;
+    const body = {
+      model: {
+        name: inputs.name.value.trim(),
+        api_base: orNull(inputs.apiBase),
+        temperature: Number(inputs.temperature.value),
+        max_tokens: Number.parseInt(inputs.maxTokens.value, 10),
+        fallbacks: inputs.fallbacks.value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      },
+      persona: {
+        preset: inputs.preset.value,
+        name: orNull(inputs.personaName),
+        user_address: orNull(inputs.userAddress),
+        language: orNull(inputs.language),
+        personality: orNull(inputs.personality),
+      },
+    };
+    if (keyChange !== null) body.model.api_key = keyChange;
+    status.show("busy", "common.saving");
+    try {
+      form.replaceWith(settingsForm(await api("/api/settings", { method: "PUT", body }), true));
+    } catch (error) {
+      status.show("error", "common.saveFailed", { error: error.message });
+    }
+  });
+  if (saved) status.show("ok", "common.saved");
+  return form;
+}

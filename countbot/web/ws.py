@@ -1,0 +1,152 @@
+"""The `/ws` endpoint: one connection watches any number of sessions and sends turns in.
+
+Everything bound for the client (events, acks, replies, errors) passes through the connection's
+one watcher queue, so frames arrive in the order they were produced and a slow client is dropped
+(closed with 1013; it reconnects and replays) instead of slowing a turn down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from starlette.websockets import WebSocket
+
+from countbot.gateway.events import SessionEvent
+from countbot.gateway.gateway import GatewayClosedError
+from countbot.gateway.messages import InboundMessage
+from countbot.gateway.watchers import Watcher
+from countbot.web.context import DaemonContext
+from countbot.web.protocol import (
+    Cancel,
+    ClientFrame,
+    Ping,
+    ProtocolError,
+    SendMessage,
+    Subscribe,
+    Unsubscribe,
+    parse_frame,
+)
+
+log = logging.getLogger(__name__)
+
+CLOSE_TOO_SLOW = 1013
+
+
+async def websocket_endpoint(websocket: WebSocket) -> None:
+    daemon: DaemonContext = websocket.app.state.daemon
+    await Connection(websocket, daemon).serve()
+
+
+class Connection:
+    """One client connection: reads frames, runs them, and sends its watcher's queue."""
+
+    def __init__(self, websocket: WebSocket, daemon: DaemonContext) -> None:
+        self._ws = websocket
+        self._daemon = daemon
+        self._hub = daemon.gateway.hub
+        self._max_frame = daemon.runtime.settings.web.max_frame_bytes
+        self.watcher = Watcher()
+
+    async def serve(self) -> None:
+        await self._ws.accept()
+        sender = asyncio.create_task(self._send_loop())
+        try:
+            await self._receive_loop()
+        finally:
+            self._hub.drop(self.watcher)
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+
+    async def _receive_loop(self) -> None:
+        while True:
+            message = await self._ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None:
+                self._error("binary frames are not supported; send JSON text frames")
+                continue
+            # Characters never outnumber bytes, so only long frames need encoding to measure.
+            if len(text) * 4 > self._max_frame and (size := len(text.encode())) > self._max_frame:
+                self._error(f"frame too large: {size} bytes (limit {self._max_frame})")
+                continue
+            try:
+                frame = parse_frame(text)
+            except ProtocolError as exc:
+                self._error(str(exc), exc.client_id)
+                continue
+            await self._handle(frame)
+
+    async def _handle(self, frame: ClientFrame) -> None:
+        gateway = self._daemon.gateway
+        if isinstance(frame, SendMessage):
+            await self._send_message(frame)
+        elif isinstance(frame, Cancel):
+            gateway.cancel(frame.session_id)
+        elif isinstance(frame, Subscribe):
+            await self._subscribe(frame)
+        elif isinstance(frame, Unsubscribe):
+            self._hub.unsubscribe(frame.session_id, self.watcher)
+        elif isinstance(frame, Ping):
+            self._reply({"type": "pong"})
+
+    async def _send_message(self, frame: SendMessage) -> None:
+        message = InboundMessage(
+            channel="web",
+            content=frame.content,
+            sender="web",
+            media=frame.media,
+            session_key=frame.session_id,
+            mode=frame.mode,
+        )
+        try:
+            await self._daemon.gateway.submit(
+                message, origin=self.watcher, client_id=frame.client_id
+            )
+        except GatewayClosedError as exc:
+            self._error(str(exc), frame.client_id, retryable=True)
+
+    async def _subscribe(self, frame: Subscribe) -> None:
+        session_id = frame.session_id
+        known = self._daemon.gateway.busy(session_id)
+        if not known and await self._daemon.runtime.sessions.get(session_id) is None:
+            self._error(f"subscribe: unknown session {session_id!r}")
+            return
+        self._hub.unsubscribe(session_id, self.watcher)
+        if not self._hub.subscribe(session_id, self.watcher, frame.last_seq):
+            self._error(
+                f"subscribe: events of session {session_id!r} after seq {frame.last_seq} are no "
+                "longer buffered; reload its history"
+            )
+
+    def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
+        frame: dict[str, Any] = {
+            "type": "error",
+            "session_id": None,
+            "error": text,
+            "retryable": retryable,
+        }
+        if client_id is not None:
+            frame["client_id"] = client_id
+        self._reply(frame)
+
+    def _reply(self, frame: dict[str, Any]) -> None:
+        self.watcher.offer(frame)
+
+    async def _send_loop(self) -> None:
+        queue = self.watcher.queue
+        try:
+            while True:
+                if self.watcher.dropped.is_set():
+                    await self._ws.close(CLOSE_TOO_SLOW, "fell behind; reconnect and resubscribe")
+                    return
+                item = await queue.get()
+                frame = item.to_frame(self.watcher) if isinstance(item, SessionEvent) else item
+                await self._ws.send_text(json.dumps(frame, ensure_ascii=False))
+        except Exception as exc:  # the client went away mid-send; the receive side ends too
+            log.debug("websocket send stopped: %s", exc)

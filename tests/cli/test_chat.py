@@ -1,0 +1,143 @@
+"""`countbot chat`, `onboard` and `doctor` as a user runs them: real subprocesses, real config."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+from tests.support.scripted_model import Reply, ScriptedModelServer
+
+COUNTBOT = [sys.executable, "-m", "countbot"]
+
+
+def write_config(folder: Path, server: ScriptedModelServer, extra: str = "") -> Path:
+    config = folder / "config.yaml"
+    config.write_text(
+        "model:\n"
+        "  name: openai/test-model\n"
+        f"  api_base: {server.base_url}\n"
+        "  api_key: ${TEST_MODEL_KEY}\n"
+        "  vision: false\n"
+        "workspace: ws\n"
+        "data_dir: state\n" + extra
+    )
+    return config
+
+
+def run(*args: str, cwd: Path, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789"}
+    env.pop("COUNTBOT_CONFIG", None)
+    return subprocess.run(
+        [*COUNTBOT, *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+        timeout=timeout,
+    )
+
+
+async def stored_messages(data_dir: Path, session: str) -> list[dict]:
+    db = await Database.open(data_dir / "countbot.db")
+    try:
+        return await SessionStore(db).messages(session, limit=100)
+    finally:
+        await db.close()
+
+
+def test_chat_message_prints_the_answer_and_keeps_the_session(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    write_config(tmp_path, model_server)
+    model_server.script(
+        Reply.tool_calls(("write_file", '{"path": "hello.txt", "content": "hi"}')),
+        Reply.text("I wrote hello.txt for you."),
+    )
+    result = run("chat", "-m", "write hello.txt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "I wrote hello.txt for you."
+    assert (tmp_path / "ws" / "hello.txt").read_text() == "hi"
+    records = asyncio.run(stored_messages(tmp_path / "state", "cli:default"))
+    assert [r["type"] for r in records] == ["user", "assistant", "tool_result", "assistant"]
+    audit = (tmp_path / "state" / "audit.jsonl").read_text()
+    assert "write_file" in audit and "sk-cli-test-0123456789" not in audit
+
+
+def test_chat_uses_the_named_session(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    config = write_config(tmp_path, model_server)
+    model_server.script(Reply.text("one"), Reply.text("two"))
+    assert run("chat", "--config", str(config), "--session", "work", "-m", "first", cwd=tmp_path).returncode == 0
+    assert run("chat", "--config", str(config), "--session", "work", "-m", "second", cwd=tmp_path).returncode == 0
+    assert "first" in str(model_server.requests[-1]["messages"])
+
+
+def test_interactive_chat_streams_answers(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    write_config(tmp_path, model_server)
+    model_server.script(Reply.text("Hello from the prompt!", chunks=5))
+    result = run("chat", cwd=tmp_path, stdin="hello\nexit\n")
+    assert result.returncode == 0, result.stderr
+    assert "Hello from the prompt!" in result.stdout
+
+
+def test_invalid_config_names_the_key_and_exits_2(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    write_config(tmp_path, model_server, extra="agent:\n  max_iterations: lots\n")
+    result = run("chat", "-m", "hi", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "agent.max_iterations" in result.stderr
+    assert not model_server.requests
+
+
+def test_missing_model_says_how_to_configure_one(tmp_path: Path) -> None:
+    result = run("chat", "-m", "hi", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "model.name" in result.stderr and "countbot onboard" in result.stderr
+
+
+def test_model_failure_exits_1_with_a_clear_error(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    write_config(tmp_path, model_server)
+    model_server.script(Reply.error(401, "invalid api key"))
+    result = run("chat", "-m", "hi", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "Error:" in result.stdout and "sk-cli-test" not in result.stdout + result.stderr
+
+
+def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    result = run("onboard", "--dir", "home", "--model", "openai/test-model", "--api-base", model_server.base_url, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "home" / "data" / "workspace" / "MEMORY.md").exists()
+    assert run("onboard", "--dir", "home", cwd=tmp_path).returncode == 2  # never overwrites
+    config = tmp_path / "home" / "config.yaml"
+    with config.open("a") as fh:
+        fh.write("")  # the starter config loads as written
+    model_server.script(Reply.text("OK"))
+    doctor = run("doctor", "--config", str(config), cwd=tmp_path)
+    assert "✓ workspace" in doctor.stdout and "✓ store" in doctor.stdout
+    assert "✓ model" in doctor.stdout, doctor.stdout
+
+
+def test_killed_process_leaves_committed_messages_readable(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    write_config(tmp_path, model_server)
+    model_server.script(
+        Reply.tool_calls(("list_dir", '{"path": "."}')),
+        Reply.text("a very slow answer " * 50, chunks=50, delay=0.2),
+    )
+    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789"}
+    proc = subprocess.Popen([*COUNTBOT, "chat", "-m", "list and explain"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while len(model_server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # mid-stream of the second answer
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    records = asyncio.run(stored_messages(tmp_path / "state", "cli:default"))
+    assert [r["type"] for r in records] == ["user", "assistant", "tool_result"]
+    assert records[0]["content"] == "list and explain"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["chat", "--help"]])
+def test_help(tmp_path: Path, args: list[str]) -> None:
+    assert run(*args, cwd=tmp_path).returncode == 0

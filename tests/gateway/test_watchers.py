@@ -1,0 +1,61 @@
+"""Fan-out: every watcher gets every event; a slow one is dropped instead of blocking."""
+
+from __future__ import annotations
+
+from countbot.agent.events import TextChunk
+from countbot.gateway.events import SessionEvent
+from countbot.gateway.watchers import EventHub, Watcher
+
+
+def _drain(watcher: Watcher) -> list[object]:
+    items = []
+    while not watcher.queue.empty():
+        items.append(watcher.queue.get_nowait())
+    return items
+
+
+def test_two_watchers_see_the_same_numbered_stream() -> None:
+    hub = EventHub()
+    tab1, tab2 = Watcher(), Watcher()
+    hub.subscribe("s", tab1)
+    hub.subscribe("s", tab2)
+    for text in ("a", "b"):
+        hub.publish("s", TextChunk(text))
+    first, second = _drain(tab1), _drain(tab2)
+    assert first == second and len(first) == 2
+    assert all(isinstance(e, SessionEvent) for e in first)
+
+
+def test_a_full_watcher_is_dropped_and_the_others_keep_receiving() -> None:
+    hub = EventHub()
+    slow, fast = Watcher(max_pending=2), Watcher()
+    hub.subscribe("s", slow)
+    hub.subscribe("s", fast)
+    for n in range(5):
+        hub.publish("s", TextChunk(str(n)))
+    assert slow.dropped.is_set()
+    assert hub.watching("s") == 1
+    assert len(_drain(fast)) == 5
+
+
+def test_resubscribing_with_last_seq_replays_what_was_missed() -> None:
+    hub = EventHub()
+    tab = Watcher()
+    hub.subscribe("s", tab)
+    seen = hub.publish("s", TextChunk("seen")).seq
+    hub.drop(tab)
+    _drain(tab)
+    hub.publish("s", TextChunk("missed 1"))
+    hub.publish("s", TextChunk("missed 2"))
+    assert hub.subscribe("s", tab, last_seq=seen)
+    replayed = _drain(tab)
+    assert [f["content"] for f in replayed] == ["missed 1", "missed 2"]  # type: ignore[index]
+    assert [f["seq"] for f in replayed] == [seen + 1, seen + 2]  # type: ignore[index]
+
+
+def test_a_session_created_again_after_eviction_never_reuses_a_seq() -> None:
+    hub = EventHub(idle_logs=1)
+    last = [hub.publish("a", TextChunk(str(n))).seq for n in range(3)][-1]
+    hub.publish("b", TextChunk("x"))
+    hub.publish("c", TextChunk("x"))  # pushes "a" out
+    assert hub.publish("a", TextChunk("again")).seq > last

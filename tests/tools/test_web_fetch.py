@@ -1,0 +1,157 @@
+"""web_fetch against a local HTTP server, and its refusal of private addresses and other schemes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from countbot.config.settings import WebToolSettings
+from countbot.tools.base import ToolContext
+from countbot.tools.web_fetch import WebFetchTool, address_refusal
+from tests.tools.local_http import LocalHTTPServer, Reply
+
+PAGE = b"""<html><head><title>Tide &amp; Times</title>
+<style>body { color: red }</style><script>var tracking = "evil-script";</script></head>
+<body><h1>High tide</h1><p>At <b>06:12</b> today. <a href="/more">More</a></p></body></html>"""
+
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+@pytest.fixture
+def server() -> Iterator[LocalHTTPServer]:
+    routes = {
+        "/page": Reply(200, PAGE, HTML),
+        "/data.json": Reply(
+            200, json.dumps({"answer": 42}).encode(), {"Content-Type": "application/json"}
+        ),
+        "/moved": Reply(302, b"", {"Location": "/page"}),
+        "/to-ftp": Reply(301, b"", {"Location": "ftp://files.example.com/x"}),
+        "/loop": Reply(302, b"", {"Location": "/loop"}),
+        "/big.txt": Reply(200, b"0123456789" * 1000, {"Content-Type": "text/plain"}),
+        "/image.png": Reply(200, b"\x89PNG\r\n\x1a\n", {"Content-Type": "image/png"}),
+    }
+    with LocalHTTPServer(routes) as running:
+        yield running
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext("s1", tmp_path)
+
+
+def local_fetch(max_bytes: int = 2_000_000) -> WebFetchTool:
+    return WebFetchTool(WebToolSettings(allow_private=True, max_bytes=max_bytes))
+
+
+async def test_html_becomes_readable_text_with_title(
+    server: LocalHTTPServer, ctx: ToolContext
+) -> None:
+    result = await local_fetch().execute({"url": server.url("/page")}, ctx)
+    assert result.status == "ok"
+    assert f"URL: {server.url('/page')}" in result.content
+    assert "Status: 200" in result.content and "Title: Tide & Times" in result.content
+    assert "# High tide" in result.content and "**06:12**" in result.content
+    assert "evil-script" not in result.content and "color: red" not in result.content
+
+
+async def test_json_passes_through(server: LocalHTTPServer, ctx: ToolContext) -> None:
+    result = await local_fetch().execute({"url": server.url("/data.json")}, ctx)
+    assert result.content.endswith('{"answer": 42}')
+
+
+async def test_redirects_are_followed(server: LocalHTTPServer, ctx: ToolContext) -> None:
+    result = await local_fetch().execute({"url": server.url("/moved")}, ctx)
+    assert f"URL: {server.url('/page')}" in result.content and "High tide" in result.content
+
+
+async def test_every_redirect_hop_is_checked(server: LocalHTTPServer, ctx: ToolContext) -> None:
+    to_ftp = await local_fetch().execute({"url": server.url("/to-ftp")}, ctx)
+    looping = await local_fetch().execute({"url": server.url("/loop")}, ctx)
+    assert to_ftp.status == "error" and "only http and https" in to_ftp.content
+    assert looping.status == "error" and "redirects" in looping.content
+
+
+async def test_the_body_is_capped_at_max_bytes(server: LocalHTTPServer, ctx: ToolContext) -> None:
+    result = await local_fetch(max_bytes=1000).execute({"url": server.url("/big.txt")}, ctx)
+    body = result.content.split("\n\n", 1)[1]
+    assert body == "0123456789" * 100
+    assert "only the first 1,000 bytes" in result.content
+
+
+async def test_binary_content_is_refused(server: LocalHTTPServer, ctx: ToolContext) -> None:
+    result = await local_fetch().execute({"url": server.url("/image.png")}, ctx)
+    assert result.status == "error" and "image/png" in result.content
+
+
+async def test_error_statuses_are_shown_to_the_model(
+    server: LocalHTTPServer, ctx: ToolContext
+) -> None:
+    result = await local_fetch().execute({"url": server.url("/missing")}, ctx)
+    assert result.status == "ok" and "Status: 404" in result.content
+
+
+async def test_a_hostname_is_fetched_from_its_checked_address(
+    server: LocalHTTPServer, ctx: ToolContext
+) -> None:
+    result = await local_fetch().execute({"url": server.url("/page", host="localhost")}, ctx)
+    assert "High tide" in result.content
+    assert server.seen[-1].headers["Host"] == f"localhost:{server.port}"
+
+
+async def test_private_addresses_are_refused_before_any_request(
+    server: LocalHTTPServer, ctx: ToolContext
+) -> None:
+    tool = WebFetchTool(WebToolSettings())
+    for url in (server.url("/page"), server.url("/page", host="localhost")):
+        result = await tool.execute({"url": url}, ctx)
+        assert result.status == "error" and "refused" in result.content
+    assert server.seen == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://10.0.0.1/admin",
+        "http://[::1]:8080/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::ffff:192.168.1.1]/",
+        "https://0.0.0.0/",
+    ],
+)
+async def test_local_and_private_hosts_are_refused(url: str, ctx: ToolContext) -> None:
+    result = await WebFetchTool(WebToolSettings()).execute({"url": url}, ctx)
+    assert result.status == "error"
+    assert "only public addresses" in result.content and "allow_private" in result.content
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/file", "gopher://x"])
+async def test_other_schemes_are_refused(url: str, ctx: ToolContext) -> None:
+    result = await WebFetchTool(WebToolSettings()).execute({"url": url}, ctx)
+    assert result.status == "error" and "only http and https" in result.content
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        ("8.8.8.8", False),
+        ("2606:4700:4700::1111", False),
+        ("127.0.0.1", True),
+        ("10.1.2.3", True),
+        ("172.16.0.1", True),
+        ("192.168.0.10", True),
+        ("100.64.0.1", True),
+        ("169.254.169.254", True),
+        ("224.0.0.1", True),
+        ("::1", True),
+        ("fe80::1", True),
+        ("fd00::1", True),
+        ("::ffff:127.0.0.1", True),
+        ("2002:7f00:1::1", True),
+    ],
+)
+def test_address_refusal(address: str, refused: bool) -> None:
+    assert (address_refusal(address) is not None) == refused

@@ -1,0 +1,151 @@
+"""`countbot run` as a real process: refusals, one daemon per data folder, SIGTERM, `chat -m`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+from countbot.config.loader import load_settings
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.web.conftest import WAIT, WsClient, write_config
+
+ENV = {**os.environ, "NO_PROXY": "*", "PYTHONUNBUFFERED": "1"}
+
+
+@dataclass
+class DaemonProcess:
+    process: asyncio.subprocess.Process
+    port: int
+
+    async def ws(self) -> WsClient:
+        url = f"ws://127.0.0.1:{self.port}/ws"
+        return WsClient(await connect(url, proxy=None, max_size=None))
+
+    async def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return await asyncio.wait_for(self.process.wait(), WAIT)
+
+
+async def countbot(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from countbot.cli import main; main()",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=ENV,
+    )
+
+
+async def finished(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
+    out, err = await asyncio.wait_for(process.communicate(), WAIT)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@contextlib.asynccontextmanager
+async def running_daemon(config: Path) -> AsyncIterator[DaemonProcess]:
+    process = await countbot("run", "--config", str(config))
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), WAIT)).decode()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, f"unexpected first line: {line!r}"
+        yield DaemonProcess(process, int(match.group(1)))
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_a_public_address_without_a_token_refuses_before_binding(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    with socket.socket() as taken:  # if the daemon tried to bind, it would fail differently
+        taken.bind(("0.0.0.0", 0))
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path, model_server, host="0.0.0.0", port=port)
+        code, _, err = await finished(await countbot("run", "--config", str(config)))
+    assert code == 2
+    assert "without an access token" in err and "web.token" in err
+    assert not (tmp_path / "data" / "daemon.json").exists()
+
+
+async def test_a_second_daemon_on_the_same_data_folder_refuses(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as first:
+        code, _, err = await finished(await countbot("run", "--config", str(config)))
+        assert code == 1
+        assert "already running" in err and str(first.process.pid) in err
+        assert await first.stop() == 0
+
+
+async def test_sigterm_cancels_the_running_turn_and_keeps_history(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server, shutdown_grace=5)
+    model_server.script(Reply.text("finished answer"), Reply.text("slow " * 20, chunks=20, delay=1))
+    async with running_daemon(config) as daemon:
+        client = await daemon.ws()
+        await client.send({"type": "message", "session_id": "kept", "content": "first"})
+        await client.until("done")
+        await client.send({"type": "message", "session_id": "kept", "content": "second"})
+        await client.until("stream", len(client.of("stream")) + 1)
+        assert await daemon.stop() == 0
+        with contextlib.suppress(Exception):
+            await client.until("cancelled")
+    assert not (tmp_path / "data" / "daemon.json").exists()
+    settings = load_settings(config)
+    db = await Database.open(settings.data_dir / "countbot.db")
+    try:
+        records = await SessionStore(db).messages("kept", limit=50)
+    finally:
+        await db.close()
+    kinds = [(r["type"], r.get("content") or r.get("text")) for r in records]
+    assert kinds[:3] == [("user", "first"), ("assistant", "finished answer"), ("user", "second")]
+    assert kinds[-1] == ("note", "Cancelled.")
+
+
+async def test_chat_goes_through_the_running_daemon(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as daemon:
+        tab = await daemon.ws()
+        await tab.send({"type": "message", "session_id": "cli:x", "content": "warm up"})
+        await tab.until("done")
+        model_server.script(Reply.text("answered by the daemon"))
+        chat = ("chat", "--config", str(config), "-m", "hello daemon", "--session", "cli:x")
+        code, out, err = await finished(await countbot(*chat))
+        assert code == 0, err
+        assert out.strip() == "answered by the daemon"
+        # The open tab saw the message arrive: it went through the daemon's gateway.
+        seen = await tab.until("user_message")
+        assert seen["content"] == "hello daemon"
+        assert (await tab.until("done", 2))["content"] == "answered by the daemon"
+        assert await daemon.stop() == 0
+
+
+async def test_chat_runs_in_process_when_no_daemon_runs(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    model_server.script(Reply.text("answered in process"))
+    code, out, err = await finished(await countbot("chat", "--config", str(config), "-m", "hi"))
+    assert code == 0, err
+    assert out.strip() == "answered in process"
