@@ -24,12 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
-from countbot.agent.events import TurnDone  # noqa: E402
-from countbot.agent.history import AssistantEntry, UserEntry, to_record  # noqa: E402
-from countbot.llm.litellm_import import load_litellm  # noqa: E402
-from countbot.runtime.assembly import Runtime, open_runtime  # noqa: E402
-from tests.support.scripted_model import Reply, ScriptedModelServer  # noqa: E402
-from tests.support.settings import make_settings  # noqa: E402
+from countbot.agent.events import TurnDone
+from countbot.agent.history import AssistantEntry, UserEntry, to_record
+from countbot.llm.litellm_import import load_litellm
+from countbot.runtime.assembly import Runtime, open_runtime
+from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.support.settings import make_settings
 
 HISTORIES = (10, 1_000, 10_000)
 WARMUP = 5
@@ -40,7 +40,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(turns: int, action: Callable[[], Awaitable[None]]) -> tuple[list[float], list[float]]:
+async def measure(
+    turns: int, action: Callable[[], Awaitable[None]]
+) -> tuple[list[float], list[float]]:
     """Wall and CPU milliseconds of `turns` runs of `action`, after a warm-up."""
     for _ in range(WARMUP):
         await action()
@@ -55,7 +57,10 @@ async def measure(turns: int, action: Callable[[], Awaitable[None]]) -> tuple[li
 
 async def raw_litellm(server: ScriptedModelServer, turns: int) -> tuple[list[float], list[float]]:
     litellm = load_litellm()
-    messages = [{"role": "system", "content": "You are a bench."}, {"role": "user", "content": "hi"}]
+    messages = [
+        {"role": "system", "content": "You are a bench."},
+        {"role": "user", "content": "hi"},
+    ]
 
     async def call() -> None:
         server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
@@ -85,8 +90,9 @@ async def prefill(runtime: Runtime, session: str, count: int, window: int) -> No
         await runtime.sessions.mark_summarized(session, last_id - window, "- earlier talk")
 
 
-async def agent_turns(runtime: Runtime, server: ScriptedModelServer, session: str, tool: bool,
-                      turns: int) -> tuple[list[float], list[float]]:
+async def agent_turns(
+    runtime: Runtime, server: ScriptedModelServer, session: str, tool: bool, turns: int
+) -> tuple[list[float], list[float]]:
     async def turn() -> None:
         if tool:
             server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
@@ -117,13 +123,17 @@ async def main(turns: int) -> None:
                 rows.append((kind, f"{history:,}", wall, cpu, floor, 2 if tool else 1))
         await runtime.close()
     print(f"turns per row: {turns} (after {WARMUP} warm-up), model server latency: 0")
-    print("| turn | history | wall p50 ms | wall p99 ms | CPU p50 ms | added p50 ms | added p99 ms |")
+    print(
+        "| turn | history | wall p50 ms | wall p99 ms | CPU p50 ms | added p50 ms | added p99 ms |"
+    )
     print("|---|---|---|---|---|---|---|")
     for kind, history, wall, cpu, floor_ms, calls in rows:
         added50 = statistics.median(wall) - floor_ms * calls
         added99 = pct(wall, 0.99) - floor_ms * calls
-        print(f"| {kind} | {history} | {statistics.median(wall):.2f} | {pct(wall, 0.99):.2f} | "
-              f"{statistics.median(cpu):.2f} | {added50:.2f} | {added99:.2f} |")
+        print(
+            f"| {kind} | {history} | {statistics.median(wall):.2f} | {pct(wall, 0.99):.2f} | "
+            f"{statistics.median(cpu):.2f} | {added50:.2f} | {added99:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -201,9 +201,23 @@ def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Po
     return daemon, f"ws://{found.group(1)}/ws"
 
 
+async def model_ready(url: str) -> None:
+    """Wait for the daemon's background litellm import, so levels measure the steady state."""
+    import httpx
+
+    health = url.replace("ws://", "http://").replace("/ws", "/api/health")
+    async with httpx.AsyncClient(trust_env=False) as http:
+        for _ in range(600):
+            if (await http.get(health)).json().get("model_ready"):
+                return
+            await asyncio.sleep(0.1)
+    raise SystemExit("the daemon never reported model_ready")
+
+
 async def run_levels(url: str, levels: tuple[int, ...], turns: int) -> list[str]:
     """Print one table row per level; returns every problem seen."""
-    await measure(url, 2, WARMUP_TURNS)  # litellm import, first connections
+    await model_ready(url)
+    await measure(url, 2, WARMUP_TURNS)  # first connections, first requests
     print("| clients | turns | turns/s | first p50 | first p99 | done p50 | done p99 | lost |")
     print("|--------:|------:|--------:|----------:|----------:|---------:|---------:|-----:|")
     problems: list[str] = []

@@ -84,7 +84,9 @@ def to_record(entry: HistoryEntry) -> dict[str, Any]:
         return {
             "type": "user",
             "content": entry.content,
-            "images": [{"media_type": i.media_type, "data": i.data, "url": i.url} for i in entry.images],
+            "images": [
+                {"media_type": i.media_type, "data": i.data, "url": i.url} for i in entry.images
+            ],
             "context": entry.context,
             "ts": entry.ts,
         }
@@ -93,7 +95,12 @@ def to_record(entry: HistoryEntry) -> dict[str, Any]:
             "type": "assistant",
             "text": entry.text,
             "tool_calls": [
-                {"id": c.id, "name": c.name, "arguments_raw": c.arguments_raw, "parse_error": c.parse_error}
+                {
+                    "id": c.id,
+                    "name": c.name,
+                    "arguments_raw": c.arguments_raw,
+                    "parse_error": c.parse_error,
+                }
                 for c in entry.tool_calls
             ],
             "reasoning": entry.reasoning,
@@ -186,11 +193,15 @@ def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message
             for call in entry.tool_calls:
                 if call.id not in answered:
                     messages.append(
-                        ToolResultMessage(call.id, call.name, "Error: no result (interrupted)", True)
+                        ToolResultMessage(
+                            call.id, call.name, "Error: no result (interrupted)", True
+                        )
                     )
         elif isinstance(entry, ToolResultEntry):
             messages.append(
-                ToolResultMessage(entry.tool_call_id, entry.name, entry.content, entry.status != "ok")
+                ToolResultMessage(
+                    entry.tool_call_id, entry.name, entry.content, entry.status != "ok"
+                )
             )
         elif isinstance(entry, SummaryEntry):
             note = f"[Summary of earlier conversation, also saved in MEMORY.md]\n{entry.text}"

@@ -19,8 +19,6 @@ from countbot.agent.cancel import CancelToken
 from countbot.agent.context import ContextBuilder
 from countbot.agent.events import (
     AgentEvent,
-    ReasoningChunk,
-    TextChunk,
     ToolEnd,
     ToolStart,
     TurnCancelled,
@@ -28,7 +26,6 @@ from countbot.agent.events import (
     TurnError,
 )
 from countbot.agent.history import (
-    AssistantEntry,
     HistoryEntry,
     NoteEntry,
     SummaryEntry,
@@ -182,8 +179,9 @@ class AgentLoop:
                 return
             await self._apply_steering(turn, messages, choice.vision)
             model_turn = ModelTurn()
-            async for event in stream_model(choice, messages, self._tools.specs(), turn.token,
-                                            model_turn):
+            async for event in stream_model(
+                choice, messages, self._tools.specs(), turn.token, model_turn
+            ):
                 yield event
             turn.usage = turn.usage + model_turn.usage
             if model_turn.cancelled:
@@ -236,8 +234,9 @@ class AgentLoop:
             for call, result in results:
                 await self._record_tool(turn, call, result, messages)
                 if call in runnable:
-                    yield ToolEnd(call.id, call.name, result.content, result.status,
-                                  result.duration_ms)
+                    yield ToolEnd(
+                        call.id, call.name, result.content, result.status, result.duration_ms
+                    )
 
     def _is_parallel_safe(self, call: ToolCall) -> bool:
         tool = self._tools.get(call.name)
@@ -255,8 +254,9 @@ class AgentLoop:
     async def _record_tool(
         self, turn: _Turn, call: ToolCall, result: ToolResult, messages: list[Message]
     ) -> None:
-        entry = ToolResultEntry(call.id, call.name, result.content, result.status,
-                                result.duration_ms)
+        entry = ToolResultEntry(
+            call.id, call.name, result.content, result.status, result.duration_ms
+        )
         await self._commit(turn.session_id, entry)
         ContextBuilder.add_tool_result(messages, call, result.content, result.is_error)
         record = ToolCallRecord(

@@ -114,7 +114,9 @@ async def stream_model(
     out.cancelled = token.cancelled and out.done is None
 
 
-async def _pump(events: AsyncIterator[StreamEvent], queue: asyncio.Queue[StreamEvent | object]) -> None:
+async def _pump(
+    events: AsyncIterator[StreamEvent], queue: asyncio.Queue[StreamEvent | object]
+) -> None:
     try:
         async for event in events:
             queue.put_nowait(event)

@@ -105,4 +105,3 @@ def run(config_path: str | None) -> None:
     from countbot.web.daemon import run_daemon
 
     sys.exit(run_daemon(_settings(config_path, require_model=False)))
-

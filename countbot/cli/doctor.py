@@ -36,7 +36,9 @@ async def run_checks(settings: Settings) -> int:
         if runtime is None:
             raise CheckFailed("skipped: the store did not open")
         catalog = await runtime.skills.catalog()
-        missing = [f"{s.name} (needs {', '.join(s.missing)})" for s in catalog.skills if not s.available]
+        missing = [
+            f"{s.name} (needs {', '.join(s.missing)})" for s in catalog.skills if not s.available
+        ]
         note = f"; unavailable: {'; '.join(missing)}" if missing else ""
         return f"{len(catalog.skills)} skills{note}"
 
@@ -72,8 +74,9 @@ async def _model_answers(settings: Settings) -> str:
     if not settings.model.name:
         raise CheckFailed("no model configured: set model.name in the config file")
     choice = await ModelResolver(lambda: settings.model)()
-    request = ChatRequest((UserMessage((TextPart("Reply with the single word OK."),)),),
-                          max_tokens=16)
+    request = ChatRequest(
+        (UserMessage((TextPart("Reply with the single word OK."),)),), max_tokens=16
+    )
     async for event in choice.provider.stream(request):
         if isinstance(event, StreamDone):
             return f"{settings.model.name} answered: {event.message.text.strip()[:40]!r}"

@@ -9,7 +9,9 @@ from countbot.config.loader import SHIPPED_ROOT, save_settings_patch
 from countbot.runtime.paths import seed_workspace
 
 
-def write_starter(target: Path, *, model: str = "", api_base: str = "", force: bool = False) -> list[str]:
+def write_starter(
+    target: Path, *, model: str = "", api_base: str = "", force: bool = False
+) -> list[str]:
     """Copy the commented default config (with the model filled in) and seed a workspace."""
     target.mkdir(parents=True, exist_ok=True)
     config = target / "config.yaml"

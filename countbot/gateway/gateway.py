@@ -90,6 +90,7 @@ class Gateway:
         self._settings = settings
         self._kill_grace = kill_grace
         self._lanes: dict[str, SessionLane] = {}
+        self._registered: set[str] = set()
         self._accepting = True
 
     @property
@@ -115,9 +116,14 @@ class Gateway:
         if not self._accepting:
             raise GatewayClosedError("the daemon is shutting down")
         session_id = message.session_key or uuid.uuid4().hex[:12]
-        await self._sessions.ensure(session_id, channel=message.channel, chat_id=message.chat_id)
-        if not self._accepting:
-            raise GatewayClosedError("the daemon is shutting down")
+        if session_id not in self._registered:
+            await self._sessions.ensure(
+                session_id, channel=message.channel, chat_id=message.chat_id
+            )
+            # Once is enough: storing a message recreates a session deleted in the meantime.
+            self._registered.add(session_id)
+            if not self._accepting:
+                raise GatewayClosedError("the daemon is shutting down")
         mode = message.mode or self._settings.queue_mode
         lane = self._lanes.get(session_id)
         if lane is None:

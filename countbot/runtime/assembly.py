@@ -97,8 +97,18 @@ async def open_runtime(settings: Settings) -> Runtime:
         hooks=recorder.hooks(),
     )
     return Runtime(
-        settings, masker, db, sessions, tool_calls, usage, audit, memory, skills, personas,
-        tools, agent,
+        settings,
+        masker,
+        db,
+        sessions,
+        tool_calls,
+        usage,
+        audit,
+        memory,
+        skills,
+        personas,
+        tools,
+        agent,
     )
 
 

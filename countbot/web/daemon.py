@@ -144,6 +144,8 @@ def _uvicorn_config(daemon: DaemonContext, port: int) -> uvicorn.Config:
         log_level="warning",
         access_log=False,
         ws_max_size=daemon.runtime.settings.web.max_frame_bytes + FRAME_HEADROOM,
+        # Frames are small JSON; compressing each costs more CPU than the bytes are worth.
+        ws_per_message_deflate=False,
         timeout_graceful_shutdown=CONNECTION_GRACE,
     )
 

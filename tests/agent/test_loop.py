@@ -22,7 +22,9 @@ from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
 
 
-async def collect(runtime: Runtime, text: str, session: str = "s1", **kw: object) -> list[AgentEvent]:
+async def collect(
+    runtime: Runtime, text: str, session: str = "s1", **kw: object
+) -> list[AgentEvent]:
     return [e async for e in runtime.agent.process_message(text, session, **kw)]  # type: ignore[arg-type]
 
 
@@ -36,7 +38,9 @@ def assert_every_call_answered(records: list[dict]) -> None:
     assert calls == answered
 
 
-async def test_plain_answer_streams_and_is_stored(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_plain_answer_streams_and_is_stored(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     model_server.script(Reply.text("Hello there, friend!", chunks=4))
     events = await collect(runtime, "hi")
     chunks = [e.content for e in events if isinstance(e, TextChunk)]
@@ -52,25 +56,37 @@ async def test_plain_answer_streams_and_is_stored(runtime: Runtime, model_server
     assert {t["function"]["name"] for t in request["tools"]} >= {"read_file", "write_file", "exec"}
 
 
-async def test_tool_turn_writes_a_file_and_answers(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_tool_turn_writes_a_file_and_answers(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     args = json.dumps({"path": "notes/todo.txt", "content": "buy milk"})
-    model_server.script(Reply.tool_calls(("write_file", args), chunk_size=5), Reply.text("Saved it."))
+    model_server.script(
+        Reply.tool_calls(("write_file", args), chunk_size=5), Reply.text("Saved it.")
+    )
     events = await collect(runtime, "note: buy milk")
     assert isinstance(events[-1], TurnDone) and events[-1].content == "Saved it."
     start = next(e for e in events if isinstance(e, ToolStart))
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert start.name == "write_file" and start.arguments == {"path": "notes/todo.txt", "content": "buy milk"}
+    assert start.name == "write_file" and start.arguments == {
+        "path": "notes/todo.txt",
+        "content": "buy milk",
+    }
     assert end.status == "ok"
     assert (runtime.settings.workspace / "notes" / "todo.txt").read_text() == "buy milk"
     second = model_server.requests[1]["messages"]
-    assert second[-1]["role"] == "tool" and second[-2]["tool_calls"][0]["function"]["name"] == "write_file"
+    assert (
+        second[-1]["role"] == "tool"
+        and second[-2]["tool_calls"][0]["function"]["name"] == "write_file"
+    )
     records = await stored(runtime)
     assert [r["type"] for r in records] == ["user", "assistant", "tool_result", "assistant"]
     audited = await runtime.tool_calls.query(session_id="s1")
     assert audited[0]["name"] == "write_file" and audited[0]["user_message"] == "note: buy milk"
 
 
-async def test_several_tool_calls_answer_in_order(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_several_tool_calls_answer_in_order(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     ws = runtime.settings.workspace
     (ws / "a.txt").write_text("alpha")
     (ws / "b.txt").write_text("beta")
@@ -86,8 +102,12 @@ async def test_several_tool_calls_answer_in_order(runtime: Runtime, model_server
     assert "alpha" in tool_msgs[0]["content"] and "beta" in tool_msgs[1]["content"]
 
 
-async def test_broken_tool_json_is_reported_to_the_model(runtime: Runtime, model_server: ScriptedModelServer) -> None:
-    model_server.script(Reply.tool_calls(("write_file", '{"path": "x.txt", "content": ')), Reply.text("sorry"))
+async def test_broken_tool_json_is_reported_to_the_model(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(
+        Reply.tool_calls(("write_file", '{"path": "x.txt", "content": ')), Reply.text("sorry")
+    )
     events = await collect(runtime, "write")
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.status == "error" and "JSON" in end.result
@@ -95,7 +115,9 @@ async def test_broken_tool_json_is_reported_to_the_model(runtime: Runtime, model
     assert isinstance(events[-1], TurnDone)
 
 
-async def test_cancel_mid_stream_aborts_the_request(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_cancel_mid_stream_aborts_the_request(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     model_server.script(Reply.text("word " * 200, chunks=200, delay=0.05))
     token = CancelToken()
     events: list[AgentEvent] = []
@@ -111,7 +133,9 @@ async def test_cancel_mid_stream_aborts_the_request(runtime: Runtime, model_serv
     assert records[1]["stop_reason"] == "cancelled" and records[1]["text"].startswith("word")
 
 
-async def test_cancel_mid_tool_kills_the_command(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_cancel_mid_tool_kills_the_command(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     marker = runtime.settings.workspace / "finished"
     command = json.dumps({"command": f"sleep 20 && touch {marker.name}"})
     model_server.script(Reply.tool_calls(("exec", command), ("list_dir", '{"path": "."}')))
@@ -131,7 +155,9 @@ async def test_cancel_mid_tool_kills_the_command(runtime: Runtime, model_server:
     assert len(model_server.requests) == 1
 
 
-async def test_iteration_limit_ends_with_a_visible_notice(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+async def test_iteration_limit_ends_with_a_visible_notice(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
     model_server.responder = lambda body: Reply.tool_calls(("list_dir", '{"path": "."}'))
     runtime = await open_runtime(make_settings(tmp_path, model_server, max_iterations=3))
     try:
@@ -143,9 +169,13 @@ async def test_iteration_limit_ends_with_a_visible_notice(tmp_path: Path, model_
     assert sum(isinstance(e, ToolStart) for e in events) == 3
 
 
-async def test_server_error_ends_the_turn_and_keeps_the_message(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_server_error_ends_the_turn_and_keeps_the_message(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     runtime.settings.model.max_retries = 1
-    model_server.script(Reply.error(500, "boom"), Reply.error(500, "boom"), Reply.error(500, "boom"))
+    model_server.script(
+        Reply.error(500, "boom"), Reply.error(500, "boom"), Reply.error(500, "boom")
+    )
     events = await collect(runtime, "are you there?")
     assert isinstance(events[-1], TurnError) and events[-1].retryable
     records = await stored(runtime)
@@ -156,7 +186,9 @@ async def test_server_error_ends_the_turn_and_keeps_the_message(runtime: Runtime
     assert "are you there?" in json.dumps(model_server.requests[-1]["messages"])
 
 
-async def test_steering_skips_unstarted_tools(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_steering_skips_unstarted_tools(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     class Inbox:
         def __init__(self) -> None:
             self.items: list[str] = []
@@ -184,7 +216,9 @@ async def test_steering_skips_unstarted_tools(runtime: Runtime, model_server: Sc
     assert "Skipped" in last_request and "actually, stop and say hi" in last_request
 
 
-async def test_session_switches_model_and_replays(runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_session_switches_model_and_replays(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     model_server.script(Reply.tool_calls(("list_dir", '{"path": "."}')), Reply.text("first"))
     await collect(runtime, "one")
     runtime.settings.model.name = "openai/other-model"

@@ -40,7 +40,9 @@ async def turn(runtime: Runtime, text: str) -> None:
     assert isinstance(events[-1], TurnDone)
 
 
-async def test_overflow_is_summarized_once_each(small_runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_overflow_is_summarized_once_each(
+    small_runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     for i in range(12):
         await turn(small_runtime, f"message {i}")
     memory = (small_runtime.settings.workspace / "MEMORY.md").read_text()
@@ -50,7 +52,11 @@ async def test_overflow_is_summarized_once_each(small_runtime: Runtime, model_se
     assert len(covered) == len(set(covered)), "a message was summarized twice"
     assert covered == list(range(covered[0], covered[-1] + 1)), "summaries left a gap"
     assert memory.count("The user likes green tea.") == len(ranges)
-    last_chat_request = [r for r in model_server.requests if "Summarize the conversation excerpt" not in json.dumps(r["messages"][0])][-1]
+    last_chat_request = [
+        r
+        for r in model_server.requests
+        if "Summarize the conversation excerpt" not in json.dumps(r["messages"][0])
+    ][-1]
     text = json.dumps(last_chat_request["messages"])
     assert "Summary of earlier conversation" in text
     assert "message 0" not in text and "message 11" in text
@@ -58,9 +64,13 @@ async def test_overflow_is_summarized_once_each(small_runtime: Runtime, model_se
     assert len(window.records) <= 7
 
 
-async def test_tool_call_and_result_stay_together(small_runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_tool_call_and_result_stay_together(
+    small_runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     for i in range(6):
-        model_server.script(Reply.tool_calls(("list_dir", '{"path": "."}')), Reply.text(f"listed {i}"))
+        model_server.script(
+            Reply.tool_calls(("list_dir", '{"path": "."}')), Reply.text(f"listed {i}")
+        )
         await turn(small_runtime, f"list {i}")
     for request in model_server.requests:
         messages = request["messages"]
@@ -81,7 +91,9 @@ class CrashAfterMemory(SessionStore):
         await super().mark_summarized(session_id, through_id, summary)
 
 
-async def test_crash_between_memory_and_mark_does_not_duplicate(small_runtime: Runtime, model_server: ScriptedModelServer) -> None:
+async def test_crash_between_memory_and_mark_does_not_duplicate(
+    small_runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
     for i in range(4):
         await turn(small_runtime, f"message {i}")
     await small_runtime.sessions.append("s1", {"type": "user", "content": "extra", "ts": 0})

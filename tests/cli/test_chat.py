@@ -33,11 +33,18 @@ def write_config(folder: Path, server: ScriptedModelServer, extra: str = "") -> 
     return config
 
 
-def run(*args: str, cwd: Path, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789"}
     env.pop("COUNTBOT_CONFIG", None)
     return subprocess.run(
-        [*COUNTBOT, *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+        [*COUNTBOT, *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 
@@ -50,7 +57,9 @@ async def stored_messages(data_dir: Path, session: str) -> list[dict]:
         await db.close()
 
 
-def test_chat_message_prints_the_answer_and_keeps_the_session(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+def test_chat_message_prints_the_answer_and_keeps_the_session(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
     write_config(tmp_path, model_server)
     model_server.script(
         Reply.tool_calls(("write_file", '{"path": "hello.txt", "content": "hi"}')),
@@ -69,12 +78,24 @@ def test_chat_message_prints_the_answer_and_keeps_the_session(tmp_path: Path, mo
 def test_chat_uses_the_named_session(tmp_path: Path, model_server: ScriptedModelServer) -> None:
     config = write_config(tmp_path, model_server)
     model_server.script(Reply.text("one"), Reply.text("two"))
-    assert run("chat", "--config", str(config), "--session", "work", "-m", "first", cwd=tmp_path).returncode == 0
-    assert run("chat", "--config", str(config), "--session", "work", "-m", "second", cwd=tmp_path).returncode == 0
+    assert (
+        run(
+            "chat", "--config", str(config), "--session", "work", "-m", "first", cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    assert (
+        run(
+            "chat", "--config", str(config), "--session", "work", "-m", "second", cwd=tmp_path
+        ).returncode
+        == 0
+    )
     assert "first" in str(model_server.requests[-1]["messages"])
 
 
-def test_interactive_chat_streams_answers(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+def test_interactive_chat_streams_answers(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
     write_config(tmp_path, model_server)
     model_server.script(Reply.text("Hello from the prompt!", chunks=5))
     result = run("chat", cwd=tmp_path, stdin="hello\nexit\n")
@@ -82,7 +103,9 @@ def test_interactive_chat_streams_answers(tmp_path: Path, model_server: Scripted
     assert "Hello from the prompt!" in result.stdout
 
 
-def test_invalid_config_names_the_key_and_exits_2(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+def test_invalid_config_names_the_key_and_exits_2(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
     write_config(tmp_path, model_server, extra="agent:\n  max_iterations: lots\n")
     result = run("chat", "-m", "hi", cwd=tmp_path)
     assert result.returncode == 2
@@ -96,7 +119,9 @@ def test_missing_model_says_how_to_configure_one(tmp_path: Path) -> None:
     assert "model.name" in result.stderr and "countbot onboard" in result.stderr
 
 
-def test_model_failure_exits_1_with_a_clear_error(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+def test_model_failure_exits_1_with_a_clear_error(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
     write_config(tmp_path, model_server)
     model_server.script(Reply.error(401, "invalid api key"))
     result = run("chat", "-m", "hi", cwd=tmp_path)
@@ -105,7 +130,16 @@ def test_model_failure_exits_1_with_a_clear_error(tmp_path: Path, model_server: 
 
 
 def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) -> None:
-    result = run("onboard", "--dir", "home", "--model", "openai/test-model", "--api-base", model_server.base_url, cwd=tmp_path)
+    result = run(
+        "onboard",
+        "--dir",
+        "home",
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        model_server.base_url,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "home" / "data" / "workspace" / "MEMORY.md").exists()
     assert run("onboard", "--dir", "home", cwd=tmp_path).returncode == 2  # never overwrites
@@ -118,15 +152,22 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     assert "✓ model" in doctor.stdout, doctor.stdout
 
 
-def test_killed_process_leaves_committed_messages_readable(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+def test_killed_process_leaves_committed_messages_readable(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
     write_config(tmp_path, model_server)
     model_server.script(
         Reply.tool_calls(("list_dir", '{"path": "."}')),
         Reply.text("a very slow answer " * 50, chunks=50, delay=0.2),
     )
     env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789"}
-    proc = subprocess.Popen([*COUNTBOT, "chat", "-m", "list and explain"], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*COUNTBOT, "chat", "-m", "list and explain"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while len(model_server.requests) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
