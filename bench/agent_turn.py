@@ -55,27 +55,33 @@ async def measure(
     return walls, cpus
 
 
-async def raw_litellm(server: ScriptedModelServer, turns: int) -> tuple[list[float], list[float]]:
+async def raw_replay(server: ScriptedModelServer, bodies: list[dict], turns: int) -> list[float]:
+    """Wall ms of the same model calls a turn made (same messages and tools), made raw."""
     litellm = load_litellm()
-    messages = [
-        {"role": "system", "content": "You are a bench."},
-        {"role": "user", "content": "hi"},
-    ]
 
-    async def call() -> None:
-        server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
-        stream = await litellm.acompletion(
-            model="openai/test-model",
-            api_base=server.base_url,
-            api_key="sk-bench",
-            messages=messages,
-            stream=True,
-            stream_options={"include_usage": True},
-        )
-        async for _ in stream:
-            pass
+    async def calls() -> None:
+        for body in bodies:
+            if body.get("tools"):
+                server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
+            else:
+                server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+            kwargs = {"tools": body["tools"]} if body.get("tools") else {}
+            stream = await litellm.acompletion(
+                model="openai/test-model",
+                api_base=server.base_url,
+                api_key="sk-bench",
+                messages=body["messages"],
+                stream=True,
+                stream_options={"include_usage": True},
+                temperature=body.get("temperature"),
+                max_tokens=body.get("max_tokens"),
+                **kwargs,
+            )
+            async for _ in stream:
+                pass
 
-    return await measure(turns, call)
+    walls, _ = await measure(turns, calls)
+    return walls
 
 
 async def prefill(runtime: Runtime, session: str, count: int, window: int) -> None:
@@ -111,28 +117,28 @@ async def main(turns: int) -> None:
         runtime = await open_runtime(settings)
         window = settings.agent.max_history - 10
         rows = []
-        raw_wall, raw_cpu = await raw_litellm(server, turns)
-        floor = statistics.median(raw_wall)
-        rows.append(("raw litellm call (floor)", "-", raw_wall, raw_cpu, floor, 1))
         for history in HISTORIES:
             for tool in (False, True):
                 session = f"bench-{history}-{int(tool)}"
                 await prefill(runtime, session, history, window)
                 wall, cpu = await agent_turns(runtime, server, session, tool, turns)
+                floor = await raw_replay(server, server.requests[-(2 if tool else 1) :], turns)
                 kind = "one-tool turn" if tool else "plain turn"
-                rows.append((kind, f"{history:,}", wall, cpu, floor, 2 if tool else 1))
+                rows.append((kind, f"{history:,}", wall, cpu, floor))
         await runtime.close()
     print(f"turns per row: {turns} (after {WARMUP} warm-up), model server latency: 0")
+    print("floor: the same model calls (same messages and tools) made with raw litellm")
     print(
-        "| turn | history | wall p50 ms | wall p99 ms | CPU p50 ms | added p50 ms | added p99 ms |"
+        "| turn | history | turn p50 ms | turn p99 ms | CPU p50 ms | floor p50 ms "
+        "| added p50 ms | turn/floor |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for kind, history, wall, cpu, floor_ms, calls in rows:
-        added50 = statistics.median(wall) - floor_ms * calls
-        added99 = pct(wall, 0.99) - floor_ms * calls
+    print("|---|---|---|---|---|---|---|---|")
+    for kind, history, wall, cpu, floor in rows:
+        turn50, floor50 = statistics.median(wall), statistics.median(floor)
         print(
-            f"| {kind} | {history} | {statistics.median(wall):.2f} | {pct(wall, 0.99):.2f} | "
-            f"{statistics.median(cpu):.2f} | {added50:.2f} | {added99:.2f} |"
+            f"| {kind} | {history} | {turn50:.2f} | {pct(wall, 0.99):.2f} | "
+            f"{statistics.median(cpu):.2f} | {floor50:.2f} | {turn50 - floor50:.2f} | "
+            f"{turn50 / floor50:.2f} |"
         )
 
 

@@ -201,6 +201,8 @@ class AgentLoop:
                 return
             async for event in self._run_tools(turn, assistant.tool_calls, messages):
                 yield event
+            if turn.tool_calls_made >= limit:
+                break  # the tool-call budget is spent: more model calls could only be refused
         yield await self._end_limit(turn)
 
     async def _run_tools(

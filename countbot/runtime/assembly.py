@@ -17,6 +17,7 @@ from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.models import ModelResolver
+from countbot.runtime.outbound import OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
@@ -48,6 +49,7 @@ class Runtime:
     personas: PersonaLoader
     tools: ToolRegistry
     agent: AgentLoop
+    outbound: OutboundRouter
 
     async def close(self) -> None:
         await self.audit.close()
@@ -109,6 +111,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         personas,
         tools,
         agent,
+        OutboundRouter(),
     )
 
 

@@ -230,3 +230,22 @@ async def test_session_switches_model_and_replays(
     models = [r["model"] for r in records if r["type"] == "assistant"]
     assert models[0] != models[-1]
     assert [from_record(r).type for r in records][-1] == "assistant"
+
+
+async def test_tool_call_total_is_bounded_too(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    many = [("list_dir", '{"path": "."}')] * 4
+    model_server.responder = lambda body: Reply.tool_calls(*many)
+    runtime = await open_runtime(make_settings(tmp_path, model_server, max_iterations=6))
+    try:
+        events = await collect(runtime, "list a lot")
+        records = await stored(runtime)
+    finally:
+        await runtime.close()
+    assert sum(isinstance(e, ToolStart) for e in events) == 6
+    assert len(model_server.requests) == 2
+    assert isinstance(events[-1], TurnDone) and "stopped after" in events[-1].content
+    assert_every_call_answered(records)
+    statuses = [r["status"] for r in records if r["type"] == "tool_result"]
+    assert statuses.count("skipped") == 2
