@@ -183,8 +183,7 @@ def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Po
     if echo:
         command = [sys.executable, __file__, "--echo-daemon", str(config)]
     else:
-        cli = "from countbot.cli import main; main()"
-        command = [sys.executable, "-c", cli, "run", "--config", str(config)]
+        command = [sys.executable, "-m", "countbot", "run", "--config", str(config)]
     daemon = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,11 @@ import yaml
 from countbot.config.settings import PersonaSettings
 from countbot.skills.frontmatter import FrontmatterError, split_frontmatter
 
+log = logging.getLogger(__name__)
+
 PRESET_SUFFIXES = (".md", ".yaml", ".yml")
 OVERRIDABLE = ("name", "user_address", "personality", "language")
+FIELDS = (*OVERRIDABLE, "description")
 
 
 class PersonaError(ValueError):
@@ -29,13 +33,17 @@ class PersonaError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Persona:
-    """`language` is "auto" (answer in the user's language) or a tag like "en" or "zh-CN"."""
+    """`language` is "auto" (answer in the user's language) or a tag like "en" or "zh-CN".
+
+    `description` is the preset's one-line summary for people choosing one; the model never sees it.
+    """
 
     preset: str
     name: str = "CountBot"
     user_address: str = ""
     personality: str = ""
     language: str = "auto"
+    description: str = ""
 
 
 class PersonaLoader:
@@ -53,9 +61,9 @@ class PersonaLoader:
         }
         return dataclasses.replace(base, **overrides) if overrides else base
 
-    async def available(self) -> list[str]:
-        """Preset names in the folder, sorted."""
-        return await asyncio.to_thread(self._preset_names)
+    async def available(self) -> list[Persona]:
+        """The folder's presets, sorted by name; an unreadable one is left out (and logged)."""
+        return await asyncio.to_thread(self._readable_presets)
 
     # --- blocking parts, run in worker threads ------------------------------------------------
 
@@ -81,6 +89,15 @@ class PersonaLoader:
         names = ", ".join(self._preset_names()) or f"none (no preset files in {self._dir})"
         raise PersonaError(f"unknown persona preset {preset!r}; available: {names}")
 
+    def _readable_presets(self) -> list[Persona]:
+        presets = []
+        for name in self._preset_names():
+            try:
+                presets.append(self._load_preset(name))
+            except PersonaError as exc:
+                log.warning("%s", exc)
+        return presets
+
     def _preset_names(self) -> list[str]:
         if not self._dir.is_dir():
             return []
@@ -101,7 +118,7 @@ def _parse(preset: str, path: Path) -> Persona:
         raise PersonaError(f"cannot read persona preset {path}: {exc}") from exc
     if not isinstance(fields, dict):
         raise PersonaError(f"persona preset {path} is not a mapping of fields")
-    values: dict[str, Any] = {k: str(fields[k]).strip() for k in OVERRIDABLE if fields.get(k)}
+    values: dict[str, Any] = {k: str(fields[k]).strip() for k in FIELDS if fields.get(k)}
     return Persona(preset=preset, **values)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from countbot.cli.cron import cron_group
 from countbot.config.loader import ConfigError, config_path_from, load_settings
 from countbot.config.settings import Settings
 
@@ -105,3 +106,34 @@ def run(config_path: str | None) -> None:
     from countbot.web.daemon import run_daemon
 
     sys.exit(run_daemon(_settings(config_path, require_model=False)))
+
+
+@main.group()
+def pairing() -> None:
+    """Approve chat users who asked to talk to your assistant."""
+
+
+@pairing.command("approve")
+@config_option
+@click.argument("channel")
+@click.argument("code")
+def pairing_approve(config_path: str | None, channel: str, code: str) -> None:
+    """Let the sender who was given CODE on CHANNEL (e.g. telegram) talk to the assistant."""
+    from countbot.cli.pairing import approve
+
+    status, line = _run(lambda: approve(_settings(config_path, require_model=False), channel, code))
+    click.echo(line, err=status != 0)
+    sys.exit(status)
+
+
+@pairing.command("list")
+@config_option
+def pairing_list(config_path: str | None) -> None:
+    """Show pairing codes waiting for approval and the senders already paired."""
+    from countbot.cli.pairing import listing
+
+    for line in _run(lambda: listing(_settings(config_path, require_model=False))):
+        click.echo(line)
+
+
+main.add_command(cron_group(_settings, config_option), "cron")

@@ -86,6 +86,64 @@ class GatewaySettings(_Strict):
     turn_deadline: float = Field(600.0, gt=0, description="s before a turn is stopped")
 
 
+class SchedulerSettings(_Strict):
+    """Scheduled jobs: how many run at once, how long one may take, how late one may start."""
+
+    max_concurrent_jobs: int = Field(2, ge=1)
+    job_timeout: float = Field(600.0, gt=0, description="s one job's turn may take")
+    # A run missed (daemon down, machine asleep) by up to this long still runs, once.
+    misfire_grace_seconds: int = Field(300, ge=0)
+
+
+# "HH:MM-HH:MM", wrapping past midnight when the end is earlier than the start.
+_QUIET_HOURS = r"^([01]?\d|2[0-3]):[0-5]\d-([01]?\d|2[0-3]):[0-5]\d$"
+# "<channel>:<chat_id>", "web", or empty for nowhere.
+_TARGET = r"^(|web|[A-Za-z0-9_.-]+:\S+)$"
+
+
+class HeartbeatSettings(_Strict):
+    """The assistant reaching out on its own, driven by the tasks in <workspace>/HEARTBEAT.md."""
+
+    enabled: bool = False
+    interval_minutes: int = Field(60, ge=1)
+    quiet_hours: str | None = Field("23:00-07:00", pattern=_QUIET_HOURS)
+    target: str = Field("", pattern=_TARGET)
+    daily_cap: int = Field(12, ge=0, description="beats that may call the model per day")
+
+
+class SkillsSettings(_Strict):
+    """Skills switched off on the Skills page, remembered across restarts."""
+
+    disabled: list[str] = Field(default_factory=list)
+
+
+class ChannelSettings(_Strict):
+    """What every chat channel has: on/off, who may talk to it, and a flood limit."""
+
+    enabled: bool = False
+    # User ids or usernames; default deny. ["*"] opens the channel to everyone explicitly.
+    allow_from: list[str] = Field(default_factory=list)
+    rate_limit_per_minute: int = Field(20, ge=1, description="messages one sender may send a minute")
+
+
+class TelegramSettings(ChannelSettings):
+    """`channels.telegram`: `enabled`, `token`, `allow_from`, `proxy`, `base_url` are fixed names."""
+
+    token: SecretStr | None = None
+    proxy: str | None = None
+    # The Bot API base URLs exactly as python-telegram-bot takes them (self-hosted servers, tests).
+    base_url: str = "https://api.telegram.org/bot"
+    base_file_url: str = "https://api.telegram.org/file/bot"
+    stream_edit_interval: float = Field(1.0, ge=0.05, description="s between draft edits")
+    # mention: in groups, answer only when mentioned or replied to; ignore: private chats only.
+    group_mode: Literal["mention", "ignore"] = "mention"
+    poll_timeout: int = Field(30, ge=0, le=50, description="s one long-poll request waits")
+
+
+class ChannelsSettings(_Strict):
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+
+
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -93,6 +151,10 @@ class Settings(_Strict):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

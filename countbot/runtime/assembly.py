@@ -6,6 +6,7 @@ The CLI and the daemon both start from here, so there is exactly one way the pie
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.models import ModelResolver
-from countbot.runtime.outbound import OutboundRouter
+from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
@@ -28,9 +29,11 @@ from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
 from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
+from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.skill_tools import ReadSkillTool
+from countbot.tools.workspace_guard import WorkspaceGuard
 
 
 @dataclass(slots=True)
@@ -59,7 +62,11 @@ class Runtime:
 def secret_masker(settings: Settings) -> SecretMasker:
     """A masker that knows every secret value in the settings, plus the generic patterns."""
     masker = SecretMasker()
-    for secret in (settings.model.api_key, settings.tools.web.search_api_key):
+    for secret in (
+        settings.model.api_key,
+        settings.tools.web.search_api_key,
+        settings.channels.telegram.token,
+    ):
         if secret is not None:
             masker.add(secret.get_secret_value())
     return masker
@@ -75,9 +82,14 @@ async def open_runtime(settings: Settings) -> Runtime:
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
-    skills = SkillsLoader(settings.skills_dir or SHIPPED_ROOT / "skills", workspace / "skills")
+    skills = SkillsLoader(
+        settings.skills_dir or SHIPPED_ROOT / "skills",
+        workspace / "skills",
+        disabled=settings.skills.disabled,
+    )
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
-    tools = _tool_registry(settings, workspace, masker, memory, skills)
+    outbound = OutboundRouter()
+    tools = _tool_registry(settings, workspace, masker, memory, skills, _RouterOutbox(outbound))
     context = ContextBuilder(
         workspace=workspace,
         persona_loader=personas,
@@ -111,7 +123,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         personas,
         tools,
         agent,
-        OutboundRouter(),
+        outbound,
     )
 
 
@@ -121,6 +133,7 @@ def _tool_registry(
     masker: SecretMasker,
     memory: MemoryFile,
     skills: SkillsLoader,
+    outbox: Outbox,
 ) -> ToolRegistry:
     registry = ToolRegistry(
         default_timeout=settings.agent.tool_timeout,
@@ -137,6 +150,23 @@ def _tool_registry(
         MemorySearchTool(memory),
         ReadSkillTool(skills),
         ReadResultTool(registry),
+        # Files leave the machine: always confined to the workspace, whatever the file tools may.
+        MessageTool(outbox, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
     ):
         registry.register(tool)
     return registry
+
+
+class _RouterOutbox:
+    """The `message` tool's view of the outbound router (tools know no runtime types)."""
+
+    def __init__(self, router: OutboundRouter) -> None:
+        self._router = router
+
+    async def deliver(
+        self, channel: str, chat_id: str, text: str, files: Sequence[Path]
+    ) -> DeliveryResult:
+        return await self._router.deliver(DeliveryTarget(channel, chat_id), text, files)
+
+    def channels(self) -> list[str]:
+        return self._router.channels()

@@ -62,4 +62,79 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX usage_by_session ON usage (session_id);
     """,
+    # 2: chat channels: pairing codes and the senders they paired, each chat's current session,
+    # and how far each channel's update stream has been handled.
+    """
+    CREATE TABLE pairing_codes (
+        channel TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        username TEXT,
+        display_name TEXT NOT NULL DEFAULT '',
+        code TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (channel, sender_id)
+    ) WITHOUT ROWID;
+    CREATE UNIQUE INDEX pairing_codes_by_code ON pairing_codes (channel, code);
+
+    CREATE TABLE paired_senders (
+        channel TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        username TEXT,
+        display_name TEXT NOT NULL DEFAULT '',
+        approved_at REAL NOT NULL,
+        PRIMARY KEY (channel, sender_id)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE channel_chats (
+        channel TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        PRIMARY KEY (channel, chat_id)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE channel_cursors (
+        channel TEXT PRIMARY KEY,
+        position INTEGER NOT NULL
+    );
+    """,
+    # 3: scheduled jobs (definitions in readable columns) and their run history.
+    """
+    CREATE TABLE cron_jobs (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        schedule_kind TEXT NOT NULL CHECK (schedule_kind IN ('cron', 'every', 'at')),
+        -- A crontab expression, an interval in seconds, or an ISO date-time.
+        schedule_value TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        -- When the schedule was set: intervals count from here.
+        schedule_since REAL NOT NULL,
+        prompt TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        -- A channel name, 'web' (the job's session in the web UI), or NULL for nowhere.
+        deliver_channel TEXT,
+        deliver_chat_id TEXT,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        created_from TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        -- Fire times up to here have been handled (run, or recorded as missed).
+        checked_through REAL NOT NULL,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0
+    );
+
+    CREATE TABLE cron_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id TEXT NOT NULL REFERENCES cron_jobs (id) ON DELETE CASCADE,
+        trigger TEXT NOT NULL,
+        scheduled_for REAL,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        status TEXT NOT NULL,
+        error TEXT NOT NULL DEFAULT '',
+        output TEXT NOT NULL DEFAULT '',
+        delivered INTEGER NOT NULL DEFAULT 0,
+        delivery_detail TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX cron_runs_by_job ON cron_runs (job_id, id);
+    """,
 ]

@@ -119,10 +119,8 @@ class Connection:
             return
         self._hub.unsubscribe(session_id, self.watcher)
         if not self._hub.subscribe(session_id, self.watcher, frame.last_seq):
-            self._error(
-                f"subscribe: events of session {session_id!r} after seq {frame.last_seq} are no "
-                "longer buffered; reload its history"
-            )
+            # Queued after the replay, so the client reloads once it has what is still buffered.
+            self._reply({"type": "resync", "session_id": session_id})
 
     def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
         frame: dict[str, Any] = {

@@ -18,15 +18,18 @@ def personas(tmp_path: Path) -> Path:
     return Path(shutil.copytree(SHIPPED_PERSONAS, tmp_path / "personas"))
 
 
-async def test_every_shipped_preset_loads_with_a_personality() -> None:
+async def test_every_shipped_preset_loads_with_a_personality_and_a_description() -> None:
     loader = PersonaLoader(SHIPPED_PERSONAS)
-    names = await loader.available()
+    presets = await loader.available()
+    names = [preset.preset for preset in presets]
     assert {"assistant", "concise", "teacher", "companion"} <= set(names)
-    for name in names:
-        persona = await loader.load(PersonaSettings(preset=name))
-        assert persona.preset == name
+    assert names == sorted(names)
+    for listed in presets:
+        persona = await loader.load(PersonaSettings(preset=listed.preset))
+        assert persona == listed
         assert persona.name and persona.language == "auto"
         assert len(persona.personality) > 50
+        assert 10 < len(persona.description) < 100
 
 
 async def test_default_settings_pick_the_assistant_preset() -> None:
@@ -83,3 +86,14 @@ async def test_a_broken_preset_file_is_a_clear_error(personas: Path) -> None:
     (personas / "bad.md").write_text("---\nname: [unclosed\n---\nbody\n")
     with pytest.raises(PersonaError, match=r"cannot read persona preset .*bad\.md"):
         await PersonaLoader(personas).load(PersonaSettings(preset="bad"))
+
+
+async def test_the_preset_list_skips_a_broken_file_and_defaults_the_description(
+    personas: Path,
+) -> None:
+    (personas / "bad.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    (personas / "plain.yaml").write_text("name: Plain\npersonality: No summary given.\n")
+    presets = {preset.preset: preset for preset in await PersonaLoader(personas).available()}
+    assert "bad" not in presets
+    assert presets["plain"].description == ""
+    assert presets["teacher"].description.startswith("Patient")

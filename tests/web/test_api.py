@@ -100,6 +100,14 @@ async def test_a_persona_change_reaches_the_system_prompt(
     assert "Zephyrine" in model_server.requests[-1]["messages"][0]["content"]
 
 
+async def test_settings_list_the_persona_presets_with_their_descriptions(daemon: Daemon) -> None:
+    async with daemon.http() as http:
+        shown = (await http.get("/api/settings")).json()
+    presets = {p["name"]: p["description"] for p in shown["persona_presets"]}
+    assert {"assistant", "companion", "concise", "teacher"} <= set(presets)
+    assert presets["teacher"].startswith("Patient") and all(presets.values())
+
+
 async def test_invalid_settings_are_refused_and_nothing_changes(daemon: Daemon) -> None:
     before = daemon.settings.config_path.read_text(encoding="utf-8")  # type: ignore[union-attr]
     async with daemon.http() as http:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from websockets.asyncio.client import connect
 
 from countbot.config.loader import load_settings
@@ -33,6 +34,10 @@ class DaemonProcess:
         url = f"ws://127.0.0.1:{self.port}/ws"
         return WsClient(await connect(url, proxy=None, max_size=None))
 
+    def http(self) -> httpx.AsyncClient:
+        base = f"http://127.0.0.1:{self.port}"
+        return httpx.AsyncClient(base_url=base, trust_env=False, timeout=WAIT)
+
     async def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
         return await asyncio.wait_for(self.process.wait(), WAIT)
@@ -41,8 +46,8 @@ class DaemonProcess:
 async def countbot(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
-        "-c",
-        "from countbot.cli import main; main()",
+        "-m",
+        "countbot",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -149,3 +154,35 @@ async def test_chat_runs_in_process_when_no_daemon_runs(
     code, out, err = await finished(await countbot("chat", "--config", str(config), "-m", "hi"))
     assert code == 0, err
     assert out.strip() == "answered in process"
+
+
+async def test_a_switched_off_skill_stays_off_after_a_restart(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    offered = "- summarize: Summarize a web page"
+
+    async def system_prompt(daemon: DaemonProcess) -> str:
+        client = await daemon.ws()
+        await client.send({"type": "message", "session_id": None, "content": "hi"})
+        await client.until("done")
+        await client.close()
+        return model_server.requests[-1]["messages"][0]["content"]
+
+    async with running_daemon(config) as daemon:
+        assert offered in await system_prompt(daemon)
+        async with daemon.http() as http:
+            off = await http.put("/api/skills/summarize", json={"enabled": False})
+        assert off.status_code == 200 and off.json()["enabled"] is False
+        assert await daemon.stop() == 0
+    assert load_settings(config).skills.disabled == ["summarize"]
+
+    async with running_daemon(config) as daemon:
+        async with daemon.http() as http:
+            listed = {s["name"]: s for s in (await http.get("/api/skills")).json()["skills"]}
+            assert listed["summarize"]["enabled"] is False and listed["weather"]["enabled"]
+            assert offered not in await system_prompt(daemon)
+            on = await http.put("/api/skills/summarize", json={"enabled": True})
+            assert on.status_code == 200 and on.json()["enabled"] is True
+        assert await daemon.stop() == 0
+    assert load_settings(config).skills.disabled == []

@@ -138,16 +138,24 @@ async def test_a_reconnecting_client_gets_what_it_missed(
     await again.close()
 
 
-async def test_a_gap_older_than_the_buffer_says_reload(
-    daemon: Daemon, model_server: ScriptedModelServer
+@pytest.mark.parametrize("where", ["older than the buffer", "from before a restart"])
+async def test_a_gap_that_cannot_be_replayed_asks_for_a_resync(
+    daemon: Daemon, model_server: ScriptedModelServer, where: str
 ) -> None:
+    model_server.script(Reply.text("kept in the buffer", chunks=2))
     client = await daemon.ws()
     await client.send({"type": "message", "session_id": "g", "content": "hi"})
-    await client.until("done")
+    done = await client.until("done")
+    # A seq far below the session's first, or above its newest (the counter restarted).
+    last_seq = 1 if where == "older than the buffer" else done["seq"] + 1000
     late = await daemon.ws()
-    await late.send({"type": "subscribe", "session_id": "g", "last_seq": 1})
-    error = await late.until("error")
-    assert error["session_id"] is None and "reload" in error["error"]
+    await late.send({"type": "subscribe", "session_id": "g", "last_seq": last_seq})
+    assert (await late.until("resync")) == {"type": "resync", "session_id": "g"}
+    # What is still buffered comes first, in order, then the resync; no error frame.
+    replayed = late.frames[:-1]
+    assert replayed[0]["type"] == "user_message" and replayed[0]["content"] == "hi"
+    assert replayed[1:] == client.frames[1:] and replayed[-1] == done
+    assert not late.of("error")
     await client.close()
     await late.close()
 

@@ -75,7 +75,7 @@ def _apply(daemon: DaemonContext, fresh: Settings) -> None:
 async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     data = masked_settings(daemon.runtime.settings)
     presets = await daemon.runtime.personas.available()
-    data["persona_presets"] = [{"name": name, "description": ""} for name in presets]
+    data["persona_presets"] = [{"name": p.preset, "description": p.description} for p in presets]
     return data
 
 

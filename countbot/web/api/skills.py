@@ -1,13 +1,20 @@
-"""Skills: what is installed, whether it can run, and switching one on or off."""
+"""Skills: what is installed, whether it can run, and switching one on or off.
+
+A switch is written to `skills.disabled` in config.yaml before it takes effect, so what the
+Skills page shows is what the next start of the daemon uses.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from countbot.config.loader import ConfigError, save_settings_patch
+from countbot.config.settings import Settings
 from countbot.skills.skill import Skill
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 
@@ -30,17 +37,47 @@ async def list_skills(request: Request) -> JSONResponse:
 
 
 async def toggle_skill(request: Request) -> JSONResponse:
-    loader = daemon_of(request).runtime.skills
+    runtime = daemon_of(request).runtime
+    loader = runtime.skills
     name = request.path_params["name"]
     enabled = (await json_object(request)).get("enabled")
     if not isinstance(enabled, bool):
         raise ApiError(400, "'enabled' must be true or false")
     if (await loader.catalog()).get(name) is None:
         raise ApiError(404, f"no skill {name!r}")
-    loader.set_enabled(name, enabled)
+    async with _save_lock(request):
+        await _save_disabled(runtime.settings, name, enabled)
+        loader.set_enabled(name, enabled)
     skill = (await loader.catalog()).get(name)
     assert skill is not None
     return JSONResponse(skill_json(skill))
+
+
+def _save_lock(request: Request) -> asyncio.Lock:
+    """Each save writes the whole list, so two overlapping ones could lose a switch."""
+    state = request.app.state
+    if not hasattr(state, "skills_save_lock"):
+        state.skills_save_lock = asyncio.Lock()
+    return state.skills_save_lock
+
+
+async def _save_disabled(settings: Settings, name: str, enabled: bool) -> None:
+    """Write the new list to the config file (when there is one), then to the live settings."""
+    disabled = set(settings.skills.disabled)
+    if enabled:
+        disabled.discard(name)
+    else:
+        disabled.add(name)
+    wanted = sorted(disabled)
+    if wanted == settings.skills.disabled:
+        return
+    if settings.config_path is not None:
+        patch = {"skills": {"disabled": wanted}}
+        try:
+            await asyncio.to_thread(save_settings_patch, settings.config_path, patch)
+        except ConfigError as exc:
+            raise ApiError(500, f"the switch was not saved: {'; '.join(exc.problems)}") from None
+    settings.skills.disabled = wanted
 
 
 routes = [

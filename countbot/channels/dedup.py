@@ -1,0 +1,25 @@
+"""Inbound de-duplication: a platform may deliver the same message twice (retries, reconnects)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+
+REMEMBERED = 4096
+
+
+class RecentIds:
+    """Remembers the last `capacity` message keys; `first_time` is True only once per key."""
+
+    def __init__(self, capacity: int = REMEMBERED) -> None:
+        self._capacity = capacity
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
+
+    def first_time(self, key: Hashable) -> bool:
+        if key in self._seen:
+            self._seen.move_to_end(key)
+            return False
+        self._seen[key] = None
+        if len(self._seen) > self._capacity:
+            self._seen.popitem(last=False)
+        return True

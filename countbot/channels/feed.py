@@ -1,0 +1,153 @@
+"""A channel's view of its sessions: one gateway watcher, one renderer per running turn.
+
+Every turn in a watched session is shown in its chat, whoever started it (the chat, the web UI
+or a scheduled job writing into it). Consuming is never slowed by the platform: events are handed
+to renderers, which talk to the platform in their own tasks. If the hub ever drops the watcher
+(it fell too far behind), a new one resubscribes and replays what was missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from countbot.agent.events import (
+    TERMINAL_TYPES,
+    AgentEvent,
+    TextChunk,
+    ToolStart,
+    TurnCancelled,
+    TurnDone,
+    TurnError,
+)
+from countbot.channels.base import ChannelCapabilities, ChatOutput
+from countbot.channels.rendering import RenderSettings, TurnRenderer
+from countbot.gateway.events import MessageAccepted, SessionEvent
+from countbot.gateway.watchers import EventHub, Watcher
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Chat:
+    output: ChatOutput
+    last_seq: int | None = None
+    current: TurnRenderer | None = None
+    previous: asyncio.Task[None] | None = None
+    renderers: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class SessionFeed:
+    """Renders the turns of the sessions it was asked to `watch`; run `run()` as a task."""
+
+    def __init__(
+        self, hub: EventHub, capabilities: ChannelCapabilities, settings: RenderSettings
+    ) -> None:
+        self._hub = hub
+        self._caps = capabilities
+        self._settings = settings
+        self._chats: dict[str, _Chat] = {}
+        self._watcher = Watcher()
+
+    def watch(self, session_id: str, output: ChatOutput) -> None:
+        """Show this session's turns through `output` from now on (idempotent)."""
+        chat = self._chats.get(session_id)
+        if chat is None:
+            self._chats[session_id] = _Chat(output)
+            self._hub.subscribe(session_id, self._watcher)
+        else:
+            chat.output = output
+
+    async def settle(self, grace: float) -> None:
+        """Wait up to `grace` s for answers still being delivered (before shutting down)."""
+        tasks = {t for chat in self._chats.values() for t in chat.renderers if not t.done()}
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                item = await self._next()
+                if item is not None:
+                    self._dispatch(item)
+        finally:
+            self._hub.drop(self._watcher)
+            for chat in self._chats.values():
+                for task in chat.renderers:
+                    task.cancel()
+
+    async def _next(self) -> SessionEvent | dict[str, Any] | None:
+        """The next event; None after replacing a watcher the hub dropped."""
+        get = asyncio.ensure_future(self._watcher.queue.get())
+        dropped = asyncio.ensure_future(self._watcher.dropped.wait())
+        try:
+            await asyncio.wait({get, dropped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            dropped.cancel()
+            if not get.done():
+                get.cancel()
+        if get.done() and not get.cancelled():
+            return get.result()
+        self._resubscribe()
+        return None
+
+    def _resubscribe(self) -> None:
+        old, self._watcher = self._watcher, Watcher()
+        leftovers: list[SessionEvent | dict[str, Any]] = []
+        with contextlib.suppress(asyncio.QueueEmpty):
+            while True:
+                leftovers.append(old.queue.get_nowait())
+        for item in leftovers:
+            self._dispatch(item)
+        log.warning("channel feed fell behind; resubscribing to %d sessions", len(self._chats))
+        for session_id, chat in self._chats.items():
+            self._hub.subscribe(session_id, self._watcher, chat.last_seq)
+
+    def _dispatch(self, item: SessionEvent | dict[str, Any]) -> None:
+        event: AgentEvent | None
+        if isinstance(item, SessionEvent):
+            session_id, seq = item.session_id, item.seq
+            event = None if isinstance(item.event, MessageAccepted) else item.event
+        else:  # a replayed frame
+            session_id, seq = str(item.get("session_id")), int(item.get("seq", 0))
+            event = _event_from_frame(item)
+        chat = self._chats.get(session_id)
+        if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
+            return
+        chat.last_seq = seq
+        if event is not None:
+            self._render(chat, event)
+
+    def _render(self, chat: _Chat, event: AgentEvent) -> None:
+        if chat.current is None:
+            chat.current = TurnRenderer(chat.output, self._caps, self._settings, chat.previous)
+            chat.renderers.add(chat.current.task)
+            chat.current.task.add_done_callback(chat.renderers.discard)
+            chat.current.task.add_done_callback(_log_failure)
+        chat.current.feed(event)
+        if event.type in TERMINAL_TYPES:
+            chat.previous, chat.current = chat.current.task, None
+
+
+def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
+    """The events a renderer needs, rebuilt from a replayed frame (others are not needed)."""
+    kind = frame.get("type")
+    if kind == "stream":
+        return TextChunk(str(frame.get("content", "")))
+    if kind == "tool_start":
+        return ToolStart(str(frame.get("tool_call_id", "")), str(frame.get("name", "")), {})
+    if kind == "done":
+        return TurnDone(str(frame.get("content", "")))
+    if kind == "error":
+        return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
+    if kind == "cancelled":
+        return TurnCancelled()
+    return None
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("showing an answer failed", exc_info=task.exception())

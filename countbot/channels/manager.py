@@ -1,0 +1,208 @@
+"""Runs the enabled chat channels inside the daemon: builds, starts, restarts and reports them.
+
+Each enabled channel gets its shared pieces (intake, session feed, access, commands) and a
+supervisor task: while it runs, its sender is registered with the outbound path; when it crashes
+it is restarted after an exponential backoff (reset after a run that lasted a while). A channel
+that cannot work as configured (no token) is reported, not started; the daemon runs on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from countbot.channels.access import AccessControl
+from countbot.channels.backoff import Backoff
+from countbot.channels.base import Channel
+from countbot.channels.commands import ChatCommands
+from countbot.channels.feed import SessionFeed
+from countbot.channels.intake import Intake
+from countbot.channels.kit import ChannelKit
+from countbot.channels.media import MediaFolder
+from countbot.channels.rate_limit import RateLimiter
+from countbot.channels.rendering import RenderSettings
+from countbot.config.fields import is_secret
+from countbot.config.loader import MASK
+from countbot.config.settings import ChannelSettings
+from countbot.gateway.gateway import Gateway
+from countbot.runtime.assembly import Runtime
+from countbot.store.channel_state import ChannelStateStore
+from countbot.store.pairing import PairingStore
+
+log = logging.getLogger(__name__)
+
+State = Literal["disabled", "misconfigured", "starting", "running", "restarting", "stopped"]
+
+# A run this long proves the channel works: the next crash starts the backoff from the beginning.
+STABLE_RUN = 60.0
+MAX_RESTART_DELAY = 300.0
+# Seconds answers still being shown get when the daemon stops.
+SETTLE_GRACE = 5.0
+
+
+def _telegram() -> type[Channel]:
+    # Imported on demand: python-telegram-bot costs half a second, wasted when Telegram is off.
+    from countbot.channels.telegram.channel import TelegramChannel
+
+    return TelegramChannel
+
+
+CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {"telegram": _telegram}
+
+
+@dataclass(slots=True)
+class ChannelStatus:
+    state: State
+    detail: str = ""
+    since: float = field(default_factory=time.time)
+    restarts: int = 0
+    retry_at: float | None = None
+
+    def move(self, state: State, detail: str = "", retry_at: float | None = None) -> None:
+        self.state, self.detail, self.retry_at, self.since = state, detail, retry_at, time.time()
+
+
+@dataclass(slots=True)
+class _Entry:
+    name: str
+    status: ChannelStatus
+    channel: Channel | None = None
+    feed: SessionFeed | None = None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+class ChannelManager:
+    """The daemon's channels; `start()` after the gateway exists, `stop()` after it closed."""
+
+    def __init__(self, runtime: Runtime, gateway: Gateway, *, restart_delay: float = 1.0) -> None:
+        self._runtime = runtime
+        self._gateway = gateway
+        self._restart_delay = restart_delay
+        self._pairing = PairingStore(runtime.db)
+        self._state = ChannelStateStore(runtime.db)
+        self._entries: dict[str, _Entry] = {}
+
+    async def start(self) -> None:
+        for name, load in CHANNEL_TYPES.items():
+            settings = self._section(name)
+            entry = self._entries[name] = _Entry(name, ChannelStatus("disabled"))
+            if not settings.enabled:
+                continue
+            kind = load()
+            problem = kind.problem(settings)
+            if problem is not None:
+                entry.status.move("misconfigured", problem)
+                log.warning("channel %s is enabled but not started: %s", name, problem)
+                continue
+            self._launch(entry, kind)
+
+    async def stop(self) -> None:
+        """Let answers in flight reach their chats, then stop every channel."""
+        entries = [e for e in self._entries.values() if e.tasks]
+        for entry in entries:
+            if entry.feed is not None:
+                await entry.feed.settle(SETTLE_GRACE)
+        for entry in entries:
+            for task in entry.tasks:
+                task.cancel()
+            await asyncio.gather(*entry.tasks, return_exceptions=True)
+            entry.tasks.clear()
+            entry.status.move("stopped")
+
+    def channel(self, name: str) -> Channel | None:
+        entry = self._entries.get(name)
+        return entry.channel if entry is not None else None
+
+    def states(self) -> list[dict[str, Any]]:
+        """Every known channel for GET /api/channels; secrets read `********`."""
+        shown = []
+        for name in CHANNEL_TYPES:
+            entry = self._entries.get(name)
+            status = entry.status if entry is not None else ChannelStatus("disabled")
+            channel = entry.channel if entry is not None else None
+            shown.append(
+                {
+                    "name": name,
+                    **asdict(status),
+                    "capabilities": asdict(channel.capabilities) if channel else None,
+                    **(channel.details() if channel else {}),
+                    "settings": _masked(name, self._section(name)),
+                }
+            )
+        return shown
+
+    # --- running one channel ------------------------------------------------------------------
+
+    def _section(self, name: str) -> ChannelSettings:
+        section = getattr(self._runtime.settings.channels, name)
+        assert isinstance(section, ChannelSettings)
+        return section
+
+    def _launch(self, entry: _Entry, kind: type[Channel]) -> None:
+        name = entry.name
+        runtime = self._runtime
+        settings = lambda: self._section(name)  # noqa: E731 - read live on every use
+        feed = SessionFeed(
+            self._gateway.hub,
+            kind.capabilities,
+            RenderSettings(edit_interval=getattr(settings(), "stream_edit_interval", 1.0)),
+        )
+        intake = Intake(
+            name,
+            gateway=self._gateway,
+            access=AccessControl(name, lambda: settings().allow_from, self._pairing),
+            limiter=RateLimiter(settings().rate_limit_per_minute),
+            commands=ChatCommands(
+                self._gateway, self._state, runtime.sessions, lambda: runtime.settings.model.name
+            ),
+            chats=self._state,
+            feed=feed,
+        )
+        kit = ChannelKit(
+            settings, intake, self._state, MediaFolder(runtime.settings.workspace), runtime.masker
+        )
+        entry.channel, entry.feed = kind(kit), feed
+        entry.tasks = [
+            asyncio.create_task(feed.run(), name=f"channel-feed:{name}"),
+            asyncio.create_task(self._supervise(entry, entry.channel), name=f"channel:{name}"),
+        ]
+
+    async def _supervise(self, entry: _Entry, channel: Channel) -> None:
+        loop = asyncio.get_running_loop()
+        backoff = Backoff(self._restart_delay, MAX_RESTART_DELAY)
+        outbound = self._runtime.outbound
+        while True:
+            entry.status.move("starting")
+            began = loop.time()
+
+            def started() -> None:
+                entry.status.move("running")
+                outbound.register(channel.sender)
+
+            try:
+                await channel.run(started)
+                detail = "stopped by itself"
+            except Exception as exc:
+                detail = self._runtime.masker.mask(f"{type(exc).__name__}: {exc}")
+                log.warning("channel %s crashed: %s", entry.name, detail)
+            finally:
+                outbound.unregister(channel.sender.name)
+            if loop.time() - began >= STABLE_RUN:
+                backoff.reset()
+            delay = backoff.next()
+            entry.status.restarts += 1
+            entry.status.move("restarting", detail, time.time() + delay)
+            await asyncio.sleep(delay)
+
+
+def _masked(name: str, settings: ChannelSettings) -> dict[str, Any]:
+    data = settings.model_dump(mode="json")
+    for key in data:
+        if is_secret(("channels", name, key)):
+            secret = getattr(settings, key)
+            data[key] = MASK if secret is not None and secret.get_secret_value() else ""
+    return data

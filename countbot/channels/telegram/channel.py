@@ -1,0 +1,170 @@
+"""The Telegram channel: python-telegram-bot's Application, run by hand inside the daemon's loop.
+
+Polling is our own loop over `getUpdates` rather than PTB's Updater: the Updater confirms updates
+to Telegram as soon as it has fetched them, before anything handled them, so a crash in between
+would lose them. Here an update is confirmed (the next request's `offset`) only after it was
+handled, and the last handled `update_id` is stored, so a restart neither loses nor repeats one.
+Network loss or a Telegram outage means retrying with backoff; only a rejected token ends `run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from telegram import Bot, Update
+from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
+from telegram.ext import Application, ApplicationBuilder
+
+from countbot.channels.backoff import Backoff
+from countbot.channels.base import Channel, ChannelCapabilities
+from countbot.channels.kit import ChannelKit
+from countbot.channels.log_masking import masked_logs
+from countbot.channels.telegram.output import (
+    MAX_MESSAGE,
+    BotLink,
+    TelegramChat,
+    TelegramSender,
+    period_seconds,
+)
+from countbot.channels.telegram.updates import BotIdentity, to_incoming
+from countbot.config.settings import ChannelSettings, TelegramSettings
+from countbot.runtime.outbound import ChannelSender
+
+log = logging.getLogger(__name__)
+
+# httpx logs every request URL, and a Bot API URL contains the token.
+_URL_LOGGERS = ("httpx",)
+
+
+class TelegramChannel(Channel):
+    """Long-polls the Bot API and feeds each message to the channel's `Intake`."""
+
+    name = "telegram"
+    capabilities = ChannelCapabilities(
+        edits_in_place=True,
+        max_message_length=MAX_MESSAGE,
+        markup="html",
+        media_in=True,
+        media_out=True,
+        typing_indicator=True,
+    )
+
+    def __init__(self, kit: ChannelKit) -> None:
+        self._kit = kit
+        self._link = BotLink()
+        self._sender = TelegramSender(self._link)
+        self._me: BotIdentity | None = None
+        self._problem: str | None = None
+
+    @staticmethod
+    def problem(settings: ChannelSettings) -> str | None:
+        if not isinstance(settings, TelegramSettings) or settings.token is None:
+            return "channels.telegram.token is not set (get one from @BotFather)"
+        return None
+
+    @property
+    def sender(self) -> ChannelSender:
+        return self._sender
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "bot": f"@{self._me.username}" if self._me else None,
+            "connection": self._problem or ("ok" if self._link.bot else "down"),
+        }
+
+    def _settings(self) -> TelegramSettings:
+        settings = self._kit.settings()
+        assert isinstance(settings, TelegramSettings)
+        return settings
+
+    def chat(self, chat_id: str) -> TelegramChat:
+        return TelegramChat(self._link, chat_id)
+
+    async def run(self, started: Callable[[], None]) -> None:
+        settings = self._settings()
+        app = _application(settings)
+        with masked_logs(self._kit.masker, _URL_LOGGERS):
+            await app.initialize()  # getMe: a bad token or no network fails here
+            try:
+                bot = app.bot
+                # Polling and a webhook exclude each other; this bot is polled.
+                await bot.delete_webhook()
+                self._me = BotIdentity(bot.id, bot.username)
+                self._link.bot = bot
+                self._problem = None
+                started()
+                await self._poll(bot, self._me, settings)
+            finally:
+                self._link.bot = None
+                await _shut_down(app)
+
+    async def _poll(self, bot: Bot, me: BotIdentity, settings: TelegramSettings) -> None:
+        offset = await self._kit.state.cursor(self.name) + 1
+        backoff = Backoff(1.0, 30.0)
+        wait = dt.timedelta(seconds=settings.poll_timeout)
+        while True:
+            try:
+                updates = await bot.get_updates(
+                    offset=offset, timeout=wait, allowed_updates=["message"]
+                )
+            except RetryAfter as exc:
+                await asyncio.sleep(period_seconds(exc, "retry_after"))
+                continue
+            except TimedOut:
+                continue  # a long poll that outlived its read timeout; just ask again
+            except InvalidToken:
+                raise
+            except TelegramError as exc:
+                self._problem = self._kit.masker.mask(f"reconnecting: {exc.message}")
+                delay = backoff.next()
+                log.warning("Telegram polling failed (%s); retrying in %g s", self._problem, delay)
+                await asyncio.sleep(delay)
+                continue
+            backoff.reset()
+            self._problem = None
+            for update in updates:
+                if update.update_id < offset:
+                    continue  # a server that ignored the offset: already handled
+                await self._handle(update, bot, me, settings)
+                offset = update.update_id + 1
+                await self._kit.state.advance(self.name, update.update_id)
+
+    async def _handle(
+        self, update: Update, bot: Bot, me: BotIdentity, settings: TelegramSettings
+    ) -> None:
+        """Handle one update; a failure is logged and the update counts as handled (no loop)."""
+        message = update.message
+        if message is None:
+            return
+        try:
+            incoming = await to_incoming(message, bot, me, settings.group_mode, self._kit.media)
+            if incoming is not None:
+                await self._kit.intake.handle(incoming, self.chat(incoming.chat_id))
+        except Exception:
+            log.exception("handling Telegram update %d failed", update.update_id)
+
+
+def _application(settings: TelegramSettings) -> Application:  # type: ignore[type-arg]
+    if settings.token is None:
+        raise ValueError("channels.telegram.token is not set")
+    builder = (
+        ApplicationBuilder()
+        .token(settings.token.get_secret_value())
+        .base_url(settings.base_url)
+        .base_file_url(settings.base_file_url)
+        .updater(None)
+    )
+    if settings.proxy:
+        builder = builder.proxy(settings.proxy).get_updates_proxy(settings.proxy)
+    return builder.build()
+
+
+async def _shut_down(app: Application) -> None:  # type: ignore[type-arg]
+    try:
+        await app.shutdown()
+    except Exception:  # closing connections to a server that is gone must not mask the cause
+        log.debug("closing the Telegram connection failed", exc_info=True)

@@ -1,0 +1,1 @@
+"""Scheduled jobs (cron) and the heartbeat: the assistant acting without being asked."""

@@ -1,0 +1,148 @@
+"""The heartbeat: now and then the assistant looks at HEARTBEAT.md and may reach out on its own.
+
+A beat is cheap unless there is work: outside quiet hours, under the daily cap, with the user's
+session idle and a task listed, it runs one unattended turn in the `heartbeat` session; an
+answer that only acknowledges (HEARTBEAT_OK) stays there, anything else goes to the target.
+With nothing listed no model is called at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from countbot.config.settings import HeartbeatSettings
+from countbot.scheduler.clock import Clock
+from countbot.scheduler.delivery import JobDelivery
+from countbot.scheduler.heartbeat_tasks import HEARTBEAT_FILE, read_heartbeat_tasks
+from countbot.scheduler.jobs import Delivery
+from countbot.scheduler.turns import TurnRequest, TurnRunner
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SESSION = "heartbeat"
+ACK = "HEARTBEAT_OK"
+# Characters besides the token a reply may have and still only acknowledge ("HEARTBEAT_OK.").
+ACK_SLACK = 40
+PROMPT = (
+    "Heartbeat check. These are the standing tasks from {file}:\n{tasks}\n\n"
+    "Do whatever of them is due now. If nothing needs the user's attention, reply with exactly "
+    f"{ACK} and nothing else; otherwise your reply is sent to the user as a message."
+)
+
+BeatOutcome = Literal[
+    "disabled",
+    "quiet",
+    "capped",
+    "busy",
+    "nothing",
+    "acknowledged",
+    "delivered",
+    "undelivered",
+    "failed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BeatResult:
+    outcome: BeatOutcome
+    detail: str = ""
+
+
+class Heartbeat:
+    """One beat at a time (`beat`); settings are read on every beat, so edits apply at once."""
+
+    def __init__(
+        self,
+        settings: HeartbeatSettings,
+        workspace: Path,
+        turns: TurnRunner,
+        delivery: JobDelivery,
+        *,
+        zone: str,
+        clock: Clock,
+        time_limit: float,
+    ) -> None:
+        self._settings = settings
+        self._workspace = workspace
+        self._turns = turns
+        self._delivery = delivery
+        self._zone = ZoneInfo(zone)
+        self._clock = clock
+        self._time_limit = time_limit
+        self._day: date | None = None
+        self._turns_today = 0
+
+    async def beat(self) -> BeatResult:
+        result = await self._beat()
+        log.info("heartbeat: %s %s", result.outcome, result.detail)
+        return result
+
+    async def _beat(self) -> BeatResult:
+        settings = self._settings
+        if not settings.enabled:
+            return BeatResult("disabled")
+        local = self._clock().astimezone(self._zone)
+        if settings.quiet_hours and in_quiet_hours(local, settings.quiet_hours):
+            return BeatResult("quiet", settings.quiet_hours)
+        if self._day != local.date():
+            self._day, self._turns_today = local.date(), 0
+        if self._turns_today >= settings.daily_cap:
+            return BeatResult("capped", f"{settings.daily_cap} beats today")
+        target = Delivery.parse(settings.target)
+        busy = [s for s in (_user_session(target), HEARTBEAT_SESSION) if s and self._turns.busy(s)]
+        if busy:
+            return BeatResult("busy", busy[0])
+        tasks = await read_heartbeat_tasks(self._workspace)
+        if not tasks:
+            return BeatResult("nothing")
+        self._turns_today += 1
+        return await self._run(tasks, target)
+
+    async def _run(self, tasks: list[str], target: Delivery) -> BeatResult:
+        prompt = PROMPT.format(file=HEARTBEAT_FILE, tasks="\n".join(tasks))
+        if target.kind == "chat":
+            request = TurnRequest(prompt, HEARTBEAT_SESSION, target.channel or "", target.chat_id)
+        else:
+            request = TurnRequest(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION)
+        outcome = await self._turns.run(request, self._time_limit)
+        if outcome.status != "ok":
+            return BeatResult("failed", outcome.error)
+        if only_acknowledges(outcome.text):
+            return BeatResult("acknowledged")
+        result = await self._delivery.answer(target, HEARTBEAT_SESSION, outcome.text)
+        return BeatResult("delivered" if result.delivered else "undelivered", result.detail)
+
+
+def only_acknowledges(text: str) -> bool:
+    """True for "HEARTBEAT_OK" and short variants of it ("HEARTBEAT_OK — all quiet.")."""
+    if ACK not in text:
+        return False
+    rest = text.replace(ACK, "").strip(" \t\r\n.,;:!-—*_`'\"")
+    return len(rest) <= ACK_SLACK
+
+
+def in_quiet_hours(local: datetime, quiet_hours: str) -> bool:
+    """Whether `local` falls in "HH:MM-HH:MM" (wrapping past midnight if the end is earlier)."""
+    start_text, _, end_text = quiet_hours.partition("-")
+    start, end = _clock_time(start_text), _clock_time(end_text)
+    now = local.time().replace(second=0, microsecond=0, tzinfo=None)
+    if start == end:
+        return False
+    if start < end:
+        return start <= now < end
+    return now >= start or now < end
+
+
+def _clock_time(text: str) -> time:
+    hours, _, minutes = text.strip().partition(":")
+    return time(int(hours), int(minutes))
+
+
+def _user_session(target: Delivery) -> str | None:
+    # Channels talk in `<channel>:<chat_id>` sessions by default.
+    return f"{target.channel}:{target.chat_id}" if target.kind == "chat" else None

@@ -1,0 +1,71 @@
+"""The `cron` tool's port onto the job book: what the model asks for, as job definitions.
+
+Changes go through the `JobBook`, so a running scheduler picks them up at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from zoneinfo import ZoneInfo
+
+from countbot.scheduler.book import JobBook, JobDraft
+from countbot.scheduler.jobs import WEB, Delivery, Job
+from countbot.tools.cron_tool import CronJobInfo, CronJobRequest
+
+
+class ToolJobs:
+    """Implements the tool's `CronJobs` protocol over a `JobBook`."""
+
+    def __init__(self, book: JobBook, running_channels: Callable[[], list[str]]) -> None:
+        self._book = book
+        self._running_channels = running_channels
+
+    async def create(self, request: CronJobRequest) -> CronJobInfo:
+        if request.deliver_to is not None:
+            delivery = Delivery.parse(request.deliver_to)
+        else:
+            delivery = self._origin(request)
+        origin = ":".join(p for p in (request.origin_channel, request.origin_chat_id) if p)
+        draft = JobDraft(
+            name=request.name,
+            schedule_kind=request.schedule_kind,
+            schedule_value=request.schedule_value,
+            prompt=request.prompt,
+            delivery=delivery,
+            timezone=request.timezone,
+            created_from=f"cron tool in {origin}" if origin else "cron tool",
+        )
+        return self._info(await self._book.create(draft))
+
+    async def list(self) -> list[CronJobInfo]:
+        return [self._info(job) for job in await self._book.jobs()]
+
+    async def remove(self, job_id: str) -> bool:
+        return await self._book.remove(job_id)
+
+    async def set_enabled(self, job_id: str, enabled: bool) -> CronJobInfo | None:
+        job = await self._book.set_enabled(job_id, enabled)
+        return self._info(job) if job is not None else None
+
+    def _origin(self, request: CronJobRequest) -> Delivery:
+        """The chat the job was asked for in, if a channel can reach it; else the web UI."""
+        channel, chat_id = request.origin_channel, request.origin_chat_id
+        if channel and chat_id and channel in self._running_channels():
+            return Delivery(channel, chat_id)
+        return Delivery(WEB)
+
+    def _info(self, job: Job) -> CronJobInfo:
+        upcoming = self._book.next_run(job)
+        shown = None
+        if upcoming is not None:
+            local = upcoming.astimezone(ZoneInfo(job.schedule.timezone))
+            shown = f"{local:%Y-%m-%d %H:%M} ({local:%a}) {job.schedule.timezone}"
+        return CronJobInfo(
+            id=job.id,
+            name=job.name,
+            schedule=job.schedule.describe(),
+            prompt=job.prompt,
+            deliver_to=str(job.delivery),
+            enabled=job.enabled,
+            next_run=shown,
+        )

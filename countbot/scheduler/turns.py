@@ -1,0 +1,151 @@
+"""Running a job's prompt as a turn: through the daemon's gateway, exactly like a chat message.
+
+Going through the gateway gives a job the same session lane (never two turns at once in one
+session), the same AgentLoop (system prompt, persona, memory, skills) and the same live events:
+whoever watches the job's session in the web UI sees it stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from countbot.agent.events import TERMINAL_TYPES, TurnDone, TurnError
+from countbot.gateway.events import MessageAccepted, SessionEvent
+from countbot.gateway.gateway import Gateway, GatewayClosedError
+from countbot.gateway.messages import InboundMessage
+from countbot.gateway.watchers import Watcher
+
+# How often a job waiting for a busy session looks again, in seconds.
+IDLE_POLL = 1.0
+
+# Until the gateway hands `InboundMessage.unattended` to the agent (asked of its owner), a job's
+# turn runs without the agent's "scheduled run" note; the flag is sent as soon as it exists.
+_UNATTENDED: dict[str, bool] = (
+    {"unattended": True} if "unattended" in InboundMessage.__dataclass_fields__ else {}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One unattended turn: the prompt, the session it runs in and the address it runs for."""
+
+    prompt: str
+    session_id: str
+    channel: str
+    chat_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    status: Literal["ok", "error", "timeout"]
+    text: str = ""
+    error: str = ""
+
+
+class TurnRunner(Protocol):
+    """What jobs and the heartbeat need to run a turn (GatewayTurns, or a test's stand-in)."""
+
+    async def run(self, request: TurnRequest, time_limit: float) -> TurnOutcome: ...
+
+    def busy(self, session_id: str) -> bool: ...
+
+
+class GatewayTurns:
+    """Submits a turn to the gateway and follows the session's events to its end."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+
+    def busy(self, session_id: str) -> bool:
+        return self._gateway.busy(session_id)
+
+    async def run(self, request: TurnRequest, time_limit: float) -> TurnOutcome:
+        """The turn's final answer; a turn past `time_limit` seconds is cancelled."""
+        watcher = Watcher()
+        hub = self._gateway.hub
+        hub.subscribe(request.session_id, watcher)
+        follower = _Follower(watcher)
+        try:
+            async with asyncio.timeout(time_limit):
+                await self._until_idle(request.session_id, watcher)
+                submission = await self._gateway.submit(_message(request), origin=watcher)
+                return await follower.outcome(submission.queued)
+        except TimeoutError:
+            if follower.ours_running:
+                self._gateway.cancel(request.session_id)
+            stopped = f"took longer than {time_limit:g} s and was stopped"
+            return TurnOutcome("timeout", error=stopped)
+        except GatewayClosedError as exc:
+            return TurnOutcome("error", error=str(exc))
+        finally:
+            hub.unsubscribe(request.session_id, watcher)
+
+    async def _until_idle(self, session_id: str, watcher: Watcher) -> None:
+        """Wait for the session's running turns (a chat in a shared session) to finish.
+
+        Their events are of no interest; the lane is checked after each one, and every
+        IDLE_POLL seconds in case the last of them ended before we subscribed.
+        """
+        while self._gateway.busy(session_id):
+            try:
+                await asyncio.wait_for(watcher.queue.get(), IDLE_POLL)
+            except TimeoutError:
+                continue
+
+
+class _Follower:
+    """Finds our turn's terminal event in the session's stream.
+
+    Turns in a lane finish in the order their messages were accepted; a message accepted after
+    we started watching but before ours (a race with a chat message) runs first, so its terminal
+    event is skipped.
+    """
+
+    def __init__(self, watcher: Watcher) -> None:
+        self._watcher = watcher
+        self._others = 0
+        self._ahead: int | None = None
+
+    @property
+    def ours_running(self) -> bool:
+        return self._ahead == 0
+
+    async def outcome(self, queued: bool) -> TurnOutcome:
+        while True:
+            item = await self._watcher.queue.get()
+            if not isinstance(item, SessionEvent):
+                continue
+            event = item.event
+            if isinstance(event, MessageAccepted):
+                if event.origin is self._watcher:
+                    self._ahead = self._others or int(queued)
+                elif self._ahead is None:
+                    self._others += 1
+            elif event.type in TERMINAL_TYPES:
+                if self._ahead is None:
+                    self._others = max(0, self._others - 1)
+                elif self._ahead > 0:
+                    self._ahead -= 1
+                else:
+                    return _terminal_outcome(event)
+
+
+def _terminal_outcome(event: object) -> TurnOutcome:
+    if isinstance(event, TurnDone):
+        return TurnOutcome("ok", text=event.content)
+    if isinstance(event, TurnError):
+        return TurnOutcome("error", error=event.error)
+    return TurnOutcome("error", error="the turn was cancelled")
+
+
+def _message(request: TurnRequest) -> InboundMessage:
+    return InboundMessage(
+        channel=request.channel,
+        content=request.prompt,
+        chat_id=request.chat_id,
+        session_key=request.session_id,
+        mode="followup",
+        **_UNATTENDED,
+    )

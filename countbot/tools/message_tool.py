@@ -1,0 +1,94 @@
+"""The `message` tool: the agent sends text or a workspace file to a chat on a channel.
+
+By default it answers into the chat the turn came from. What it reports is what the platform
+answered, so the model never tells the user something arrived that did not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
+
+MAX_FILES = 10
+
+
+class DeliveryReport(Protocol):
+    delivered: bool
+    detail: str
+    message_ids: tuple[str, ...]
+
+
+class Outbox(Protocol):
+    """Whatever delivers to channels (the runtime adapts its outbound router to this)."""
+
+    async def deliver(
+        self, channel: str, chat_id: str, text: str, files: Sequence[Path]
+    ) -> DeliveryReport: ...
+
+    def channels(self) -> list[str]: ...
+
+
+class MessageTool(Tool):
+    name: ClassVar[str] = "message"
+    description: ClassVar[str] = (
+        "Send a message to a chat on a chat channel (e.g. Telegram): text, workspace files, or "
+        "both. Without channel and chat_id it goes to the chat this conversation is in. Use it "
+        "to send files, or to message another chat; your normal answer already reaches the user."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "the message text (Markdown)"},
+            "files": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": MAX_FILES,
+                "description": "paths of workspace files to send",
+            },
+            "channel": {"type": "string", "description": "e.g. telegram; default: this chat's"},
+            "chat_id": {"type": "string", "description": "the chat to send to; default: this one"},
+        },
+        "additionalProperties": False,
+    }
+
+    def __init__(self, outbox: Outbox, guard: WorkspaceGuard) -> None:
+        self._outbox = outbox
+        self._guard = guard
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        text = str(args.get("text") or "")
+        names = [str(name) for name in args.get("files") or ()]
+        if not text.strip() and not names:
+            return ToolResult.error("give a text, files, or both")
+        channel = args.get("channel") or ctx.channel
+        chat_id = args.get("chat_id") or (ctx.chat_id if channel == ctx.channel else None)
+        if not channel or not chat_id:
+            running = ", ".join(self._outbox.channels()) or "none"
+            return ToolResult.error(
+                f"this conversation is not in a chat: name a channel (running: {running}) "
+                "and a chat_id"
+            )
+        try:
+            files = await asyncio.to_thread(self._resolve_files, names)
+        except PathRefused as exc:
+            return ToolResult.error(exc.reason)
+        report = await self._outbox.deliver(channel, str(chat_id), text, files)
+        where = f"{channel}:{chat_id}"
+        if not report.delivered:
+            return ToolResult.error(f"not delivered to {where}: {report.detail}")
+        ids = ", ".join(report.message_ids)
+        return ToolResult(f"Delivered to {where}" + (f" (message ids {ids})." if ids else "."))
+
+    def _resolve_files(self, names: list[str]) -> list[Path]:
+        files = []
+        for name in names:
+            path = self._guard.resolve(name)
+            if not path.is_file():
+                raise PathRefused(f"{name!r} is not a file in the workspace")
+            files.append(path)
+        return files

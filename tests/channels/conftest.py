@@ -1,0 +1,84 @@
+"""A real runtime, gateway and channel manager talking to the fake Telegram server and the
+scripted model: what `countbot run` does with Telegram enabled, minus the web server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from countbot.channels.manager import ChannelManager
+from countbot.config.settings import Settings, TelegramSettings
+from countbot.gateway.gateway import Gateway
+from countbot.runtime.assembly import Runtime, open_runtime
+from tests.channels.fake_telegram import FakeTelegram
+
+ALICE = 100  # on the allow-list in every test that does not say otherwise
+
+
+@dataclass
+class Bot:
+    """The daemon side of a test: read its parts, drive it through `fake`."""
+
+    fake: FakeTelegram
+    settings: Settings
+    runtime: Runtime
+    gateway: Gateway
+    manager: ChannelManager
+
+    def state(self) -> dict[str, Any]:
+        return next(s for s in self.manager.states() if s["name"] == "telegram")
+
+
+def use_fake_telegram(settings: Settings, fake: FakeTelegram, **overrides: Any) -> None:
+    """Enable the Telegram channel in `settings`, pointed at `fake`."""
+    values: dict[str, Any] = {
+        "enabled": True,
+        "token": fake.token,
+        "allow_from": [str(ALICE)],
+        "base_url": fake.base_url,
+        "base_file_url": fake.base_file_url,
+        "stream_edit_interval": 0.1,
+        "poll_timeout": 2,
+        **overrides,
+    }
+    settings.channels.telegram = TelegramSettings(**values)
+
+
+@contextlib.asynccontextmanager
+async def running_bot(settings: Settings, fake: FakeTelegram) -> AsyncIterator[Bot]:
+    """Start the channels the way the daemon does; stop them the way it does."""
+    runtime = await open_runtime(settings)
+    gateway = Gateway(runtime.agent, runtime.sessions, settings.gateway)
+    manager = ChannelManager(runtime, gateway, restart_delay=0.2)
+    bot = Bot(fake, settings, runtime, gateway, manager)
+    await manager.start()
+    try:
+        if settings.channels.telegram.enabled:
+            await fake.wait_until(lambda: bot.state()["state"] == "running", "the bot to run")
+        yield bot
+    finally:
+        await gateway.close(5)
+        await manager.stop()
+        await runtime.close()
+
+
+@pytest.fixture
+async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+    fake = FakeTelegram()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest.fixture
+async def bot(settings: Settings, fake_telegram: FakeTelegram) -> AsyncIterator[Bot]:
+    use_fake_telegram(settings, fake_telegram)
+    async with running_bot(settings, fake_telegram) as running:
+        yield running

@@ -1,0 +1,71 @@
+"""The chat page as a person sees it, found by the UI's `data-testid` attributes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.async_api import Dialog, Locator, Page, expect
+
+from tests.web.conftest import Daemon
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+@dataclass
+class ChatPage:
+    """One browser tab on the daemon's UI, recording script errors and dialogs it raised."""
+
+    page: Page
+    daemon: Daemon
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("dialog", self._dismiss)
+
+    async def _dismiss(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        await dialog.dismiss()
+
+    def by_testid(self, testid: str) -> Locator:
+        return self.page.get_by_test_id(testid)
+
+    async def open(self) -> None:
+        """Load the UI and wait until its WebSocket is connected."""
+        await self.page.goto(f"{self.daemon.base}/")
+        await self.wait_connected()
+
+    async def reload(self) -> None:
+        await self.page.reload()
+        await self.wait_connected()
+
+    async def wait_connected(self) -> None:
+        await expect(self.by_testid("conn-state")).to_have_attribute("data-state", "open")
+
+    async def send(self, text: str) -> None:
+        await self.by_testid("composer-input").fill(text)
+        await self.by_testid("send-button").click()
+
+    def messages(self, role: str) -> Locator:
+        return self.page.locator(f'[data-testid="message"][data-role="{role}"]')
+
+    def streaming(self) -> Locator:
+        """The assistant message that is still receiving text."""
+        return self.page.locator('[data-testid="message"][data-streaming="true"]')
+
+    def answer_text(self, message: Locator) -> Locator:
+        return message.locator(".markdown")
+
+    async def session_id(self) -> str:
+        """The open conversation's id, as the UI remembers it across reloads."""
+        value = await self.page.evaluate("localStorage.getItem('countbot.session')")
+        assert isinstance(value, str) and value
+        return value
+
+    async def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        await self.page.screenshot(path=str(path), full_page=True)
+        return path
