@@ -124,6 +124,8 @@ async def _pump(
         # A cancel thrown into the provider's generator has already closed it; aclose() then is
         # a no-op that covers iterators which are not generators.
         closer = getattr(events, "aclose", None)
-        if closer is not None:
-            await closer()
-        queue.put_nowait(_END)
+        try:
+            if closer is not None:
+                await closer()
+        finally:
+            queue.put_nowait(_END)

@@ -36,7 +36,7 @@ class _Chat:
     output: ChatOutput
     last_seq: int | None = None
     current: TurnRenderer | None = None
-    previous: asyncio.Task[None] | None = None
+    previous: TurnRenderer | None = None
     renderers: set[asyncio.Task[None]] = field(default_factory=set)
 
 
@@ -107,10 +107,9 @@ class SessionFeed:
             self._hub.subscribe(session_id, self._watcher, chat.last_seq)
 
     def _dispatch(self, item: SessionEvent | dict[str, Any]) -> None:
-        event: AgentEvent | None
+        event: AgentEvent | MessageAccepted | None
         if isinstance(item, SessionEvent):
-            session_id, seq = item.session_id, item.seq
-            event = None if isinstance(item.event, MessageAccepted) else item.event
+            session_id, seq, event = item.session_id, item.seq, item.event
         else:  # a replayed frame
             session_id, seq = str(item.get("session_id")), int(item.get("seq", 0))
             event = _event_from_frame(item)
@@ -118,18 +117,23 @@ class SessionFeed:
         if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
             return
         chat.last_seq = seq
-        if event is not None:
-            self._render(chat, event)
+        if isinstance(event, MessageAccepted):
+            # Not queued: its turn starts now, so the typing indicator should too.
+            if not event.queued:
+                self._renderer(chat)
+        elif event is not None:
+            self._renderer(chat).feed(event)
+            if event.type in TERMINAL_TYPES:
+                chat.previous, chat.current = chat.current, None
 
-    def _render(self, chat: _Chat, event: AgentEvent) -> None:
+    def _renderer(self, chat: _Chat) -> TurnRenderer:
+        """The renderer of the chat's running turn, started with the turn's first event."""
         if chat.current is None:
             chat.current = TurnRenderer(chat.output, self._caps, self._settings, chat.previous)
             chat.renderers.add(chat.current.task)
             chat.current.task.add_done_callback(chat.renderers.discard)
             chat.current.task.add_done_callback(_log_failure)
-        chat.current.feed(event)
-        if event.type in TERMINAL_TYPES:
-            chat.previous, chat.current = chat.current.task, None
+        return chat.current
 
 
 def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:

@@ -166,6 +166,7 @@ class ChannelManager:
             settings, intake, self._state, MediaFolder(runtime.settings.workspace), runtime.masker
         )
         entry.channel, entry.feed = kind(kit), feed
+        entry.status.move("starting")
         entry.tasks = [
             asyncio.create_task(feed.run(), name=f"channel-feed:{name}"),
             asyncio.create_task(self._supervise(entry, entry.channel), name=f"channel:{name}"),

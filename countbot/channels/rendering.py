@@ -45,8 +45,8 @@ class RenderSettings:
 class TurnRenderer:
     """Feed it the turn's events in order; `task` ends once the final answer is delivered.
 
-    `after` is the previous turn's renderer task in the same chat: nothing is shown before it
-    is done, so answers never interleave.
+    `after` is the previous turn's renderer in the same chat: nothing is shown before it is
+    done, so answers never interleave.
     """
 
     def __init__(
@@ -54,7 +54,7 @@ class TurnRenderer:
         output: ChatOutput,
         capabilities: ChannelCapabilities,
         settings: RenderSettings,
-        after: asyncio.Task[None] | None = None,
+        after: TurnRenderer | None = None,
     ) -> None:
         self._output = output
         self._caps = capabilities
@@ -69,12 +69,9 @@ class TurnRenderer:
         # or flood limit), for anything at all (the platform's retry_after).
         self._ready_at = 0.0
         self._flood_until = 0.0
-        self.task = asyncio.create_task(self._run(after), name="turn-renderer")
-
-    @property
-    def finished(self) -> bool:
-        """The turn has ended (its final answer may still be on its way)."""
-        return self._final is not None
+        self.task = asyncio.create_task(
+            self._run(after.task if after is not None else None), name="turn-renderer"
+        )
 
     def feed(self, event: AgentEvent) -> None:
         if self._final is not None:

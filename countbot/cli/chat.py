@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from collections.abc import AsyncIterator
 
 import click
@@ -45,8 +46,8 @@ async def run_interactive(settings: Settings, session_id: str) -> None:
     try:
         while True:
             try:
-                line = await asyncio.to_thread(input, "\nyou › ")
-            except (EOFError, KeyboardInterrupt):
+                line = await _read_line("\nyou › ")
+            except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
                 click.echo()
                 return
             if line.strip().lower() in EXIT_WORDS:
@@ -55,6 +56,36 @@ async def run_interactive(settings: Settings, session_id: str) -> None:
                 await _one_turn(runtime.agent, line, session_id)
     finally:
         await runtime.close()
+
+
+async def _read_line(prompt: str) -> str:
+    """`input()` in a daemon thread: Ctrl-C at the prompt must not wait for Enter to exit.
+
+    `asyncio.to_thread` would leave a worker that `asyncio.run` joins on shutdown, blocking in
+    `input()` until the user pressed Enter.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = input(prompt)
+        except BaseException as exc:  # EOFError or KeyboardInterrupt, handed to the loop
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, future, line, None)
+
+    threading.Thread(target=read, name="countbot-prompt", daemon=True).start()
+    return await future
+
+
+def _settle(future: asyncio.Future[str], line: str | None, exc: BaseException | None) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(line or "")
 
 
 async def _one_turn(agent: AgentLoop, line: str, session_id: str) -> None:

@@ -18,7 +18,7 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 
 # How often a job waiting for a busy session looks again, in seconds.
-IDLE_POLL = 1.0
+IDLE_POLL = 0.2
 
 # Until the gateway hands `InboundMessage.unattended` to the agent (asked of its owner), a job's
 # turn runs without the agent's "scheduled run" note; the flag is sent as soon as it exists.

@@ -4,12 +4,16 @@ scripted model: what `countbot run` does with Telegram enabled, minus the web se
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import yaml
 
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings, TelegramSettings
@@ -58,8 +62,8 @@ async def running_bot(settings: Settings, fake: FakeTelegram) -> AsyncIterator[B
     bot = Bot(fake, settings, runtime, gateway, manager)
     await manager.start()
     try:
-        if settings.channels.telegram.enabled:
-            await fake.wait_until(lambda: bot.state()["state"] == "running", "the bot to run")
+        settled = ("running", "misconfigured", "disabled")
+        await fake.wait_until(lambda: bot.state()["state"] in settled, "the bot to start")
         yield bot
     finally:
         await gateway.close(5)
@@ -82,3 +86,26 @@ async def bot(settings: Settings, fake_telegram: FakeTelegram) -> AsyncIterator[
     use_fake_telegram(settings, fake_telegram)
     async with running_bot(settings, fake_telegram) as running:
         yield running
+
+
+async def countbot_cli(settings: Settings, *args: str) -> tuple[int, str]:
+    """Run `countbot ARGS` in a subprocess on this test's data folder; (exit status, output)."""
+    config = settings.data_dir.parent / "cli-config.yaml"
+    config.write_text(
+        yaml.safe_dump({"workspace": str(settings.workspace), "data_dir": str(settings.data_dir)})
+    )
+    env = {key: value for key, value in os.environ.items() if key != "COUNTBOT_CONFIG"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "countbot",
+        *args,
+        "--config",
+        str(config),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, output.decode()

@@ -207,6 +207,13 @@ class FakeTelegram:
         self._files[file_id] = (path, data)
         return file_id
 
+    def repeat_last_message(self) -> int:
+        """Deliver the last user message again in a new update (as Telegram may, rarely)."""
+        update_id = next(self._update_ids)
+        self._updates.append({"update_id": update_id, "message": self._updates[-1]["message"]})
+        self._arrived.set()
+        return update_id
+
     def forget_confirmations(self, back_to: int) -> None:
         """Offer updates from `back_to` on again, as if the bot had never confirmed them."""
         self._confirmed = min(self._confirmed, back_to)
