@@ -81,6 +81,8 @@ class SessionFeed:
 
     async def _next(self) -> SessionEvent | dict[str, Any] | None:
         """The next event; None after replacing a watcher the hub dropped."""
+        with contextlib.suppress(asyncio.QueueEmpty):
+            return self._watcher.queue.get_nowait()  # the common case while a turn streams
         get = asyncio.ensure_future(self._watcher.queue.get())
         dropped = asyncio.ensure_future(self._watcher.dropped.wait())
         try:

@@ -64,7 +64,7 @@ class Intake:
             if verdict is not Verdict.ALLOW:
                 await _reply(output, TOO_FAST if verdict is Verdict.WARN else None)
                 return
-        session_id = await self.session_for(message.chat_id)
+        session_id = await self._session_for(message.chat_id)
         if command is not None:
             context = CommandContext(self.channel, message.chat_id, session_id)
             await _reply(output, await self._commands.run(command, context))
@@ -83,7 +83,7 @@ class Intake:
         except GatewayClosedError:
             await _reply(output, SHUTTING_DOWN)
 
-    async def session_for(self, chat_id: str) -> str:
+    async def _session_for(self, chat_id: str) -> str:
         """The session this chat talks in now (`<channel>:<chat_id>` until `/new`)."""
         assigned = await self._chats.session_for(self.channel, chat_id)
         return assigned or default_session(self.channel, chat_id)

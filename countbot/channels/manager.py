@@ -87,18 +87,13 @@ class ChannelManager:
         self._entries: dict[str, _Entry] = {}
 
     async def start(self) -> None:
+        """Start the enabled channels in the background; returns at once."""
         for name, load in CHANNEL_TYPES.items():
-            settings = self._section(name)
             entry = self._entries[name] = _Entry(name, ChannelStatus("disabled"))
-            if not settings.enabled:
-                continue
-            kind = load()
-            problem = kind.problem(settings)
-            if problem is not None:
-                entry.status.move("misconfigured", problem)
-                log.warning("channel %s is enabled but not started: %s", name, problem)
-                continue
-            self._launch(entry, kind)
+            if self._section(name).enabled:
+                self._runtime.outbound.expect(name)
+                entry.status.move("starting")
+                entry.tasks.append(asyncio.create_task(self._boot(entry, load), name=name))
 
     async def stop(self) -> None:
         """Let answers in flight reach their chats, then stop every channel."""
@@ -112,10 +107,7 @@ class ChannelManager:
             await asyncio.gather(*entry.tasks, return_exceptions=True)
             entry.tasks.clear()
             entry.status.move("stopped")
-
-    def channel(self, name: str) -> Channel | None:
-        entry = self._entries.get(name)
-        return entry.channel if entry is not None else None
+            self._runtime.outbound.forget(entry.name)
 
     def states(self) -> list[dict[str, Any]]:
         """Every known channel for GET /api/channels; secrets read `********`."""
@@ -127,6 +119,7 @@ class ChannelManager:
             shown.append(
                 {
                     "name": name,
+                    "enabled": self._section(name).enabled,
                     **asdict(status),
                     "capabilities": asdict(channel.capabilities) if channel else None,
                     **(channel.details() if channel else {}),
@@ -142,14 +135,29 @@ class ChannelManager:
         assert isinstance(section, ChannelSettings)
         return section
 
-    def _launch(self, entry: _Entry, kind: type[Channel]) -> None:
-        name = entry.name
+    async def _boot(self, entry: _Entry, load: Callable[[], type[Channel]]) -> None:
+        # A platform library can take a while to import: not on the event loop.
+        kind = await asyncio.to_thread(load)
+        problem = kind.problem(self._section(entry.name))
+        if problem is not None:
+            entry.status.move("misconfigured", problem)
+            log.warning("channel %s is enabled but not started: %s", entry.name, problem)
+            return
+        entry.channel, entry.feed = self._build(entry.name, kind)
+        entry.tasks.append(asyncio.create_task(entry.feed.run(), name=f"{entry.name}-feed"))
+        await self._supervise(entry, entry.channel)
+
+    def _build(self, name: str, kind: type[Channel]) -> tuple[Channel, SessionFeed]:
+        """The channel with its own intake and feed around the shared stores."""
         runtime = self._runtime
-        settings = lambda: self._section(name)  # noqa: E731 - read live on every use
+
+        def settings() -> ChannelSettings:  # read on every use, so config edits apply
+            return self._section(name)
+
         feed = SessionFeed(
             self._gateway.hub,
             kind.capabilities,
-            RenderSettings(edit_interval=getattr(settings(), "stream_edit_interval", 1.0)),
+            RenderSettings(edit_interval=settings().stream_edit_interval),
         )
         intake = Intake(
             name,
@@ -162,15 +170,8 @@ class ChannelManager:
             chats=self._state,
             feed=feed,
         )
-        kit = ChannelKit(
-            settings, intake, self._state, MediaFolder(runtime.settings.workspace), runtime.masker
-        )
-        entry.channel, entry.feed = kind(kit), feed
-        entry.status.move("starting")
-        entry.tasks = [
-            asyncio.create_task(feed.run(), name=f"channel-feed:{name}"),
-            asyncio.create_task(self._supervise(entry, entry.channel), name=f"channel:{name}"),
-        ]
+        media = MediaFolder(runtime.settings.workspace)
+        return kind(ChannelKit(settings, intake, self._state, media, runtime.masker)), feed
 
     async def _supervise(self, entry: _Entry, channel: Channel) -> None:
         loop = asyncio.get_running_loop()

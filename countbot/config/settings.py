@@ -123,18 +123,19 @@ class ChannelSettings(_Strict):
     enabled: bool = False
     # User ids or usernames; default deny. ["*"] opens the channel to everyone explicitly.
     allow_from: list[str] = Field(default_factory=list)
-    rate_limit_per_minute: int = Field(20, ge=1, description="messages one sender may send a minute")
+    rate_limit_per_minute: int = Field(20, ge=1, description="messages a sender may send a minute")
+    # Where the platform edits messages in place, how often the streaming answer is updated.
+    stream_edit_interval: float = Field(1.0, ge=0.05, description="s between draft edits")
 
 
 class TelegramSettings(ChannelSettings):
-    """`channels.telegram`: `enabled`, `token`, `allow_from`, `proxy`, `base_url` are fixed names."""
+    """`channels.telegram`; `enabled`, `token`, `allow_from`, `proxy`, `base_url` are fixed."""
 
     token: SecretStr | None = None
     proxy: str | None = None
     # The Bot API base URLs exactly as python-telegram-bot takes them (self-hosted servers, tests).
     base_url: str = "https://api.telegram.org/bot"
     base_file_url: str = "https://api.telegram.org/file/bot"
-    stream_edit_interval: float = Field(1.0, ge=0.05, description="s between draft edits")
     # mention: in groups, answer only when mentioned or replied to; ignore: private chats only.
     group_mode: Literal["mention", "ignore"] = "mention"
     poll_timeout: int = Field(30, ge=0, le=50, description="s one long-poll request waits")

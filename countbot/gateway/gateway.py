@@ -181,6 +181,7 @@ class Gateway:
             channel=message.channel,
             chat_id=message.chat_id,
             cancel_token=turn.token,
+            unattended=message.unattended,
             steering=turn.steering,
         )
         async with contextlib.aclosing(events):  # type: ignore[type-var]

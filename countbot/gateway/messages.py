@@ -16,7 +16,8 @@ class InboundMessage:
     """A user's message from any surface.
 
     `session_key` names the session (None starts a new one); `mode` overrides the gateway's
-    default queue mode for a message that arrives while the session is busy.
+    default queue mode for a message that arrives while the session is busy; `unattended` marks
+    a scheduled run.
     """
 
     channel: str
@@ -26,3 +27,5 @@ class InboundMessage:
     media: tuple[ImagePart, ...] = ()
     session_key: str | None = None
     mode: QueueMode | None = None
+    # A scheduled run: no one is there to answer a question, the final answer is the deliverable.
+    unattended: bool = False

@@ -6,6 +6,7 @@ importing any of them: an exception of a library that is not loaded cannot be in
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import time
@@ -59,9 +60,10 @@ _SECRET_PATTERNS = (
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
     re.compile(r"(?i)((?:api[_-]?key|token|secret)\s*[=:]\s*)['\"]?[^\s'\",&]{6,}"),
 )
-# litellm prefixes messages with "litellm.RateLimitError: RateLimitError: OpenAIException - ".
+# litellm prefixes messages with "litellm.RateLimitError: RateLimitError: OpenAIException - ",
+# sometimes twice ("litellm.ContextWindowExceededError: litellm.BadRequestError: ...").
 _LIBRARY_PREFIX = re.compile(
-    r"^(?:litellm\.\w+:\s*)?(?:\w+(?:Error|Exception):\s*)*(?:\w+Exception\s*-\s*)?"
+    r"^(?:(?:litellm\.\w+|\w+(?:Error|Exception)):\s*)*(?:\w+Exception\s*-\s*)?"
 )
 
 
@@ -170,9 +172,26 @@ def _loaded_isinstance(exc: BaseException, module: str, name: str) -> bool:
 
 def _detail(exc: BaseException, secrets: Iterable[str]) -> str:
     raw = str(getattr(exc, "message", "") or exc)
-    text = _LIBRARY_PREFIX.sub("", " ".join(raw.split()))
+    text = _provider_message(_LIBRARY_PREFIX.sub("", " ".join(raw.split())))
     text = redact(text, secrets)
     return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 1] + "…"
+
+
+def _provider_message(text: str) -> str:
+    """The provider's own words from a JSON error body, or `text` if it is not one.
+
+    litellm's HTTP handler passes the body on verbatim (`{"error": {"message": ...}}` and the
+    like), where the OpenAI SDK would have unwrapped it.
+    """
+    if not text.startswith("{"):
+        return text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return message.strip() if isinstance(message, str) and message.strip() else text
 
 
 def _retry_after(exc: BaseException) -> float | None:

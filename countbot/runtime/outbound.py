@@ -6,6 +6,8 @@ what the platform really answered, so nothing is reported delivered that did not
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,16 +40,35 @@ class ChannelSender(Protocol):
 
 
 class OutboundRouter:
-    """Routes deliveries to the sender registered for the target's channel."""
+    """Routes deliveries to the sender registered for the target's channel.
 
-    def __init__(self) -> None:
+    A channel that is enabled but still connecting (or restarting after a crash) is `expect`ed:
+    a delivery waits up to `connect_wait` seconds for it instead of failing at once, so a job
+    due right at start-up still reaches the user.
+    """
+
+    def __init__(self, connect_wait: float = 30.0) -> None:
         self._senders: dict[str, ChannelSender] = {}
+        self._arrived: dict[str, asyncio.Event] = {}
+        self._connect_wait = connect_wait
+
+    def expect(self, name: str) -> None:
+        self._arrived.setdefault(name, asyncio.Event())
+
+    def forget(self, name: str) -> None:
+        """The channel is stopped for good: deliveries to it fail at once again."""
+        self._arrived.pop(name, None)
+        self._senders.pop(name, None)
 
     def register(self, sender: ChannelSender) -> None:
         self._senders[sender.name] = sender
+        self.expect(sender.name)
+        self._arrived[sender.name].set()
 
     def unregister(self, name: str) -> None:
         self._senders.pop(name, None)
+        if name in self._arrived:
+            self._arrived[name].clear()
 
     def channels(self) -> list[str]:
         return sorted(self._senders)
@@ -55,7 +76,7 @@ class OutboundRouter:
     async def deliver(
         self, target: DeliveryTarget, text: str, files: Sequence[Path] = ()
     ) -> DeliveryResult:
-        sender = self._senders.get(target.channel)
+        sender = await self._sender(target.channel)
         if sender is None:
             known = ", ".join(self.channels()) or "none"
             return DeliveryResult(
@@ -71,3 +92,10 @@ class OutboundRouter:
                 "delivery to %s:%s failed: %s", target.channel, target.chat_id, result.detail
             )
         return result
+
+    async def _sender(self, name: str) -> ChannelSender | None:
+        arrived = self._arrived.get(name)
+        if name not in self._senders and arrived is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(arrived.wait(), self._connect_wait)
+        return self._senders.get(name)

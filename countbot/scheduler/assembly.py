@@ -23,6 +23,7 @@ from countbot.scheduler.service import SchedulerService
 from countbot.scheduler.tool_port import ToolJobs
 from countbot.scheduler.triggers import zone_name
 from countbot.scheduler.turns import GatewayTurns
+from countbot.store.channel_state import ChannelStateStore
 from countbot.store.jobs import JobStore
 from countbot.tools.cron_tool import CronTool
 
@@ -65,6 +66,7 @@ def build_scheduler(runtime: Runtime, gateway: Gateway, *, clock: Clock = utc_no
         settings.workspace,
         turns,
         delivery,
+        ChannelStateStore(runtime.db),
         zone=book.default_zone,
         clock=clock,
         time_limit=settings.scheduler.job_timeout,

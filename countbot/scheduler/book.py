@@ -134,7 +134,11 @@ class JobBook:
             if patch.enabled:
                 changes["checked_through"] = ts  # runs skipped while disabled are not misses
         updated = replace(job, **changes, updated_at=ts)
-        await self._save(updated)
+        # Only the columns that changed: the scheduler's bookkeeping may move meanwhile.
+        before = job.to_row()
+        row = {k: v for k, v in updated.to_row().items() if before[k] != v}
+        if await self.store.update(job.id, row):
+            await self._changed(job.id)
         return updated
 
     async def set_enabled(self, job_id: str, enabled: bool) -> Job | None:
@@ -167,7 +171,10 @@ class JobBook:
     def next_run(self, job: Job) -> datetime | None:
         if not job.enabled:
             return None
-        trigger = build_trigger(job.schedule, job.schedule_since)
+        try:
+            trigger = build_trigger(job.schedule, job.schedule_since)
+        except JobError:  # a zone this system no longer knows: the job cannot run
+            return None
         return next_fire(trigger, max(self.clock(), moment(job.checked_through)))
 
     async def record_progress(self, job_id: str, changes: dict[str, Any]) -> None:
@@ -177,12 +184,6 @@ class JobBook:
         """
         if await self.store.update(job_id, changes) and "enabled" in changes:
             await self._changed(job_id)
-
-    async def _save(self, job: Job) -> None:
-        row = job.to_row()
-        del row["id"]
-        if await self.store.update(job.id, row):
-            await self._changed(job.id)
 
     def _patched_schedule(self, schedule: Schedule, patch: JobPatch, now: datetime) -> Schedule:
         if patch.schedule_kind is None and patch.schedule_value is None and patch.timezone is None:
@@ -208,10 +209,10 @@ class JobBook:
                 log.exception("job change listener failed for %s", job_id)
 
 
-def _text(value: str, field: str, limit: int) -> str:
+def _text(value: str, what: str, limit: int) -> str:
     value = value.strip()
     if not 1 <= len(value) <= limit:
-        raise JobError(f"the job's {field} must be 1 to {limit} characters")
+        raise JobError(f"the job's {what} must be 1 to {limit} characters")
     return value
 
 

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from countbot.config.settings import HeartbeatSettings
@@ -47,6 +47,12 @@ BeatOutcome = Literal[
 ]
 
 
+class ChatSessions(Protocol):
+    """Which session a channel's chat talks in now (the store's ChannelStateStore)."""
+
+    async def session_for(self, channel: str, chat_id: str) -> str | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BeatResult:
     outcome: BeatOutcome
@@ -62,6 +68,7 @@ class Heartbeat:
         workspace: Path,
         turns: TurnRunner,
         delivery: JobDelivery,
+        chat_sessions: ChatSessions,
         *,
         zone: str,
         clock: Clock,
@@ -71,6 +78,7 @@ class Heartbeat:
         self._workspace = workspace
         self._turns = turns
         self._delivery = delivery
+        self._chat_sessions = chat_sessions
         self._zone = ZoneInfo(zone)
         self._clock = clock
         self._time_limit = time_limit
@@ -94,7 +102,8 @@ class Heartbeat:
         if self._turns_today >= settings.daily_cap:
             return BeatResult("capped", f"{settings.daily_cap} beats today")
         target = Delivery.parse(settings.target)
-        busy = [s for s in (_user_session(target), HEARTBEAT_SESSION) if s and self._turns.busy(s)]
+        sessions = (await self._user_session(target), HEARTBEAT_SESSION)
+        busy = [s for s in sessions if s and self._turns.busy(s)]
         if busy:
             return BeatResult("busy", busy[0])
         tasks = await read_heartbeat_tasks(self._workspace)
@@ -102,6 +111,13 @@ class Heartbeat:
             return BeatResult("nothing")
         self._turns_today += 1
         return await self._run(tasks, target)
+
+    async def _user_session(self, target: Delivery) -> str | None:
+        """The session the target chat talks in: its current one, else the channel default."""
+        if target.channel is None or target.chat_id is None or target.kind != "chat":
+            return None
+        current = await self._chat_sessions.session_for(target.channel, target.chat_id)
+        return current or f"{target.channel}:{target.chat_id}"
 
     async def _run(self, tasks: list[str], target: Delivery) -> BeatResult:
         prompt = PROMPT.format(file=HEARTBEAT_FILE, tasks="\n".join(tasks))
@@ -141,8 +157,3 @@ def in_quiet_hours(local: datetime, quiet_hours: str) -> bool:
 def _clock_time(text: str) -> time:
     hours, _, minutes = text.strip().partition(":")
     return time(int(hours), int(minutes))
-
-
-def _user_session(target: Delivery) -> str | None:
-    # Channels talk in `<channel>:<chat_id>` sessions by default.
-    return f"{target.channel}:{target.chat_id}" if target.kind == "chat" else None

@@ -44,11 +44,16 @@ class JobExecutor:
         self._slots = asyncio.Semaphore(settings.max_concurrent_jobs)
         self._locks: dict[str, asyncio.Lock] = {}
 
-    async def run(self, job: Job, trigger: RunTrigger, scheduled_for: datetime | None) -> JobRun:
-        """Run `job` now and return its finished record."""
+    async def run(
+        self, job: Job, trigger: RunTrigger, scheduled_for: datetime | None
+    ) -> JobRun | None:
+        """Run `job` now and return its finished record; None if it was removed meanwhile."""
         lock = self._locks.setdefault(job.id, asyncio.Lock())
         async with lock, self._slots:
-            job = await self._book.get(job.id) or job
+            current = await self._book.get(job.id)
+            if current is None:
+                return None
+            job = current
             started = self._now()
             base = {
                 "job_id": job.id,

@@ -72,7 +72,9 @@ class SchedulerService:
         self.book.subscribe(self._sync)
         await self.reload()
         self._data_version = await self.book.store.data_version()
-        self.add_timer("store-watch", IntervalTrigger(seconds=self._watch_seconds), self.watch_store)
+        self.add_timer(
+            "store-watch", IntervalTrigger(seconds=self._watch_seconds), self.watch_store
+        )
         self._spawn(self.run_due())
 
     async def stop(self) -> None:
@@ -185,7 +187,8 @@ class SchedulerService:
         if plan.missed:
             runs.append(await self._executor.record_missed(job, plan))
         if plan.due is not None:
-            runs.append(await self._executor.run(job, "schedule", plan.due))
+            run = await self._executor.run(job, "schedule", plan.due)
+            runs.extend([run] if run is not None else [])
         return runs
 
     async def watch_store(self) -> None:

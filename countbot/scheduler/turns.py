@@ -20,13 +20,6 @@ from countbot.gateway.watchers import Watcher
 # How often a job waiting for a busy session looks again, in seconds.
 IDLE_POLL = 0.2
 
-# Until the gateway hands `InboundMessage.unattended` to the agent (asked of its owner), a job's
-# turn runs without the agent's "scheduled run" note; the flag is sent as soon as it exists.
-_UNATTENDED: dict[str, bool] = (
-    {"unattended": True} if "unattended" in InboundMessage.__dataclass_fields__ else {}
-)
-
-
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """One unattended turn: the prompt, the session it runs in and the address it runs for."""
@@ -147,5 +140,5 @@ def _message(request: TurnRequest) -> InboundMessage:
         chat_id=request.chat_id,
         session_key=request.session_id,
         mode="followup",
-        **_UNATTENDED,
+        unattended=True,
     )

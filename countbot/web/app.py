@@ -25,7 +25,7 @@ def create_app(daemon: DaemonContext, port: int) -> Starlette:
             Route("/", index, methods=["GET", "HEAD"]),
             Route("/login", login, methods=["GET", "POST"]),
             WebSocketRoute("/ws", websocket_endpoint),
-            api_mount(),
+            api_mount(daemon.scheduler.routes()),
             Mount("/static", app=static_files()),
         ],
         middleware=[Middleware(AccessGuard, policy=policy)],

@@ -1,11 +1,13 @@
-"""What every route reaches through `request.app.state.daemon`: the runtime and the gateway."""
+"""What every route reaches through `request.app.state.daemon`: runtime, gateway, channels, jobs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
+from countbot.scheduler.assembly import Scheduler
 
 
 @dataclass(slots=True)
@@ -14,6 +16,8 @@ class DaemonContext:
 
     runtime: Runtime
     gateway: Gateway
+    channels: ChannelManager
+    scheduler: Scheduler
     litellm_ready: bool = False
 
     @property

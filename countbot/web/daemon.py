@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import uvicorn
 
+from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
 from countbot.llm.litellm_import import preload_litellm
 from countbot.runtime.assembly import open_runtime
+from countbot.scheduler.assembly import start_scheduler
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.context import DaemonContext
@@ -112,7 +114,10 @@ async def serve_daemon(
     """
     runtime = await open_runtime(settings)
     gateway = Gateway(agent or runtime.agent, runtime.sessions, settings.gateway)
-    context = DaemonContext(runtime, gateway)
+    channels = ChannelManager(runtime, gateway)
+    await channels.start()  # returns at once; each channel connects in its own task
+    scheduler = await start_scheduler(runtime, gateway)
+    context = DaemonContext(runtime, gateway, channels, scheduler)
     port = listener.getsockname()[1]
     server = _DaemonServer(_uvicorn_config(context, port))
     preload = asyncio.create_task(_preload(context))
@@ -120,7 +125,9 @@ async def serve_daemon(
     try:
         yield RunningDaemon(context, port, serving)
     finally:
+        await scheduler.stop()
         await gateway.close(settings.web.shutdown_grace)
+        await channels.stop()  # after the gateway, so chats still see their turn end
         server.should_exit = True
         await asyncio.wait({serving})
         preload.cancel()

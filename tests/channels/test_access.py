@@ -6,8 +6,8 @@ import re
 
 from countbot.channels.intake import TOO_FAST
 from countbot.config.settings import Settings
-from tests.channels.conftest import ALICE, Bot, countbot_cli, running_bot, use_fake_telegram
-from tests.channels.fake_telegram import FakeTelegram, FakeUser
+from tests.channels.fake_telegram import FakeUser
+from tests.channels.harness import ALICE, Bot, countbot_cli, telegram_bot
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 STRANGER = FakeUser(555, "Mallory", "mallory")
@@ -61,10 +61,9 @@ async def test_a_stranger_in_a_group_gets_no_code_and_no_turn(
 
 
 async def test_usernames_and_the_wildcard_open_the_door(
-    settings: Settings, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+    settings: Settings, model_server: ScriptedModelServer
 ) -> None:
-    use_fake_telegram(settings, fake_telegram, allow_from=["@Mallory"])
-    async with running_bot(settings, fake_telegram) as bot:
+    async with telegram_bot(settings, allow_from=["@Mallory"]) as bot:
         model_server.script(Reply.text("Hello by name"))
         bot.fake.user_says("hi", user=STRANGER)
         assert await bot.fake.wait_for_messages(STRANGER.id) == ["Hello by name"]
@@ -76,11 +75,10 @@ async def test_usernames_and_the_wildcard_open_the_door(
 
 
 async def test_a_flooding_sender_is_cut_off_and_told_once(
-    settings: Settings, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+    settings: Settings, model_server: ScriptedModelServer
 ) -> None:
-    use_fake_telegram(settings, fake_telegram, rate_limit_per_minute=2)
     model_server.responder = lambda body: Reply.text(f"answer {len(model_server.requests)}")
-    async with running_bot(settings, fake_telegram) as bot:
+    async with telegram_bot(settings, rate_limit_per_minute=2) as bot:
         for n in range(5):
             bot.fake.user_says(f"message {n}")
         messages = await bot.fake.wait_for_messages(ALICE, 3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from countbot.channels.commands import HELP
-from tests.channels.conftest import ALICE, Bot
+from tests.channels.harness import ALICE, Bot
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 

@@ -6,8 +6,8 @@ import json
 
 from countbot.config.loader import MASK
 from countbot.config.settings import Settings
-from tests.channels.conftest import ALICE, Bot, running_bot, use_fake_telegram
 from tests.channels.fake_telegram import TOKEN, FakeTelegram
+from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from types import ModuleType
 
@@ -113,6 +114,31 @@ def test_message_is_plain_and_has_no_library_prefixes(litellm: ModuleType) -> No
 
     assert failure.message == (
         "Rate limited by the model provider (HTTP 429): You exceeded your quota"
+    )
+
+
+def test_json_error_bodies_are_reduced_to_the_providers_message(litellm: ModuleType) -> None:
+    openai_style = {"error": {"message": f"Slow down, {KEY}", "type": "rate_limit_error"}}
+    anthropic_style = {"type": "error", "error": {"type": "overloaded", "message": "Overloaded"}}
+    rate = litellm.RateLimitError(f"OpenAIException - {json.dumps(openai_style)}", "openai", "m")
+    busy = litellm.InternalServerError(
+        f"AnthropicException - {json.dumps(anthropic_style)}", "anthropic", "m"
+    )
+    odd = RuntimeError(json.dumps({"detail": "no message field here"}))
+
+    assert classify_error(rate).message == (
+        "Rate limited by the model provider (HTTP 429): Slow down, sk-***"
+    )
+    assert classify_error(busy).message.endswith("(HTTP 500): Overloaded")
+    assert "no message field here" in classify_error(odd).message
+
+
+def test_nested_library_prefixes_are_all_removed(litellm: ModuleType) -> None:
+    window = litellm.ContextWindowExceededError("maximum context length is 8192", "m", "openai")
+
+    assert classify_error(window).message == (
+        "The conversation is too long for the model's context window (HTTP 400): "
+        "maximum context length is 8192"
     )
 
 

@@ -6,7 +6,8 @@ import subprocess
 import sys
 import textwrap
 
-from countbot.llm.litellm_import import load_litellm
+from countbot.llm.litellm_import import OPENAI_HANDLER_SWITCH, load_litellm
+from tests.llm.conftest import HeaderRecorder
 
 FRESH_PROCESS = textwrap.dedent(
     """
@@ -53,3 +54,30 @@ def test_litellm_is_configured_for_countbot() -> None:
     assert litellm.suppress_debug_info is True
     assert litellm.drop_params is True
     assert litellm.num_retries == 0
+    # Message redaction is left off because nothing would receive the messages: no callbacks.
+    assert litellm.turn_off_message_logging is False
+    callbacks = ("callbacks", "success_callback", "failure_callback", "input_callback")
+    assert all(getattr(litellm, name) == [] for name in callbacks)
+
+
+async def test_openai_compatible_calls_bypass_the_openai_sdk(
+    header_recorder: HeaderRecorder,
+) -> None:
+    """The per-call CPU saving in docs/llm_call.md rests on this; it fails if litellm drops it."""
+    litellm = load_litellm()
+
+    stream = await litellm.acompletion(
+        model="openai/test-model",
+        api_base=header_recorder.base_url,
+        api_key="sk-test",
+        messages=[{"role": "user", "content": "hi"}],
+        stream=True,
+    )
+    chunks = [chunk async for chunk in stream]
+
+    assert chunks
+    agent = header_recorder.requests[-1].get("user-agent", "")
+    assert "OpenAI/Python" not in agent, (
+        f"litellm sent this call through the OpenAI SDK ({agent}): {OPENAI_HANDLER_SWITCH} "
+        "no longer works in this litellm version; see docs/llm_call.md"
+    )

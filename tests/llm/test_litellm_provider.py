@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from countbot.llm.litellm_provider import LiteLLMProvider
+from countbot.llm.model_info import model_info
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
@@ -25,6 +26,7 @@ from countbot.llm.types import (
     UsageReport,
     UserMessage,
 )
+from tests.llm.conftest import HeaderRecorder
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 API_KEY = "sk-test-4f8e2a9c7b1d"
@@ -180,6 +182,68 @@ async def test_broken_tool_json_is_repaired_or_kept_raw_with_an_error(
     assert garbage.arguments_raw == "rm -rf nothing"
     assert garbage.parse_error and "JSON" in garbage.parse_error
     assert empty.arguments == {}
+
+
+async def test_extra_headers_and_the_key_reach_the_provider(
+    header_recorder: HeaderRecorder,
+) -> None:
+    provider = LiteLLMProvider(
+        "openai/test-model",
+        api_base=header_recorder.base_url,
+        api_key=API_KEY,
+        extra_headers={"X-Title": "CountBot"},
+    )
+
+    done = final(await collect(provider))
+
+    assert isinstance(done, StreamDone) and done.message.text == "ok"
+    headers = header_recorder.requests[-1]
+    assert headers["x-title"] == "CountBot"
+    assert headers["authorization"] == f"Bearer {API_KEY}"
+
+
+async def test_consecutive_calls_reuse_one_connection(header_recorder: HeaderRecorder) -> None:
+    provider = LiteLLMProvider("openai/test-model", api_base=header_recorder.base_url, api_key="k")
+
+    for _ in range(3):
+        assert isinstance(final(await collect(provider)), StreamDone)
+
+    assert len(header_recorder.requests) == 3
+    assert header_recorder.connections == 1
+
+
+async def test_usage_of_a_priced_model_carries_its_cost(model_server: ScriptedModelServer) -> None:
+    model_server.script(Reply.text("fine", usage=(1000, 500)))
+    model = "openai/gpt-4o-mini"
+    provider = LiteLLMProvider(model, api_base=model_server.base_url, api_key=API_KEY)
+
+    done = final(await collect(provider))
+
+    assert isinstance(done, StreamDone)
+    assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (1000, 500)
+    assert done.usage.cost_usd > 0
+    assert done.usage.cost_usd == model_info(model).cost(done.usage)
+
+
+async def test_provider_errors_read_in_the_providers_own_words(
+    model_server: ScriptedModelServer,
+) -> None:
+    model_server.script(
+        Reply.error(400, "This model's maximum context length is 8192 tokens."),
+        Reply.error(404, "The model `test-model` does not exist."),
+    )
+    provider = make_provider(model_server)
+
+    window, missing = [final(await collect(provider)) for _ in range(2)]
+
+    assert isinstance(window, StreamError) and isinstance(missing, StreamError)
+    assert window.message == (
+        "The conversation is too long for the model's context window (HTTP 400): "
+        "This model's maximum context length is 8192 tokens."
+    )
+    assert missing.message == (
+        "The model or endpoint was not found (HTTP 404): The model `test-model` does not exist."
+    )
 
 
 async def test_429_waits_as_long_as_retry_after_then_succeeds(

@@ -15,6 +15,7 @@ from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import Scheduler
 from countbot.scheduler.heartbeat import in_quiet_hours, only_acknowledges
 from countbot.scheduler.heartbeat_tasks import heartbeat_tasks
+from countbot.store.channel_state import ChannelStateStore
 from tests.scheduler.conftest import FakeClock, RecordingSender
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
@@ -97,7 +98,7 @@ async def test_the_daily_cap_limits_model_calls_per_local_day(
     model_server: ScriptedModelServer,
 ) -> None:
     runtime.settings.heartbeat.daily_cap = 2
-    model_server.default = Reply.text("HEARTBEAT_OK")
+    model_server.responder = lambda body: Reply.text("HEARTBEAT_OK")
     outcomes = []
     for _ in range(3):
         outcomes.append((await scheduler.heartbeat.beat()).outcome)
@@ -109,15 +110,23 @@ async def test_the_daily_cap_limits_model_calls_per_local_day(
     assert (await scheduler.heartbeat.beat()).outcome == "acknowledged"
 
 
+@pytest.mark.parametrize("chat_session", ["pigeon:42", "pigeon:42:after-new"])
 async def test_a_beat_is_skipped_while_the_user_is_talking(
-    scheduler: Scheduler, beating: Path, gateway: Gateway, model_server: ScriptedModelServer
+    runtime: Runtime,
+    scheduler: Scheduler,
+    beating: Path,
+    gateway: Gateway,
+    model_server: ScriptedModelServer,
+    chat_session: str,
 ) -> None:
+    if chat_session != "pigeon:42":  # the user started a fresh session with /new
+        await ChannelStateStore(runtime.db).assign_session("pigeon", "42", chat_session)
     model_server.script(Reply.text("a long answer", chunks=20, delay=0.2))
-    await gateway.submit(InboundMessage("pigeon", "hello", chat_id="42", session_key="pigeon:42"))
+    await gateway.submit(InboundMessage("pigeon", "hello", chat_id="42", session_key=chat_session))
     result = await scheduler.heartbeat.beat()
-    assert (result.outcome, result.detail) == ("busy", "pigeon:42")
-    gateway.cancel("pigeon:42")
-    await until_idle(gateway, "pigeon:42")
+    assert (result.outcome, result.detail) == ("busy", chat_session)
+    gateway.cancel(chat_session)
+    await until_idle(gateway, chat_session)
     assert not any("Heartbeat check" in str(r["messages"]) for r in model_server.requests)
 
 

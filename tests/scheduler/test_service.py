@@ -19,7 +19,6 @@ from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.scheduler.assembly import Scheduler, start_scheduler
 from countbot.scheduler.book import JobBook, JobDraft, JobPatch
 from countbot.scheduler.jobs import WEB, Delivery, Job
-from countbot.scheduler.turns import _UNATTENDED
 from countbot.store.database import Database
 from countbot.store.jobs import JobStore
 from tests.scheduler.conftest import ZONE, FakeClock, RecordingSender
@@ -76,9 +75,6 @@ async def test_a_due_job_runs_through_the_agent_and_reaches_its_chat(
     )
 
 
-@pytest.mark.xfail(
-    not _UNATTENDED, reason="the gateway does not pass InboundMessage.unattended on yet"
-)
 async def test_a_job_turn_knows_it_is_unattended(
     scheduler: Scheduler, model_server: ScriptedModelServer, pigeon: RecordingSender
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -84,7 +85,7 @@ async def test_remind_me_every_weekday_then_list_then_cancel(
 
 
 async def test_a_job_made_in_the_web_ui_or_cli_delivers_to_the_web(
-    book: JobBook, runtime: Runtime, tmp_path
+    book: JobBook, runtime: Runtime, tmp_path: Path
 ) -> None:
     tool = runtime.tools.get("cron")
     assert isinstance(tool, CronTool)
@@ -123,7 +124,7 @@ async def test_a_job_made_in_the_web_ui_or_cli_delivers_to_the_web(
     ],
 )
 async def test_mistakes_come_back_as_errors_the_model_can_fix(
-    book: JobBook, runtime: Runtime, tmp_path, args: dict, message: str
+    book: JobBook, runtime: Runtime, tmp_path: Path, args: dict, message: str
 ) -> None:
     tool = runtime.tools.get("cron")
     assert tool is not None
@@ -132,7 +133,7 @@ async def test_mistakes_come_back_as_errors_the_model_can_fix(
 
 
 async def test_enable_and_disable_from_conversation(
-    book: JobBook, runtime: Runtime, tmp_path
+    book: JobBook, runtime: Runtime, tmp_path: Path
 ) -> None:
     tool = runtime.tools.get("cron")
     assert tool is not None

@@ -9,25 +9,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from countbot.config.settings import Settings
-from tests.channels.conftest import ALICE, Bot, running_bot, use_fake_telegram
-from tests.channels.fake_telegram import FakeTelegram
+from tests.channels.harness import ALICE, Bot, telegram_bot
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 
 @pytest.fixture
-async def fake_telegram() -> AsyncIterator[FakeTelegram]:
-    fake = FakeTelegram()
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
-
-
-@pytest.fixture
-async def bot(settings: Settings, fake_telegram: FakeTelegram) -> AsyncIterator[Bot]:
-    use_fake_telegram(settings, fake_telegram)
-    async with running_bot(settings, fake_telegram) as running:
+async def bot(settings: Settings) -> AsyncIterator[Bot]:
+    async with telegram_bot(settings) as running:
         yield running
 
 

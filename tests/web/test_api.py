@@ -165,7 +165,8 @@ async def test_audit_and_usage_show_what_a_turn_did(
         assert usage["totals"]["prompt_tokens"] >= 40
         assert usage["by_day"][0]["prompt_tokens"] >= 40
         assert usage["by_session"][0]["session_id"] == "audited"
-        assert (await http.get("/api/channels")).json() == {"channels": []}
+        channels = (await http.get("/api/channels")).json()["channels"]
+        assert [(c["name"], c["enabled"]) for c in channels] == [("telegram", False)]
 
 
 async def test_unknown_routes_answer_json(daemon: Daemon) -> None:

@@ -7,8 +7,10 @@ from starlette.routing import BaseRoute, Mount
 from countbot.web.api import audit, channels, health, memory, sessions, settings, skills, usage
 
 
-def api_mount() -> Mount:
+def api_mount(extra: list[BaseRoute]) -> Mount:
+    """All /api routes; `extra` are those other surfaces serve (the scheduler's /api/cron)."""
     routes: list[BaseRoute] = [
+        *extra,
         *health.routes,
         *sessions.routes,
         *settings.routes,

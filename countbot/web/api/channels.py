@@ -1,4 +1,4 @@
-"""GET /api/channels: the chat channels and their state (none are wired into the daemon yet)."""
+"""GET /api/channels: the chat channels and their state (secrets masked)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from starlette.routing import Route
 
 
 async def channels(request: Request) -> JSONResponse:
-    return JSONResponse({"channels": []})
+    return JSONResponse({"channels": request.app.state.daemon.channels.states()})
 
 
 routes = [Route("/channels", channels, methods=["GET"])]

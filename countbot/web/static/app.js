@@ -11,12 +11,14 @@ import { getLang, onLangChange, setLang } from "./lib/i18n.js";
 import { Socket } from "./lib/socket.js";
 import { renderAudit } from "./panels/audit.js";
 import { renderChannels } from "./panels/channels.js";
+import { renderCron } from "./panels/cron.js";
 import { renderMemory } from "./panels/memory.js";
 import { renderSettings } from "./panels/settings.js";
 import { renderSkills } from "./panels/skills.js";
 import { renderUsage } from "./panels/usage.js";
 
 const PANELS = {
+  cron: renderCron,
   settings: renderSettings,
   memory: renderMemory,
   skills: renderSkills,

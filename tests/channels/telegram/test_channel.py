@@ -9,8 +9,8 @@ import html
 import re
 
 from countbot.config.settings import Settings
-from tests.channels.conftest import ALICE, Bot, running_bot, use_fake_telegram
 from tests.channels.fake_telegram import BOT_USERNAME, FakeTelegram, FakeUser
+from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 GROUP = -500

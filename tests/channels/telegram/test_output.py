@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from countbot.runtime.outbound import DeliveryTarget
-from tests.channels.conftest import ALICE, Bot
+from tests.channels.harness import ALICE, Bot
 
 TARGET = DeliveryTarget("telegram", str(ALICE))
 

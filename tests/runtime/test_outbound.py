@@ -1,0 +1,60 @@
+"""The outbound path reports what really happened and waits for a channel that is connecting."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+
+
+class Recorder:
+    name = "chat"
+
+    def __init__(self, answer: DeliveryResult | Exception) -> None:
+        self.answer = answer
+        self.sent: list[tuple[str, str]] = []
+
+    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
+        self.sent.append((chat_id, text))
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+async def test_unknown_channel_is_not_delivered() -> None:
+    result = await OutboundRouter().deliver(DeliveryTarget("chat", "1"), "hi")
+    assert not result.delivered and "not running" in result.detail
+
+
+async def test_a_sender_crash_is_a_failed_delivery() -> None:
+    router = OutboundRouter()
+    router.register(Recorder(RuntimeError("socket closed")))
+    result = await router.deliver(DeliveryTarget("chat", "1"), "hi")
+    assert not result.delivered and "socket closed" in result.detail
+
+
+async def test_delivery_waits_for_an_expected_channel_to_connect() -> None:
+    router = OutboundRouter(connect_wait=5)
+    router.expect("chat")
+    sender = Recorder(DeliveryResult(True, "sent", ("7",)))
+    pending = asyncio.create_task(router.deliver(DeliveryTarget("chat", "1"), "good morning"))
+    await asyncio.sleep(0.05)
+    assert not pending.done()
+    router.register(sender)
+    result = await pending
+    assert result.delivered and sender.sent == [("1", "good morning")]
+
+
+async def test_a_restarting_channel_is_waited_for_and_a_stopped_one_is_not() -> None:
+    router = OutboundRouter(connect_wait=5)
+    sender = Recorder(DeliveryResult(True, "sent"))
+    router.register(sender)
+    router.unregister("chat")  # crashed; the manager restarts it
+    pending = asyncio.create_task(router.deliver(DeliveryTarget("chat", "1"), "hi"))
+    await asyncio.sleep(0.05)
+    router.register(sender)
+    assert (await pending).delivered
+    router.forget("chat")
+    assert not (await router.deliver(DeliveryTarget("chat", "1"), "hi")).delivered

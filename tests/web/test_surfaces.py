@@ -1,0 +1,81 @@
+"""The daemon runs every surface: Telegram and scheduled jobs next to the web UI, one gateway."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from countbot.config.loader import load_settings
+from countbot.web.daemon import bind_listener, serve_daemon
+from tests.channels.fake_telegram import FakeTelegram
+from tests.channels.harness import ALICE, use_fake_telegram
+from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.web.conftest import Daemon, write_config
+
+
+@pytest.fixture
+async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+    fake = FakeTelegram()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest.fixture
+async def daemon_with_telegram(
+    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
+) -> AsyncIterator[Daemon]:
+    settings = load_settings(write_config(tmp_path, model_server))
+    use_fake_telegram(settings, fake_telegram)
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as running:
+            yield Daemon(running.port, running.context, settings)
+
+
+async def test_telegram_chat_is_answered_and_watched_from_the_web(
+    daemon_with_telegram: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+) -> None:
+    daemon = daemon_with_telegram
+    model_server.script(Reply.text("Hello from your own assistant.", chunks=3))
+    fake_telegram.user_says("hi there")
+    answers = await fake_telegram.wait_for_messages(ALICE)
+    assert answers[-1] == "Hello from your own assistant."
+    web = await daemon.ws()  # the web UI opens the Telegram chat's session and replays it
+    await web.send({"type": "subscribe", "session_id": f"telegram:{ALICE}", "last_seq": 0})
+    done = await web.until("done")
+    assert done["content"] == "Hello from your own assistant."
+    await web.close()
+    async with daemon.http() as http:
+        states = (await http.get("/api/channels")).json()["channels"]
+    telegram = next(s for s in states if s["name"] == "telegram")
+    assert telegram["enabled"] and telegram["state"] == "running"
+    assert fake_telegram.token not in str(states)
+
+
+async def test_a_job_created_over_rest_runs_and_delivers_to_telegram(
+    daemon_with_telegram: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text("Your morning briefing: all quiet."))
+    job = {
+        "name": "briefing",
+        "schedule": {"kind": "cron", "value": "0 8 * * *", "timezone": "Europe/Berlin"},
+        "prompt": "Write my morning briefing.",
+        "deliver_to": f"telegram:{ALICE}",
+    }
+    async with daemon_with_telegram.http() as http:
+        created = await http.post("/api/cron/jobs", json=job)
+        assert created.status_code == 201, created.text
+        job_id = created.json()["id"]
+        ran = await http.post(f"/api/cron/jobs/{job_id}/run?wait=1")
+        assert ran.status_code == 200, ran.text
+        runs = (await http.get(f"/api/cron/jobs/{job_id}/runs")).json()
+    messages = await fake_telegram.wait_for_messages(ALICE)
+    assert "Your morning briefing: all quiet." in messages[-1]
+    assert "runs" in runs and runs["runs"][0]["delivered"] is True
+    system = model_server.requests[-1]["messages"][0]["content"]
+    assert "Safety" in system  # the job's turn got the full system prompt
+    assert "scheduled" in str(model_server.requests[-1]["messages"][-1]).lower()
