@@ -20,6 +20,7 @@ from countbot.gateway.watchers import Watcher
 # How often a job waiting for a busy session looks again, in seconds.
 IDLE_POLL = 0.2
 
+
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """One unattended turn: the prompt, the session it runs in and the address it runs for."""
