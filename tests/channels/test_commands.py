@@ -30,8 +30,8 @@ async def test_stop_with_nothing_running_says_so(bot: Bot) -> None:
 
 
 async def test_new_starts_a_fresh_session(bot: Bot, model_server: ScriptedModelServer) -> None:
-    model_server.script(Reply.text("Noted: 42."), Reply.text("Which number?"))
-    bot.fake.user_says("remember the number 42")
+    model_server.script(Reply.text("Noted: 7319."), Reply.text("Which number?"))
+    bot.fake.user_says("remember the number 7319")
     await bot.fake.wait_for_messages(ALICE, 1)
 
     bot.fake.user_says("/new")
@@ -40,7 +40,7 @@ async def test_new_starts_a_fresh_session(bot: Bot, model_server: ScriptedModelS
     messages = await bot.fake.wait_for_messages(ALICE, 3)
 
     assert messages[1].startswith("Started a new conversation")
-    assert "42" not in str(model_server.requests[1]["messages"])
+    assert "7319" not in str(model_server.requests[1]["messages"])
     sessions = [s.id for s in await bot.runtime.sessions.list()]
     assert f"telegram:{ALICE}" in sessions
     assert any(s.startswith(f"telegram:{ALICE}:") for s in sessions)
