@@ -10,6 +10,7 @@ import pytest
 
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import Runtime, open_runtime
+from tests.channels.fake_telegram import FakeTelegram
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.settings import make_settings
 
@@ -43,3 +44,14 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
         yield rt
     finally:
         await rt.close()
+
+
+@pytest.fixture
+async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+    """A fake Telegram server with no bot yet (for tests that start and stop bots themselves)."""
+    fake = FakeTelegram()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()

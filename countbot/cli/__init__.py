@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
-from countbot.cli.cron import cron_group
-from countbot.config.loader import ConfigError, config_path_from, load_settings
-from countbot.config.settings import Settings
-
-config_option = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="config file (default: $COUNTBOT_CONFIG, else ./config.yaml)",
-)
-
-
-def _settings(config_path: str | None, *, require_model: bool = True) -> Settings:
-    """Load settings or exit 2 with the loader's message (one clear paragraph)."""
-    try:
-        return load_settings(config_path_from(config_path), require_model=require_model)
-    except ConfigError as exc:
-        click.echo(f"countbot: {exc}", err=True)
-        sys.exit(2)
-
-
-def _run(main: Callable[[], Any]) -> Any:
-    try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+from countbot.cli.common import config_option, run_async, settings_or_exit
+from countbot.cli.cron import cron
 
 
 @click.group()
@@ -59,10 +31,10 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     """Talk to the assistant: one message with -m, else an interactive prompt."""
     from countbot.cli.chat import run_interactive, run_once
 
-    settings = _settings(config_path)
+    settings = settings_or_exit(config_path)
     if message is not None:
-        sys.exit(_run(lambda: run_once(settings, message, session_id)))
-    _run(lambda: run_interactive(settings, session_id))
+        sys.exit(run_async(lambda: run_once(settings, message, session_id)))
+    run_async(lambda: run_interactive(settings, session_id))
 
 
 @main.command()
@@ -95,8 +67,8 @@ def doctor(config_path: str | None) -> None:
     """Check the config, the workspace, the data folder, and that the model answers."""
     from countbot.cli.doctor import run_checks
 
-    settings = _settings(config_path, require_model=False)
-    sys.exit(_run(lambda: run_checks(settings)))
+    settings = settings_or_exit(config_path, require_model=False)
+    sys.exit(run_async(lambda: run_checks(settings)))
 
 
 @main.command()
@@ -105,7 +77,7 @@ def run(config_path: str | None) -> None:
     """Start the daemon: web UI, API and WebSocket on web.host:web.port."""
     from countbot.web.daemon import run_daemon
 
-    sys.exit(run_daemon(_settings(config_path, require_model=False)))
+    sys.exit(run_daemon(settings_or_exit(config_path, require_model=False)))
 
 
 @main.group()
@@ -121,7 +93,9 @@ def pairing_approve(config_path: str | None, channel: str, code: str) -> None:
     """Let the sender who was given CODE on CHANNEL (e.g. telegram) talk to the assistant."""
     from countbot.cli.pairing import approve
 
-    status, line = _run(lambda: approve(_settings(config_path, require_model=False), channel, code))
+    status, line = run_async(
+        lambda: approve(settings_or_exit(config_path, require_model=False), channel, code)
+    )
     click.echo(line, err=status != 0)
     sys.exit(status)
 
@@ -132,8 +106,8 @@ def pairing_list(config_path: str | None) -> None:
     """Show pairing codes waiting for approval and the senders already paired."""
     from countbot.cli.pairing import listing
 
-    for line in _run(lambda: listing(_settings(config_path, require_model=False))):
+    for line in run_async(lambda: listing(settings_or_exit(config_path, require_model=False))):
         click.echo(line)
 
 
-main.add_command(cron_group(_settings, config_option), "cron")
+main.add_command(cron)

@@ -6,7 +6,6 @@ asks the running daemon to run the job, or runs it in this process when there is
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -14,113 +13,112 @@ from zoneinfo import ZoneInfo
 
 import click
 
+from countbot.cli.common import config_option, fail, run_async, settings_or_exit
 from countbot.config.settings import Settings
 
 if TYPE_CHECKING:
     from countbot.scheduler.book import JobBook, JobView
     from countbot.scheduler.jobs import JobRun
 
-SettingsLoader = Callable[..., Settings]
 # Seconds `run` waits for the daemon beyond the job's own time limit.
 RUN_SLACK = 30.0
 
 
-def cron_group(load_settings: SettingsLoader, config_option: Callable[[Any], Any]) -> click.Group:
-    """The `cron` command group; `load_settings(path, require_model=...)` is the CLI's loader."""
+@click.group()
+def cron() -> None:
+    """Scheduled jobs: reminders and recurring prompts."""
 
-    @click.group()
-    def cron() -> None:
-        """Scheduled jobs: reminders and recurring prompts."""
 
-    @cron.command("list")
-    @config_option
-    def list_jobs(config_path: str | None) -> None:
-        """Show every job with its schedule, next run and last result."""
-        settings = load_settings(config_path, require_model=False)
-        views = _run(_with_book(settings, lambda book: book.views()))
-        if not views:
-            click.echo("No scheduled jobs. Add one with `countbot cron add`.")
-        for view in views:
-            click.echo(_describe(view))
+@cron.command("list")
+@config_option
+def list_jobs(config_path: str | None) -> None:
+    """Show every job with its schedule, next run and last result."""
+    settings = settings_or_exit(config_path, require_model=False)
+    views = _run(_with_book(settings, lambda book: book.views()))
+    if not views:
+        click.echo("No scheduled jobs. Add one with `countbot cron add`.")
+    for view in views:
+        click.echo(_describe(view))
 
-    @cron.command("add")
-    @config_option
-    @click.option("--name", required=True, help="a short name")
-    @click.option("--prompt", required=True, help="what the assistant does at each run")
-    @click.option("--cron", "cron_expr", help="crontab expression, e.g. '0 8 * * 1-5'")
-    @click.option("--every", help="interval, e.g. 30m, 2h, 1d")
-    @click.option("--at", "at_time", help="one-shot ISO date-time, e.g. 2026-05-01T09:00")
-    @click.option("--tz", "timezone", help="IANA time zone (default: config timezone)")
-    @click.option("--deliver", default="web", show_default=True, help="channel:chat, web, none")
-    @click.option("--session", help="session to run in (default: the job's own)")
-    @click.option("--disabled", is_flag=True, help="store it switched off")
-    def add(config_path: str | None, **options: Any) -> None:
-        """Add a job (exactly one of --cron, --every, --at)."""
-        settings = load_settings(config_path, require_model=False)
-        view = _run(_with_book(settings, lambda book: _add(book, options)))
-        click.echo(f"Added {_describe(view)}")
 
-    @cron.command("remove")
-    @config_option
-    @click.argument("job_id")
-    def remove(config_path: str | None, job_id: str) -> None:
-        """Delete a job and its history."""
-        settings = load_settings(config_path, require_model=False)
-        if not _run(_with_book(settings, lambda book: book.remove(job_id))):
-            _fail(f"no job {job_id!r}", 1)
-        click.echo(f"Removed job {job_id}.")
+@cron.command("add")
+@config_option
+@click.option("--name", required=True, help="a short name")
+@click.option("--prompt", required=True, help="what the assistant does at each run")
+@click.option("--cron", "cron_expr", help="crontab expression, e.g. '0 8 * * 1-5'")
+@click.option("--every", help="interval, e.g. 30m, 2h, 1d")
+@click.option("--at", "at_time", help="one-shot ISO date-time, e.g. 2026-05-01T09:00")
+@click.option("--tz", "timezone", help="IANA time zone (default: config timezone)")
+@click.option("--deliver", default="web", show_default=True, help="channel:chat, web, none")
+@click.option("--session", help="session to run in (default: the job's own)")
+@click.option("--disabled", is_flag=True, help="store it switched off")
+def add(config_path: str | None, **options: Any) -> None:
+    """Add a job (exactly one of --cron, --every, --at)."""
+    settings = settings_or_exit(config_path, require_model=False)
+    view = _run(_with_book(settings, lambda book: _add(book, options)))
+    click.echo(f"Added {_describe(view)}")
 
-    @cron.command("enable")
-    @config_option
-    @click.argument("job_id")
-    def enable(config_path: str | None, job_id: str) -> None:
-        """Switch a job on."""
-        switch(config_path, job_id, True)
 
-    @cron.command("disable")
-    @config_option
-    @click.argument("job_id")
-    def disable(config_path: str | None, job_id: str) -> None:
-        """Switch a job off (it keeps its history)."""
-        switch(config_path, job_id, False)
+@cron.command("remove")
+@config_option
+@click.argument("job_id")
+def remove(config_path: str | None, job_id: str) -> None:
+    """Delete a job and its history."""
+    settings = settings_or_exit(config_path, require_model=False)
+    if not _run(_with_book(settings, lambda book: book.remove(job_id))):
+        fail(f"no job {job_id!r}", 1)
+    click.echo(f"Removed job {job_id}.")
 
-    def switch(config_path: str | None, job_id: str, enabled: bool) -> None:
-        settings = load_settings(config_path, require_model=False)
-        if _run(_with_book(settings, lambda book: book.set_enabled(job_id, enabled))) is None:
-            _fail(f"no job {job_id!r}", 1)
-        click.echo(f"Job {job_id} {'enabled' if enabled else 'disabled'}.")
 
-    @cron.command("run")
-    @config_option
-    @click.argument("job_id")
-    def run(config_path: str | None, job_id: str) -> None:
-        """Run a job now and print its answer (through the daemon if one is running)."""
-        settings = load_settings(config_path, require_model=True)
-        result = _run(lambda: _run_job(settings, job_id))
-        if result is None:
-            _fail(f"no job {job_id!r}", 1)
-        click.echo(result.output or result.error)
-        if result.delivered:
-            click.echo(f"(delivered: {result.delivery_detail})", err=True)
-        sys.exit(0 if result.status == "ok" else 1)
+@cron.command("enable")
+@config_option
+@click.argument("job_id")
+def enable(config_path: str | None, job_id: str) -> None:
+    """Switch a job on."""
+    switch(config_path, job_id, True)
 
-    return cron
+
+@cron.command("disable")
+@config_option
+@click.argument("job_id")
+def disable(config_path: str | None, job_id: str) -> None:
+    """Switch a job off (it keeps its history)."""
+    switch(config_path, job_id, False)
+
+
+def switch(config_path: str | None, job_id: str, enabled: bool) -> None:
+    settings = settings_or_exit(config_path, require_model=False)
+    if _run(_with_book(settings, lambda book: book.set_enabled(job_id, enabled))) is None:
+        fail(f"no job {job_id!r}", 1)
+    click.echo(f"Job {job_id} {'enabled' if enabled else 'disabled'}.")
+
+
+@cron.command("run")
+@config_option
+@click.argument("job_id")
+def run(config_path: str | None, job_id: str) -> None:
+    """Run a job now and print its answer (through the daemon if one is running)."""
+    settings = settings_or_exit(config_path, require_model=True)
+    result = _run(lambda: _run_job(settings, job_id))
+    if result is None:
+        fail(f"no job {job_id!r}", 1)
+    click.echo(result.output or result.error)
+    if result.delivered:
+        click.echo(f"(delivered: {result.delivery_detail})", err=True)
+    sys.exit(0 if result.status == "ok" else 1)
 
 
 def _run(main: Callable[[], Any]) -> Any:
+    """Run `main`; a job the scheduler refuses (bad schedule, unknown zone) exits 2."""
     from countbot.scheduler.jobs import JobError
 
-    try:
-        return asyncio.run(main())
-    except JobError as exc:
-        _fail(str(exc), 2)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    async def guarded() -> Any:
+        try:
+            return await main()
+        except JobError as exc:
+            fail(str(exc), 2)
 
-
-def _fail(message: str, status: int) -> None:
-    click.echo(f"countbot: {message}", err=True)
-    sys.exit(status)
+    return run_async(guarded)
 
 
 def _with_book(settings: Settings, work: Callable[[JobBook], Any]) -> Callable[[], Any]:

@@ -12,9 +12,7 @@ from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import open_runtime
 from countbot.scheduler.assembly import build_scheduler
 from countbot.scheduler.jobs import JobError, JobRun
-from countbot.web.instance import DaemonInfo, read_daemon_info
-
-_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+from countbot.web.instance import read_daemon_info
 
 
 class NoDaemonError(Exception):
@@ -29,7 +27,7 @@ async def run_in_daemon(settings: Settings, job_id: str, time_limit: float) -> J
     headers = {}
     if settings.web.token is not None:
         headers["Authorization"] = f"Bearer {settings.web.token.get_secret_value()}"
-    url = f"{_base_url(info)}/api/cron/jobs/{quote(job_id, safe='')}/run?wait=1"
+    url = f"{info.local_url()}/api/cron/jobs/{quote(job_id, safe='')}/run?wait=1"
     async with httpx.AsyncClient(trust_env=False, timeout=time_limit) as client:
         try:
             response = await client.post(url, headers=headers)
@@ -54,12 +52,6 @@ async def run_in_process(settings: Settings, job_id: str) -> JobRun | None:
     finally:
         await gateway.close(settings.web.shutdown_grace)
         await runtime.close()
-
-
-def _base_url(info: DaemonInfo) -> str:
-    host = _WILDCARDS.get(info.host, info.host)
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{info.port}"
 
 
 def _error_of(response: httpx.Response) -> str:

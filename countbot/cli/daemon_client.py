@@ -14,10 +14,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from countbot.config.settings import Settings
-from countbot.web.instance import DaemonInfo, read_daemon_info
+from countbot.web.instance import read_daemon_info
 
 CONNECT_TIMEOUT = 5.0
-_WILDCARDS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
 
 
 async def answer_via_daemon(settings: Settings, message: str, session_id: str) -> str | None:
@@ -30,7 +29,7 @@ async def answer_via_daemon(settings: Settings, message: str, session_id: str) -
         headers["Authorization"] = f"Bearer {settings.web.token.get_secret_value()}"
     try:
         connection = await connect(
-            _ws_url(info),
+            f"{info.local_url('ws')}/ws",
             additional_headers=headers,
             proxy=None,
             open_timeout=CONNECT_TIMEOUT,
@@ -60,9 +59,3 @@ async def _final_text(connection: ClientConnection, session_id: str) -> str:
         if kind == "cancelled":
             return "(cancelled)"
     return "Error: the daemon closed the connection before the turn finished"
-
-
-def _ws_url(info: DaemonInfo) -> str:
-    host = _WILDCARDS.get(info.host, info.host)
-    shown = f"[{host}]" if ":" in host else host
-    return f"ws://{shown}:{info.port}/ws"

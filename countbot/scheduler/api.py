@@ -7,13 +7,13 @@ middleware and applies here unchanged.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from countbot.json_body import BodyError, read_json_object
 from countbot.scheduler.book import JobDraft, JobPatch, JobView
 from countbot.scheduler.jobs import Delivery, JobError, JobRun
 from countbot.scheduler.service import SchedulerService
@@ -175,21 +175,10 @@ def _guarded(handler: Any) -> Any:
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        raise _BadRequest(415, "send the body as JSON with Content-Type: application/json")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise _BadRequest(413, f"body too large (limit {MAX_BODY} bytes)")
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _BadRequest(400, f"malformed JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise _BadRequest(400, "the body must be a JSON object")
-    return data
+        return await read_json_object(request, MAX_BODY)
+    except BodyError as exc:
+        raise _BadRequest(exc.status, exc.message) from None
 
 
 def _string(body: dict[str, Any], key: str, *, required: bool = False) -> str | None:

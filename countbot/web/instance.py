@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 LOCK_FILE = "daemon.lock"
 INFO_FILE = "daemon.json"
 
@@ -34,6 +35,12 @@ class DaemonInfo:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    def local_url(self, scheme: str = "http") -> str:
+        """Where a client on this machine reaches the daemon (a wildcard bind means loopback)."""
+        host = _WILDCARDS.get(self.host, self.host)
+        shown = f"[{host}]" if ":" in host else host
+        return f"{scheme}://{shown}:{self.port}"
 
 
 class InstanceLock:

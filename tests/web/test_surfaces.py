@@ -16,16 +16,6 @@ from tests.web.conftest import Daemon, write_config
 
 
 @pytest.fixture
-async def fake_telegram() -> AsyncIterator[FakeTelegram]:
-    fake = FakeTelegram()
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
-
-
-@pytest.fixture
 async def daemon_with_telegram(
     tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
 ) -> AsyncIterator[Daemon]:

@@ -6,7 +6,6 @@ to the log, never to the client).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -14,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from countbot.json_body import BodyError, read_json_object
 from countbot.web.context import DaemonContext
 
 log = logging.getLogger(__name__)
@@ -32,25 +32,12 @@ def daemon_of(request: Request) -> DaemonContext:
 
 async def json_object(request: Request) -> dict[str, Any]:
     """The request's JSON object body (empty: `{}`), within the size limit; ApiError otherwise."""
-    content_type = request.headers.get("content-type", "")
-    if content_type.split(";")[0].strip().lower() != "application/json":
-        raise ApiError(415, "send the body as JSON with Content-Type: application/json")
-    limit = daemon_of(request).runtime.settings.web.max_frame_bytes
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, f"body too large: {declared} bytes (limit {limit})")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise ApiError(413, f"body too large (limit {limit} bytes)")
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"malformed JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the body must be a JSON object")
-    return data
+        return await read_json_object(
+            request, daemon_of(request).runtime.settings.web.max_frame_bytes
+        )
+    except BodyError as exc:
+        raise ApiError(exc.status, exc.message) from None
 
 
 def int_param(request: Request, name: str, default: int, *, low: int, high: int) -> int:

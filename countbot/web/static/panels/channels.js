@@ -1,47 +1,122 @@
-// Channels (Telegram and others): whether each is enabled and what state it is in.
+// Channels (Telegram and others): whether each is enabled and what state it is in, and the
+// pairing codes strangers asked for, approved here as with `countbot pairing approve`.
 
 import { api } from "../lib/api.js";
 import { h } from "../lib/dom.js";
+import { formatTime } from "../lib/format.js";
+import { t } from "../lib/i18n.js";
+import { toast } from "../lib/toast.js";
 import { loadPanel } from "./panel.js";
 
 export function renderChannels(root) {
-  return loadPanel(root, "channels.title", () => api("/api/channels"), channelTable);
+  const channels = h("div", { class: "channels" });
+  const pairing = h("div", { class: "pairing" });
+  const refreshPairing = () =>
+    loadPanel(pairing, null, () => api("/api/channels/pairing"), (data) =>
+      pairingView(data, refreshPairing),
+    );
+  root.replaceChildren(h("h2", { class: "visually-hidden", i18n: "channels.title" }), channels, pairing);
+  return Promise.all([loadPanel(channels, null, () => api("/api/channels"), channelTable), refreshPairing()]);
 }
 
-function channelTable(data) {
-  const channels = data.channels || [];
-  if (!channels.length) return h("p", { class: "muted", testid: "channels-empty", i18n: "channels.none" });
+/** A table with translated column headings (`""`: an unlabelled column) and the given rows. */
+function table(headingKeys, rows) {
   return h(
     "div",
     { class: "table-wrap" },
     h(
       "table",
       { class: "data-table" },
+      h("thead", {}, h("tr", {}, headingKeys.map((key) => h("th", key ? { i18n: key } : {})))),
+      h("tbody", {}, rows),
+    ),
+  );
+}
+
+function channelTable(data) {
+  const channels = data.channels || [];
+  if (!channels.length) return h("p", { class: "muted", testid: "channels-empty", i18n: "channels.none" });
+  return table(
+    ["channels.name", "channels.enabled", "channels.state", "channels.detail"],
+    channels.map((channel) =>
       h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          ["channels.name", "channels.enabled", "channels.state", "channels.detail"].map((key) =>
-            h("th", { i18n: key }),
-          ),
-        ),
-      ),
-      h(
-        "tbody",
-        {},
-        channels.map((channel) =>
-          h(
-            "tr",
-            { testid: "channel-item", dataset: { state: channel.state || "" } },
-            h("td", {}, channel.name),
-            h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
-            h("td", {}, h("span", { class: `state state-${channel.state}` }, channel.state || "")),
-            h("td", {}, channel.detail || ""),
-          ),
-        ),
+        "tr",
+        { testid: "channel-item", dataset: { state: channel.state || "" } },
+        h("td", {}, channel.name),
+        h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
+        h("td", {}, h("span", { class: `state state-${channel.state}` }, channel.state || "")),
+        h("td", {}, channel.detail || ""),
       ),
     ),
+  );
+}
+
+/** "Mallory · @mallory · 555": every way the owner might recognise a sender. */
+function who(sender) {
+  return [sender.display_name, sender.username && `@${sender.username}`, sender.sender_id]
+    .filter(Boolean)
+    .join(" · ");
+}
+
+function pairingView(data, refresh) {
+  const pending = data.pending || [];
+  const paired = data.paired || [];
+  return h(
+    "div",
+    {},
+    h("h3", { i18n: "channels.pairing" }),
+    h("p", { class: "muted", i18n: "channels.pairingHint" }),
+    pending.length
+      ? table(
+          ["channels.name", "channels.who", "channels.code", "channels.expires", ""],
+          pending.map((request) => pendingRow(request, refresh)),
+        )
+      : h("p", { class: "muted", testid: "pairing-empty", i18n: "channels.noPairing" }),
+    h("h3", { i18n: "channels.paired" }),
+    paired.length
+      ? table(
+          ["channels.name", "channels.who", "channels.pairedSince"],
+          paired.map((entry) =>
+            h(
+              "tr",
+              { testid: "paired-item", dataset: { channel: entry.channel } },
+              h("td", {}, entry.channel),
+              h("td", {}, who(entry.sender)),
+              h("td", {}, formatTime(entry.approved_at)),
+            ),
+          ),
+        )
+      : h("p", { class: "muted", testid: "paired-empty", i18n: "channels.nonePaired" }),
+  );
+}
+
+function pendingRow(request, refresh) {
+  const approve = h("button", {
+    type: "button",
+    class: "small primary",
+    testid: "pairing-approve",
+    i18n: "channels.approve",
+  });
+  approve.addEventListener("click", async () => {
+    approve.disabled = true;
+    try {
+      const paired = await api("/api/channels/pairing/approve", {
+        method: "POST",
+        body: { channel: request.channel, code: request.code },
+      });
+      toast(t("channels.approved", { who: who(paired.sender), channel: paired.channel }), "info");
+    } catch (error) {
+      toast(error.message);
+    }
+    refresh();
+  });
+  return h(
+    "tr",
+    { testid: "pairing-item", dataset: { channel: request.channel, code: request.code } },
+    h("td", {}, request.channel),
+    h("td", {}, who(request.sender)),
+    h("td", {}, h("code", {}, request.code)),
+    h("td", {}, formatTime(request.expires_at)),
+    h("td", {}, approve),
   );
 }
