@@ -1,5 +1,8 @@
 """Keeps channel secrets out of library logs: HTTP clients log request URLs, and the Telegram Bot
 API puts the bot token in every one of them.
+
+The daemon's handler masks every record anyway (`countbot.logs`); this covers the channel's
+loggers when logging is set up by someone else (an embedding program, the test runner).
 """
 
 from __future__ import annotations
@@ -8,26 +11,14 @@ import contextlib
 import logging
 from collections.abc import Iterable, Iterator
 
+from countbot.logs import MaskingFilter
 from countbot.masking import SecretMasker
-
-
-class _MaskingFilter(logging.Filter):
-    def __init__(self, masker: SecretMasker) -> None:
-        super().__init__()
-        self._masker = masker
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        masked = self._masker.mask(message)
-        if masked != message:
-            record.msg, record.args = masked, None
-        return True
 
 
 @contextlib.contextmanager
 def masked_logs(masker: SecretMasker, loggers: Iterable[str]) -> Iterator[None]:
     """While active, records of the named loggers have every known secret masked."""
-    mask = _MaskingFilter(masker)
+    mask = MaskingFilter(masker)
     targets = [logging.getLogger(name) for name in loggers]
     for logger in targets:
         logger.addFilter(mask)

@@ -6,9 +6,11 @@ The CLI and the daemon both start from here, so there is exactly one way the pie
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import BaseModel, SecretStr
 
 from countbot.agent.context import ContextBuilder
 from countbot.agent.loop import AgentLoop
@@ -60,16 +62,23 @@ class Runtime:
 
 
 def secret_masker(settings: Settings) -> SecretMasker:
-    """A masker that knows every secret value in the settings, plus the generic patterns."""
+    """A masker that knows every secret value in the settings, plus the generic patterns.
+
+    Every `SecretStr` field counts, so a secret added to the settings later is masked too.
+    """
     masker = SecretMasker()
-    for secret in (
-        settings.model.api_key,
-        settings.tools.web.search_api_key,
-        settings.channels.telegram.token,
-    ):
-        if secret is not None:
-            masker.add(secret.get_secret_value())
+    for secret in _secrets(settings):
+        masker.add(secret.get_secret_value())
     return masker
+
+
+def _secrets(model: BaseModel) -> Iterator[SecretStr]:
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, SecretStr):
+            yield value
+        elif isinstance(value, BaseModel):
+            yield from _secrets(value)
 
 
 async def open_runtime(settings: Settings) -> Runtime:

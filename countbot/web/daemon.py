@@ -23,7 +23,8 @@ from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
 from countbot.llm.litellm_import import preload_litellm
-from countbot.runtime.assembly import open_runtime
+from countbot.logs import configure_logging
+from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.scheduler.assembly import start_scheduler
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
@@ -71,6 +72,7 @@ def run_daemon(settings: Settings) -> int:
         except OSError as exc:
             _say(f"countbot: cannot listen on {web.host}:{web.port}: {exc.strerror or exc}")
             return EXIT_CONFLICT
+        configure_logging(secret_masker(settings))
         with listener:
             asyncio.run(_serve(settings, lock, listener))
         return 0
