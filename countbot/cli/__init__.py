@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -30,8 +31,11 @@ def main() -> None:
 def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     """Talk to the assistant: one message with -m, else an interactive prompt."""
     from countbot.cli.chat import run_interactive, run_once
+    from countbot.logs import configure_logging
+    from countbot.runtime.assembly import secret_masker
 
     settings = settings_or_exit(config_path)
+    configure_logging(secret_masker(settings), logging.WARNING)
     if message is not None:
         sys.exit(run_async(lambda: run_once(settings, message, session_id)))
     run_async(lambda: run_interactive(settings, session_id))
