@@ -37,7 +37,7 @@ def pairing_reply(channel: str, code: str) -> str:
         "Hi! I only talk to people my owner has approved.\n\n"
         f"Your pairing code is `{code}`. Ask my owner to run:\n\n"
         f"`countbot pairing approve {channel} {code}`\n\n"
-        "The code is valid for one hour."
+        "(or approve it on the Channels page of the web UI). The code is valid for one hour."
     )
 
 

@@ -19,6 +19,8 @@ from countbot.config.loader import load_settings
 from countbot.config.settings import Settings
 from countbot.web.context import DaemonContext
 from countbot.web.daemon import bind_listener, serve_daemon
+from tests.channels.fake_telegram import FakeTelegram
+from tests.channels.harness import use_fake_telegram
 from tests.support.scripted_model import ScriptedModelServer
 
 WAIT = 20.0
@@ -123,3 +125,15 @@ def start_daemon(tmp_path: Path, model_server: ScriptedModelServer) -> DaemonFac
 async def daemon(start_daemon: DaemonFactory) -> AsyncIterator[Daemon]:
     async with start_daemon() as running:
         yield running
+
+
+@pytest.fixture
+async def daemon_with_telegram(
+    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
+) -> AsyncIterator[Daemon]:
+    """A daemon whose Telegram channel polls the fake Bot API server."""
+    settings = load_settings(write_config(tmp_path, model_server))
+    use_fake_telegram(settings, fake_telegram)
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as running:
+            yield Daemon(running.port, running.context, settings)

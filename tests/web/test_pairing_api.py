@@ -3,33 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from countbot.config.loader import load_settings
 from countbot.store.pairing import PairingStore, SenderInfo
-from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram, FakeUser
-from tests.channels.harness import use_fake_telegram
 from tests.support.scripted_model import Reply, ScriptedModelServer
-from tests.web.conftest import Daemon, write_config
+from tests.web.conftest import Daemon
 
 STRANGER = FakeUser(555, "Mallory", "mallory")
 EVIL = "http://evil.example"
 APPROVE = "/api/channels/pairing/approve"
-
-
-@pytest.fixture
-async def daemon_with_telegram(
-    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
-) -> AsyncIterator[Daemon]:
-    settings = load_settings(write_config(tmp_path, model_server))
-    use_fake_telegram(settings, fake_telegram)
-    with bind_listener("127.0.0.1", 0) as listener:
-        async with serve_daemon(settings, listener) as running:
-            yield Daemon(running.port, running.context, settings)
 
 
 async def offer_code(daemon: Daemon, sender: SenderInfo) -> str:

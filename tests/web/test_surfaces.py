@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
-from countbot.config.loader import load_settings
-from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram
-from tests.channels.harness import ALICE, use_fake_telegram
+from tests.channels.harness import ALICE
 from tests.support.scripted_model import Reply, ScriptedModelServer
-from tests.web.conftest import Daemon, write_config
-
-
-@pytest.fixture
-async def daemon_with_telegram(
-    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
-) -> AsyncIterator[Daemon]:
-    settings = load_settings(write_config(tmp_path, model_server))
-    use_fake_telegram(settings, fake_telegram)
-    with bind_listener("127.0.0.1", 0) as listener:
-        async with serve_daemon(settings, listener) as running:
-            yield Daemon(running.port, running.context, settings)
+from tests.web.conftest import Daemon
 
 
 async def test_telegram_chat_is_answered_and_watched_from_the_web(

@@ -23,7 +23,7 @@ async def channels(request: Request) -> JSONResponse:
     return JSONResponse({"channels": daemon_of(request).channels.states()})
 
 
-def request_json(pending: PairingRequest) -> dict[str, Any]:
+def pending_json(pending: PairingRequest) -> dict[str, Any]:
     return {**asdict(pending), "expires_at": pending.created_at + CODE_TTL}
 
 
@@ -35,7 +35,7 @@ async def pairing(request: Request) -> JSONResponse:
     store = PairingStore(daemon_of(request).runtime.db)
     pending, paired = await store.pending(time.time()), await store.paired()
     return JSONResponse(
-        {"pending": [request_json(r) for r in pending], "paired": [paired_json(p) for p in paired]}
+        {"pending": [pending_json(r) for r in pending], "paired": [paired_json(p) for p in paired]}
     )
 
 
