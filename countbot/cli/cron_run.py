@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import httpx
 
+from countbot.cli.daemon_client import auth_headers
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import open_runtime
@@ -24,9 +25,7 @@ async def run_in_daemon(settings: Settings, job_id: str, time_limit: float) -> J
     info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
     if info is None:
         raise NoDaemonError
-    headers = {}
-    if settings.web.token is not None:
-        headers["Authorization"] = f"Bearer {settings.web.token.get_secret_value()}"
+    headers = auth_headers(settings)
     url = f"{info.local_url()}/api/cron/jobs/{quote(job_id, safe='')}/run?wait=1"
     async with httpx.AsyncClient(trust_env=False, timeout=time_limit) as client:
         try:

@@ -19,14 +19,18 @@ from countbot.web.instance import read_daemon_info
 CONNECT_TIMEOUT = 5.0
 
 
+def auth_headers(settings: Settings) -> dict[str, str]:
+    """What a client of the local daemon sends to pass its token check."""
+    token = settings.web.token
+    return {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
+
+
 async def answer_via_daemon(settings: Settings, message: str, session_id: str) -> str | None:
     """The turn's final text from the running daemon (errors as "Error: ..."); None if none runs."""
     info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
     if info is None:
         return None
-    headers = {}
-    if settings.web.token is not None:
-        headers["Authorization"] = f"Bearer {settings.web.token.get_secret_value()}"
+    headers = auth_headers(settings)
     try:
         connection = await connect(
             f"{info.local_url('ws')}/ws",
