@@ -22,7 +22,6 @@ import asyncio
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,7 +51,12 @@ from countbot.llm.types import (
     UserMessage,
 )
 from countbot.runtime.assembly import open_runtime
-from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.support.scripted_model import (
+    Reply,
+    ScriptedModelServer,
+    model_server_process,
+    serve_until_stdin_closes,
+)
 from tests.support.settings import make_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,9 +93,7 @@ def serve_model() -> None:
         return ANSWER
 
     server.responder = answer
-    with server:
-        print(server.base_url, flush=True)
-        sys.stdin.read()  # until the parent closes our stdin
+    serve_until_stdin_closes(server)
 
 
 def litellm_defaults() -> Config:
@@ -258,20 +260,8 @@ def main() -> None:
     if args.model_server:
         serve_model()
         return
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--model-server"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        base_url = server.stdout.readline().strip()
+    with model_server_process([sys.executable, __file__, "--model-server"], ROOT) as base_url:
         asyncio.run(bench(base_url, args.model, args.histories, args.calls))
-    finally:
-        server.stdin.close()
-        server.wait(30)
 
 
 if __name__ == "__main__":

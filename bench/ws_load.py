@@ -50,16 +50,15 @@ class ClientResult:
 
 def serve_model() -> None:
     """Child process: the scripted model server, answering each request with its marker."""
-    from tests.support.scripted_model import Reply, ScriptedModelServer
+    from tests.support.scripted_model import Reply, ScriptedModelServer, serve_until_stdin_closes
 
     def answer(body: dict) -> Reply:
         found = MARKER.findall(json.dumps(body.get("messages", [])[-1:]))
         return Reply.text(f"Echo {found[-1] if found else '?'}: all good here.", chunks=5)
 
-    with ScriptedModelServer() as server:
-        server.responder = answer
-        print(server.base_url, flush=True)
-        sys.stdin.read()  # until the parent closes our stdin
+    server = ScriptedModelServer()
+    server.responder = answer
+    serve_until_stdin_closes(server)
 
 
 def expected_answer(tag: str) -> str:
@@ -228,17 +227,11 @@ async def run_levels(url: str, levels: tuple[int, ...], turns: int) -> list[str]
 
 
 def bench(levels: tuple[int, ...], turns: int) -> None:
-    model = subprocess.Popen(
-        [sys.executable, __file__, "--model-server"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    assert model.stdout is not None and model.stdin is not None
-    base_url = model.stdout.readline().strip()
-    print(f"{turns} turns per client; times in ms; model server delay 0 ms")
-    try:
+    from tests.support.scripted_model import model_server_process
+
+    argv = [sys.executable, __file__, "--model-server"]
+    with model_server_process(argv, ROOT) as base_url:
+        print(f"{turns} turns per client; times in ms; model server delay 0 ms")
         for echo, title in ((False, FULL_TITLE), (True, ECHO_TITLE)):
             with tempfile.TemporaryDirectory(prefix="countbot-bench-") as tmp:
                 daemon, url = start_daemon(Path(tmp), base_url, echo)
@@ -251,9 +244,6 @@ def bench(levels: tuple[int, ...], turns: int) -> None:
                 finally:
                     daemon.terminate()
                     daemon.wait(30)
-    finally:
-        model.stdin.close()
-        model.wait(30)
 
 
 def main() -> None:

@@ -8,13 +8,17 @@ and answers each POST /v1/chat/completions with the next scripted `Reply`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 ReplyKind = Literal["text", "tool_calls", "error", "hang", "drop"]
@@ -480,3 +484,27 @@ def _stream_chunks(
             "choices": [],
             "usage": _usage(reply),
         }
+
+
+def serve_until_stdin_closes(server: ScriptedModelServer) -> None:
+    """Child-process side: print the base URL, serve until the parent closes our stdin."""
+    with server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+@contextlib.contextmanager
+def model_server_process(argv: list[str], cwd: Path | None = None) -> Iterator[str]:
+    """Parent side: run `argv` (which calls `serve_until_stdin_closes`), yield its base URL.
+
+    Benchmarks keep the model server in its own process so its CPU is not the measured one's.
+    """
+    child = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=cwd
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        yield child.stdout.readline().strip()
+    finally:
+        child.stdin.close()
+        child.wait(30)
