@@ -47,8 +47,15 @@ class PersonaSettings(_Strict):
 class ExecSettings(_Strict):
     timeout: float = Field(60.0, gt=0)
     deny_patterns: list[str] = Field(default_factory=list)
+    # Commands that run without asking in approval mode `on-miss`; never past the built-in guard.
     allow_patterns: list[str] = Field(default_factory=list)
     max_output: int = Field(30_000, ge=1000)
+    # auto: bubblewrap when it works here, else every command asks (fail closed); off: explicit.
+    sandbox: Literal["auto", "bwrap", "off"] = "auto"
+    network: bool = Field(True, description="commands in the sandbox may use the network")
+    # auto: run in the sandbox without asking; on-miss: ask unless allow-listed; always: ask.
+    approval: Literal["auto", "on-miss", "always"] = "auto"
+    approval_timeout: float = Field(120.0, gt=0, description="s to wait for an answer; then deny")
 
 
 class WebToolSettings(_Strict):

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from countbot.tools.approval import Approver
 
 ToolStatus = Literal["ok", "error", "timeout", "cancelled", "skipped"]
 
@@ -38,6 +41,7 @@ class ToolContext:
     """Per-call facts a tool may need; built by the agent for each call.
 
     `cancelled` is set when the turn is cancelled, so long-running tools (a subprocess) can stop.
+    `approver` asks the user where the turn came from; None (unattended turns) means deny.
     """
 
     session_id: str
@@ -45,6 +49,7 @@ class ToolContext:
     channel: str | None = None
     chat_id: str | None = None
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    approver: Approver | None = None
 
 
 class Tool:
