@@ -34,6 +34,7 @@ from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, Memory
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
+from countbot.tools.sandbox import Sandbox
 from countbot.tools.skill_tools import ReadSkillTool
 from countbot.tools.workspace_guard import WorkspaceGuard
 
@@ -55,6 +56,7 @@ class Runtime:
     tools: ToolRegistry
     agent: AgentLoop
     outbound: OutboundRouter
+    sandbox: Sandbox
 
     async def close(self) -> None:
         await self.audit.close()
@@ -98,7 +100,11 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
-    tools = _tool_registry(settings, workspace, masker, memory, skills, _RouterOutbox(outbound))
+    sandbox = exec_sandbox(settings, skills)
+    await asyncio.to_thread(sandbox.probe)
+    tools = _tool_registry(
+        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
+    )
     context = ContextBuilder(
         workspace=workspace,
         persona_loader=personas,
@@ -133,6 +139,19 @@ async def open_runtime(settings: Settings) -> Runtime:
         tools,
         agent,
         outbound,
+        sandbox,
+    )
+
+
+def exec_sandbox(settings: Settings, skills: SkillsLoader) -> Sandbox:
+    """The sandbox `exec` runs in: CountBot's own data and config are hidden in it too."""
+    hidden = [settings.data_dir, *([settings.config_path] if settings.config_path else [])]
+    return Sandbox(
+        settings.tools.exec.sandbox,
+        settings.workspace,
+        network=settings.tools.exec.network,
+        hidden=hidden,
+        skill_env=skills.env_names,
     )
 
 
@@ -143,6 +162,7 @@ def _tool_registry(
     memory: MemoryFile,
     skills: SkillsLoader,
     outbox: Outbox,
+    sandbox: Sandbox,
 ) -> ToolRegistry:
     registry = ToolRegistry(
         default_timeout=settings.agent.tool_timeout,
@@ -151,7 +171,9 @@ def _tool_registry(
         masker=masker,
     )
     sensitive = [settings.config_path] if settings.config_path else []
-    for tool in builtin_tools(settings.tools, workspace, sensitive_paths=sensitive, masker=masker):
+    for tool in builtin_tools(
+        settings.tools, workspace, sensitive_paths=sensitive, masker=masker, sandbox=sandbox
+    ):
         registry.register(tool)
     for tool in (
         MemoryReadTool(memory),

@@ -110,6 +110,10 @@ export default {
   "settings.userAddress": "How to address you",
   "settings.language": "Reply language",
   "settings.personality": "Personality",
+  "settings.sandbox": "Shell sandbox",
+  "settings.sandboxActive": "Commands run in the sandbox",
+  "settings.sandboxInactive": "Not sandboxed: every command asks first",
+  "settings.sandboxHint": "tools.exec.sandbox: {mode} in config.yaml; `countbot doctor` checks it.",
 
   "memory.title": "Memory",
   "memory.hint": "MEMORY.md: what the assistant remembers across conversations. Edit freely.",

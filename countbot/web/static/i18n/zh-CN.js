@@ -110,6 +110,10 @@ export default {
   "settings.userAddress": "如何称呼你",
   "settings.language": "回复语言",
   "settings.personality": "性格",
+  "settings.sandbox": "命令沙箱",
+  "settings.sandboxActive": "命令在沙箱中运行",
+  "settings.sandboxInactive": "未启用沙箱：每条命令都需先经你批准",
+  "settings.sandboxHint": "config.yaml 中 tools.exec.sandbox: {mode}；可用 `countbot doctor` 检查。",
 
   "memory.title": "记忆",
   "memory.hint": "MEMORY.md：助手跨对话记住的内容，可以随意修改。",
