@@ -2,8 +2,8 @@
 
 RLIMIT_NPROC, set inside the sandbox, is what stops a fork bomb for an ordinary user; the kernel
 exempts real root from it, so a daemon running as root (containers) needs this cgroup instead.
-One cgroup per daemon holds every running command (they share the budget); it is named for the
-daemon's pid, and empty ones left behind by earlier daemons are removed when a new one is made.
+One cgroup per daemon and limit holds every running command (they share the budget); it is named
+for the daemon's pid, and empty ones left behind by dead daemons are removed when one is made.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def create_pids_cgroup(limit: int, root: Path = _ROOT) -> Path | None:
     for parent in _candidate_parents(root):
         try:
             _remove_stale(parent)
-            group = parent / f"{_PREFIX}{os.getpid()}"
+            group = parent / f"{_PREFIX}{os.getpid()}-{limit}"
             group.mkdir(exist_ok=True)
         except OSError:
             continue
@@ -64,7 +64,8 @@ def _candidate_parents(root: Path) -> list[Path]:
 
 def _remove_stale(parent: Path) -> None:
     for group in parent.glob(f"{_PREFIX}*"):
-        if group.name != f"{_PREFIX}{os.getpid()}":
+        pid = group.name.removeprefix(_PREFIX).split("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             _rmdir(group)
 
 
