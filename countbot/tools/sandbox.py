@@ -52,6 +52,27 @@ HOME_SECRETS = (
     ".lesshst",
     ".local/share/fish/fish_history",
 )
+# Outside the home: the system's own secrets (readable when the daemon runs as root) and the
+# sockets of services that act for whoever connects (D-Bus and systemd can reboot the machine,
+# docker gives root, the user's session bus and agents hold keys). A read-only bind does not stop
+# connect() on a socket, so they are covered like secrets.
+HOST_SECRETS = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/run/dbus",
+    "/run/systemd/private",
+    "/run/systemd/notify",
+    "/run/user",
+    "/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/snapd.socket",
+    "/run/libvirt",
+)
 # The only variables of the daemon's environment a command sees (plus the skills' own).
 ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "SHELL")
 _ENV_ALLOW_PREFIX = "LC_"
@@ -104,6 +125,7 @@ class Sandbox:
         self._limits = limits
         self._skill_env = skill_env
         self._prlimit = "prlimit"
+        self._sysrq = False
         self._prefix: list[str] = []
         self.status = SandboxStatus(mode, False, "not probed yet")
 
@@ -121,6 +143,7 @@ class Sandbox:
             missing = "bubblewrap (bwrap)" if bwrap is None else "prlimit (util-linux)"
             return self._unavailable(f"{missing} is not installed")
         self._bwrap, self._prlimit = bwrap, prlimit
+        self._sysrq = Path("/proc/sysrq-trigger").exists()
         limit_note = self._process_limit()
         try:
             result = subprocess.run(
@@ -163,6 +186,11 @@ class Sandbox:
         limits = self._limits
         argv = [*self._prefix, self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
         argv += ["--proc", "/proc", "--tmpfs", "/tmp"]
+        # The fresh /proc still reaches the kernel: root in the sandbox could write sysctls or
+        # SysRq (reboot the machine) by file permissions alone.
+        argv += ["--ro-bind", "/proc/sys", "/proc/sys"]
+        if self._sysrq:
+            argv += ["--ro-bind", "/dev/null", "/proc/sysrq-trigger"]
         # Covers around the workspace (data_dir holds it by default) first, so its bind mount
         # lands on top of them; covers inside the workspace last, so they hide what they cover.
         secrets = self._secret_paths()
@@ -179,7 +207,8 @@ class Sandbox:
     def _secret_paths(self) -> list[Path]:
         """The credentials, data folder and config file that exist here (checked per command)."""
         paths = [self._home / name for name in HOME_SECRETS] + self._hidden
-        return [path for path in paths if path.exists()]
+        paths += [Path(name) for name in HOST_SECRETS]
+        return [path for path in dict.fromkeys(paths) if path.exists()]
 
     def _env(self, skill_names: Iterable[str]) -> dict[str, str]:
         wanted = set(ENV_ALLOW) | set(skill_names)
