@@ -37,14 +37,6 @@ def create_pids_cgroup(limit: int, root: Path = _ROOT) -> Path | None:
     return None
 
 
-def join_script(group: Path) -> list[str]:
-    """argv prefix that moves the process into `group` and then execs the rest of the argv.
-
-    The move happens before the sandbox forks anything, so no child escapes the count.
-    """
-    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs")]
-
-
 def _candidate_parents(root: Path) -> list[Path]:
     """Our own cgroup in the v1 pids hierarchy and in the v2 one (pure or hybrid)."""
     try:

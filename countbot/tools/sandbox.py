@@ -14,6 +14,7 @@ exec tool asks for approval for every command instead (fail closed, never silent
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from countbot.tools.pids_cgroup import create_pids_cgroup, join_script
+from countbot.tools.pids_cgroup import create_pids_cgroup
 
 SandboxMode = Literal["auto", "bwrap", "off"]
 # The env var names enabled skills declare (`requires.env`, `primaryEnv`); async, it may rescan.
@@ -76,6 +77,8 @@ HOST_SECRETS = (
 # The only variables of the daemon's environment a command sees (plus the skills' own).
 ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "SHELL")
 _ENV_ALLOW_PREFIX = "LC_"
+# Where the sandbox sees its pids cgroup's `cgroup.procs` (on the private /tmp).
+_PIDS_FILE = "/tmp/.countbot-pids"
 _PROBE_TIMEOUT = 10.0
 
 
@@ -124,9 +127,8 @@ class Sandbox:
         self._bwrap = bwrap
         self._limits = limits
         self._skill_env = skill_env
-        self._prlimit = "prlimit"
         self._sysrq = False
-        self._prefix: list[str] = []
+        self._pids_cgroup: Path | None = None
         self.status = SandboxStatus(mode, False, "not probed yet")
 
     def probe(self) -> SandboxStatus:
@@ -138,13 +140,11 @@ class Sandbox:
         if self._mode == "off":
             return SandboxStatus("off", False, "off in tools.exec.sandbox: every command asks")
         bwrap = shutil.which(self._bwrap)
-        prlimit = shutil.which("prlimit")
-        if bwrap is None or prlimit is None:
-            missing = "bubblewrap (bwrap)" if bwrap is None else "prlimit (util-linux)"
-            return self._unavailable(f"{missing} is not installed")
-        self._bwrap, self._prlimit = bwrap, prlimit
+        if bwrap is None:
+            return self._unavailable("bubblewrap (bwrap) is not installed")
+        self._bwrap = bwrap
         self._sysrq = Path("/proc/sysrq-trigger").exists()
-        limit_note = self._process_limit()
+        limit_note = self._join_pids_cgroup()
         try:
             result = subprocess.run(
                 self._argv("/bin/sh", "exit 0", self._workspace),
@@ -165,14 +165,13 @@ class Sandbox:
         then = "every command asks" if self._mode == "auto" else "exec refuses every command"
         return SandboxStatus(self._mode, False, f"{why}: {then}")
 
-    def _process_limit(self) -> str:
-        """Root ignores RLIMIT_NPROC: put the sandboxes in a pids cgroup when we can."""
+    def _join_pids_cgroup(self) -> str:
+        """Root ignores RLIMIT_NPROC: then the sandboxes share a pids cgroup, if one can be made."""
         if os.geteuid() != 0:
             return ""
-        group = create_pids_cgroup(self._limits.processes)
-        if group is None:
+        self._pids_cgroup = create_pids_cgroup(self._limits.processes)
+        if self._pids_cgroup is None:
             return "; no process limit (root is exempt from RLIMIT_NPROC, no pids cgroup)"
-        self._prefix = join_script(group)
         return ""
 
     async def command(
@@ -180,11 +179,12 @@ class Sandbox:
     ) -> tuple[list[str], dict[str, str]]:
         """argv and environment that run `command` with `shell -c` inside the sandbox."""
         names = await self._skill_env() if self._skill_env is not None else ()
-        return self._argv(shell, command, cwd), self._env(names)
+        # Which secrets exist is a few dozen stats: file system work stays off the event loop.
+        argv = await asyncio.to_thread(self._argv, shell, command, cwd)
+        return argv, self._env(names)
 
     def _argv(self, shell: str, command: str, cwd: Path) -> list[str]:
-        limits = self._limits
-        argv = [*self._prefix, self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
+        argv = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
         argv += ["--proc", "/proc", "--tmpfs", "/tmp"]
         # The fresh /proc still reaches the kernel: root in the sandbox could write sysctls or
         # SysRq (reboot the machine) by file permissions alone.
@@ -199,10 +199,31 @@ class Sandbox:
         argv += _cover([p for p in secrets if p.is_relative_to(self._workspace)])
         argv += ["--unshare-all", "--share-net"] if self._network else ["--unshare-all"]
         argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
-        argv += ["--chdir", str(cwd), "--", self._prlimit]
-        argv += [f"--nproc={limits.processes}", f"--as={limits.memory_bytes}"]
-        argv += [f"--cpu={limits.cpu_seconds}", f"--fsize={limits.file_bytes}", "--core=0"]
-        return [*argv, "--", shell, "-c", command]
+        if self._pids_cgroup is not None:
+            argv += ["--bind", str(self._pids_cgroup / "cgroup.procs"), _PIDS_FILE]
+        argv += ["--chdir", str(cwd), "--", shell, "-c", f"{self._prelude(shell)}\n{command}"]
+        return argv
+
+    def _prelude(self, shell: str) -> str:
+        """The limits, set by the command's own shell before anything of the command runs.
+
+        Shell built-ins rather than a wrapper program: no extra exec on every command. Hard and
+        soft limits both, and without capabilities nothing in the sandbox can raise them again.
+        RLIMIT_NPROC counts per user namespace, so it must be set here, inside the sandbox.
+        """
+        limits, bash = self._limits, shell.endswith("bash")
+        steps = [
+            f"ulimit -t {limits.cpu_seconds}",
+            f"ulimit -v {limits.memory_bytes // 1024}",
+            # -f counts 1024-byte blocks in bash, 512-byte ones in POSIX sh.
+            f"ulimit -f {limits.file_bytes // (1024 if bash else 512)}",
+            "ulimit -c 0",
+            f"ulimit {'-u' if bash else '-p'} {limits.processes}",
+        ]
+        if self._pids_cgroup is not None:
+            steps.append(f"echo $$ > {_PIDS_FILE}")
+        checked = " && ".join(steps)
+        return f"{{ {checked}; }} 2>/dev/null || {{ echo 'sandbox limits failed' >&2; exit 125; }}"
 
     def _secret_paths(self) -> list[Path]:
         """The credentials, data folder and config file that exist here (checked per command)."""

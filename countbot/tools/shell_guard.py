@@ -50,7 +50,8 @@ _STDIN_PROGRAM = re.compile(
 )
 _INTERPRETER = re.compile(r"^(?:\S*/)?(?:" + _SHELLS + r"|python[0-9.]*|perl|ruby|node)$")
 _DOWNLOAD = re.compile(_START + r"(?:curl|wget)\b")
-_FORK_BOMB = re.compile(r"(\w+|:)\s*\(\)\s*\{[^}]{0,200}\1\s*\|\s*\1\s*&")
+# `\b` first: a long word is tried once at its start, not at each of its characters.
+_FORK_BOMB = re.compile(r"(\b\w+|:)\s*\(\)\s*\{[^}]{0,200}\1\s*\|\s*\1\s*&")
 
 BUILTIN_DENY: tuple[tuple[str, str], ...] = (
     (

@@ -10,12 +10,15 @@ command it sits in. Not a shell parser: good enough for a tripwire, never a secu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # A quoted string right after one of these is a program, not data.
 _PROGRAM_FLAGS = frozenset({"-c", "-e", "-E", "-lc", "-ic", "-ec", "-xc", "--command", "--eval"})
 _PROGRAM_TAKERS = frozenset({"eval", "watch", "ssh", "su", "sudo", "doas", "pkexec"})
 _MAX_DEPTH = 3
+# A run of characters that mean nothing to the scanner: taken in one step.
+_PLAIN = re.compile(r"[^\\'\"$<>()`{}&|;\n \t\r]+")
 _ENDS = ("", " ", "\t", "\n", ";", "&", "|", ")")
 _SEPARATORS = {"&&": "&&", "||": "||", ";;": ";", "|&": "|"}
 DATA = "…"
@@ -57,6 +60,11 @@ class _Scanner:
     def scan(self, text: str, depth: int) -> None:
         i, n = 0, len(text)
         while i < n:
+            plain = _PLAIN.match(text, i)
+            if plain:
+                self._add(plain.group())
+                i = plain.end()
+                continue
             char, pair = text[i], text[i : i + 2]
             if char == "\\" and i + 1 < n:
                 self._add(text[i + 1] if text[i + 1] != "\n" else "")

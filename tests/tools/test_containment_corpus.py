@@ -385,8 +385,8 @@ def ordinary(layout: Layout) -> list[tuple[str, str]]:
         ("echo 'never run rm -rf /' >> README.md && cat README.md", "never run rm -rf /"),
         ("echo 'about sudo' > notes-about-sudo.txt && cat notes-about-sudo.txt", "about sudo"),
         (
-            "git init -q r2 && cd r2 && git -c user.name=a -c user.email=a@b commit -q --allow-empty "
-            "-m 'do not halt; never sudo' && git log --oneline | wc -l",
+            "git init -q r2 && cd r2 && git -c user.name=a -c user.email=a@b commit -q "
+            "--allow-empty -m 'do not halt; never sudo' && git log --oneline | wc -l",
             "1",
         ),
         ("for i in 1 2 3; do echo n$i; done | tail -1", "n3"),

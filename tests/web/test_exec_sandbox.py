@@ -19,7 +19,7 @@ async def test_exec_called_by_the_model_runs_in_the_sandbox(
     command = (
         "echo made > proof.txt; cat /proc/1/comm; "
         f"cat {daemon.settings.config_path} 2>&1 | head -c 200; "
-        "touch /usr/escaped 2>&1; echo \"[$COUNTBOT_E2E_CANARY]\""
+        'touch /usr/escaped 2>&1; echo "[$COUNTBOT_E2E_CANARY]"'
     )
     model_server.script(
         Reply.tool_calls(("exec", json.dumps({"command": command}))), Reply.text("Ran it.")
