@@ -100,8 +100,8 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
-    sandbox = exec_sandbox(settings, skills)
-    await asyncio.to_thread(sandbox.probe)
+    # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
+    sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     tools = _tool_registry(
         settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
     )
@@ -144,15 +144,20 @@ async def open_runtime(settings: Settings) -> Runtime:
 
 
 def exec_sandbox(settings: Settings, skills: SkillsLoader) -> Sandbox:
-    """The sandbox `exec` runs in: CountBot's own data and config are hidden in it too."""
+    """The probed sandbox `exec` runs in; CountBot's own data and config are hidden in it too.
+
+    Blocking (it runs bwrap once): call it in a worker thread.
+    """
     hidden = [settings.data_dir, *([settings.config_path] if settings.config_path else [])]
-    return Sandbox(
+    sandbox = Sandbox(
         settings.tools.exec.sandbox,
         settings.workspace,
         network=settings.tools.exec.network,
         hidden=hidden,
         skill_env=skills.env_names,
     )
+    sandbox.probe()
+    return sandbox
 
 
 def _tool_registry(

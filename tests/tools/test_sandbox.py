@@ -7,8 +7,10 @@ and what is tested here is the containment behind it.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,33 @@ def host_processes_with(marker: str) -> list[int]:
             if marker in cmdline and status != "Z":
                 found.append(int(entry.name))
     return found
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder outside /tmp, which the sandbox's private /tmp would hide for the wrong reason."""
+    folder = Path(tempfile.mkdtemp(prefix="countbot-sandbox-", dir="/var/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+async def test_hidden_files_inside_and_around_the_workspace_stay_hidden(outside_tmp: Path) -> None:
+    # data_dir holds the workspace by default: the cover must not hide the workspace itself.
+    data = outside_tmp / "data"
+    workspace = data / "workspace"
+    workspace.mkdir(parents=True)
+    (data / "countbot.db").write_text("db-canary")
+    (workspace / "config.yaml").write_text("config-canary")
+    (workspace / "notes.md").write_text("visible notes")
+    sandbox = probed_sandbox("bwrap", workspace, hidden=[data, workspace / "config.yaml"])
+    command = f"cat notes.md {data}/countbot.db config.yaml 2>&1; ls {data}"
+    result = await make_exec(workspace, sandbox=sandbox).execute(
+        {"command": command}, ToolContext("s1", workspace)
+    )
+    assert "visible notes" in result.content and "workspace" in result.content
+    assert "db-canary" not in result.content and "config-canary" not in result.content
 
 
 async def test_a_fork_bomb_hits_the_process_limit_and_ends_with_the_command(
