@@ -15,24 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from countbot.tools.base import ToolContext
+from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.sandbox import SandboxLimits
 from countbot.tools.shell import ExecPolicy
 from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
 
 PYTHON = sys.executable
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def ctx(workspace: Path) -> ToolContext:
-    return ToolContext("s1", workspace)
 
 
 def host_processes_with(marker: str) -> list[int]:
@@ -77,33 +65,39 @@ async def test_hidden_files_inside_and_around_the_workspace_stay_hidden(outside_
     assert "db-canary" not in result.content and "config-canary" not in result.content
 
 
+async def run_script(
+    workspace: Path, script: str, limits: SandboxLimits, exec_timeout: float
+) -> ToolResult:
+    """Run `script` (written to a file: the guard would refuse it typed inline) under `limits`."""
+    (workspace / "script.sh").write_text(script)
+    sandbox = probed_sandbox("bwrap", workspace, limits=limits)
+    tool = make_exec(workspace, sandbox=sandbox, timeout=exec_timeout)
+    command = "bash script.sh 2>&1 | head -c 2000; echo status ${PIPESTATUS[0]}"
+    return await tool.execute({"command": command}, ToolContext("s1", workspace))
+
+
 async def test_a_fork_bomb_hits_the_process_limit_and_ends_with_the_command(
     workspace: Path, ctx: ToolContext
 ) -> None:
-    (workspace / "bomb.sh").write_text("b() { b | b & }\nb\nsleep 30\n")
-    sandbox = probed_sandbox("bwrap", workspace, limits=SandboxLimits(processes=40))
-    tool = make_exec(workspace, sandbox=sandbox, timeout=3)
-    result = await tool.execute({"command": "bash bomb.sh 2>&1 | head -c 2000"}, ctx)
+    bomb = "b() { b | b & }\nb\nsleep 30\n"
+    result = await run_script(workspace, bomb, SandboxLimits(processes=40), exec_timeout=3)
     assert result.status == "timeout"
     assert "Resource temporarily unavailable" in result.content
-    after = await tool.execute({"command": "echo still fine"}, ctx)
+    after = await make_exec(workspace).execute({"command": "echo still fine"}, ctx)
     assert after.content == "exit code 0\nstill fine\n"
 
 
-async def test_a_memory_hog_fails_at_the_memory_limit(workspace: Path, ctx: ToolContext) -> None:
-    sandbox = probed_sandbox("bwrap", workspace, limits=SandboxLimits(memory_bytes=512 << 20))
-    tool = make_exec(workspace, sandbox=sandbox)
-    result = await tool.execute({"command": f"{PYTHON} -c 'x = bytearray(2 << 30)'"}, ctx)
-    assert result.content.startswith("exit code 1\n") and "MemoryError" in result.content
+async def test_a_memory_hog_fails_at_the_memory_limit(workspace: Path) -> None:
+    hog = f"{PYTHON} -c 'x = bytearray(2 << 30)'\n"
+    result = await run_script(
+        workspace, hog, SandboxLimits(memory_bytes=512 << 20), exec_timeout=30
+    )
+    assert "MemoryError" in result.content and "status 1\n" in result.content
 
 
-async def test_a_cpu_loop_is_stopped_by_the_cpu_time_limit(
-    workspace: Path, ctx: ToolContext
-) -> None:
-    (workspace / "spin.sh").write_text("while :; do :; done\n")
-    sandbox = probed_sandbox("bwrap", workspace, limits=SandboxLimits(cpu_seconds=1))
-    tool = make_exec(workspace, sandbox=sandbox, timeout=30)
-    result = await tool.execute({"command": "bash spin.sh; echo status $?"}, ctx)
+async def test_a_cpu_loop_is_stopped_by_the_cpu_time_limit(workspace: Path) -> None:
+    spin = "while :; do :; done\n"
+    result = await run_script(workspace, spin, SandboxLimits(cpu_seconds=1), exec_timeout=30)
     # Killed at the CPU limit (SIGXCPU, or SIGKILL at the hard limit) long before the timeout.
     assert result.status == "ok"
     assert "status 152" in result.content or "status 137" in result.content

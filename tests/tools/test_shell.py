@@ -17,18 +17,6 @@ from tests.tools.proc import is_running, read_pid
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def ctx(workspace: Path) -> ToolContext:
-    return ToolContext("s1", workspace)
-
-
-@pytest.fixture
 def host_ctx(workspace: Path) -> ToolContext:
     """The user approves: the command runs on the host, where the test can see its pids."""
     return ToolContext("s1", workspace, approver=RecordingApprover("once"))
