@@ -71,7 +71,7 @@ async def exec_medians(workspace: Path, runs: int) -> dict[str, tuple[float, flo
     return {name: (statistics.median(walls[name]), cpus[name] / runs) for name in tools}
 
 
-def guard_ms(command: str, repeats: int = 5) -> float:
+def guard_ms(command: str, repeats: int = 15) -> float:
     guard = ShellGuard(allow_patterns=[r"^echo\b"])
     best = float("inf")
     for _ in range(repeats):
@@ -106,7 +106,7 @@ async def main(runs: int) -> None:
         f"| {boxed_cpu:.1f} | {boxed_cpu - host_cpu:+.1f} |"
     )
     print()
-    print("guard inspection (best of 5), ms; linear time means the per-KiB cost stays flat")
+    print("guard inspection (best of 15), ms; linear time means the per-KiB cost stays flat")
     print()
     print("| input | " + " | ".join(f"{size:,} chars" for size in GUARD_SIZES) + " | ms per KiB |")
     print("|---|" + "---|" * (len(GUARD_SIZES) + 1))
