@@ -176,13 +176,11 @@ class WorkspaceGuard:
                 )
             user_path = os.path.expanduser(user_path)
         lexical = Path(os.path.normpath(self.workspace / (user_path or ".")))
+        if self.restrict and not self.contains(lexical):
+            raise self._outside(user_path)
         if self._is_sensitive(lexical):
             raise PathRefused(f"{user_path!r} holds credentials and is never accessible")
-        if not self.restrict:
-            return str(lexical)
-        if not self.contains(lexical):
-            raise self._outside(user_path)
-        return str(lexical.relative_to(self.workspace))
+        return str(lexical.relative_to(self.workspace)) if self.restrict else str(lexical)
 
     def _open(self, where: str, flags: int, user_path: str) -> int:
         if not self.restrict:
