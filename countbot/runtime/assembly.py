@@ -16,6 +16,7 @@ from countbot.agent.context import ContextBuilder
 from countbot.agent.loop import AgentLoop
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
+from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
@@ -150,7 +151,8 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = [settings.config_path] if settings.config_path else []
+    config = settings.config_path
+    sensitive = [config, secrets_path(config)] if config else []
     for tool in builtin_tools(settings.tools, workspace, sensitive_paths=sensitive, masker=masker):
         registry.register(tool)
     for tool in (
