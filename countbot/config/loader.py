@@ -11,11 +11,9 @@ call them before the event loop starts or through `asyncio.to_thread`.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import stat
-import tempfile
 import zoneinfo
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,6 +26,7 @@ import countbot
 from countbot.config import env_vars, fields, secrets_file, yaml_text
 from countbot.config.errors import ConfigError
 from countbot.config.fields import Loc, dotted
+from countbot.config.file_write import replace_file
 from countbot.config.problems import explain, show
 from countbot.config.settings import Settings
 
@@ -339,22 +338,12 @@ def _apply(raw: dict[str, Any], changes: list[tuple[Loc, Any]]) -> dict[str, Any
 
 def _write_atomic(target: Path, text: str) -> None:
     """Readers see the old file or the new one, never half of it; the file keeps its mode."""
-    temp: str | None = None
     try:
         # A new file gets owner-only access: it may hold API keys.
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o600
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
     except OSError as err:
-        if temp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
         raise ConfigError(f"Cannot write the config file {target}: {err}") from None
+    replace_file(target, text, mode, "config file")
 
 
 def _mask_section(

@@ -8,15 +8,13 @@ Values in this file are literal: nothing in them is expanded.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 
 from countbot.config.errors import ConfigError
+from countbot.config.file_write import replace_file
 
 FILE_NAME = "secrets.yaml"
 MODE = 0o600
@@ -60,17 +58,4 @@ def read_secrets(path: Path) -> dict[str, str]:
 def write_secrets(path: Path, secrets: Mapping[str, str]) -> None:
     """Replace the secrets file atomically; it is created and kept readable by its owner only."""
     body = yaml.safe_dump(dict(sorted(secrets.items())), allow_unicode=True) if secrets else ""
-    temp: str | None = None
-    try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), MODE)
-            out.write(_HEADER + body)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except OSError as err:
-        if temp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-        raise ConfigError(f"Cannot write the secrets file {path}: {err}") from None
+    replace_file(path, _HEADER + body, MODE, "secrets file")
