@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Protocol
 
 import click
 
@@ -31,22 +31,33 @@ _NEW_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 _MARKS = {"ok": "✓", "warning": "!", "danger": "✗"}
 
 
+class SandboxState(Protocol):
+    """What the review needs of the exec sandbox: its mode and, once probed, whether it works
+    here (`active`; None when not probed) in the probe's own words (`detail`)."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def active(self) -> bool | None: ...
+    @property
+    def detail(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class SandboxView:
-    """What doctor knows of the exec sandbox: the configured mode and, once probed, whether it
-    works here (None: not probed) with the probe's own words."""
+    """The sandbox as configured, not probed (a probe's status object fits `SandboxState` too)."""
 
-    configured: Literal["auto", "bwrap", "off"]
-    works: bool | None = None
+    mode: str
+    active: bool | None = None
     detail: str = ""
 
 
-def sandbox_view(settings: Settings) -> SandboxView:
-    """The sandbox as configured; the start-up probe's result plugs in here when it exists."""
+def sandbox_view(settings: Settings) -> SandboxState:
+    """The sandbox for the review; the start-up probe's status plugs in here when it exists."""
     return SandboxView(settings.tools.exec.sandbox)
 
 
-def review(settings: Settings, sandbox: SandboxView) -> list[Finding]:
+def review(settings: Settings, sandbox: SandboxState) -> list[Finding]:
     """Every finding, in the order they are printed."""
     return [
         _bind(settings),
@@ -91,10 +102,10 @@ def token_bits(token: str) -> float:
     return len(token) * per_char
 
 
-def sandbox_finding(sandbox: SandboxView) -> Finding:
+def sandbox_finding(sandbox: SandboxState) -> Finding:
     """How shell commands are contained, from the configured mode and the probe (if any)."""
     topic = "exec sandbox"
-    if sandbox.configured == "off":
+    if sandbox.mode == "off":
         return Finding(
             "warning",
             topic,
@@ -102,19 +113,16 @@ def sandbox_finding(sandbox: SandboxView) -> Finding:
             "tripwire; each one asks for approval",
             "set tools.exec.sandbox: auto (install bubblewrap: apt-get install bubblewrap)",
         )
-    if sandbox.works is False:
-        falls_back = "every command asks for approval" if sandbox.configured == "auto" else ""
+    if sandbox.active is False:
         return Finding(
             "warning",
             topic,
-            f"{sandbox.configured}, but bubblewrap does not work here"
-            + (f" ({sandbox.detail})" if sandbox.detail else "")
-            + (f"; {falls_back}" if falls_back else "; exec cannot run commands"),
+            f"{sandbox.mode}, but bubblewrap does not work here ({sandbox.detail})",
             "install bubblewrap (apt-get install bubblewrap) and allow unprivileged user "
             "namespaces (sysctl kernel.unprivileged_userns_clone=1)",
         )
-    state = "works here" if sandbox.works else "not probed by this command"
-    return Finding("ok", topic, f"{sandbox.configured} (bubblewrap {state})")
+    state = f"works here: {sandbox.detail}" if sandbox.active else "not probed by this command"
+    return Finding("ok", topic, f"{sandbox.mode} (bubblewrap {state})")
 
 
 def _bind(settings: Settings) -> Finding:
@@ -155,7 +163,7 @@ def _bind(settings: Settings) -> Finding:
     )
 
 
-def _approval(settings: Settings, sandbox: SandboxView) -> Finding:
+def _approval(settings: Settings, sandbox: SandboxState) -> Finding:
     mode = settings.tools.exec.approval
     meaning = {
         "auto": "commands run inside the sandbox without asking",
@@ -170,7 +178,7 @@ def _approval(settings: Settings, sandbox: SandboxView) -> Finding:
             f"on-miss, but an allow pattern matches every command: {meaning} in effect never",
             "remove the catch-all pattern from tools.exec.allow_patterns",
         )
-    note = "; leaving the sandbox always asks" if sandbox.configured != "off" else ""
+    note = "; leaving the sandbox always asks" if sandbox.mode != "off" else ""
     return Finding("ok", "approvals", f"{mode}: {meaning}{note}")
 
 

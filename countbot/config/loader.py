@@ -124,7 +124,7 @@ def load_settings(
     return settings
 
 
-def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
+def save_settings_patch(path: Path, patch: Mapping[str, Any], *, references: bool = False) -> None:
     """Apply a nested patch to the YAML file at `path`: validated first, written atomically.
 
     A value equal to what `masked_settings` currently shows for it is "unchanged", so masked
@@ -135,6 +135,8 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
     What the patch brings is literal: `${VAR}` in it is written escaped and never expanded (a
     persona named `${OPENAI_API_KEY}` is just that name). A new secret goes into `secrets.yaml`
     (mode 0600) and the config gets only its reference, `${secret:model.api_key}`.
+    `references=True` is for the owner's own command line (never for the API): references in
+    the patch are written as references, and a secret given as one stays in the config.
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
@@ -151,7 +153,7 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
     secrets_at = secrets_file.secrets_path(file)
     old_secrets = secrets_file.read_secrets(secrets_at)
     secrets = dict(old_secrets)
-    changes = [_written(loc, value, secrets) for loc, value in changes]
+    changes = [_written(loc, value, secrets, references) for loc, value in changes]
     merged = _apply(raw, changes)
     # Duplicated keys stay an error: the file must be fixed by hand before it can be patched.
     document_after = yaml_text.YamlDocument(merged, None, document.duplicates)
@@ -311,9 +313,11 @@ def _changes(patch: Mapping[str, Any], shown: Any, loc: Loc) -> list[tuple[Loc, 
     return changes
 
 
-def _written(loc: Loc, value: Any, secrets: dict[str, str]) -> tuple[Loc, Any]:
+def _written(loc: Loc, value: Any, secrets: dict[str, str], references: bool) -> tuple[Loc, Any]:
     """What a change writes into the config: a secret's reference (the value goes to `secrets`,
-    a cleared one leaves it) or the value made literal."""
+    a cleared one leaves it) or the value made literal (kept as given with `references`)."""
+    if references and (not fields.is_secret(loc) or "${" in str(value)):
+        return loc, value
     if not fields.is_secret(loc):
         return loc, env_vars.literal(value)
     name = dotted(loc)

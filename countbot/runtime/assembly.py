@@ -73,6 +73,12 @@ def secret_masker(settings: Settings) -> SecretMasker:
     return masker
 
 
+def config_files(settings: Settings) -> list[Path]:
+    """The config file and its `secrets.yaml`: never readable by a tool (nor in the sandbox)."""
+    config = settings.config_path
+    return [config, secrets_path(config)] if config else []
+
+
 def _secrets(model: BaseModel) -> Iterator[SecretStr]:
     for name in type(model).model_fields:
         value = getattr(model, name)
@@ -151,8 +157,7 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    config = settings.config_path
-    sensitive = [config, secrets_path(config)] if config else []
+    sensitive = config_files(settings)
     for tool in builtin_tools(settings.tools, workspace, sensitive_paths=sensitive, masker=masker):
         registry.register(tool)
     for tool in (

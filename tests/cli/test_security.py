@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from countbot.cli.security import WEAK_TOKEN_BITS, token_bits
+from countbot.cli.security import WEAK_TOKEN_BITS, SandboxView, sandbox_finding, token_bits
 from countbot.config.loader import SHIPPED_ROOT
 
 COUNTBOT = [sys.executable, "-m", "countbot"]
@@ -137,3 +137,12 @@ def test_token_strength_estimates() -> None:
     assert token_bits("letmein12345") < WEAK_TOKEN_BITS
     assert token_bits(STRONG_TOKEN) > 128
     assert token_bits("0123456789abcdef" * 2) >= 128  # 32 hex digits
+
+
+def test_a_probed_sandbox_is_reported_in_its_own_words() -> None:
+    working = sandbox_finding(SandboxView("auto", True, "bubblewrap, network on"))
+    missing = "bwrap is not installed: every command asks"
+    broken = sandbox_finding(SandboxView("auto", False, missing))
+    assert working.level == "ok" and "works here: bubblewrap, network on" in working.detail
+    assert broken.level == "warning" and "every command asks" in broken.detail
+    assert "apt-get install bubblewrap" in broken.fix

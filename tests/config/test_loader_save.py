@@ -267,3 +267,19 @@ def test_a_reference_to_a_missing_secret_is_a_clear_error(tmp_path: Path) -> Non
     with pytest.raises(ConfigError) as caught:
         load_settings(path, env={})
     assert "secrets.yaml beside the config file has no entry `model.api_key`" in str(caught.value)
+
+
+def test_the_owners_command_line_may_write_references(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_KEY", SECRET)
+    path = tmp_path / "config.yaml"
+    patch = {"model": {"name": "a", "api_key": "${CB_TEST_KEY}", "api_base": "${CB_BASE:-x}"}}
+    save_settings_patch(path, patch, references=True)
+    text = path.read_text(encoding="utf-8")
+    assert "${CB_TEST_KEY}" in text and "${CB_BASE:-x}" in text
+    assert not (tmp_path / "secrets.yaml").exists()
+    settings = load_settings(path)
+    assert settings.model.api_key is not None
+    assert settings.model.api_key.get_secret_value() == SECRET
+    assert settings.model.api_base == "x"
