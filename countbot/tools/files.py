@@ -251,7 +251,7 @@ class ListDirTool(Tool):
 
     def _list(self, user_path: str) -> ToolResult:
         with self.guard.open(user_path, os.O_RDONLY | os.O_DIRECTORY) as (fd, real):
-            with os.scandir(os.dup(fd)) as scan:
+            with os.scandir(fd) as scan:  # scandir reads through its own dup of fd
                 entries = sorted(scan, key=lambda e: e.name)
             if not entries:
                 return ToolResult(f"{self.guard.display(real)} is empty")

@@ -121,10 +121,12 @@ async def test_a_path_swapped_for_a_symlink_never_reaches_outside(
         (ListDirTool(guard), {"path": "folder"}),
     ]
     results: list[ToolResult] = []
+    open_fds = len(os.listdir("/proc/self/fd"))
     for _ in range(ROUNDS):
         for tool, args in calls:
             results.append(await tool.execute(args, ctx))
     assert swapping.swaps > 10, "the swapper must have raced the tools"
+    assert len(os.listdir("/proc/self/fd")) <= open_fds, "no descriptor is left open"
     assert not [r.content for r in results if CANARY in r.content]
     assert outside_state(outside) == before
     assert sorted(p.name for p in (outside / "folder").iterdir()) == ["canary.txt"]
