@@ -12,9 +12,9 @@ import itertools
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, ClassVar
 
 from countbot.tools.base import Tool, ToolContext, ToolResult
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
@@ -44,9 +44,6 @@ async def _in_thread(user_path: str, work: Callable[[], ToolResult]) -> ToolResu
         return ToolResult.error(f"{user_path!r}: {exc.strerror or exc}")
 
 
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY  # a FIFO must not block the open
-
-
 def _decode(data: bytes) -> str | None:
     """The UTF-8 text of `data`, or None when it is binary."""
     if b"\0" in data[:_SNIFF_BYTES]:
@@ -55,15 +52,6 @@ def _decode(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-@contextlib.contextmanager
-def _regular_file(guard: WorkspaceGuard, user_path: str) -> Iterator[tuple[BinaryIO, Path]]:
-    """An open existing regular file (never a device, a FIFO or a hard-linked file) and its path."""
-    with guard.open(user_path, _READ_FLAGS) as (fd, real):
-        guard.check_regular(user_path, os.fstat(fd))
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            yield handle, real
 
 
 def _not_text(user_path: str) -> ToolResult:
@@ -124,7 +112,7 @@ class ReadFileTool(Tool):
         return await _in_thread(path, lambda: self._read_lines(path, offset, limit))
 
     def _read_whole(self, user_path: str) -> ToolResult:
-        with _regular_file(self.guard, user_path) as (handle, _):
+        with self.guard.open_regular(user_path) as (handle, _):
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_READ_BYTES:
                 return ToolResult.error(
@@ -136,7 +124,7 @@ class ReadFileTool(Tool):
         return ToolResult(text or "(empty file)")
 
     def _read_lines(self, user_path: str, offset: int, limit: int | None) -> ToolResult:
-        with _regular_file(self.guard, user_path) as (handle, _):
+        with self.guard.open_regular(user_path) as (handle, _):
             if b"\0" in handle.read(_SNIFF_BYTES):
                 return _not_text(user_path)
             handle.seek(0)
@@ -208,7 +196,7 @@ class EditFileTool(Tool):
         return await _in_thread(path, lambda: self._edit(path, args["old_text"], args["new_text"]))
 
     def _edit(self, user_path: str, old: str, new: str) -> ToolResult:
-        with _regular_file(self.guard, user_path) as (handle, _):
+        with self.guard.open_regular(user_path) as (handle, _):
             text = _decode(handle.read())
         if text is None:
             return _not_text(user_path)

@@ -18,6 +18,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from countbot.tools.beneath import open_beneath, real_path
 
@@ -37,6 +38,7 @@ _SENSITIVE_NAMES = (
 _SENSITIVE_DIRS = frozenset({".ssh", ".gnupg"})
 _O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
 _DIR = _O_PATH | os.O_DIRECTORY
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY  # a FIFO must not block the open
 
 
 class PathRefused(Exception):
@@ -78,6 +80,15 @@ class WorkspaceGuard:
             yield fd, real
         finally:
             os.close(fd)
+
+    @contextlib.contextmanager
+    def open_regular(self, user_path: str) -> Iterator[tuple[BinaryIO, Path]]:
+        """An existing regular file open for reading (never a device, a FIFO or a hard-linked
+        file) and its real path."""
+        with self.open(user_path, _READ) as (fd, real):
+            self.check_regular(user_path, os.fstat(fd))
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                yield handle, real
 
     def check_regular(self, user_path: str, info: os.stat_result) -> None:
         """Refuse what the file tools must not read or edit: non-files and hard-linked files."""
