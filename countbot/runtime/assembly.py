@@ -16,6 +16,7 @@ from countbot.agent.context import ContextBuilder
 from countbot.agent.loop import AgentLoop
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
+from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
@@ -72,6 +73,12 @@ def secret_masker(settings: Settings) -> SecretMasker:
     for secret in _secrets(settings):
         masker.add(secret.get_secret_value())
     return masker
+
+
+def config_files(settings: Settings) -> list[Path]:
+    """The config file and its `secrets.yaml`: never readable by a tool (nor in the sandbox)."""
+    config = settings.config_path
+    return [config, secrets_path(config)] if config else []
 
 
 def _secrets(model: BaseModel) -> Iterator[SecretStr]:
@@ -143,18 +150,18 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
 
 
-def exec_sandbox(settings: Settings, skills: SkillsLoader) -> Sandbox:
+def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:
     """The probed sandbox `exec` runs in; CountBot's own data and config are hidden in it too.
 
     Blocking (it runs bwrap once): call it in a worker thread.
     """
-    hidden = [settings.data_dir, *([settings.config_path] if settings.config_path else [])]
+    hidden = [settings.data_dir, *config_files(settings)]
     sandbox = Sandbox(
         settings.tools.exec.sandbox,
         settings.workspace,
         network=settings.tools.exec.network,
         hidden=hidden,
-        skill_env=skills.env_names,
+        skill_env=skills.env_names if skills is not None else None,
     )
     sandbox.probe()
     return sandbox
@@ -175,7 +182,7 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = [settings.config_path] if settings.config_path else []
+    sensitive = config_files(settings)
     for tool in builtin_tools(
         settings.tools, workspace, sensitive_paths=sensitive, masker=masker, sandbox=sandbox
     ):

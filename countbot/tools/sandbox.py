@@ -15,9 +15,11 @@ exec tool asks for approval for every command instead (fail closed, never silent
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -146,13 +148,7 @@ class Sandbox:
         self._sysrq = Path("/proc/sysrq-trigger").exists()
         limit_note = self._join_pids_cgroup()
         try:
-            result = subprocess.run(
-                self._argv("/bin/sh", "exit 0", self._workspace),
-                env=self._env(()),
-                capture_output=True,
-                timeout=_PROBE_TIMEOUT,
-                check=False,
-            )
+            result = self._run_probe()
         except (OSError, subprocess.TimeoutExpired) as exc:
             return self._unavailable(f"bwrap did not run: {exc}")
         if result.returncode != 0:
@@ -160,6 +156,18 @@ class Sandbox:
             return self._unavailable(f"bwrap does not work here: {error[-1] if error else '?'}")
         network = "network on" if self._network else "no network"
         return SandboxStatus(self._mode, True, f"bubblewrap, {network}{limit_note}")
+
+    def _run_probe(self) -> subprocess.CompletedProcess[bytes]:
+        """`exit 0` in the sandbox; before the workspace exists (`doctor --security` on a fresh
+        install) an empty folder stands in for it."""
+        with contextlib.ExitStack() as stack:
+            workspace = self._workspace
+            if not workspace.is_dir():
+                workspace = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            argv = self._argv("/bin/sh", "exit 0", workspace, workspace)
+            return subprocess.run(
+                argv, env=self._env(()), capture_output=True, timeout=_PROBE_TIMEOUT, check=False
+            )
 
     def _unavailable(self, why: str) -> SandboxStatus:
         then = "every command asks" if self._mode == "auto" else "exec refuses every command"
@@ -183,7 +191,10 @@ class Sandbox:
         argv = await asyncio.to_thread(self._argv, shell, command, cwd)
         return argv, self._env(names)
 
-    def _argv(self, shell: str, command: str, cwd: Path) -> list[str]:
+    def _argv(
+        self, shell: str, command: str, cwd: Path, workspace: Path | None = None
+    ) -> list[str]:
+        workspace = workspace or self._workspace
         argv = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
         argv += ["--proc", "/proc", "--tmpfs", "/tmp"]
         # The fresh /proc still reaches the kernel: root in the sandbox could write sysctls or
@@ -194,9 +205,9 @@ class Sandbox:
         # Covers around the workspace (data_dir holds it by default) first, so its bind mount
         # lands on top of them; covers inside the workspace last, so they hide what they cover.
         secrets = self._secret_paths()
-        argv += _cover([p for p in secrets if not p.is_relative_to(self._workspace)])
-        argv += ["--bind", str(self._workspace), str(self._workspace)]
-        argv += _cover([p for p in secrets if p.is_relative_to(self._workspace)])
+        argv += _cover([p for p in secrets if not p.is_relative_to(workspace)])
+        argv += ["--bind", str(workspace), str(workspace)]
+        argv += _cover([p for p in secrets if p.is_relative_to(workspace)])
         argv += ["--unshare-all", "--share-net"] if self._network else ["--unshare-all"]
         argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
         if self._pids_cgroup is not None:
