@@ -45,6 +45,8 @@ def builtin_tools(
             timeout=settings.exec.timeout,
             max_output=settings.exec.max_output,
             masker=masker,
+            approval=settings.exec.approval,
+            approval_timeout=settings.exec.approval_timeout,
         ),
         WebFetchTool(settings.web),
         WebSearchTool(settings.web),

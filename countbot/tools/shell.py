@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
 from countbot.masking import SecretMasker
+from countbot.tools.approval import ApprovalMode, ApprovalRequest, approval_reason
 from countbot.tools.base import Tool, ToolContext, ToolResult
 from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
@@ -138,21 +139,30 @@ class ExecTool(Tool):
         timeout: float = 60.0,
         max_output: int = 30_000,
         masker: SecretMasker | None = None,
+        approval: ApprovalMode = "auto",
+        approval_timeout: float = 120.0,
+        sandboxed: bool = True,
     ) -> None:
         self._guard = guard
+        self._approval = approval
+        self._sandboxed = sandboxed
         self._workspace_guard = workspace_guard
         self._command_timeout = timeout
         self._max_output = max_output
         self._masker = masker
         self._shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
         # The registry's deadline leaves room for our own timeout to stop the group cleanly.
-        self.timeout = timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0
+        # ... and for the user's answer when the command needs approval.
+        self.timeout = timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0 + approval_timeout
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = args["command"]
         refusal = self._guard.check(command)
         if refusal is not None:
             return ToolResult.error(f"command refused: {refusal}")
+        denial = await self._approval_denial(command, ctx)
+        if denial is not None:
+            return ToolResult.error(denial)
         try:
             cwd = await asyncio.to_thread(self._working_dir, args.get("working_dir"))
         except PathRefused as exc:
@@ -181,6 +191,26 @@ class ExecTool(Tool):
         finally:
             os.close(write_fd)
         return await self._supervise(process, os.fdopen(read_fd, "rb", buffering=0), ctx)
+
+    async def _approval_denial(self, command: str, ctx: ToolContext) -> str | None:
+        """Why the command may not run because the user did not approve it, or None."""
+        allow_listed = self._guard.allow_listed(command)
+        reason = approval_reason(
+            self._approval, sandboxed=self._sandboxed, allow_listed=allow_listed
+        )
+        if reason is None:
+            return None
+        decision = "deny"
+        if ctx.approver is not None:
+            decision = await ctx.approver(ApprovalRequest(self.name, command, reason, command))
+        if decision != "deny":
+            return None
+        return (
+            f"not run: this command needs the user's approval ({reason}) and did not get it "
+            "(the user denied it, did not answer in time, or nobody can answer in this turn, "
+            "as in a scheduled run). Do not retry it unchanged; tell the user what you wanted "
+            "to run and why."
+        )
 
     def _working_dir(self, user_path: str | None) -> Path:
         if user_path is None:

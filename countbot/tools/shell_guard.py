@@ -122,6 +122,10 @@ class ShellGuard:
             return self._check_allowed(command)
         return None
 
+    def allow_listed(self, command: str) -> bool:
+        """Every simple command of `command` matches a configured allow pattern."""
+        return bool(self._allow) and self._check_allowed(command) is None
+
     def _check_allowed(self, command: str) -> str | None:
         """Every simple command in a pipeline or list must match an allow pattern."""
         if _SUBSTITUTION.search(command):

@@ -12,6 +12,8 @@ from typing import Any
 
 from countbot.gateway.messages import QUEUE_MODES, QueueMode
 from countbot.llm.types import ImagePart
+from countbot.runtime.approvals import DECISIONS
+from countbot.tools.approval import ApprovalDecision
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_SESSION_ID = 200
@@ -48,7 +50,15 @@ class Ping:
     pass
 
 
-ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping
+@dataclass(frozen=True, slots=True)
+class ApprovalResponse:
+    """The user's answer to an `approval_request`."""
+
+    id: str
+    decision: ApprovalDecision
+
+
+ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping | ApprovalResponse
 
 
 class ProtocolError(ValueError):
@@ -137,10 +147,20 @@ def _subscribe(data: dict[str, Any]) -> Subscribe:
     return Subscribe(session_id, last_seq)
 
 
+def _approval_response(data: dict[str, Any]) -> ApprovalResponse:
+    approval_id, decision = data.get("id"), data.get("decision")
+    if not isinstance(approval_id, str) or not approval_id or len(approval_id) > MAX_CLIENT_ID:
+        raise ProtocolError(f"approval_response: 'id' must be a string of at most {MAX_CLIENT_ID}")
+    if decision not in DECISIONS:
+        raise ProtocolError(f"approval_response: 'decision' must be one of {', '.join(DECISIONS)}")
+    return ApprovalResponse(approval_id, decision)
+
+
 _PARSERS = {
     "message": _message,
     "cancel": lambda data: Cancel(_session_id(data, "cancel")),
     "subscribe": _subscribe,
     "unsubscribe": lambda data: Unsubscribe(_session_id(data, "unsubscribe")),
     "ping": lambda data: Ping(),
+    "approval_response": _approval_response,
 }

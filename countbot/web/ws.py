@@ -21,6 +21,7 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.web.context import DaemonContext
 from countbot.web.protocol import (
+    ApprovalResponse,
     Cancel,
     ClientFrame,
     Ping,
@@ -94,6 +95,14 @@ class Connection:
             self._hub.unsubscribe(frame.session_id, self.watcher)
         elif isinstance(frame, Ping):
             self._reply({"type": "pong"})
+        elif isinstance(frame, ApprovalResponse):
+            self._answer(frame)
+
+    def _answer(self, frame: ApprovalResponse) -> None:
+        approvals = self._daemon.gateway.approvals
+        if approvals is None or not approvals.answer(frame.id, frame.decision, "web"):
+            # Answered elsewhere, expired or cancelled: its `approval_settled` already went out.
+            self._error(f"approval_response: no open question {frame.id!r}")
 
     async def _send_message(self, frame: SendMessage) -> None:
         message = InboundMessage(
@@ -121,6 +130,13 @@ class Connection:
         if not self._hub.subscribe(session_id, self.watcher, frame.last_seq):
             # Queued after the replay, so the client reloads once it has what is still buffered.
             self._reply({"type": "resync", "session_id": session_id})
+        self._send_open_questions(session_id)
+
+    def _send_open_questions(self, session_id: str) -> None:
+        """Questions still waiting in this session, so a reloaded page shows their cards again."""
+        approvals = self._daemon.gateway.approvals
+        for pending in approvals.pending(session_id) if approvals is not None else ():
+            self._reply({**pending.asked.to_dict(), "session_id": session_id})
 
     def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
         frame: dict[str, Any] = {
