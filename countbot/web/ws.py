@@ -130,13 +130,6 @@ class Connection:
         if not self._hub.subscribe(session_id, self.watcher, frame.last_seq):
             # Queued after the replay, so the client reloads once it has what is still buffered.
             self._reply({"type": "resync", "session_id": session_id})
-        self._send_open_questions(session_id)
-
-    def _send_open_questions(self, session_id: str) -> None:
-        """Questions still waiting in this session, so a reloaded page shows their cards again."""
-        approvals = self._daemon.gateway.approvals
-        for pending in approvals.pending(session_id) if approvals is not None else ():
-            self._reply({**pending.asked.to_dict(), "session_id": session_id})
 
     def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
         frame: dict[str, Any] = {
