@@ -7,6 +7,7 @@ See docs/protocol.md for the contract.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from countbot.tools.approval import ApprovalDecision
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_SESSION_ID = 200
 MAX_CLIENT_ID = 64
+_VIA = re.compile(r"[a-z][a-z0-9:_-]{0,31}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,8 @@ class ApprovalResponse:
 
     id: str
     decision: ApprovalDecision
+    # Which client answered, for the audit ("cli" for `countbot chat`); "web" when not given.
+    via: str = "web"
 
 
 ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping | ApprovalResponse
@@ -153,7 +157,10 @@ def _approval_response(data: dict[str, Any]) -> ApprovalResponse:
         raise ProtocolError(f"approval_response: 'id' must be a string of at most {MAX_CLIENT_ID}")
     if decision not in DECISIONS:
         raise ProtocolError(f"approval_response: 'decision' must be one of {', '.join(DECISIONS)}")
-    return ApprovalResponse(approval_id, decision)
+    via = data.get("via", "web")
+    if not isinstance(via, str) or not _VIA.fullmatch(via):
+        raise ProtocolError("approval_response: 'via' must be a short lowercase name like 'cli'")
+    return ApprovalResponse(approval_id, decision, via)
 
 
 _PARSERS = {

@@ -100,7 +100,7 @@ class Connection:
 
     def _answer(self, frame: ApprovalResponse) -> None:
         approvals = self._daemon.gateway.approvals
-        if approvals is None or not approvals.answer(frame.id, frame.decision, "web"):
+        if approvals is None or not approvals.answer(frame.id, frame.decision, frame.via):
             # Answered elsewhere, expired or cancelled: its `approval_settled` already went out.
             self._error(f"approval_response: no open question {frame.id!r}")
 
