@@ -39,21 +39,33 @@ async def open_tab(browser: Browser, daemon: Daemon, **options: object) -> ChatP
     return tab
 
 
-def script_exec(model_server: ScriptedModelServer, answer: str) -> None:
-    model_server.script(
-        Reply.tool_calls(("exec", json.dumps({"command": COMMAND}))), Reply.text(answer)
-    )
+DESK = {"width": 1100, "height": 760}
+
+
+async def ask_in_new_tab(
+    browser: Browser, daemon: Daemon, server: ScriptedModelServer, answer: str, viewport: dict
+) -> ChatPage:
+    """A tab whose message makes the model call exec; returns once the question shows."""
+    server.script(Reply.tool_calls(("exec", json.dumps({"command": COMMAND}))), Reply.text(answer))
+    tab = await open_tab(browser, daemon, viewport=viewport)
+    await tab.send("write the proof file")
+    # The daemon's first turn also waits for litellm's import, slow on a busy machine.
+    card = tab.by_testid("approval-card")
+    await expect(card).to_have_attribute("data-state", "open", timeout=4 * WAIT_MS)
+    return tab
+
+
+async def expect_settled(tab: ChatPage, state: str, outcome: str) -> None:
+    await expect(tab.by_testid("approval-card")).to_have_attribute("data-state", state)
+    await expect(tab.by_testid("approval-outcome")).to_have_text(outcome)
+    await expect(tab.by_testid("approval-once")).to_have_count(0)
 
 
 async def test_approve_once_runs_the_command_and_every_tab_sees_the_decision(
     browser: Browser, daemon: Daemon, model_server: ScriptedModelServer
 ) -> None:
-    script_exec(model_server, "The file is written.")
-    phone = await open_tab(browser, daemon, viewport=PHONE)
-    await phone.send("write the proof file")
+    phone = await ask_in_new_tab(browser, daemon, model_server, "The file is written.", PHONE)
     card = phone.by_testid("approval-card")
-    # The daemon's first turn also waits for litellm's import, slow on a busy machine.
-    await expect(card).to_have_attribute("data-state", "open", timeout=4 * WAIT_MS)
     await expect(phone.by_testid("approval-summary")).to_have_text(COMMAND)
     await expect(card).to_contain_text("tools.exec.approval is 'always'")
     await expect(phone.by_testid("approval-countdown")).to_contain_text(
@@ -61,9 +73,11 @@ async def test_approve_once_runs_the_command_and_every_tab_sees_the_decision(
     )  # ~2 min left
 
     # A second tab on the same conversation shows the same question after opening it.
-    desk = await open_tab(browser, daemon, viewport={"width": 1100, "height": 760})
+    desk = await open_tab(browser, daemon, viewport=DESK)
     await desk.by_testid("session-item").first.click()
-    await expect(desk.by_testid("approval-card")).to_have_attribute("data-state", "open")
+    await expect(desk.by_testid("approval-card")).to_have_attribute(
+        "data-state", "open", timeout=2 * WAIT_MS
+    )
 
     buttons = [phone.by_testid(f"approval-{d}") for d in ("once", "always", "deny")]
     for button in buttons:  # on a phone every button fits the screen
@@ -72,9 +86,7 @@ async def test_approve_once_runs_the_command_and_every_tab_sees_the_decision(
     await phone.by_testid("approval-once").click()
 
     for tab in (phone, desk):
-        await expect(tab.by_testid("approval-card")).to_have_attribute("data-state", "once")
-        await expect(tab.by_testid("approval-outcome")).to_have_text("Approved once by web.")
-        await expect(tab.by_testid("approval-once")).to_have_count(0)
+        await expect_settled(tab, "once", "Approved once by web.")
     await expect(phone.answer_text(phone.messages("assistant"))).to_have_text(
         "The file is written."
     )
@@ -86,12 +98,9 @@ async def test_approve_once_runs_the_command_and_every_tab_sees_the_decision(
 async def test_deny_keeps_the_command_from_running(
     browser: Browser, daemon: Daemon, model_server: ScriptedModelServer
 ) -> None:
-    script_exec(model_server, "Understood, I did not run it.")
-    tab = await open_tab(browser, daemon, viewport={"width": 1100, "height": 760})
-    await tab.send("write the proof file")
-    await tab.by_testid("approval-deny").click(timeout=4 * WAIT_MS)
-    await expect(tab.by_testid("approval-card")).to_have_attribute("data-state", "deny")
-    await expect(tab.by_testid("approval-outcome")).to_have_text("Denied by web.")
+    tab = await ask_in_new_tab(browser, daemon, model_server, "Understood, I did not run it.", DESK)
+    await tab.by_testid("approval-deny").click()
+    await expect_settled(tab, "deny", "Denied by web.")
     await expect(tab.answer_text(tab.messages("assistant"))).to_have_text(
         "Understood, I did not run it."
     )
@@ -104,11 +113,7 @@ async def test_deny_keeps_the_command_from_running(
 async def test_a_reload_shows_the_open_question_again_and_always_allow_is_remembered(
     browser: Browser, daemon: Daemon, model_server: ScriptedModelServer
 ) -> None:
-    script_exec(model_server, "Written.")
-    tab = await open_tab(browser, daemon, viewport={"width": 1100, "height": 760})
-    await tab.send("write the proof file")
-    card = tab.by_testid("approval-card")
-    await expect(card).to_have_attribute("data-state", "open", timeout=4 * WAIT_MS)
+    tab = await ask_in_new_tab(browser, daemon, model_server, "Written.", DESK)
     await tab.reload()
     await expect(tab.by_testid("approval-card")).to_have_attribute("data-state", "open")
     await tab.by_testid("approval-always").click()
@@ -117,7 +122,9 @@ async def test_a_reload_shows_the_open_question_again_and_always_allow_is_rememb
 
     # The same command again: it runs without a question.
     (daemon.settings.workspace / "proof.txt").unlink()
-    script_exec(model_server, "Written again.")
+    model_server.script(
+        Reply.tool_calls(("exec", json.dumps({"command": COMMAND}))), Reply.text("Written again.")
+    )
     await tab.send("once more")
     await expect(tab.answer_text(tab.messages("assistant").last)).to_have_text("Written again.")
     await expect(tab.by_testid("approval-card")).to_have_count(1)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -30,9 +31,10 @@ def ask_mode(settings: Settings, timeout: float = 30.0) -> Settings:
     return settings
 
 
-@pytest.fixture
-async def asking(settings: Settings) -> AsyncIterator[tuple[Runtime, Gateway]]:
-    runtime = await open_runtime(ask_mode(settings))
+@contextlib.asynccontextmanager
+async def running(settings: Settings) -> AsyncIterator[tuple[Runtime, Gateway]]:
+    """A runtime and a gateway as the daemon wires them."""
+    runtime = await open_runtime(settings)
     gateway = Gateway(
         runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
@@ -41,6 +43,12 @@ async def asking(settings: Settings) -> AsyncIterator[tuple[Runtime, Gateway]]:
     finally:
         await gateway.close(5)
         await runtime.close()
+
+
+@pytest.fixture
+async def asking(settings: Settings) -> AsyncIterator[tuple[Runtime, Gateway]]:
+    async with running(ask_mode(settings)) as parts:
+        yield parts
 
 
 def message(text: str = "make the proof", *, unattended: bool = False) -> InboundMessage:
@@ -53,6 +61,16 @@ def tool_result(server: ScriptedModelServer) -> str:
     return next(m["content"] for m in reversed(messages) if m["role"] == "tool")
 
 
+async def start_turn(
+    gateway: Gateway, server: ScriptedModelServer, *then: Reply, unattended: bool = False
+) -> Tab:
+    """The model calls exec, then gives `then`; returns a watcher of the session."""
+    server.script(exec_call(), *then)
+    tab = Tab(gateway, "s1")
+    await gateway.submit(message(unattended=unattended))
+    return tab
+
+
 async def approval_records(runtime: Runtime) -> list[dict[str, Any]]:
     return await runtime.audit.recent(type="approval")
 
@@ -61,9 +79,7 @@ async def test_approve_once_runs_the_command_and_audits_who_answered(
     asking: tuple[Runtime, Gateway], settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     runtime, gateway = asking
-    model_server.script(exec_call(), Reply.text("done"))
-    tab = Tab(gateway, "s1")
-    await gateway.submit(message())
+    tab = await start_turn(gateway, model_server, Reply.text("done"))
     asked = await tab.until_type("approval_request")
     assert asked["summary"] == COMMAND and asked["tool"] == "exec"
     assert "always" in asked["reason"] and asked["timeout"] == 30.0
@@ -91,9 +107,7 @@ async def test_deny_keeps_the_command_from_running(
     asking: tuple[Runtime, Gateway], settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     runtime, gateway = asking
-    model_server.script(exec_call(), Reply.text("ok, I won't"))
-    tab = Tab(gateway, "s1")
-    await gateway.submit(message())
+    tab = await start_turn(gateway, model_server, Reply.text("ok, I won't"))
     asked = await tab.until_type("approval_request")
     runtime.approvals.answer(asked["id"], "deny", "web")
     await tab.until_type("done")
@@ -106,32 +120,21 @@ async def test_deny_keeps_the_command_from_running(
 async def test_no_answer_in_time_is_a_deny(
     settings: Settings, model_server: ScriptedModelServer
 ) -> None:
-    runtime = await open_runtime(ask_mode(settings, timeout=0.3))
-    gateway = Gateway(
-        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
-    )
-    try:
-        model_server.script(exec_call(), Reply.text("nobody answered"))
-        tab = Tab(gateway, "s1")
-        await gateway.submit(message())
+    async with running(ask_mode(settings, timeout=0.3)) as (runtime, gateway):
+        tab = await start_turn(gateway, model_server, Reply.text("nobody answered"))
         settled = await tab.until_type("approval_settled")
         assert (settled["decision"], settled["outcome"]) == ("deny", "timeout")
         await tab.until_type("done")
         assert not (settings.workspace / "proof.txt").exists()
         [record] = await approval_records(runtime)
         assert record["outcome"] == "timeout" and record["waited_ms"] >= 300
-    finally:
-        await gateway.close(5)
-        await runtime.close()
 
 
 async def test_cancelling_the_turn_settles_the_open_question_as_deny(
     asking: tuple[Runtime, Gateway], settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     runtime, gateway = asking
-    model_server.script(exec_call())
-    tab = Tab(gateway, "s1")
-    await gateway.submit(message())
+    tab = await start_turn(gateway, model_server)
     await tab.until_type("approval_request")
     assert gateway.cancel("s1")
     settled = await tab.until_type("approval_settled")
@@ -145,9 +148,7 @@ async def test_unattended_turns_are_denied_without_asking(
     asking: tuple[Runtime, Gateway], settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     runtime, gateway = asking
-    model_server.script(exec_call(), Reply.text("could not"))
-    tab = Tab(gateway, "s1")
-    await gateway.submit(message(unattended=True))
+    tab = await start_turn(gateway, model_server, Reply.text("could not"), unattended=True)
     await tab.until_type("done")
     assert "approval_request" not in tab.types()
     [settled] = [f for f in tab.frames if f["type"] == "approval_settled"]
@@ -162,39 +163,20 @@ async def test_always_allow_is_remembered_across_a_restart_until_revoked(
     settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     ask_mode(settings)
-    for attempt in range(2):
-        runtime = await open_runtime(settings)
-        gateway = Gateway(
-            runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
-        )
-        try:
+    for attempt in range(2):  # each attempt is a fresh runtime on the same data folder
+        async with running(settings) as (runtime, gateway):
             (settings.workspace / "proof.txt").unlink(missing_ok=True)
-            model_server.script(exec_call(), Reply.text("done"))
-            tab = Tab(gateway, "s1")
-            await gateway.submit(message())
+            tab = await start_turn(gateway, model_server, Reply.text("done"))
             if attempt == 0:
                 asked = await tab.until_type("approval_request")
                 runtime.approvals.answer(asked["id"], "always", "web")
             await tab.until_type("done")
             assert (settings.workspace / "proof.txt").exists()
-            if attempt == 1:
-                assert "approval_request" not in tab.types(), "remembered after a restart"
-                [rule] = await runtime.approvals.rules.list()
-                assert (rule["tool"], rule["key"], rule["allowed_by"]) == ("exec", COMMAND, "web")
-                assert await runtime.approvals.rules.revoke("exec", COMMAND)
-        finally:
-            await gateway.close(5)
-            await runtime.close()
-    outcomes = [r["outcome"] for r in await _audit_of(settings)]
-    assert outcomes == ["remembered", "answered"]
-
-
-async def _audit_of(settings: Settings) -> list[dict[str, Any]]:
-    runtime = await open_runtime(settings)
-    try:
-        return await runtime.audit.recent(type="approval")
-    finally:
-        await runtime.close()
+            audit = [r["outcome"] for r in await runtime.audit.recent(type="approval")]
+            rules = await runtime.approvals.rules.list()
+    assert "approval_request" not in tab.types(), "remembered after a restart"
+    assert [(r["tool"], r["key"], r["allowed_by"]) for r in rules] == [("exec", COMMAND, "web")]
+    assert audit == ["remembered", "answered"]
 
 
 async def test_a_revoked_rule_asks_again(
@@ -203,9 +185,7 @@ async def test_a_revoked_rule_asks_again(
     runtime, gateway = asking
     await runtime.approvals.rules.allow("exec", COMMAND, summary=COMMAND, allowed_by="web")
     await runtime.approvals.rules.revoke("exec", COMMAND)
-    model_server.script(exec_call(), Reply.text("done"))
-    tab = Tab(gateway, "s1")
-    await gateway.submit(message())
+    tab = await start_turn(gateway, model_server, Reply.text("done"))
     asked = await tab.until_type("approval_request")
     runtime.approvals.answer(asked["id"], "deny", "web")
     await asyncio.wait_for(tab.until_type("done"), 20)

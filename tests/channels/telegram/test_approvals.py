@@ -24,8 +24,10 @@ async def asking_bot(settings: Settings) -> AsyncIterator[Bot]:
         yield running
 
 
-async def question_card(bot: Bot) -> int:
-    """The id of the bot message that carries approval buttons, once it is there."""
+async def question_card(bot: Bot, server: ScriptedModelServer, answer: str) -> int:
+    """Alice asks for the proof file; the id of the message with the approval buttons."""
+    server.script(Reply.tool_calls(("exec", json.dumps({"command": COMMAND}))), Reply.text(answer))
+    bot.fake.user_says("make the proof file")
     found: list[int] = []
 
     def posted() -> bool:
@@ -48,11 +50,7 @@ async def test_approve_once_from_the_inline_keyboard_runs_the_command(
     asking_bot: Bot, settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     bot = asking_bot
-    model_server.script(
-        Reply.tool_calls(("exec", json.dumps({"command": COMMAND}))), Reply.text("Done.")
-    )
-    bot.fake.user_says("make the proof file")
-    card = await question_card(bot)
+    card = await question_card(bot, model_server, "Done.")
     text = card_text(bot, card)
     assert "Approval needed" in text and COMMAND in text and "120 s" in text
     labels = [label for label, _ in bot.fake.buttons_of(ALICE, card)]
@@ -86,11 +84,7 @@ async def test_deny_from_telegram_and_a_late_press_is_told_it_expired(
     asking_bot: Bot, settings: Settings, model_server: ScriptedModelServer
 ) -> None:
     bot = asking_bot
-    model_server.script(
-        Reply.tool_calls(("exec", json.dumps({"command": COMMAND}))), Reply.text("Not run.")
-    )
-    bot.fake.user_says("make the proof file")
-    card = await question_card(bot)
+    card = await question_card(bot, model_server, "Not run.")
     deny, once = button(bot, card, "deny"), button(bot, card, "once")
     bot.fake.user_presses(ALICE, card, deny)
     await bot.fake.wait_until(lambda: "Not run." in bot.fake.chat_messages(ALICE), "the answer")
