@@ -133,4 +133,12 @@ async def test_a_reload_shows_the_open_question_again_and_always_allow_is_rememb
         listed = (await http.get("/api/approvals")).json()
     assert listed["pending"] == []
     assert [(r["tool"], r["key"]) for r in listed["allowed"]] == [("exec", COMMAND)]
+
+    # The Audit page lists the rule; revoking it makes the command ask again.
+    await tab.by_testid("nav-audit").click()
+    rule = tab.by_testid("allowed-rule")
+    await expect(rule).to_contain_text(f"exec: {COMMAND}")
+    await rule.get_by_test_id("allowed-revoke").click()
+    await expect(tab.by_testid("allowed-rule")).to_have_count(0)
+    assert await daemon.context.runtime.approvals.rules.list() == []
     assert not tab.errors

@@ -137,6 +137,10 @@ export default {
   "skills.enabled": "Enabled",
   "skills.disabled": "Disabled",
 
+  "allowed.title": "Always allowed",
+  "allowed.none": "No command is always allowed; every one asks as tools.exec.approval says.",
+  "allowed.by": "by {by}, {when}",
+  "allowed.revoke": "Revoke",
   "audit.title": "Audit",
   "audit.tool": "Tool",
   "audit.status": "Status",

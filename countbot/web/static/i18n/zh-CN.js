@@ -137,6 +137,10 @@ export default {
   "skills.enabled": "已启用",
   "skills.disabled": "已停用",
 
+  "allowed.title": "始终允许",
+  "allowed.none": "没有始终允许的命令；每条命令按 tools.exec.approval 的设置询问。",
+  "allowed.by": "由 {by} 于 {when} 设置",
+  "allowed.revoke": "撤销",
   "audit.title": "审计",
   "audit.tool": "工具",
   "audit.status": "状态",
