@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from countbot.agent.events import AgentEvent, event_to_dict
 from countbot.llm.types import ImagePart
+from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,8 @@ class MessageAccepted:
     type: Literal["accepted"] = "accepted"
 
 
-GatewayEvent = AgentEvent | MessageAccepted
+# Approval questions and their ends travel in the session's stream like the agent's events.
+GatewayEvent = AgentEvent | MessageAccepted | ApprovalAsked | ApprovalSettled
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,8 @@ class SessionEvent:
                         {"type": "image", "media_type": i.media_type, "data": i.data}
                         for i in event.media
                     ]
+        elif isinstance(event, ApprovalAsked | ApprovalSettled):
+            body = event.to_dict()
         else:
             body = event_to_dict(event)
         body["session_id"] = self.session_id

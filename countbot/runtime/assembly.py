@@ -20,11 +20,13 @@ from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
+from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
+from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
@@ -58,6 +60,7 @@ class Runtime:
     agent: AgentLoop
     outbound: OutboundRouter
     sandbox: Sandbox
+    approvals: ApprovalBroker
 
     async def close(self) -> None:
         await self.audit.close()
@@ -147,6 +150,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         agent,
         outbound,
         sandbox,
+        ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
     )
 
 

@@ -16,6 +16,7 @@ from countbot.gateway.events import MessageAccepted, SessionEvent
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
+from countbot.runtime.approvals import ApprovalSettled
 
 # How often a job waiting for a busy session looks again, in seconds.
 IDLE_POLL = 0.2
@@ -36,6 +37,8 @@ class TurnOutcome:
     status: Literal["ok", "error", "timeout"]
     text: str = ""
     error: str = ""
+    # What the run's record should mention, e.g. a command denied because nobody could approve.
+    notes: tuple[str, ...] = ()
 
 
 class TurnRunner(Protocol):
@@ -70,7 +73,7 @@ class GatewayTurns:
             if follower.ours_running:
                 self._gateway.cancel(request.session_id)
             stopped = f"took longer than {time_limit:g} s and was stopped"
-            return TurnOutcome("timeout", error=stopped)
+            return TurnOutcome("timeout", error=stopped, notes=tuple(follower.notes))
         except GatewayClosedError as exc:
             return TurnOutcome("error", error=str(exc))
         finally:
@@ -101,6 +104,7 @@ class _Follower:
         self._watcher = watcher
         self._others = 0
         self._ahead: int | None = None
+        self.notes: list[str] = []
 
     @property
     def ours_running(self) -> bool:
@@ -117,21 +121,31 @@ class _Follower:
                     self._ahead = self._others or int(queued)
                 elif self._ahead is None:
                     self._others += 1
+            elif isinstance(event, ApprovalSettled):
+                if self.ours_running and event.outcome == "unattended":
+                    self.notes.append(_denial_note(event))
             elif event.type in TERMINAL_TYPES:
                 if self._ahead is None:
                     self._others = max(0, self._others - 1)
                 elif self._ahead > 0:
                     self._ahead -= 1
                 else:
-                    return _terminal_outcome(event)
+                    return _terminal_outcome(event, tuple(self.notes))
 
 
-def _terminal_outcome(event: object) -> TurnOutcome:
+def _terminal_outcome(event: object, notes: tuple[str, ...]) -> TurnOutcome:
     if isinstance(event, TurnDone):
-        return TurnOutcome("ok", text=event.content)
+        return TurnOutcome("ok", text=event.content, notes=notes)
     if isinstance(event, TurnError):
-        return TurnOutcome("error", error=event.error)
-    return TurnOutcome("error", error="the turn was cancelled")
+        return TurnOutcome("error", error=event.error, notes=notes)
+    return TurnOutcome("error", error="the turn was cancelled", notes=notes)
+
+
+def _denial_note(event: ApprovalSettled) -> str:
+    return (
+        f"{event.tool} was denied without asking (nobody can approve in an unattended run): "
+        f"{event.summary}"
+    )
 
 
 def _message(request: TurnRequest) -> InboundMessage:

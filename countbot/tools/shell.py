@@ -219,8 +219,10 @@ class ExecTool(Tool):
         )
         if reason is None:
             return None
+        needs = f"not run: this command needs the user's approval ({reason})"
+        advice = "Do not retry it unchanged; tell the user what you wanted to run and why."
         if ctx.approver is None:
-            return f"this command needs the user's approval ({reason}) and nobody can give it here"
+            return f"{needs} and nobody can give it here. {advice}"
         request = ApprovalRequest(tool="exec", summary=command, reason=reason, key=command)
         try:
             # The approver answers "deny" on its own timeout; this bound is only the backstop.
@@ -230,7 +232,10 @@ class ExecTool(Tool):
         except TimeoutError:
             decision = "deny"
         if decision == "deny":
-            return f"the user did not approve this command ({reason})"
+            return (
+                f"{needs} and the user did not approve it (they denied it, did not answer in "
+                f"time, or nobody can answer in this turn, as in a scheduled run). {advice}"
+            )
         return None
 
     def _working_dir(self, user_path: str | None) -> Path:

@@ -115,7 +115,9 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     runtime = await open_runtime(settings)
-    gateway = Gateway(agent or runtime.agent, runtime.sessions, settings.gateway)
+    gateway = Gateway(
+        agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+    )
     channels = ChannelManager(runtime, gateway)
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(runtime, gateway)
