@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from countbot.agent.loop import ModelChoice
 from countbot.config.settings import ModelSettings
-from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.model_info import supports_vision
+from countbot.llm.provider_choice import open_provider
 
 
 class ModelResolver:
@@ -31,7 +31,8 @@ class ModelResolver:
             # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
-        provider = LiteLLMProvider(
+        provider = open_provider(
+            settings.provider_path,
             settings.name,
             api_base=settings.api_base,
             api_key=api_key,
