@@ -100,10 +100,10 @@ async def test_a_second_daemon_on_the_same_data_folder_refuses(
         assert await first.stop() == 0
 
 
-async def test_sigterm_cancels_the_running_turn_and_keeps_history(
+async def test_sigterm_cancels_a_turn_running_past_the_grace_and_keeps_history(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
-    config = write_config(tmp_path, model_server, shutdown_grace=5)
+    config = write_config(tmp_path, model_server, shutdown_grace=1)
     model_server.script(Reply.text("finished answer"), Reply.text("slow " * 20, chunks=20, delay=1))
     async with running_daemon(config) as daemon:
         client = await daemon.ws()
@@ -114,6 +114,9 @@ async def test_sigterm_cancels_the_running_turn_and_keeps_history(
         assert await daemon.stop() == 0
         with contextlib.suppress(Exception):
             await client.until("cancelled")
+        said = (await daemon.process.stdout.read()).decode()  # type: ignore[union-attr]
+    assert "letting 1 running turn finish (up to 1 s, then cancelled)" in said
+    assert said.rstrip().endswith("CountBot stopped.")
     assert not (tmp_path / "data" / "daemon.json").exists()
     settings = load_settings(config)
     db = await Database.open(settings.data_dir / "countbot.db")
@@ -124,6 +127,27 @@ async def test_sigterm_cancels_the_running_turn_and_keeps_history(
     kinds = [(r["type"], r.get("content") or r.get("text")) for r in records]
     assert kinds[:3] == [("user", "first"), ("assistant", "finished answer"), ("user", "second")]
     assert kinds[-1] == ("note", "Cancelled.")
+
+
+async def test_sigterm_lets_a_running_turn_finish_within_the_grace(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server, shutdown_grace=30)
+    model_server.script(Reply.text("one two three four", chunks=4, delay=0.5))
+    async with running_daemon(config) as daemon:
+        client = await daemon.ws()
+        await client.send({"type": "message", "session_id": "s", "content": "count"})
+        await client.until("stream")
+        assert await daemon.stop() == 0
+        done = await client.until("done")
+    assert done["content"] == "one two three four"
+    settings = load_settings(config)
+    db = await Database.open(settings.data_dir / "countbot.db")
+    try:
+        records = await SessionStore(db).messages("s", limit=50)
+    finally:
+        await db.close()
+    assert [r["type"] for r in records] == ["user", "assistant"]
 
 
 async def test_chat_goes_through_the_running_daemon(
