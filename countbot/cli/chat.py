@@ -6,6 +6,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import click
 
@@ -19,7 +20,7 @@ from countbot.agent.events import (
     TurnError,
 )
 from countbot.agent.loop import AgentLoop
-from countbot.cli.daemon_client import answer_via_daemon
+from countbot.cli.daemon_client import DaemonChat, answer_via_daemon
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import open_runtime
 
@@ -40,22 +41,77 @@ async def run_once(settings: Settings, message: str, session_id: str) -> int:
 
 
 async def run_interactive(settings: Settings, session_id: str) -> None:
-    """A prompt loop; Ctrl-C during an answer cancels that turn, at the prompt it exits."""
+    """A prompt loop, through the running daemon if there is one (same sessions, no second
+    runtime), else in-process. Ctrl-C during an answer cancels that turn, at the prompt it exits.
+    """
+    daemon = await DaemonChat.open(settings)
+    if daemon is not None:
+        async with daemon:
+            where = "through the running daemon"
+            await _prompt_loop(settings, session_id, where, _DaemonTurns(daemon, session_id))
+        return
     runtime = await open_runtime(settings)
-    click.echo(f"CountBot ({settings.model.name}) — session {session_id}. Type 'exit' to leave.")
     try:
-        while True:
-            try:
-                line = await _read_line("\nyou › ")
-            except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
-                click.echo()
-                return
-            if line.strip().lower() in EXIT_WORDS:
-                return
-            if line.strip():
-                await _one_turn(runtime.agent, line, session_id)
+        await _prompt_loop(settings, session_id, "", _LocalTurns(runtime.agent, session_id))
     finally:
         await runtime.close()
+
+
+class _Turns(Protocol):
+    """Where the prompt's turns run: started per line, cancelled by Ctrl-C."""
+
+    def start(self, line: str) -> AsyncIterator[AgentEvent]: ...
+
+    async def cancel(self) -> None: ...
+
+
+class _LocalTurns:
+    """Turns run by this process's agent loop."""
+
+    def __init__(self, agent: AgentLoop, session_id: str) -> None:
+        self._agent = agent
+        self._session_id = session_id
+        self._token = CancelToken()
+
+    def start(self, line: str) -> AsyncIterator[AgentEvent]:
+        self._token = CancelToken()
+        return self._agent.process_message(
+            line, self._session_id, channel="cli", cancel_token=self._token
+        )
+
+    async def cancel(self) -> None:
+        self._token.cancel("interrupted at the prompt")
+
+
+class _DaemonTurns:
+    """Turns run by the daemon, sent and cancelled over its WebSocket."""
+
+    def __init__(self, daemon: DaemonChat, session_id: str) -> None:
+        self._daemon = daemon
+        self._session_id = session_id
+
+    def start(self, line: str) -> AsyncIterator[AgentEvent]:
+        return self._daemon.turn(self._session_id, line)
+
+    async def cancel(self) -> None:
+        await self._daemon.cancel(self._session_id)
+
+
+async def _prompt_loop(settings: Settings, session_id: str, where: str, turns: _Turns) -> None:
+    suffix = f" {where}" if where else ""
+    click.echo(
+        f"CountBot ({settings.model.name}) — session {session_id}{suffix}. Type 'exit' to leave."
+    )
+    while True:
+        try:
+            line = await _read_line("\nyou › ")
+        except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
+            click.echo()
+            return
+        if line.strip().lower() in EXIT_WORDS:
+            return
+        if line.strip():
+            await _one_turn(turns, line)
 
 
 async def _read_line(prompt: str) -> str:
@@ -88,17 +144,14 @@ def _settle(future: asyncio.Future[str], line: str | None, exc: BaseException | 
         future.set_result(line or "")
 
 
-async def _one_turn(agent: AgentLoop, line: str, session_id: str) -> None:
-    token = CancelToken()
-    turn = asyncio.create_task(
-        _render(agent.process_message(line, session_id, channel="cli", cancel_token=token))
-    )
+async def _one_turn(turns: _Turns, line: str) -> None:
+    turn = asyncio.create_task(_render(turns.start(line)))
     while not turn.done():
         try:
             await asyncio.shield(turn)
         except asyncio.CancelledError:
             # Ctrl-C arrives as a cancel of the main task under asyncio.run: stop the turn only.
-            token.cancel("interrupted at the prompt")
+            await turns.cancel()
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
 
 

@@ -170,6 +170,37 @@ async def test_chat_goes_through_the_running_daemon(
         assert await daemon.stop() == 0
 
 
+async def test_interactive_chat_goes_through_the_running_daemon(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as daemon:
+        tab = await daemon.ws()
+        await tab.send({"type": "message", "session_id": "cli:i", "content": "warm up"})
+        await tab.until("done")
+        model_server.script(
+            Reply.tool_calls(("list_dir", '{"path": "."}')),
+            Reply.text("streamed through the daemon", chunks=4),
+        )
+        prompt = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "countbot", "chat", "--config", str(config)),
+            *("--session", "cli:i"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=ENV,
+        )
+        out, err = await asyncio.wait_for(prompt.communicate(b"look around\nexit\n"), WAIT)
+        assert prompt.returncode == 0, err
+        assert "through the running daemon" in out.decode()
+        assert "bot › streamed through the daemon" in out.decode()
+        assert "list_dir" in err.decode()
+        seen = await tab.until("user_message")
+        assert seen["content"] == "look around"
+        assert (await tab.until("done", 2))["content"] == "streamed through the daemon"
+        assert await daemon.stop() == 0
+
+
 async def test_chat_runs_in_process_when_no_daemon_runs(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
