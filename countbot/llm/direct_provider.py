@@ -92,7 +92,7 @@ class DirectProvider(RetryingProvider):
         return None
 
     async def aclose(self) -> None:
-        """Close the kept-alive connections."""
+        """Close the kept-alive connections (a later call opens new ones)."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None

@@ -86,6 +86,9 @@ class RetryingProvider(ABC):
         Closing it must abort the request; it raises for failures (classified here).
         """
 
+    async def aclose(self) -> None:  # noqa: B027 - nothing to release unless a subclass keeps it
+        """Release what the provider keeps between calls (connections); it stays usable."""
+
     async def _before_first_call(self) -> ModelFailure | None:
         """Work a subclass needs before calling (an import); a failure ends the stream at once."""
         return None

@@ -55,8 +55,10 @@ class Runtime:
     tools: ToolRegistry
     agent: AgentLoop
     outbound: OutboundRouter
+    models: ModelResolver
 
     async def close(self) -> None:
+        await self.models.aclose()
         await self.audit.close()
         await self.db.close()
 
@@ -109,8 +111,9 @@ async def open_runtime(settings: Settings) -> Runtime:
         tool_names=tools.names(),
     )
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
+    models = ModelResolver(lambda: settings.model)
     agent = AgentLoop(
-        resolve_model=ModelResolver(lambda: settings.model),
+        resolve_model=models,
         context=context,
         tools=tools,
         history=sessions,
@@ -133,6 +136,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         tools,
         agent,
         outbound,
+        models,
     )
 
 
