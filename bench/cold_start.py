@@ -9,7 +9,8 @@ path alike, each in a fresh process:
   litellm  the same with `model.provider_path: litellm`.
 
 It prints medians of wall time and peak RSS (the child's own, from wait4) and the ratio to the
-floor. Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 sessions of
+floor. The first run of each path is not counted (it seeds the workspace and writes bytecode).
+Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 sessions of
 one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit.
 
     python bench/cold_start.py [--rounds 7]
@@ -21,7 +22,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -30,8 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.ws_load import ROOT, model_ready, peak_rss_mib, start_daemon
 
 PATHS = ("direct", "litellm")
 SESSIONS = 100
@@ -79,7 +80,6 @@ def write_config(folder: Path, base_url: str, path: str) -> Path:
                 },
                 "workspace": str(folder / "workspace"),
                 "data_dir": str(folder / "data"),
-                "web": {"host": "127.0.0.1", "port": 0},
             }
         )
     )
@@ -120,13 +120,6 @@ def cold_table(base_url: str, configs: dict[str, Path], rounds: int) -> None:
         print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / floor:.1f}x |")
 
 
-def rss_mib(pid: int, field: str = "VmRSS") -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 async def one_session(url: str, number: int) -> None:
     from websockets.asyncio.client import connect
 
@@ -150,37 +143,14 @@ async def load(url: str) -> None:
     await asyncio.gather(*(run(n) for n in range(SESSIONS)))
 
 
-async def wait_ready(url: str) -> None:
-    import httpx
-
-    health = url.replace("ws://", "http://").replace("/ws", "/api/health")
-    async with httpx.AsyncClient(trust_env=False) as http:
-        for _ in range(600):
-            if (await http.get(health)).json().get("model_ready"):
-                return
-            await asyncio.sleep(0.1)
-    raise SystemExit("the daemon never reported model_ready")
-
-
-def daemon_row(path: str, config: Path) -> str:
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "countbot", "run", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "NO_PROXY": "*"},
-    )
-    assert daemon.stdout is not None
+def daemon_row(path: str, folder: Path, base_url: str) -> str:
+    daemon, url = start_daemon(folder, base_url, echo=False, provider_path=path)
     try:
-        found = re.search(r"http://(127\.0\.0\.1:\d+)/", daemon.stdout.readline())
-        if not found:
-            raise SystemExit("the daemon did not start")
-        url = f"ws://{found.group(1)}/ws"
-        asyncio.run(wait_ready(url))
+        asyncio.run(model_ready(url))
         time.sleep(1.0)
-        idle = rss_mib(daemon.pid)
+        idle = peak_rss_mib(daemon.pid, "VmRSS")
         asyncio.run(load(url))
-        loaded, peak = rss_mib(daemon.pid), rss_mib(daemon.pid, "VmHWM")
+        loaded, peak = peak_rss_mib(daemon.pid, "VmRSS"), peak_rss_mib(daemon.pid)
         time.sleep(0.5)
         started = time.perf_counter()
         daemon.send_signal(signal.SIGTERM)
@@ -196,6 +166,10 @@ def daemon_row(path: str, config: Path) -> str:
 def bench(rounds: int) -> None:
     from tests.support.scripted_model import model_server_process
 
+    # An installed CountBot runs from compiled bytecode; without this every child would compile
+    # CountBot's modules again (litellm's and httpx's come compiled from pip either way).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
     with (
         model_server_process([sys.executable, __file__, "--model-server"], ROOT) as base_url,
         tempfile.TemporaryDirectory(prefix="countbot-cold-") as tmp,
@@ -209,8 +183,10 @@ def bench(rounds: int) -> None:
         print(f"\nDaemon (`countbot run`): RSS idle and after {SESSIONS} sessions of one turn\n")
         print("| path | idle RSS MiB | RSS after load MiB | peak RSS MiB | SIGTERM to exit s |")
         print("|---|---:|---:|---:|---:|")
-        for path, config in configs.items():
-            print(daemon_row(path, config), flush=True)
+        for path in PATHS:
+            folder = Path(tmp) / f"daemon-{path}"
+            folder.mkdir()
+            print(daemon_row(path, folder, base_url), flush=True)
 
 
 def main() -> None:

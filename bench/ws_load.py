@@ -138,9 +138,10 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def peak_rss_mib(pid: int) -> float:
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float:
+    """The peak RSS of a process (or, with field="VmRSS", its current RSS), in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -162,7 +163,9 @@ def row(clients: int, results: list[ClientResult], seconds: float) -> str:
     )
 
 
-def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Popen[str], str]:
+def start_daemon(
+    folder: Path, base_url: str, echo: bool, provider_path: str = "auto"
+) -> tuple[subprocess.Popen[str], str]:
     config = folder / "config.yaml"
     config.write_text(
         json.dumps(  # JSON is YAML
@@ -172,6 +175,7 @@ def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Po
                     "api_base": base_url,
                     "api_key": "sk-bench",
                     "vision": False,
+                    "provider_path": provider_path,
                 },
                 "workspace": str(folder / "workspace"),
                 "data_dir": str(folder / "data"),

@@ -10,10 +10,8 @@ costs about a tenth of litellm's time and a fifth of its memory (bench/cold_star
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -49,35 +47,15 @@ class DirectProvider(RetryingProvider):
     (unknown provider, missing key or address) ends the first stream at once, in words.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        fallbacks: Sequence[str] = (),
-        max_retries: int = 3,
-        request_timeout: float = 120.0,
-        extra_headers: Mapping[str, str] | None = None,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        rng: Callable[[], float] = random.random,
-    ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            fallbacks=fallbacks,
-            max_retries=max_retries,
-            request_timeout=request_timeout,
-            sleep=sleep,
-            rng=rng,
-        )
-        self._extra_headers = dict(extra_headers or {})
+    def __init__(self, model: str, **options: Any) -> None:
+        """`options` are `RetryingProvider`'s (api_base, api_key, fallbacks, retries, ...)."""
+        super().__init__(model, **options)
         self._endpoints: dict[str, Endpoint] = {}
         self._config_error: str | None = None
         try:
             for model_name in self._models:
                 endpoint = resolve_endpoint(
-                    model_name, api_base, api_key, fallback=model_name != model
+                    model_name, self._api_base, self._api_key, fallback=model_name != model
                 )
                 self._endpoints[model_name] = endpoint
         except EndpointError as exc:

@@ -7,9 +7,7 @@ first call.
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from countbot.llm.errors import ModelFailure
@@ -22,32 +20,6 @@ from countbot.llm.types import ChatRequest
 
 class LiteLLMProvider(RetryingProvider):
     """Streams from `model` (a litellm model string) with retries, a deadline and fallbacks."""
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        fallbacks: Sequence[str] = (),
-        max_retries: int = 3,
-        request_timeout: float = 120.0,
-        extra_headers: Mapping[str, str] | None = None,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        rng: Callable[[], float] = random.random,
-    ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            fallbacks=fallbacks,
-            max_retries=max_retries,
-            request_timeout=request_timeout,
-            sleep=sleep,
-            rng=rng,
-        )
-        self._api_base = api_base
-        self._api_key = api_key
-        self._extra_headers = dict(extra_headers or {})
 
     async def _before_first_call(self) -> ModelFailure | None:
         """Import litellm off the loop, then refuse model strings litellm cannot route."""

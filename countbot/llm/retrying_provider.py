@@ -16,7 +16,7 @@ import asyncio
 import dataclasses
 import random
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -57,18 +57,23 @@ class RetryingProvider(ABC):
         self,
         model: str,
         *,
+        api_base: str | None = None,
         api_key: str | None = None,
         fallbacks: Sequence[str] = (),
         max_retries: int = 3,
         request_timeout: float = 120.0,
+        extra_headers: Mapping[str, str] | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         rng: Callable[[], float] = random.random,
     ) -> None:
         self._model = model
         self._models = (model, *fallbacks)
+        self._api_base = api_base
+        self._api_key = api_key
         self._timeout = request_timeout
+        self._extra_headers = dict(extra_headers or {})
         self._retry = RetryPolicy(max_retries=max_retries, sleep=sleep, rng=rng)
-        self._secrets = (api_key,) if api_key else ()
+        self._secrets: tuple[str, ...] = (api_key,) if api_key else ()
 
     @property
     def model(self) -> str:
