@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.ws_load import ROOT, model_ready, peak_rss_mib, start_daemon
+from bench.ws_load import ROOT, model_ready, peak_rss_mib, start_daemon, write_config
 
 PATHS = ("direct", "litellm")
 SESSIONS = 100
@@ -64,26 +64,6 @@ def serve_model() -> None:
 
     server.responder = respond
     serve_until_stdin_closes(server)
-
-
-def write_config(folder: Path, base_url: str, path: str) -> Path:
-    config = folder / "config.yaml"
-    config.write_text(
-        json.dumps(  # JSON is YAML
-            {
-                "model": {
-                    "name": "openai/bench-model",
-                    "api_base": base_url,
-                    "api_key": "sk-bench",
-                    "vision": False,
-                    "provider_path": path,
-                },
-                "workspace": str(folder / "workspace"),
-                "data_dir": str(folder / "data"),
-            }
-        )
-    )
-    return config
 
 
 def timed_child(argv: list[str]) -> tuple[float, float]:

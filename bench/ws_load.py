@@ -163,9 +163,8 @@ def row(clients: int, results: list[ClientResult], seconds: float) -> str:
     )
 
 
-def start_daemon(
-    folder: Path, base_url: str, echo: bool, provider_path: str = "auto"
-) -> tuple[subprocess.Popen[str], str]:
+def write_config(folder: Path, base_url: str, provider_path: str = "auto") -> Path:
+    """A config in `folder` for the scripted model at `base_url`, on any free port."""
     config = folder / "config.yaml"
     config.write_text(
         json.dumps(  # JSON is YAML
@@ -183,6 +182,13 @@ def start_daemon(
             }
         )
     )
+    return config
+
+
+def start_daemon(
+    folder: Path, base_url: str, echo: bool, provider_path: str = "auto"
+) -> tuple[subprocess.Popen[str], str]:
+    config = write_config(folder, base_url, provider_path)
     if echo:
         command = [sys.executable, __file__, "--echo-daemon", str(config)]
     else:

@@ -61,6 +61,15 @@ async def finished(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
+async def stored(config: Path, session: str) -> list[dict]:
+    """The records of `session` in the store of the daemon `config` ran."""
+    db = await Database.open(load_settings(config).data_dir / "countbot.db")
+    try:
+        return await SessionStore(db).messages(session, limit=50)
+    finally:
+        await db.close()
+
+
 @contextlib.asynccontextmanager
 async def running_daemon(config: Path) -> AsyncIterator[DaemonProcess]:
     process = await countbot("run", "--config", str(config))
@@ -118,12 +127,7 @@ async def test_sigterm_cancels_a_turn_running_past_the_grace_and_keeps_history(
     assert "letting 1 running turn finish (up to 1 s, then cancelled)" in said
     assert said.rstrip().endswith("CountBot stopped.")
     assert not (tmp_path / "data" / "daemon.json").exists()
-    settings = load_settings(config)
-    db = await Database.open(settings.data_dir / "countbot.db")
-    try:
-        records = await SessionStore(db).messages("kept", limit=50)
-    finally:
-        await db.close()
+    records = await stored(config, "kept")
     kinds = [(r["type"], r.get("content") or r.get("text")) for r in records]
     assert kinds[:3] == [("user", "first"), ("assistant", "finished answer"), ("user", "second")]
     assert kinds[-1] == ("note", "Cancelled.")
@@ -141,12 +145,7 @@ async def test_sigterm_lets_a_running_turn_finish_within_the_grace(
         assert await daemon.stop() == 0
         done = await client.until("done")
     assert done["content"] == "one two three four"
-    settings = load_settings(config)
-    db = await Database.open(settings.data_dir / "countbot.db")
-    try:
-        records = await SessionStore(db).messages("s", limit=50)
-    finally:
-        await db.close()
+    records = await stored(config, "s")
     assert [r["type"] for r in records] == ["user", "assistant"]
 
 
