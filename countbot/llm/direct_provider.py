@@ -127,7 +127,13 @@ class DirectProvider(RetryingProvider):
 
 def _decode(data: str | bytes) -> Any:
     """One SSE data payload as nested attribute objects (the shape litellm's chunks have)."""
-    chunk = json.loads(data, object_hook=lambda fields: SimpleNamespace(**fields))
+    try:
+        chunk = json.loads(data, object_hook=lambda fields: SimpleNamespace(**fields))
+    except ValueError:
+        text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+        shown = " ".join(text.split())[:200]
+        message = f"the server answered with something that is not JSON: {shown}"
+        raise ProviderHTTPError(502, message, httpx.Response(502)) from None
     error = getattr(chunk, "error", None)
     if error is not None:  # some servers report a failure mid-stream as an event
         message = getattr(error, "message", None) or str(error)
