@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LEVELS = (1, 10, 100)
-FULL_TITLE = "Full daemon: gateway + agent loop + litellm + SQLite, scripted model"
+FULL_TITLE = "Full daemon: gateway + agent loop + model client + SQLite, scripted model"
 ECHO_TITLE = "Daemon layers only: gateway + WebSocket + session store, agent replaced by an echo"
 TURNS = 20
 WARMUP_TURNS = 5

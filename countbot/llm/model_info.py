@@ -68,14 +68,19 @@ _lock = threading.Lock()
 _map: dict[str, dict[str, Any]] | None = None
 
 
-def model_map_path() -> Path | None:
-    """The model map file inside the installed litellm package (found without importing it)."""
+def litellm_data(*parts: str) -> Path | None:
+    """A file or folder litellm ships, found without importing litellm (None if it is absent)."""
     spec = importlib.util.find_spec("litellm")
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / MODEL_MAP_FILE
-        if path.is_file():
+        path = Path(folder).joinpath(*parts)
+        if path.exists():
             return path
     return None
+
+
+def model_map_path() -> Path | None:
+    """The model map file inside the installed litellm package."""
+    return litellm_data(MODEL_MAP_FILE)
 
 
 def load_model_map() -> dict[str, dict[str, Any]]:

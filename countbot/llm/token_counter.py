@@ -9,13 +9,12 @@ vendors' tokenizers are not public: their counts are estimates with cl100k_base,
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import threading
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from countbot.llm.model_info import litellm_data
 from countbot.llm.openai_format import to_openai_messages
 from countbot.llm.types import Message
 
@@ -36,16 +35,6 @@ class TokenizerUnavailable(RuntimeError):
     """The bundled tokenizer files are not there (litellm missing or too old)."""
 
 
-def tokenizer_folder() -> Path | None:
-    """litellm's bundled tokenizer folder, found without importing litellm."""
-    spec = importlib.util.find_spec("litellm")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder).joinpath(*TOKENIZER_FOLDER)
-        if path.is_dir():
-            return path
-    return None
-
-
 def encoding_name(model: str) -> str:
     """The tiktoken encoding for `model` (routing prefixes ignored)."""
     name = model.rsplit("/", 1)[-1].lower()
@@ -55,7 +44,7 @@ def encoding_name(model: str) -> str:
 @functools.lru_cache(maxsize=4)
 def encoding(name: str) -> tiktoken.Encoding:
     """A tiktoken encoding loaded from the bundled files (blocking, once per encoding)."""
-    folder = tokenizer_folder()
+    folder = litellm_data(*TOKENIZER_FOLDER)
     if folder is None:
         raise TokenizerUnavailable("litellm's bundled tokenizer files were not found")
     import tiktoken
