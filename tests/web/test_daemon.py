@@ -133,6 +133,17 @@ async def test_sigterm_cancels_a_turn_running_past_the_grace_and_keeps_history(
     assert kinds[-1] == ("note", "Cancelled.")
 
 
+async def test_ctrl_c_on_an_idle_daemon_says_so_and_exits_0(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as daemon:
+        daemon.process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(daemon.process.wait(), WAIT) == 0
+        said = (await daemon.process.stdout.read()).decode()  # type: ignore[union-attr]
+    assert said.splitlines() == ["CountBot is stopping…", "CountBot stopped."]
+
+
 async def test_sigterm_lets_a_running_turn_finish_within_the_grace(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
