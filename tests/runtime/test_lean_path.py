@@ -34,7 +34,10 @@ async def main():
 asyncio.run(main())
 """
 # Modules a one-shot chat has no use for: the model layer it does not take, the daemon's.
-NOT_NEEDED = ("litellm", "openai", "uvicorn", "starlette", "telegram", "apscheduler", "mcp")
+NOT_NEEDED = (
+    *("litellm", "openai", "mcp", "json_repair"),
+    *("uvicorn", "starlette", "telegram", "apscheduler"),
+)
 
 
 def test_a_turn_on_the_direct_path_never_imports_litellm(
