@@ -2,10 +2,12 @@
 
 Runs the real runtime (SQLite store, tools, context builder, litellm) against the scripted
 OpenAI-compatible server with zero latency, for a plain answer and a one-tool turn, at session
-histories of 10, 1,000 and 10,000 messages. Prints medians and p99s of wall time and CPU time per
-turn, and the time added over the raw litellm call(s) measured in the same run.
+histories of 10, 1,000 and 10,000 messages, once per model path (`model.provider_path`: litellm,
+then direct). Prints medians and p99s of wall time and CPU time per turn, the time added over the
+raw litellm call(s) measured in the same run, and the direct path's CPU per turn as a share of
+litellm's.
 
-    python bench/agent_turn.py [--turns 60]
+    python bench/agent_turn.py [--turns 60] [--paths litellm direct]
 """
 
 from __future__ import annotations
@@ -111,38 +113,51 @@ async def agent_turns(
     return await measure(turns, turn)
 
 
-async def main(turns: int) -> None:
+async def main(turns: int, paths: list[str]) -> None:
+    rows = []
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
-        settings = make_settings(Path(tmp), server)
-        runtime = await open_runtime(settings)
-        window = settings.agent.max_history - 10
-        rows = []
-        for history in HISTORIES:
-            for tool in (False, True):
-                session = f"bench-{history}-{int(tool)}"
-                await prefill(runtime, session, history, window)
-                wall, cpu = await agent_turns(runtime, server, session, tool, turns)
-                floor = await raw_replay(server, server.requests[-(2 if tool else 1) :], turns)
-                kind = "one-tool turn" if tool else "plain turn"
-                rows.append((kind, f"{history:,}", wall, cpu, floor))
-        await runtime.close()
+        for path in paths:
+            settings = make_settings(Path(tmp) / path, server)
+            settings.model.provider_path = path  # type: ignore[assignment]
+            runtime = await open_runtime(settings)
+            window = settings.agent.max_history - 10
+            for history in HISTORIES:
+                for tool in (False, True):
+                    session = f"bench-{history}-{int(tool)}"
+                    await prefill(runtime, session, history, window)
+                    wall, cpu = await agent_turns(runtime, server, session, tool, turns)
+                    floor = await raw_replay(server, server.requests[-(2 if tool else 1) :], turns)
+                    kind = "one-tool turn" if tool else "plain turn"
+                    rows.append((path, kind, f"{history:,}", wall, cpu, floor))
+            await runtime.close()
     print(f"turns per row: {turns} (after {WARMUP} warm-up), model server latency: 0")
     print("floor: the same model calls (same messages and tools) made with raw litellm")
     print(
-        "| turn | history | turn p50 ms | turn p99 ms | CPU p50 ms | floor p50 ms "
+        "| path | turn | history | turn p50 ms | turn p99 ms | CPU p50 ms | floor p50 ms "
         "| added p50 ms | turn/floor |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    for kind, history, wall, cpu, floor in rows:
+    print("|---|---|---|---|---|---|---|---|---|")
+    cpu_by = {}
+    for path, kind, history, wall, cpu, floor in rows:
         turn50, floor50 = statistics.median(wall), statistics.median(floor)
+        cpu_by[(path, kind, history)] = statistics.median(cpu)
         print(
-            f"| {kind} | {history} | {turn50:.2f} | {pct(wall, 0.99):.2f} | "
+            f"| {path} | {kind} | {history} | {turn50:.2f} | {pct(wall, 0.99):.2f} | "
             f"{statistics.median(cpu):.2f} | {floor50:.2f} | {turn50 - floor50:.2f} | "
             f"{turn50 / floor50:.2f} |"
         )
+    if {"litellm", "direct"} <= set(paths):
+        print("\n| turn | history | CPU p50 ms litellm | CPU p50 ms direct | direct / litellm |")
+        print("|---|---|---|---|---|")
+        for path, kind, history, *_ in rows:
+            if path == "direct":
+                old, new = cpu_by[("litellm", kind, history)], cpu_by[("direct", kind, history)]
+                print(f"| {kind} | {history} | {old:.2f} | {new:.2f} | {new / old:.2f} |")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=60)
-    asyncio.run(main(parser.parse_args().turns))
+    parser.add_argument("--paths", nargs="+", default=["litellm", "direct"])
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.turns, arguments.paths))

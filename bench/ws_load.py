@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LEVELS = (1, 10, 100)
-FULL_TITLE = "Full daemon: gateway + agent loop + litellm + SQLite, scripted model"
+FULL_TITLE = "Full daemon: gateway + agent loop + model client + SQLite, scripted model"
 ECHO_TITLE = "Daemon layers only: gateway + WebSocket + session store, agent replaced by an echo"
 TURNS = 20
 WARMUP_TURNS = 5
@@ -138,9 +138,10 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def peak_rss_mib(pid: int) -> float:
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float:
+    """The peak RSS of a process (or, with field="VmRSS", its current RSS), in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -162,7 +163,8 @@ def row(clients: int, results: list[ClientResult], seconds: float) -> str:
     )
 
 
-def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Popen[str], str]:
+def write_config(folder: Path, base_url: str, provider_path: str = "auto") -> Path:
+    """A config in `folder` for the scripted model at `base_url`, on any free port."""
     config = folder / "config.yaml"
     config.write_text(
         json.dumps(  # JSON is YAML
@@ -172,6 +174,7 @@ def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Po
                     "api_base": base_url,
                     "api_key": "sk-bench",
                     "vision": False,
+                    "provider_path": provider_path,
                 },
                 "workspace": str(folder / "workspace"),
                 "data_dir": str(folder / "data"),
@@ -179,6 +182,13 @@ def start_daemon(folder: Path, base_url: str, echo: bool) -> tuple[subprocess.Po
             }
         )
     )
+    return config
+
+
+def start_daemon(
+    folder: Path, base_url: str, echo: bool, provider_path: str = "auto"
+) -> tuple[subprocess.Popen[str], str]:
+    config = write_config(folder, base_url, provider_path)
     if echo:
         command = [sys.executable, __file__, "--echo-daemon", str(config)]
     else:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from countbot.cli.common import config_option, run_async, settings_or_exit
+from countbot.cli.common import config_option, exit_promptly, run_async, settings_or_exit
 from countbot.cli.cron import cron
 
 
@@ -90,7 +90,9 @@ def run(config_path: str | None) -> None:
     """Start the daemon: web UI, API and WebSocket on web.host:web.port."""
     from countbot.web.daemon import run_daemon
 
-    sys.exit(run_daemon(settings_or_exit(config_path, require_model=False)))
+    status = run_daemon(settings_or_exit(config_path, require_model=False))
+    exit_promptly()
+    sys.exit(status)
 
 
 @main.group()

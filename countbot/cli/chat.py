@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import click
 
@@ -18,7 +19,7 @@ from countbot.agent.events import (
     TurnError,
 )
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
-from countbot.cli.daemon_client import answer_via_daemon
+from countbot.cli.daemon_client import DaemonChat, answer_via_daemon
 from countbot.config.settings import Settings
 from countbot.runtime.approvals import TurnAddress
 from countbot.runtime.assembly import Runtime, open_runtime
@@ -49,23 +50,65 @@ async def run_once(settings: Settings, message: str, session_id: str) -> int:
 
 
 async def run_interactive(settings: Settings, session_id: str) -> None:
-    """A prompt loop; Ctrl-C during an answer cancels that turn, at the prompt it exits."""
-    runtime = await open_runtime(settings)
-    click.echo(f"CountBot ({settings.model.name}) — session {session_id}. Type 'exit' to leave.")
+    """A prompt loop, through the running daemon if there is one (same sessions, no second
+    runtime), else in-process. Ctrl-C during an answer cancels that turn, at the prompt it exits.
+    """
     reader = LineReader()
+    daemon = await DaemonChat.open(settings, reader)
+    if daemon is not None:
+        async with daemon:
+            where = "through the running daemon"
+            turns = _DaemonTurns(daemon, session_id)
+            await _prompt_loop(settings, session_id, where, turns, reader)
+        return
+    runtime = await open_runtime(settings)
     try:
-        while True:
-            try:
-                line = await reader.read("\nyou › ")
-            except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
-                click.echo()
-                return
-            if line.strip().lower() in EXIT_WORDS:
-                return
-            if line.strip():
-                await _one_turn(runtime, line, session_id, reader)
+        turns = _LocalTurns(runtime, session_id, reader)
+        await _prompt_loop(settings, session_id, "", turns, reader)
     finally:
         await runtime.close()
+
+
+class _Turns(Protocol):
+    """Where the prompt's turns run: started per line, cancelled by Ctrl-C."""
+
+    def start(self, line: str) -> AsyncIterator[AgentEvent]: ...
+
+    async def cancel(self) -> None: ...
+
+
+class _LocalTurns:
+    """Turns run by this process's agent loop; their questions are asked at this terminal."""
+
+    def __init__(self, runtime: Runtime, session_id: str, reader: LineReader) -> None:
+        self._runtime = runtime
+        self._session_id = session_id
+        self._reader = reader
+        self._token = CancelToken()
+
+    def start(self, line: str) -> AsyncIterator[AgentEvent]:
+        self._token = CancelToken()
+        approver = _approver(self._runtime, self._session_id, self._token, self._reader)
+        return self._runtime.agent.process_message(
+            line, self._session_id, channel="cli", cancel_token=self._token, approver=approver
+        )
+
+    async def cancel(self) -> None:
+        self._token.cancel("interrupted at the prompt")
+
+
+class _DaemonTurns:
+    """Turns run by the daemon, sent and cancelled over its WebSocket."""
+
+    def __init__(self, daemon: DaemonChat, session_id: str) -> None:
+        self._daemon = daemon
+        self._session_id = session_id
+
+    def start(self, line: str) -> AsyncIterator[AgentEvent]:
+        return self._daemon.turn(self._session_id, line)
+
+    async def cancel(self) -> None:
+        await self._daemon.cancel(self._session_id)
 
 
 def _approver(
@@ -77,19 +120,33 @@ def _approver(
     return runtime.approvals.approver(address, cancelled=token.event, show=terminal.show)
 
 
-async def _one_turn(runtime: Runtime, line: str, session_id: str, reader: LineReader) -> None:
-    token = CancelToken()
-    approver = _approver(runtime, session_id, token, reader)
-    events = runtime.agent.process_message(
-        line, session_id, channel="cli", cancel_token=token, approver=approver
+async def _prompt_loop(
+    settings: Settings, session_id: str, where: str, turns: _Turns, reader: LineReader
+) -> None:
+    suffix = f" {where}" if where else ""
+    click.echo(
+        f"CountBot ({settings.model.name}) — session {session_id}{suffix}. Type 'exit' to leave."
     )
-    turn = asyncio.create_task(_render(events))
+    while True:
+        try:
+            line = await reader.read("\nyou › ")
+        except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
+            click.echo()
+            return
+        if line.strip().lower() in EXIT_WORDS:
+            return
+        if line.strip():
+            await _one_turn(turns, line)
+
+
+async def _one_turn(turns: _Turns, line: str) -> None:
+    turn = asyncio.create_task(_render(turns.start(line)))
     while not turn.done():
         try:
             await asyncio.shield(turn)
         except asyncio.CancelledError:
             # Ctrl-C arrives as a cancel of the main task under asyncio.run: stop the turn only.
-            token.cancel("interrupted at the prompt")
+            await turns.cancel()
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
 
 

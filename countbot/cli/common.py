@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -35,6 +36,15 @@ def run_async(main: Callable[[], Any]) -> Any:
         return asyncio.run(main())
     except KeyboardInterrupt:
         sys.exit(130)
+    finally:
+        exit_promptly()
+
+
+def exit_promptly() -> None:
+    """Call once the command's work is done and closed: the interpreter's final garbage
+    collection then skips the objects alive now. Sweeping the whole heap of a process that is
+    about to end took 0.2-0.8 s of every exit (measured with the daemon's modules loaded)."""
+    gc.freeze()
 
 
 def fail(message: str, status: int) -> NoReturn:

@@ -1,7 +1,8 @@
-"""`countbot chat -m` through a running daemon: same session store, no second runtime to start.
+"""`countbot chat` through a running daemon: same session store, no second runtime to start.
 
 The daemon is found through `daemon.json` in the data folder; if there is none, or it does not
-answer the WebSocket handshake, the caller runs the turn in-process instead.
+answer the WebSocket handshake, the caller runs the turn in-process instead. websockets is
+imported only once a daemon is found: a one-shot chat without one has no use for it.
 """
 
 from __future__ import annotations
@@ -9,14 +10,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
-
+from countbot.agent.events import (
+    AgentEvent,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnCancelled,
+    TurnDone,
+    TurnError,
+)
 from countbot.cli.approval_prompt import WHO, LineReader, ask
 from countbot.config.settings import Settings
 from countbot.web.instance import read_daemon_info
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 CONNECT_TIMEOUT = 5.0
 
@@ -34,72 +45,141 @@ async def answer_via_daemon(
 
     The turn's approval questions are asked through `reader` (None: denied at once).
     """
-    info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
-    if info is None:
+    chat = await DaemonChat.open(settings, reader)
+    if chat is None:
         return None
-    headers = auth_headers(settings)
-    try:
-        connection = await connect(
-            f"{info.local_url('ws')}/ws",
-            additional_headers=headers,
-            proxy=None,
-            open_timeout=CONNECT_TIMEOUT,
-            max_size=None,
-        )
-    except (OSError, InvalidHandshake, TimeoutError):
-        return None
-    async with connection:
-        frame = {"type": "message", "session_id": session_id, "content": message}
-        await connection.send(json.dumps(frame))
+    async with chat:
+        answer = "Error: the daemon closed the connection before the turn finished"
+        async for event in chat.turn(session_id, message):
+            if isinstance(event, TurnDone):
+                answer = event.content
+            elif isinstance(event, TurnError):
+                answer = f"Error: {event.error}"
+            elif isinstance(event, TurnCancelled):
+                answer = "(cancelled)"
+        return answer
+
+
+class DaemonChat:
+    """One WebSocket connection to the running daemon, turns read back as agent events.
+
+    Approval questions of our turns are asked through `reader` (None: denied at once) while the
+    turn's events keep streaming.
+    """
+
+    def __init__(self, connection: ClientConnection, reader: LineReader | None) -> None:
+        self._connection = connection
+        self._reader = reader
+        self._asking: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    async def open(cls, settings: Settings, reader: LineReader | None) -> DaemonChat | None:
+        """A connection to the daemon of `settings.data_dir`; None when none runs or answers."""
+        info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
+        if info is None:
+            return None
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidHandshake
+
         try:
-            return await _final_text(connection, session_id, reader)
-        except ConnectionClosed:
-            return "Error: the daemon closed the connection before the turn finished"
+            connection = await connect(
+                f"{info.local_url('ws')}/ws",
+                additional_headers=auth_headers(settings),
+                proxy=None,
+                open_timeout=CONNECT_TIMEOUT,
+                max_size=None,
+            )
+        except (OSError, InvalidHandshake, TimeoutError):
+            return None
+        return cls(connection, reader)
 
+    async def __aenter__(self) -> DaemonChat:
+        return self
 
-async def _final_text(
-    connection: ClientConnection, session_id: str, reader: LineReader | None
-) -> str:
-    asking: set[asyncio.Task[None]] = set()
-    try:
-        return await _read_frames(connection, session_id, reader, asking)
-    finally:
-        for task in asking:
+    async def __aexit__(self, *exc: object) -> None:
+        for task in self._asking:
             task.cancel()
+        await self._connection.close()
+
+    async def turn(self, session_id: str, message: str) -> AsyncIterator[AgentEvent]:
+        """Send `message` in `session_id`; its events until the turn's done, error or cancelled.
+
+        A lost connection ends it with an error event, so every turn ends with exactly one.
+        """
+        from websockets.exceptions import ConnectionClosed
+
+        frame = {"type": "message", "session_id": session_id, "content": message}
+        try:
+            await self._connection.send(json.dumps(frame))
+            async for raw in self._connection:
+                frame = json.loads(raw)
+                if (
+                    frame.get("type") == "approval_request"
+                    and frame.get("session_id") == session_id
+                ):
+                    self._answer_later(frame)
+                    continue
+                event = _event(frame, session_id)
+                if event is not None:
+                    yield event
+                    if isinstance(event, TurnDone | TurnError | TurnCancelled):
+                        return
+        except ConnectionClosed:
+            pass
+        yield TurnError("the daemon closed the connection before the turn finished")
+
+    def _answer_later(self, frame: dict[str, Any]) -> None:
+        task = asyncio.create_task(self._answer(frame))
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    async def _answer(self, frame: dict[str, Any]) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        decision = await ask(self._reader, frame)
+        via = WHO if self._reader is not None else f"{WHO}:no-terminal"
+        response = {
+            "type": "approval_response",
+            "id": frame["id"],
+            "decision": decision,
+            "via": via,
+        }
+        with contextlib.suppress(ConnectionClosed):
+            await self._connection.send(json.dumps(response))
+
+    async def cancel(self, session_id: str) -> None:
+        """Ask the daemon to cancel the running turn of `session_id`."""
+        from websockets.exceptions import ConnectionClosed
+
+        with contextlib.suppress(ConnectionClosed):  # the turn ends with an error event then
+            await self._connection.send(json.dumps({"type": "cancel", "session_id": session_id}))
 
 
-async def _read_frames(
-    connection: ClientConnection,
-    session_id: str,
-    reader: LineReader | None,
-    asking: set[asyncio.Task[None]],
-) -> str:
-    async for raw in connection:
-        frame: dict[str, Any] = json.loads(raw)
-        kind = frame.get("type")
-        if kind == "approval_request" and frame.get("session_id") == session_id:
-            task = asyncio.create_task(_answer(connection, frame, reader))
-            asking.add(task)
-            task.add_done_callback(asking.discard)
-            continue
-        # A late answer to a question that already ended is refused; the turn goes on.
-        late = str(frame.get("error", "")).startswith("approval_response:")
-        if kind == "error" and frame.get("session_id") in (None, session_id) and not late:
-            return f"Error: {frame.get('error')}"
-        if frame.get("session_id") != session_id:
-            continue
-        if kind == "done":
-            return str(frame.get("content", ""))
-        if kind == "cancelled":
-            return "(cancelled)"
-    return "Error: the daemon closed the connection before the turn finished"
-
-
-async def _answer(
-    connection: ClientConnection, frame: dict[str, Any], reader: LineReader | None
-) -> None:
-    decision = await ask(reader, frame)
-    via = WHO if reader is not None else f"{WHO}:no-terminal"
-    response = {"type": "approval_response", "id": frame["id"], "decision": decision, "via": via}
-    with contextlib.suppress(ConnectionClosed):
-        await connection.send(json.dumps(response))
+def _event(frame: dict[str, Any], session_id: str) -> AgentEvent | None:
+    """The agent event a daemon frame stands for (None for frames the prompt does not show)."""
+    kind = frame.get("type")
+    # A late answer to a question that already ended is refused; the turn goes on.
+    late = str(frame.get("error", "")).startswith("approval_response:")
+    if kind == "error" and frame.get("session_id") is None and not late:  # on our own frame
+        return TurnError(str(frame.get("error")))
+    if frame.get("session_id") != session_id:
+        return None
+    if kind == "stream":
+        return TextChunk(str(frame.get("content", "")))
+    if kind == "tool_start":
+        return ToolStart(frame["tool_call_id"], frame["name"], frame.get("arguments", {}))
+    if kind == "tool_result":
+        return ToolEnd(
+            frame["tool_call_id"],
+            frame["name"],
+            str(frame.get("result", "")),
+            str(frame.get("status", "")),
+            float(frame.get("duration_ms", 0.0)),
+        )
+    if kind == "done":
+        return TurnDone(str(frame.get("content", "")))
+    if kind == "error":
+        return TurnError(str(frame.get("error")), bool(frame.get("retryable")))
+    if kind == "cancelled":
+        return TurnCancelled()
+    return None

@@ -25,7 +25,10 @@ class ModelSettings(_Strict):
     fallbacks: list[str] = Field(default_factory=list)
     request_timeout: float = Field(120.0, gt=0, description="hard deadline for one model call, s")
     max_retries: int = Field(3, ge=0, description="retries of one model call on 429/5xx/timeouts")
-    vision: bool | None = Field(None, description="None: ask litellm whether the model sees images")
+    vision: bool | None = Field(None, description="None: look it up in the model map")
+    # direct: CountBot's own OpenAI-compatible client (no litellm); litellm: every provider
+    # litellm knows; auto: direct when the model string or api_base says OpenAI-compatible.
+    provider_path: Literal["auto", "direct", "litellm"] = "auto"
 
 
 class AgentSettings(_Strict):

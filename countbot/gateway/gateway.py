@@ -107,6 +107,11 @@ class Gateway:
         lane = self._lanes.get(session_id)
         return lane is not None and lane.busy
 
+    @property
+    def running_turns(self) -> int:
+        """How many turns are running now (for the shutdown message)."""
+        return sum(1 for lane in self._lanes.values() if lane.running is not None)
+
     async def submit(
         self,
         message: InboundMessage,
@@ -149,19 +154,31 @@ class Gateway:
         return lane is not None and lane.cancel()
 
     async def close(self, grace: float) -> None:
-        """Take no more turns, cancel the running ones and wait up to `grace` s for them."""
+        """Take no more turns; let the running ones finish within `grace` s, then cancel them.
+
+        Messages waiting behind a running turn are dropped (they are stored; the user sends them
+        again). A turn still running after the grace gets its cancel token, so it ends with
+        `cancelled` and keeps its partial text; one that ignores that too is cancelled hard.
+        """
         self._accepting = False
         lanes = list(self._lanes.values())
         for lane in lanes:
-            lane.cancel("the daemon is shutting down")
+            lane.close()
         workers = [w for lane in lanes if (w := lane.worker) is not None]
-        if workers:
-            _, late = await asyncio.wait(workers, timeout=grace)
-            for lane in lanes:
-                if lane.running is not None and lane.running.task is not None:
-                    lane.running.task.cancel()
-            if late:
-                await asyncio.wait(late, timeout=self._kill_grace)
+        if not workers:
+            return
+        _, late = await asyncio.wait(workers, timeout=grace)
+        if not late:
+            return
+        for lane in lanes:
+            lane.cancel("the daemon is shutting down")
+        _, late = await asyncio.wait(late, timeout=self._kill_grace)
+        if not late:
+            return
+        for lane in lanes:
+            if lane.running is not None and lane.running.task is not None:
+                lane.running.task.cancel()
+        await asyncio.wait(late, timeout=self._kill_grace)
 
     # --- running one turn -----------------------------------------------------------------
 

@@ -48,6 +48,7 @@ class SessionLane:
         self._on_idle = on_idle
         self._waiting: deque[InboundMessage] = deque()
         self._worker: asyncio.Task[None] | None = None
+        self._closed = False
 
     @property
     def busy(self) -> bool:
@@ -89,9 +90,14 @@ class SessionLane:
         self.running.token.cancel(reason)
         return True
 
+    def close(self) -> None:
+        """Start nothing more: drop the waiting messages; the running turn may finish."""
+        self._closed = True
+        self._waiting.clear()
+
     async def _work(self) -> None:
         try:
-            while self._waiting:
+            while self._waiting and not self._closed:
                 turn = RunningTurn(self._waiting.popleft())
                 self.running = turn
                 try:

@@ -19,6 +19,7 @@ FailureKind = Literal[
     "rate_limit",
     "timeout",
     "connection",
+    "unreachable",
     "server",
     "auth",
     "context_window",
@@ -28,9 +29,32 @@ FailureKind = Literal[
     "unknown",
 ]
 
-_RETRYABLE_KINDS = frozenset({"rate_limit", "timeout", "connection", "server"})
+# "unreachable" is retryable for the fallbacks and the user, though a provider does not retry it.
+_RETRYABLE_KINDS = frozenset({"rate_limit", "timeout", "connection", "unreachable", "server"})
 # litellm invents status codes for client-side failures (408 timeout, 500 connection): not HTTP's.
-_NETWORK_KINDS = frozenset({"timeout", "connection"})
+_NETWORK_KINDS = frozenset({"timeout", "connection", "unreachable"})
+# How OpenAI-compatible servers word a request over the context window, or a refusal.
+_CONTEXT_WINDOW_MARKERS = (
+    "context length",
+    "context_length_exceeded",
+    "context window",
+    "maximum context",
+    "prompt is too long",
+    "too many tokens",
+    "reduce the length",
+)
+_CONTENT_POLICY_MARKERS = ("content_policy", "content policy", "content management policy")
+# Why nothing answered at the address, by what the OS or the HTTP client said (lower case).
+_UNREACHABLE_REASONS = (
+    ("connection refused", "connection refused"),
+    ("all connection attempts failed", "connection refused"),
+    ("connect call failed", "connection refused"),
+    ("name or service not known", "host not found"),
+    ("nodename nor servname", "host not found"),
+    ("temporary failure in name resolution", "host not found"),
+    ("no route to host", "no route to host"),
+    ("network is unreachable", "network unreachable"),
+)
 _MAX_DETAIL = 400
 # (module, class) pairs checked only when the module is already loaded.
 _TIMEOUT_CLASSES = (("httpx", "TimeoutException"), ("openai", "APITimeoutError"))
@@ -45,6 +69,7 @@ _SUMMARIES: dict[FailureKind, str] = {
     "rate_limit": "Rate limited by the model provider",
     "timeout": "The model did not answer in time",
     "connection": "The connection to the model provider failed",
+    "unreachable": "Cannot reach the model provider",
     "server": "The model provider had an internal error",
     "auth": "The model provider rejected the API key or its permissions",
     "context_window": "The conversation is too long for the model's context window",
@@ -78,9 +103,18 @@ class ModelFailure:
     retry_after: float | None = None
 
 
-def classify_error(exc: BaseException, *, secrets: Iterable[str] = ()) -> ModelFailure:
-    """Turn any exception raised by a model call into a `ModelFailure`."""
+def classify_error(
+    exc: BaseException, *, secrets: Iterable[str] = (), url: str | None = None
+) -> ModelFailure:
+    """Turn any exception raised by a model call into a `ModelFailure`.
+
+    `url` is the address the call went to, named when nothing answers there.
+    """
     cause = _unwrap(exc)
+    reason = _unreachable_reason(exc)
+    if reason is not None:
+        where = redact(url, secrets) if url else "the model provider"
+        return ModelFailure(f"Cannot reach {where}: {reason}", True, "unreachable")
     status = _status_code(cause)
     kind = _kind(cause, status)
     retryable = kind in _RETRYABLE_KINDS
@@ -107,6 +141,32 @@ def _unwrap(exc: BaseException) -> BaseException:
     """litellm re-raises stream failures as MidStreamFallbackError around the real cause."""
     original = getattr(exc, "original_exception", None)
     return original if isinstance(original, BaseException) else exc
+
+
+def _unreachable_reason(exc: BaseException) -> str | None:
+    """ "connection refused", "host not found", ... when the failure is that nothing answered at
+    the address; None otherwise. Looks through litellm's and httpx's wrapping of the OS error."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen or len(seen) > 20:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        text = str(current).lower()
+        for marker, reason in _UNREACHABLE_REASONS:
+            if marker in text:
+                return reason
+        for linked in (
+            current.__cause__,
+            current.__context__,
+            getattr(current, "original_exception", None),
+        ):
+            if isinstance(linked, BaseException):
+                stack.append(linked)
+    return None
 
 
 def _status_code(exc: BaseException) -> int | None:
@@ -142,6 +202,13 @@ def _kind(exc: BaseException, status: int | None) -> FailureKind:
         return "auth"
     if status == 404:
         return "not_found"
+    if status in (400, 413):
+        # What litellm recognizes by its classes, read from the provider's own words.
+        text = str(getattr(exc, "message", "") or exc).lower()
+        if any(marker in text for marker in _CONTEXT_WINDOW_MARKERS):
+            return "context_window"
+        if any(marker in text for marker in _CONTENT_POLICY_MARKERS):
+            return "content_policy"
     if status == 429:
         return "rate_limit"
     if status == 408:

@@ -1,16 +1,23 @@
 """What CountBot needs to know about a model: context window, vision, price, and its provider.
 
-Read from litellm's bundled model map, cached, with conservative fallbacks for names the map does
-not know (custom OpenAI-compatible endpoints, local models).
+Read from the model map litellm ships (`model_prices_and_context_window_backup.json`) as a plain
+JSON file, without importing litellm: the direct provider needs these facts too, and importing
+litellm costs seconds and a hundred megabytes more than reading the file (about 30 ms, once).
+Only the fields used here are kept. Names the map does not know (custom OpenAI-compatible
+endpoints, local models) get conservative fallbacks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import importlib.util
+import json
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from countbot.llm.litellm_import import load_litellm, preload_litellm
 from countbot.llm.types import Usage
 
 # Small enough for most local and hosted models: an unknown model gets summarized early rather
@@ -44,22 +51,85 @@ class ModelInfo:
         )
 
 
+MODEL_MAP_FILE = "model_prices_and_context_window_backup.json"
+# The fields of a map entry this module reads; the rest of the 3 MB file is dropped after parsing.
+_KEPT_FIELDS = (
+    "litellm_provider",
+    "max_input_tokens",
+    "max_tokens",
+    "max_output_tokens",
+    "supports_vision",
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "cache_read_input_token_cost",
+)
+
+_lock = threading.Lock()
+_map: dict[str, dict[str, Any]] | None = None
+
+
+def litellm_data(*parts: str) -> Path | None:
+    """A file or folder litellm ships, found without importing litellm (None if it is absent)."""
+    spec = importlib.util.find_spec("litellm")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder).joinpath(*parts)
+        if path.exists():
+            return path
+    return None
+
+
+def model_map_path() -> Path | None:
+    """The model map file inside the installed litellm package."""
+    return litellm_data(MODEL_MAP_FILE)
+
+
+def load_model_map() -> dict[str, dict[str, Any]]:
+    """The model map, trimmed to the fields used here (blocking the first time; thread-safe).
+
+    Empty when litellm is not installed or its file is unreadable: every model is then unknown.
+    """
+    global _map
+    if _map is None:
+        with _lock:
+            if _map is None:
+                _map = _read_map(model_map_path())
+    return _map
+
+
+async def preload_model_map() -> None:
+    """`load_model_map` off the event loop; free once loaded."""
+    if _map is None:
+        await asyncio.to_thread(load_model_map)
+
+
+def _read_map(path: Path | None) -> dict[str, dict[str, Any]]:
+    if path is None:
+        return {}
+    try:
+        raw = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return {
+        name: {k: entry[k] for k in _KEPT_FIELDS if entry.get(k) is not None}
+        for name, entry in raw.items()
+        if isinstance(entry, dict) and name != "sample_spec"
+    }
+
+
 @functools.lru_cache(maxsize=512)
 def model_info(model: str) -> ModelInfo:
-    """Info for a litellm model string (e.g. "openai/gpt-4o"); imports litellm if not yet loaded."""
-    litellm = load_litellm()
+    """Info for a model string (e.g. "openai/gpt-4o"); reads the map file if not yet loaded."""
+    known = load_model_map()
     for name in _lookup_names(model):
-        try:
-            raw: dict[str, Any] = dict(litellm.get_model_info(name))
-        except Exception:  # litellm raises for every name it has not mapped
-            continue
-        return _from_map(model, raw)
+        raw = known.get(name)
+        if raw is not None:
+            return _from_map(model, raw)
     return ModelInfo(model)
 
 
 async def fetch_model_info(model: str) -> ModelInfo:
-    """`model_info` without blocking the event loop on the first litellm import."""
-    await preload_litellm()
+    """`model_info` without blocking the event loop on the first read of the map."""
+    await preload_model_map()
     return model_info(model)
 
 
@@ -70,12 +140,12 @@ async def supports_vision(model: str) -> bool:
 
 @functools.lru_cache(maxsize=512)
 def provider_of(model: str) -> str:
-    """litellm's provider for a model string ("openai", "anthropic", "ollama", ...)."""
-    litellm = load_litellm()
-    try:
-        return str(litellm.get_llm_provider(model)[1])
-    except Exception:  # no provider prefix and not a model litellm knows by name
-        return model.split("/", 1)[0] if "/" in model else "unknown"
+    """The provider of a model string ("openai", "anthropic", "ollama", ...), as litellm names it:
+    the prefix, or for a bare name the map's provider ("unknown" for names it does not know)."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    provider = load_model_map().get(model, {}).get("litellm_provider")
+    return str(provider) if provider else "unknown"
 
 
 def _lookup_names(model: str) -> list[str]:

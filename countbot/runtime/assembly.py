@@ -61,8 +61,10 @@ class Runtime:
     outbound: OutboundRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
+    models: ModelResolver
 
     async def close(self) -> None:
+        await self.models.aclose()
         await self.audit.close()
         await self.db.close()
 
@@ -125,8 +127,9 @@ async def open_runtime(settings: Settings) -> Runtime:
         tool_names=tools.names(),
     )
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
+    models = ModelResolver(lambda: settings.model)
     agent = AgentLoop(
-        resolve_model=ModelResolver(lambda: settings.model),
+        resolve_model=models,
         context=context,
         tools=tools,
         history=sessions,
@@ -151,6 +154,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         outbound,
         sandbox,
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
+        models,
     )
 
 

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 from countbot.agent.loop import ModelChoice
 from countbot.config.settings import ModelSettings
-from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.model_info import supports_vision
+from countbot.llm.provider_choice import open_provider
+from countbot.llm.retrying_provider import RetryingProvider
 
 
 class ModelResolver:
@@ -20,6 +21,7 @@ class ModelResolver:
     def __init__(self, current: Callable[[], ModelSettings]) -> None:
         self._current = current
         self._cached: tuple[str, ModelChoice] | None = None
+        self._provider: RetryingProvider | None = None
 
     async def __call__(self) -> ModelChoice:
         settings = self._current()
@@ -31,7 +33,8 @@ class ModelResolver:
             # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
-        provider = LiteLLMProvider(
+        provider = open_provider(
+            settings.provider_path,
             settings.name,
             api_base=settings.api_base,
             api_key=api_key,
@@ -43,5 +46,15 @@ class ModelResolver:
         if vision is None:
             vision = await supports_vision(settings.name)
         choice = ModelChoice(provider, settings.temperature, settings.max_tokens, vision)
+        # A provider replaced by a settings change is left to the garbage collector: a turn may
+        # still be streaming from it.
         self._cached = (key, choice)
+        self._provider = provider
         return choice
+
+    async def aclose(self) -> None:
+        """Close the current provider's kept-alive connections (at shutdown)."""
+        if self._provider is not None:
+            await self._provider.aclose()
+            self._provider = None
+        self._cached = None

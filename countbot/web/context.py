@@ -12,7 +12,8 @@ from countbot.scheduler.assembly import Scheduler
 
 @dataclass(slots=True)
 class DaemonContext:
-    """The live daemon; `litellm_ready` flips once the background import has finished."""
+    """The live daemon; `litellm_ready` flips once the background import has finished (at once
+    when the direct path serves the configured models)."""
 
     runtime: Runtime
     gateway: Gateway

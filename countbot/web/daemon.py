@@ -2,8 +2,9 @@
 
 The listening socket is bound before the event loop starts, so a refused start (no token on a
 public address, a second daemon on the same data folder, a busy port) exits with a clear message
-and nothing half-started. Shutdown stops taking turns, cancels the running ones within
-`web.shutdown_grace`, closes the connections, flushes the store and exits 0.
+and nothing half-started. Shutdown stops taking turns, lets the running ones finish within
+`web.shutdown_grace` (then cancels them), closes the connections, flushes the store and exits 0,
+saying what it is doing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
 from countbot.llm.litellm_import import preload_litellm
+from countbot.llm.provider_choice import takes_direct_path
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.scheduler.assembly import start_scheduler
@@ -92,9 +94,18 @@ async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
+            _say(_stopping_text(daemon.context.gateway.running_turns, settings.web.shutdown_grace))
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+    _say("CountBot stopped.")
+
+
+def _stopping_text(running: int, grace: float) -> str:
+    if not running:
+        return "CountBot is stopping…"
+    turns = "1 running turn" if running == 1 else f"{running} running turns"
+    return f"CountBot is stopping: letting {turns} finish (up to {grace:g} s, then cancelled)…"
 
 
 @dataclass(slots=True)
@@ -139,7 +150,13 @@ async def serve_daemon(
 
 
 async def _preload(daemon: DaemonContext) -> None:
-    """Import litellm off the event loop, so the UI is served at once."""
+    """Import litellm off the event loop, so the UI is served at once; skipped when the direct
+    path serves the configured models (litellm would cost seconds and 160 MB for nothing, and a
+    switch to a litellm model in the settings imports it on that model's first call)."""
+    model = daemon.runtime.settings.model
+    if takes_direct_path(model.provider_path, model.name, model.fallbacks, model.api_base):
+        daemon.litellm_ready = True
+        return
     try:
         await preload_litellm()
     except Exception:

@@ -190,3 +190,37 @@ def test_killed_process_leaves_committed_messages_readable(
 @pytest.mark.parametrize("args", [["--help"], ["chat", "--help"]])
 def test_help(tmp_path: Path, args: list[str]) -> None:
     assert run(*args, cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("path", ["direct", "litellm"])
+@pytest.mark.parametrize(
+    ("model", "reachable", "said"),
+    [
+        ("openai/test-model", False, "Error: Cannot reach http://127.0.0.1:{port}/v1"),
+        ("nosuch/test-model", True, "Error: unknown provider 'nosuch' in model.name"),
+    ],
+)
+def test_connection_and_configuration_mistakes_are_said_in_words(
+    tmp_path: Path, path: str, model: str, reachable: bool, said: str
+) -> None:
+    with ScriptedModelServer() as server:
+        port = server.base_url.rsplit(":", 1)[1].split("/")[0]
+        if reachable:
+            result = _chat_with(tmp_path, model, server.base_url, path)
+    if not reachable:  # the server is gone: nothing listens on its port any more
+        result = _chat_with(tmp_path, model, f"http://127.0.0.1:{port}/v1", path)
+    assert result.returncode == 1
+    assert result.stdout.startswith(said.format(port=port)), result.stdout
+    assert "HTTP 500" not in result.stdout and "<" not in result.stdout  # no repr
+    if not reachable:
+        assert result.stdout.rstrip().endswith("connection refused")
+
+
+def _chat_with(
+    folder: Path, model: str, api_base: str, path: str
+) -> subprocess.CompletedProcess[str]:
+    (folder / "config.yaml").write_text(
+        f"model:\n  name: {model}\n  api_base: {api_base}\n  provider_path: {path}\n"
+        "  api_key: ${TEST_MODEL_KEY}\n  vision: false\nworkspace: ws\ndata_dir: state\n"
+    )
+    return run("chat", "-m", "hi", cwd=folder)

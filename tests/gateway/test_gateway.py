@@ -268,14 +268,30 @@ async def test_the_watchdog_ends_a_stuck_turn_and_frees_the_lane(
     assert tab.watcher.queue.empty()
 
 
-async def test_close_cancels_running_turns_and_refuses_new_ones(
+async def test_close_lets_a_running_turn_finish_within_the_grace(
+    gateway: Gateway, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text("one two three four", chunks=4, delay=0.3))
+    tab = Tab(gateway)
+    await gateway.submit(msg("short"), origin=tab.watcher)
+    await gateway.submit(msg("queued behind it"), origin=tab.watcher)
+    await tab.until_type("stream")
+    await gateway.close(grace=10)
+    done = await tab.until_type("done")
+    assert done["content"] == "one two three four"
+    assert len(model_server.requests) == 1  # the queued message did not start a turn
+    with pytest.raises(GatewayClosedError):
+        await gateway.submit(msg("too late"))
+
+
+async def test_close_cancels_a_turn_still_running_after_the_grace(
     gateway: Gateway, model_server: ScriptedModelServer
 ) -> None:
     model_server.script(Reply.text("slow slow slow", chunks=8, delay=1.0))
     tab = Tab(gateway)
     await gateway.submit(msg("slow"), origin=tab.watcher)
     await tab.until_type("stream")
-    await gateway.close(grace=5)
+    await gateway.close(grace=0.5)
     await tab.until_type("cancelled")
     with pytest.raises(GatewayClosedError):
         await gateway.submit(msg("too late"))

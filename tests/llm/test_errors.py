@@ -32,7 +32,8 @@ def status_error(status: int, headers: dict[str, str] | None = None) -> httpx.HT
     [
         (TimeoutError(), "timeout"),
         (httpx.ReadTimeout("read timed out"), "timeout"),
-        (httpx.ConnectError("connection refused"), "connection"),
+        (httpx.ConnectError("connection refused"), "unreachable"),
+        (httpx.ConnectError("connection failed"), "connection"),
         (httpx.RemoteProtocolError("peer closed connection"), "connection"),
         (ConnectionResetError(104, "Connection reset by peer"), "connection"),
     ],

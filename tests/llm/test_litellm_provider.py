@@ -1,13 +1,19 @@
-"""LiteLLMProvider against the scripted OpenAI-compatible server, through real litellm."""
+"""Both providers against the scripted OpenAI-compatible server: every test runs on the direct
+path (httpx) and on the litellm path (real litellm), so neither can rot."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
+import pytest
+
+from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.model_info import model_info
+from countbot.llm.retrying_provider import RetryingProvider
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
@@ -31,6 +37,13 @@ from tests.support.scripted_model import Reply, ScriptedModelServer
 
 API_KEY = "sk-test-4f8e2a9c7b1d"
 HELLO = ChatRequest((SystemMessage("You are terse."), UserMessage((TextPart("hi"),))))
+# The provider class under test; `provider_path` switches it for each test of this module.
+PROVIDER: type[DirectProvider] | type[LiteLLMProvider] = DirectProvider
+
+
+@pytest.fixture(autouse=True, params=[DirectProvider, LiteLLMProvider], ids=["direct", "litellm"])
+def provider_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "PROVIDER", request.param)
 
 
 class RecordingSleep:
@@ -45,8 +58,8 @@ class RecordingSleep:
 
 def make_provider(
     server: ScriptedModelServer, sleep: RecordingSleep | None = None, **options: Any
-) -> LiteLLMProvider:
-    return LiteLLMProvider(
+) -> RetryingProvider:
+    return PROVIDER(
         "openai/test-model",
         api_base=server.base_url,
         api_key=API_KEY,
@@ -56,7 +69,7 @@ def make_provider(
     )
 
 
-async def collect(provider: LiteLLMProvider, request: ChatRequest = HELLO) -> list[StreamEvent]:
+async def collect(provider: RetryingProvider, request: ChatRequest = HELLO) -> list[StreamEvent]:
     return [event async for event in provider.stream(request)]
 
 
@@ -187,7 +200,7 @@ async def test_broken_tool_json_is_repaired_or_kept_raw_with_an_error(
 async def test_extra_headers_and_the_key_reach_the_provider(
     header_recorder: HeaderRecorder,
 ) -> None:
-    provider = LiteLLMProvider(
+    provider = PROVIDER(
         "openai/test-model",
         api_base=header_recorder.base_url,
         api_key=API_KEY,
@@ -203,7 +216,7 @@ async def test_extra_headers_and_the_key_reach_the_provider(
 
 
 async def test_consecutive_calls_reuse_one_connection(header_recorder: HeaderRecorder) -> None:
-    provider = LiteLLMProvider("openai/test-model", api_base=header_recorder.base_url, api_key="k")
+    provider = PROVIDER("openai/test-model", api_base=header_recorder.base_url, api_key="k")
 
     for _ in range(3):
         assert isinstance(final(await collect(provider)), StreamDone)
@@ -215,7 +228,7 @@ async def test_consecutive_calls_reuse_one_connection(header_recorder: HeaderRec
 async def test_usage_of_a_priced_model_carries_its_cost(model_server: ScriptedModelServer) -> None:
     model_server.script(Reply.text("fine", usage=(1000, 500)))
     model = "openai/gpt-4o-mini"
-    provider = LiteLLMProvider(model, api_base=model_server.base_url, api_key=API_KEY)
+    provider = PROVIDER(model, api_base=model_server.base_url, api_key=API_KEY)
 
     done = final(await collect(provider))
 
@@ -441,14 +454,34 @@ async def test_complete_returns_the_message_or_the_error(
     assert isinstance(error, StreamError) and not error.retryable
 
 
-async def test_unreachable_server_is_a_retryable_connection_error() -> None:
+async def test_unreachable_server_says_so_at_once_and_moves_to_the_fallback() -> None:
     with ScriptedModelServer() as server:
         base_url = server.base_url
-    provider = LiteLLMProvider(
-        "openai/test-model", api_base=base_url, api_key=API_KEY, max_retries=0
+    sleep = RecordingSleep()
+    provider = PROVIDER(
+        "openai/test-model",
+        api_base=base_url,
+        api_key=API_KEY,
+        fallbacks=("openai/backup",),
+        sleep=sleep,
     )
 
     error = final(await collect(provider))
 
     assert isinstance(error, StreamError) and error.retryable
-    assert API_KEY not in error.message
+    assert error.message.startswith(f"Cannot reach {base_url}")
+    assert error.message.endswith(": connection refused")
+    assert error.model == "openai/backup"
+    assert sleep.waits == []  # nothing listens: no backoff
+
+
+async def test_unknown_provider_fails_at_once_in_words(model_server: ScriptedModelServer) -> None:
+    provider = PROVIDER("nosuchvendor/some-model", api_key=API_KEY)
+
+    error = final(await collect(provider))
+
+    assert isinstance(error, StreamError) and not error.retryable
+    assert error.message == (
+        "unknown provider 'nosuchvendor' in model.name ('nosuchvendor/some-model')"
+    )
+    assert model_server.requests == []

@@ -61,6 +61,15 @@ async def finished(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
+async def stored(config: Path, session: str) -> list[dict]:
+    """The records of `session` in the store of the daemon `config` ran."""
+    db = await Database.open(load_settings(config).data_dir / "countbot.db")
+    try:
+        return await SessionStore(db).messages(session, limit=50)
+    finally:
+        await db.close()
+
+
 @contextlib.asynccontextmanager
 async def running_daemon(config: Path) -> AsyncIterator[DaemonProcess]:
     process = await countbot("run", "--config", str(config))
@@ -100,10 +109,10 @@ async def test_a_second_daemon_on_the_same_data_folder_refuses(
         assert await first.stop() == 0
 
 
-async def test_sigterm_cancels_the_running_turn_and_keeps_history(
+async def test_sigterm_cancels_a_turn_running_past_the_grace_and_keeps_history(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
-    config = write_config(tmp_path, model_server, shutdown_grace=5)
+    config = write_config(tmp_path, model_server, shutdown_grace=1)
     model_server.script(Reply.text("finished answer"), Reply.text("slow " * 20, chunks=20, delay=1))
     async with running_daemon(config) as daemon:
         client = await daemon.ws()
@@ -114,16 +123,41 @@ async def test_sigterm_cancels_the_running_turn_and_keeps_history(
         assert await daemon.stop() == 0
         with contextlib.suppress(Exception):
             await client.until("cancelled")
+        said = (await daemon.process.stdout.read()).decode()  # type: ignore[union-attr]
+    assert "letting 1 running turn finish (up to 1 s, then cancelled)" in said
+    assert said.rstrip().endswith("CountBot stopped.")
     assert not (tmp_path / "data" / "daemon.json").exists()
-    settings = load_settings(config)
-    db = await Database.open(settings.data_dir / "countbot.db")
-    try:
-        records = await SessionStore(db).messages("kept", limit=50)
-    finally:
-        await db.close()
+    records = await stored(config, "kept")
     kinds = [(r["type"], r.get("content") or r.get("text")) for r in records]
     assert kinds[:3] == [("user", "first"), ("assistant", "finished answer"), ("user", "second")]
     assert kinds[-1] == ("note", "Cancelled.")
+
+
+async def test_ctrl_c_on_an_idle_daemon_says_so_and_exits_0(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as daemon:
+        daemon.process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(daemon.process.wait(), WAIT) == 0
+        said = (await daemon.process.stdout.read()).decode()  # type: ignore[union-attr]
+    assert said.splitlines() == ["CountBot is stopping…", "CountBot stopped."]
+
+
+async def test_sigterm_lets_a_running_turn_finish_within_the_grace(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server, shutdown_grace=30)
+    model_server.script(Reply.text("one two three four", chunks=4, delay=0.5))
+    async with running_daemon(config) as daemon:
+        client = await daemon.ws()
+        await client.send({"type": "message", "session_id": "s", "content": "count"})
+        await client.until("stream")
+        assert await daemon.stop() == 0
+        done = await client.until("done")
+    assert done["content"] == "one two three four"
+    records = await stored(config, "s")
+    assert [r["type"] for r in records] == ["user", "assistant"]
 
 
 async def test_chat_goes_through_the_running_daemon(
@@ -143,6 +177,37 @@ async def test_chat_goes_through_the_running_daemon(
         seen = await tab.until("user_message")
         assert seen["content"] == "hello daemon"
         assert (await tab.until("done", 2))["content"] == "answered by the daemon"
+        assert await daemon.stop() == 0
+
+
+async def test_interactive_chat_goes_through_the_running_daemon(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as daemon:
+        tab = await daemon.ws()
+        await tab.send({"type": "message", "session_id": "cli:i", "content": "warm up"})
+        await tab.until("done")
+        model_server.script(
+            Reply.tool_calls(("list_dir", '{"path": "."}')),
+            Reply.text("streamed through the daemon", chunks=4),
+        )
+        prompt = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "countbot", "chat", "--config", str(config)),
+            *("--session", "cli:i"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=ENV,
+        )
+        out, err = await asyncio.wait_for(prompt.communicate(b"look around\nexit\n"), WAIT)
+        assert prompt.returncode == 0, err
+        assert "through the running daemon" in out.decode()
+        assert "bot › streamed through the daemon" in out.decode()
+        assert "list_dir" in err.decode()
+        seen = await tab.until("user_message")
+        assert seen["content"] == "look around"
+        assert (await tab.until("done", 2))["content"] == "streamed through the daemon"
         assert await daemon.stop() == 0
 
 

@@ -1,0 +1,184 @@
+"""What a user meets first: `countbot chat -m` with no daemon, and the daemon's memory and stop.
+
+Run `python bench/cold_start.py` from the repository root. The scripted model server (zero
+latency) runs in its own process. In rounds, interleaved so drift on a shared machine hits every
+path alike, each in a fresh process:
+
+  floor    a raw httpx streaming call to the same server (`python -c`, httpx and json only);
+  direct   `countbot chat -m hi` with `model.provider_path: direct`;
+  litellm  the same with `model.provider_path: litellm`.
+
+It prints medians of wall time and peak RSS (the child's own, from wait4) and the ratio to the
+floor. The first run of each path is not counted (it seeds the workspace and writes bytecode).
+Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 sessions of
+one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit.
+
+    python bench/cold_start.py [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.ws_load import ROOT, model_ready, peak_rss_mib, start_daemon, write_config
+
+PATHS = ("direct", "litellm")
+SESSIONS = 100
+CONCURRENCY = 10
+FLOOR = """
+import json, sys, httpx
+body = {"model": "bench-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+with httpx.Client(trust_env=False) as client:
+    with client.stream("POST", sys.argv[1] + "/chat/completions", json=body) as reply:
+        text = []
+        for line in reply.iter_lines():
+            if line.startswith("data: {"):
+                for choice in json.loads(line[6:])["choices"]:
+                    text.append(choice["delta"].get("content") or "")
+print("".join(text))
+"""
+
+
+def serve_model() -> None:
+    """Child process: the scripted model server, one short answer for every request."""
+    from tests.support.scripted_model import Reply, ScriptedModelServer, serve_until_stdin_closes
+
+    answer = Reply.text("Hello from the benchmark.", chunks=3, usage=(20, 5))
+    server = ScriptedModelServer(default=answer)
+
+    def respond(body: dict) -> Reply:
+        server.reset()
+        return answer
+
+    server.responder = respond
+    serve_until_stdin_closes(server)
+
+
+def timed_child(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one child process run to its end."""
+    env = {**os.environ, "NO_PROXY": "*"}
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    output = child.stdout.read() if child.stdout else ""
+    if child.returncode != 0 or "Hello" not in output:
+        raise SystemExit(f"{argv} failed ({child.returncode}): {output!r}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def cold_table(base_url: str, configs: dict[str, Path], rounds: int) -> None:
+    commands = {"floor: raw httpx call": [sys.executable, "-c", FLOOR, base_url]}
+    for path, config in configs.items():
+        command = [sys.executable, "-m", "countbot", "chat", "--config", str(config), "-m", "hi"]
+        commands[f"chat -m, {path} path"] = command
+        timed_child(command)  # first run seeds the workspace and creates the store
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, command in commands.items():
+            samples[name].append(timed_child(command))
+    floor = statistics.median(w for w, _ in samples["floor: raw httpx call"])
+    print(f"`countbot chat -m hi` with no daemon, fresh process; median of {rounds} rounds\n")
+    print("| run | wall s | peak RSS MiB | wall / floor |")
+    print("|---|---:|---:|---:|")
+    for name, values in samples.items():
+        wall = statistics.median(w for w, _ in values)
+        rss = statistics.median(r for _, r in values)
+        print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / floor:.1f}x |")
+
+
+async def one_session(url: str, number: int) -> None:
+    from websockets.asyncio.client import connect
+
+    session = f"bench-{number}"
+    async with connect(url, proxy=None, max_size=None) as ws:
+        await ws.send(json.dumps({"type": "message", "session_id": session, "content": "hi"}))
+        async for raw in ws:
+            frame = json.loads(raw)
+            if frame.get("session_id") == session and frame.get("type") in ("done", "error"):
+                assert frame["type"] == "done", frame
+                return
+
+
+async def load(url: str) -> None:
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def run(number: int) -> None:
+        async with gate:
+            await one_session(url, number)
+
+    await asyncio.gather(*(run(n) for n in range(SESSIONS)))
+
+
+def daemon_row(path: str, folder: Path, base_url: str) -> str:
+    daemon, url = start_daemon(folder, base_url, echo=False, provider_path=path)
+    try:
+        asyncio.run(model_ready(url))
+        time.sleep(1.0)
+        idle = peak_rss_mib(daemon.pid, "VmRSS")
+        asyncio.run(load(url))
+        loaded, peak = peak_rss_mib(daemon.pid, "VmRSS"), peak_rss_mib(daemon.pid)
+        time.sleep(0.5)
+        started = time.perf_counter()
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+        stop = time.perf_counter() - started
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    return f"| {path} | {idle:.0f} | {loaded:.0f} | {peak:.0f} | {stop:.2f} |"
+
+
+def bench(rounds: int) -> None:
+    from tests.support.scripted_model import model_server_process
+
+    # An installed CountBot runs from compiled bytecode; without this every child would compile
+    # CountBot's modules again (litellm's and httpx's come compiled from pip either way).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    with (
+        model_server_process([sys.executable, __file__, "--model-server"], ROOT) as base_url,
+        tempfile.TemporaryDirectory(prefix="countbot-cold-") as tmp,
+    ):
+        configs = {}
+        for path in PATHS:
+            folder = Path(tmp) / path
+            folder.mkdir()
+            configs[path] = write_config(folder, base_url, path)
+        cold_table(base_url, configs, rounds)
+        print(f"\nDaemon (`countbot run`): RSS idle and after {SESSIONS} sessions of one turn\n")
+        print("| path | idle RSS MiB | RSS after load MiB | peak RSS MiB | SIGTERM to exit s |")
+        print("|---|---:|---:|---:|---:|")
+        for path in PATHS:
+            folder = Path(tmp) / f"daemon-{path}"
+            folder.mkdir()
+            print(daemon_row(path, folder, base_url), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    if args.model_server:
+        serve_model()
+    else:
+        bench(args.rounds)
+
+
+if __name__ == "__main__":
+    main()

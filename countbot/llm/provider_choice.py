@@ -1,0 +1,52 @@
+"""`model.provider_path`: which provider serves the configured models.
+
+`direct` speaks the OpenAI chat-completions protocol itself (`DirectProvider`, httpx, no
+litellm); `litellm` reaches every provider litellm knows (`LiteLLMProvider`); `auto` takes the
+direct path when every model of the chain (the primary and its fallbacks) names an endpoint that
+speaks that protocol (`openai_compatible.COMPATIBLE`, or any name behind `api_base`), litellm
+otherwise. The chain shares one provider object because fallbacks share its retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from countbot.llm.direct_provider import DirectProvider
+from countbot.llm.litellm_provider import LiteLLMProvider
+from countbot.llm.openai_compatible import is_compatible
+from countbot.llm.retrying_provider import RetryingProvider
+
+ProviderPath = Literal["auto", "direct", "litellm"]
+
+
+def takes_direct_path(
+    path: ProviderPath, model: str, fallbacks: Sequence[str] = (), api_base: str | None = None
+) -> bool:
+    """Whether `open_provider` would serve this chain without litellm."""
+    if path != "auto":
+        return path == "direct"
+    return all(is_compatible(name, api_base) for name in (model, *fallbacks))
+
+
+def open_provider(
+    path: ProviderPath,
+    model: str,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    fallbacks: Sequence[str] = (),
+    max_retries: int = 3,
+    request_timeout: float = 120.0,
+) -> RetryingProvider:
+    """The provider for `model` and its `fallbacks` on the chosen path."""
+    direct = takes_direct_path(path, model, fallbacks, api_base)
+    kind = DirectProvider if direct else LiteLLMProvider
+    return kind(
+        model,
+        api_base=api_base,
+        api_key=api_key,
+        fallbacks=fallbacks,
+        max_retries=max_retries,
+        request_timeout=request_timeout,
+    )

@@ -1,0 +1,203 @@
+"""What every `LLMProvider` does the same way: retries, fallbacks, the deadline, the final events.
+
+A provider subclass only opens the stream of chunks for one model (`_chunks`); this base turns
+those chunks into stream events through the shared `StreamAccumulator`, and owns the policy. It
+never raises for model or network failures: every stream ends with `StreamDone` or `StreamError`.
+A failed attempt is retried only while nothing has reached the consumer yet, so a user never sees
+the same text twice; after that, the failure ends the stream with the text so far. Fallback models
+are tried only after retryable failures (outages, rate limits): an auth or request error would
+fail the same way on another model with the same credentials. An unreachable server is not
+retried (nothing listens; waiting only delays the message) but does move on to the fallbacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from countbot.llm.errors import ModelFailure, classify_error
+from countbot.llm.model_info import model_info, preload_model_map, provider_of
+from countbot.llm.retry import RetryPolicy
+from countbot.llm.stream_accumulator import StreamAccumulator
+from countbot.llm.types import (
+    AssistantMessage,
+    ChatRequest,
+    StreamDone,
+    StreamError,
+    StreamEvent,
+    ToolCallReady,
+    Usage,
+    UsageReport,
+)
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """How one call to one model went, for the retry loop to decide what comes next."""
+
+    failure: ModelFailure | None = None
+    emitted: bool = False
+    partial_text: str = ""
+
+
+class RetryingProvider(ABC):
+    """Streams from `model` with retries, a deadline and fallbacks.
+
+    `request_timeout` bounds each attempt as a whole, streaming included, so a provider that
+    stalls mid-answer cannot hang a turn.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        fallbacks: Sequence[str] = (),
+        max_retries: int = 3,
+        request_timeout: float = 120.0,
+        extra_headers: Mapping[str, str] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self._model = model
+        self._models = (model, *fallbacks)
+        self._api_base = api_base
+        self._api_key = api_key
+        self._timeout = request_timeout
+        self._extra_headers = dict(extra_headers or {})
+        self._retry = RetryPolicy(max_retries=max_retries, sleep=sleep, rng=rng)
+        self._secrets: tuple[str, ...] = (api_key,) if api_key else ()
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def provider(self) -> str:
+        """The provider of the primary model ("openai", "ollama", ...)."""
+        return provider_of(self._model)
+
+    @abstractmethod
+    def _chunks(self, model: str, request: ChatRequest) -> AsyncIterator[Any]:
+        """An async generator of one call's chunks (OpenAI chunk shape, read by attribute).
+
+        Closing it must abort the request; it raises for failures (classified here).
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 - nothing to release unless a subclass keeps it
+        """Release what the provider keeps between calls (connections); it stays usable."""
+
+    async def _before_first_call(self) -> ModelFailure | None:
+        """Work a subclass needs before calling (an import); a failure ends the stream at once."""
+        return None
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Deltas as they arrive, then tool calls and usage, then `StreamDone` or `StreamError`."""
+        await preload_model_map()  # read on the loop at the end of the call otherwise
+        failure = await self._before_first_call()
+        if failure is not None:
+            yield _stream_error(failure, self._model, "")
+            return
+        failure = ModelFailure("No model to call", retryable=False, kind="unknown")
+        for model in self._models:
+            retry = 0
+            while True:
+                attempt = _Attempt()
+                async with aclosing(self._attempt(model, request, attempt)) as events:
+                    async for event in events:
+                        yield event
+                if attempt.failure is None:
+                    return
+                failure = attempt.failure
+                if attempt.emitted or not failure.retryable:
+                    yield _stream_error(failure, model, attempt.partial_text)
+                    return
+                if failure.kind == "unreachable":
+                    break
+                retry += 1
+                if not await self._retry.wait(retry, failure.retry_after):
+                    break
+        yield _stream_error(failure, self._models[-1], "")
+
+    async def complete(self, request: ChatRequest) -> AssistantMessage | StreamError:
+        """The whole answer at once (for summaries and other background calls)."""
+        async with aclosing(self.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, StreamDone):
+                    return event.message
+                if isinstance(event, StreamError):
+                    return event
+        return StreamError("The model stream ended without an answer", True, model=self._model)
+
+    async def _attempt(
+        self, model: str, request: ChatRequest, attempt: _Attempt
+    ) -> AsyncIterator[StreamEvent]:
+        """One call to one model; a failure is recorded in `attempt`, never raised."""
+        accumulator = StreamAccumulator()
+        deadline = asyncio.get_running_loop().time() + self._timeout
+        try:
+            # Closing the chunk generator closes its HTTP response: this is what aborts the
+            # request when the consumer stops listening (aclose) or the deadline passes.
+            async with aclosing(self._chunks(model, request)) as chunks:
+                while True:
+                    async with asyncio.timeout_at(deadline):
+                        chunk = await anext(chunks, None)
+                    if chunk is None:
+                        break
+                    for delta in accumulator.add(chunk):
+                        attempt.emitted = True
+                        yield delta
+        except Exception as exc:
+            attempt.failure = self._failure(exc, model)
+            attempt.partial_text = accumulator.text
+            return
+        for event in _finish(model, accumulator):
+            yield event
+
+    def _failure(self, exc: Exception, model: str) -> ModelFailure:
+        failure = classify_error(exc, secrets=self._secrets, url=self._url_of(model))
+        if type(exc) is TimeoutError:  # our own deadline, not the HTTP client's
+            message = f"The model did not finish answering within {self._timeout:g} s"
+            return dataclasses.replace(failure, message=message)
+        return failure
+
+    def _url_of(self, model: str) -> str | None:
+        """The address `model`'s requests go to, to name in "cannot reach" errors (if known)."""
+        return None
+
+
+def _finish(model: str, accumulator: StreamAccumulator) -> list[StreamEvent]:
+    """The closing events of a complete stream: tool calls, usage, and the whole message."""
+    calls = accumulator.tool_calls()
+    events: list[StreamEvent] = [ToolCallReady(call) for call in calls]
+    usage = accumulator.usage
+    if usage is not None:
+        usage = dataclasses.replace(usage, cost_usd=model_info(model).cost(usage))
+        events.append(UsageReport(usage))
+    message = AssistantMessage(
+        text=accumulator.text,
+        tool_calls=calls,
+        reasoning=accumulator.reasoning,
+        model=model,
+        provider=provider_of(model),
+    )
+    stop = accumulator.stop_reason(bool(calls))
+    events.append(StreamDone(message, stop, usage or Usage()))
+    return events
+
+
+def _stream_error(failure: ModelFailure, model: str, partial_text: str) -> StreamError:
+    return StreamError(
+        message=failure.message,
+        retryable=failure.retryable,
+        status_code=failure.status_code,
+        model=model,
+        partial_text=partial_text,
+    )

@@ -1,0 +1,104 @@
+"""What only the direct provider reads itself: bodies other than a clean event stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+
+from countbot.llm.direct_provider import DirectProvider
+from countbot.llm.types import ChatRequest, StreamDone, StreamError, TextPart, UserMessage
+from tests.llm.conftest import _read_request
+
+Serve = Callable[[bytes], Awaitable[str]]
+HELLO = ChatRequest((UserMessage((TextPart("hi"),)),))
+COMPLETION = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "whole answer",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+                    }
+                ],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ],
+    "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+}
+
+
+def http(body: bytes, content_type: str) -> bytes:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+    return head.encode() + b"\r\n" + body
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Serve]:
+    """Start a loopback server answering every request with the given raw response."""
+    servers: list[asyncio.Server] = []
+
+    async def start(response: bytes) -> str:
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while await _read_request(reader):
+                writer.write(response)
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        servers.append(server)
+        return f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+async def answer(base_url: str) -> StreamDone | StreamError:
+    provider = DirectProvider("openai/m", api_base=base_url, max_retries=0)
+    events = [event async for event in provider.stream(HELLO)]
+    await provider.aclose()
+    last = events[-1]
+    assert isinstance(last, StreamDone | StreamError)
+    return last
+
+
+async def test_a_server_that_ignores_stream_still_answers(serve: Serve) -> None:
+    base = await serve(http(json.dumps(COMPLETION).encode(), "application/json"))
+
+    done = await answer(base)
+
+    assert isinstance(done, StreamDone)
+    assert done.message.text == "whole answer"
+    assert [c.arguments for c in done.message.tool_calls] == [{"path": "a"}]
+    assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (7, 3)
+
+
+async def test_a_body_that_is_not_json_is_said_plainly(serve: Serve) -> None:
+    base = await serve(http(b"<html><body>Bad gateway</body></html>", "text/html"))
+
+    error = await answer(base)
+
+    assert isinstance(error, StreamError) and error.retryable
+    assert "not JSON: <html><body>Bad gateway" in error.message
+
+
+async def test_an_error_event_mid_stream_ends_with_the_providers_words(serve: Serve) -> None:
+    error_event = {"error": {"message": "model overloaded, try later", "type": "server_error"}}
+    body = f"data: {json.dumps(error_event)}\n\n".encode()
+    base = await serve(http(body, "text/event-stream"))
+
+    error = await answer(base)
+
+    assert isinstance(error, StreamError) and error.retryable
+    assert error.message.endswith("model overloaded, try later")

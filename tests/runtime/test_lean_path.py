@@ -1,0 +1,86 @@
+"""The direct path in a fresh process: a whole turn runs without importing litellm, and
+`countbot chat -m` with no daemon imports only what one turn needs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.scripted_model import Reply, ScriptedModelServer
+
+TURN = """
+import asyncio, sys
+from pathlib import Path
+from countbot.runtime.assembly import open_runtime
+from tests.support.scripted_model import ScriptedModelServer
+from tests.support.settings import make_settings
+
+class Server:  # make_settings reads only the address
+    base_url = sys.argv[1]
+
+async def main():
+    settings = make_settings(Path(sys.argv[2]), Server())
+    settings.model.vision = None  # asks the model map, which must not import litellm either
+    runtime = await open_runtime(settings)
+    try:
+        print(await runtime.agent.process_direct("hi", "s1", channel="cli"))
+    finally:
+        await runtime.close()
+    print("litellm loaded:", "litellm" in sys.modules)
+
+asyncio.run(main())
+"""
+# Modules a one-shot chat has no use for: the model layer it does not take, the daemon's.
+NOT_NEEDED = (
+    *("litellm", "openai", "mcp", "json_repair"),
+    *("uvicorn", "starlette", "telegram", "apscheduler"),
+)
+
+
+def test_a_turn_on_the_direct_path_never_imports_litellm(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(
+        Reply.tool_calls(("list_dir", '{"path": "."}')), Reply.text("All done.", usage=(9, 3))
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", TURN, model_server.base_url, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["All done.", "litellm loaded: False"]
+
+
+def test_chat_message_without_a_daemon_imports_only_what_a_turn_needs(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    (tmp_path / "config.yaml").write_text(
+        f"model:\n  name: openai/test-model\n  api_base: {model_server.base_url}\n"
+        "workspace: ws\ndata_dir: state\n"
+    )
+    model_server.script(Reply.text("hello"))
+
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "countbot", "chat", "-m", "hi"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_PROXY": "*"},
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hello"
+    imported = {
+        match.group(1).split(".")[0]
+        for match in re.finditer(r"^import time:.*\|\s*(\S+)$", result.stderr, re.M)
+    }
+    assert "countbot" in imported and "httpx" in imported
+    assert imported.isdisjoint(NOT_NEEDED), imported & set(NOT_NEEDED)
