@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from countbot.cli.common import config_option, run_async, settings_or_exit
+from countbot.cli.common import config_option, run_async, settings_or_exit, store_settings
 from countbot.cli.cron import cron
 
 
@@ -34,10 +34,16 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     from countbot.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
+    if message is not None:
+        # Through a running daemon no secret is needed; only a local turn loads them all.
+        lenient = settings_or_exit(config_path, require_model=False, need_secrets=False)
+        configure_logging(secret_masker(lenient), logging.WARNING)
+        status = run_async(
+            lambda: run_once(lenient, message, session_id, lambda: settings_or_exit(config_path))
+        )
+        sys.exit(status)
     settings = settings_or_exit(config_path)
     configure_logging(secret_masker(settings), logging.WARNING)
-    if message is not None:
-        sys.exit(run_async(lambda: run_once(settings, message, session_id)))
     run_async(lambda: run_interactive(settings, session_id))
 
 
@@ -98,7 +104,7 @@ def pairing_approve(config_path: str | None, channel: str, code: str) -> None:
     from countbot.cli.pairing import approve
 
     status, line = run_async(
-        lambda: approve(settings_or_exit(config_path, require_model=False), channel, code)
+        lambda: approve(store_settings(config_path), channel, code)
     )
     click.echo(line, err=status != 0)
     sys.exit(status)
@@ -110,7 +116,7 @@ def pairing_list(config_path: str | None) -> None:
     """Show pairing codes waiting for approval and the senders already paired."""
     from countbot.cli.pairing import listing
 
-    for line in run_async(lambda: listing(settings_or_exit(config_path, require_model=False))):
+    for line in run_async(lambda: listing(store_settings(config_path))):
         click.echo(line)
 
 

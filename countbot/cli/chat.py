@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import click
 
@@ -26,11 +26,16 @@ from countbot.runtime.assembly import open_runtime
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", ":q"}
 
 
-async def run_once(settings: Settings, message: str, session_id: str) -> int:
-    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error."""
+async def run_once(
+    settings: Settings, message: str, session_id: str, local: Callable[[], Settings]
+) -> int:
+    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error.
+
+    `settings` may hold unresolved secrets; `local()` loads the complete ones when no daemon runs.
+    """
     answer = await answer_via_daemon(settings, message, session_id)
     if answer is None:
-        runtime = await open_runtime(settings)
+        runtime = await open_runtime(local())
         try:
             answer = await runtime.agent.process_direct(message, session_id, channel="cli")
         finally:

@@ -93,18 +93,20 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     require_model: bool = False,
+    need_secrets: bool = True,
 ) -> Settings:
     """Validated settings from `path` (default: `config_path_from(None, env)`), paths resolved.
 
     Only the default `./config.yaml` may be missing. Every problem in the file is reported in one
     `ConfigError`. `config_path` is set to the absolute file path, even for a missing default, so
-    a settings page knows where to save.
+    a settings page knows where to save. With `need_secrets=False` (commands that only talk to
+    the running daemon or the store) an unset `${VAR}` is no error: the value keeps the reference.
     """
     env = os.environ if env is None else env
     chosen = config_path_from(None, env) if path is None else Path(path)
     file = _absolute(chosen)
     if file.is_file():
-        settings = _validate(_parse(_read(file), file), file, env)
+        settings = _validate(_parse(_read(file), file), file, env, need_secrets=need_secrets)
         base = file.parent
     elif file.exists():
         raise ConfigError(f"The config file {file} is not a regular file.")
@@ -184,10 +186,16 @@ def _parse(text: str, source: Path) -> yaml_text.YamlDocument:
         raise ConfigError(f"YAML syntax error in {source}{where}: {detail}") from None
 
 
-def _validate(document: yaml_text.YamlDocument, source: Path, env: Mapping[str, str]) -> Settings:
+def _validate(
+    document: yaml_text.YamlDocument,
+    source: Path,
+    env: Mapping[str, str],
+    *,
+    need_secrets: bool = True,
+) -> Settings:
     """Interpolate and validate parsed YAML, raising one `ConfigError` listing every problem."""
     data, missing = env_vars.interpolate(_require_mapping(document.data, source), env)
-    problems = [(ref.loc, _missing_variable(ref)) for ref in missing]
+    problems = [(ref.loc, _missing_variable(ref)) for ref in missing if need_secrets]
     data = fields.drop_empty_sections(data)
     problems += _loader_problems(data)
     settings = None
