@@ -58,15 +58,24 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
 )
 @click.option("--model", default="", help="litellm model string, e.g. openai/gpt-4o-mini")
 @click.option("--api-base", default="", help="OpenAI-compatible base URL (optional)")
+@click.option(
+    "--api-key-env",
+    default="",
+    metavar="NAME",
+    help="read the model's API key from this environment variable (writes ${NAME})",
+)
 @click.option("--force", is_flag=True, help="overwrite an existing config.yaml")
-def onboard(target: str, model: str, api_base: str, force: bool) -> None:
+def onboard(target: str, model: str, api_base: str, api_key_env: str, force: bool) -> None:
     """Write a starter config.yaml and workspace."""
     from countbot.cli.onboard import write_starter
 
     try:
-        for line in write_starter(Path(target), model=model, api_base=api_base, force=force):
+        lines = write_starter(
+            Path(target), model=model, api_base=api_base, api_key_env=api_key_env, force=force
+        )
+        for line in lines:
             click.echo(line)
-    except FileExistsError as exc:
+    except (FileExistsError, ValueError) as exc:
         click.echo(f"countbot: {exc}", err=True)
         sys.exit(2)
 
@@ -103,9 +112,7 @@ def pairing_approve(config_path: str | None, channel: str, code: str) -> None:
     """Let the sender who was given CODE on CHANNEL (e.g. telegram) talk to the assistant."""
     from countbot.cli.pairing import approve
 
-    status, line = run_async(
-        lambda: approve(store_settings(config_path), channel, code)
-    )
+    status, line = run_async(lambda: approve(store_settings(config_path), channel, code))
     click.echo(line, err=status != 0)
     sys.exit(status)
 

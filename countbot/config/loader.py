@@ -125,13 +125,14 @@ def load_settings(
     return settings
 
 
-def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
+def save_settings_patch(path: Path, patch: Mapping[str, Any], *, need_secrets: bool = True) -> None:
     """Apply a nested patch to the YAML file at `path`: validated first, written atomically.
 
     A value equal to what `masked_settings` currently shows for it is "unchanged", so masked
     secrets (`MASK`), `${VAR}` references and untouched defaults survive a form round trip; ""
     or None for a secret clears it. Comments survive when every change replaces a value already
     written in the file; otherwise the file is rewritten from its data and its comments are lost.
+    `need_secrets=False` accepts `${VAR}` references whose variables are not set yet (onboard).
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
@@ -139,7 +140,7 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
     document = _parse(text, file)
     raw = _require_mapping(document.data, file)
     try:
-        shown: Mapping[str, Any] = masked_settings(load_settings(file))
+        shown: Mapping[str, Any] = masked_settings(load_settings(file, need_secrets=need_secrets))
     except ConfigError:
         shown = {}
     changes = _changes(patch, shown, ())
@@ -147,7 +148,12 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
         return
     merged = _apply(raw, changes)
     # Duplicated keys stay an error: the file must be fixed by hand before it can be patched.
-    _validate(yaml_text.YamlDocument(merged, None, document.duplicates), file, os.environ)
+    _validate(
+        yaml_text.YamlDocument(merged, None, document.duplicates),
+        file,
+        os.environ,
+        need_secrets=need_secrets,
+    )
     new_text = yaml_text.replace_values(text, document.root, changes)
     if new_text is None or _parse(new_text, file).data != merged:
         new_text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)

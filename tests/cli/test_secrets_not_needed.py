@@ -41,7 +41,8 @@ def config_with_unset_token(folder: Path, model_server: ScriptedModelServer, dat
 
 
 async def countbot(*args: str, config: Path) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("TELEGRAM_BOT_TOKEN", "COUNTBOT_CONFIG")}
+    unset = ("TELEGRAM_BOT_TOKEN", "COUNTBOT_CONFIG")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     process = await asyncio.create_subprocess_exec(
         *COUNTBOT,
         *args,
