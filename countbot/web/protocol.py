@@ -36,6 +36,8 @@ class Cancel:
 class Subscribe:
     session_id: str
     last_seq: int | None
+    # Also send what a running turn produced so far (a page opened mid-answer).
+    replay_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,10 @@ def _subscribe(data: dict[str, Any]) -> Subscribe:
     last_seq = data.get("last_seq")
     if last_seq is not None and (isinstance(last_seq, bool) or not isinstance(last_seq, int)):
         raise ProtocolError("subscribe: 'last_seq' must be an integer or null")
-    return Subscribe(session_id, last_seq)
+    replay_turn = data.get("replay_turn", False)
+    if not isinstance(replay_turn, bool):
+        raise ProtocolError("subscribe: 'replay_turn' must be true or false")
+    return Subscribe(session_id, last_seq, replay_turn)
 
 
 _PARSERS = {

@@ -53,6 +53,7 @@ class Connection:
 
     async def serve(self) -> None:
         await self._ws.accept()
+        self._hub.connect(self.watcher)
         sender = asyncio.create_task(self._send_loop())
         try:
             await self._receive_loop()
@@ -121,6 +122,8 @@ class Connection:
         if not self._hub.subscribe(session_id, self.watcher, frame.last_seq):
             # Queued after the replay, so the client reloads once it has what is still buffered.
             self._reply({"type": "resync", "session_id": session_id})
+        elif frame.replay_turn and frame.last_seq is None and known:
+            self._hub.replay_turn(session_id, self.watcher)
 
     def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
         frame: dict[str, Any] = {

@@ -44,7 +44,7 @@ function channelTable(data) {
         { testid: "channel-item", dataset: { state: channel.state || "" } },
         h("td", {}, channel.name),
         h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
-        h("td", {}, h("span", { class: `state state-${channel.state}` }, channel.state || "")),
+        h("td", {}, h("span", { class: `state state-${channel.state}`, i18n: channel.state ? `channels.state.${channel.state}` : undefined })),
         h("td", {}, channel.detail || ""),
       ),
     ),
