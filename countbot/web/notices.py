@@ -1,6 +1,7 @@
 """Frames pushed to every open client, outside any session: daemon status, session-list changes.
 
-They keep a browser tab true without polling: the "no model" banner follows the settings, and a
+A client asks for them with a `subscribe_notices` frame. They keep a browser tab true without
+polling: the "no model" banner follows the settings, and a
 conversation started on Telegram, by `countbot chat -m` or by a job appears in the sidebar.
 """
 
@@ -12,8 +13,8 @@ from countbot.web.context import DaemonContext
 
 
 def status_frame(daemon: DaemonContext) -> dict[str, Any]:
-    """What the UI shows about the daemon itself, pushed after a settings change (a client
-    reads the same from GET /api/health when it connects)."""
+    """What the UI shows about the daemon itself: sent when a client subscribes to notices and
+    pushed after every settings change."""
     return {"type": "status", "model_configured": daemon.model_configured}
 
 

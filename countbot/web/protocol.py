@@ -50,7 +50,12 @@ class Ping:
     pass
 
 
-ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping
+@dataclass(frozen=True, slots=True)
+class SubscribeNotices:
+    """Receive the frames about no one session: daemon status and session-list changes."""
+
+
+ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping | SubscribeNotices
 
 
 class ProtocolError(ValueError):
@@ -148,4 +153,5 @@ _PARSERS = {
     "subscribe": _subscribe,
     "unsubscribe": lambda data: Unsubscribe(_session_id(data, "unsubscribe")),
     "ping": lambda data: Ping(),
+    "subscribe_notices": lambda data: SubscribeNotices(),
 }

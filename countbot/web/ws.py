@@ -20,6 +20,7 @@ from countbot.gateway.gateway import GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.web.context import DaemonContext
+from countbot.web.notices import status_frame
 from countbot.web.protocol import (
     Cancel,
     ClientFrame,
@@ -27,6 +28,7 @@ from countbot.web.protocol import (
     ProtocolError,
     SendMessage,
     Subscribe,
+    SubscribeNotices,
     Unsubscribe,
     parse_frame,
 )
@@ -53,7 +55,6 @@ class Connection:
 
     async def serve(self) -> None:
         await self._ws.accept()
-        self._hub.connect(self.watcher)
         sender = asyncio.create_task(self._send_loop())
         try:
             await self._receive_loop()
@@ -95,6 +96,9 @@ class Connection:
             self._hub.unsubscribe(frame.session_id, self.watcher)
         elif isinstance(frame, Ping):
             self._reply({"type": "pong"})
+        elif isinstance(frame, SubscribeNotices):
+            self._hub.connect(self.watcher)
+            self._reply(status_frame(self._daemon))
 
     async def _send_message(self, frame: SendMessage) -> None:
         message = InboundMessage(

@@ -82,6 +82,8 @@ export class Socket {
     this.failures = 0;
     this.lastHeard = Date.now();
     this.setState("open");
+    // Daemon status and session-list changes; the first reply is the current status.
+    this.ws.send(JSON.stringify({ type: "subscribe_notices" }));
     for (const sessionId of this.watched.keys()) this.subscribe(sessionId);
     const pending = this.outbox.splice(0);
     for (const frame of pending) this.ws.send(JSON.stringify(frame));
