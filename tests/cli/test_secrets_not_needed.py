@@ -6,12 +6,10 @@ must still approve pairings, list jobs and send a message to the running daemon.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from pathlib import Path
 
 from countbot.web.instance import InstanceLock
+from tests.cli.test_cron import countbot as run_countbot
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web import conftest as web
 from tests.web.conftest import Daemon
@@ -19,8 +17,6 @@ from tests.web.conftest import Daemon
 # The daemon fixtures, shared with the web tests.
 start_daemon = web.start_daemon
 daemon = web.daemon
-
-COUNTBOT = [sys.executable, "-m", "countbot"]
 
 
 def config_with_unset_token(folder: Path, model_server: ScriptedModelServer, data: Path) -> Path:
@@ -41,20 +37,7 @@ def config_with_unset_token(folder: Path, model_server: ScriptedModelServer, dat
 
 
 async def countbot(*args: str, config: Path) -> tuple[int, str, str]:
-    unset = ("TELEGRAM_BOT_TOKEN", "COUNTBOT_CONFIG")
-    env = {k: v for k, v in os.environ.items() if k not in unset}
-    process = await asyncio.create_subprocess_exec(
-        *COUNTBOT,
-        *args,
-        "--config",
-        str(config),
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    return await run_countbot(*args, config=config, unset=("TELEGRAM_BOT_TOKEN",))
 
 
 async def test_store_and_daemon_commands_run_without_the_token(

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Locator, expect
+from playwright.async_api import Browser, BrowserContext, Locator, expect
 
 from countbot.config.loader import load_settings
 from countbot.gateway.messages import InboundMessage
@@ -203,13 +203,22 @@ async def daemon_on(config: Path, port: int) -> AsyncIterator[Daemon]:
             yield Daemon(running.port, running.context, settings)
 
 
+@contextlib.asynccontextmanager
+async def desktop(browser: Browser) -> AsyncIterator[BrowserContext]:
+    """A fresh browser profile for tests that start and stop their own daemons."""
+    context = await browser.new_context(viewport={"width": 1100, "height": 760}, locale="en-US")
+    context.set_default_timeout(WAIT_MS)
+    try:
+        yield context
+    finally:
+        await context.close()
+
+
 async def test_a_message_sent_while_the_daemon_restarts_stays_on_screen(
     browser: Browser, tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
     config = write_config(tmp_path, model_server)
-    context = await browser.new_context(viewport={"width": 1100, "height": 760}, locale="en-US")
-    context.set_default_timeout(WAIT_MS)
-    try:
+    async with desktop(browser) as context:
         model_server.script(Reply.text(SLOW_ANSWER, chunks=20, delay=0.5))
         async with daemon_on(config, 0) as first:
             port = first.port
@@ -235,8 +244,6 @@ async def test_a_message_sent_while_the_daemon_restarts_stays_on_screen(
             await expect(chat.messages("user")).to_have_text(["count slowly", "are you back?"])
         assert not chat.errors, chat.errors
         await chat.screenshot("daemon_restart")
-    finally:
-        await context.close()
 
 
 # --- 10. Images for a model without vision -------------------------------------------------------
@@ -299,9 +306,7 @@ async def test_when_the_daemon_is_down_pages_say_so_in_words(
     browser: Browser, tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
     config = write_config(tmp_path, model_server)
-    context = await browser.new_context(viewport={"width": 1100, "height": 760}, locale="en-US")
-    context.set_default_timeout(WAIT_MS)
-    try:
+    async with desktop(browser) as context:
         async with daemon_on(config, 0) as running:
             chat = ChatPage(await context.new_page(), running)
             await chat.open()
@@ -309,8 +314,6 @@ async def test_when_the_daemon_is_down_pages_say_so_in_words(
         failed = chat.page.locator(".load-error")
         await expect(failed).to_contain_text("CountBot is not reachable")
         await expect(failed).not_to_contain_text("Failed to fetch")
-    finally:
-        await context.close()
 
 
 async def test_settings_do_not_keep_saved_after_an_edit(chat: ChatPage) -> None:
