@@ -88,7 +88,8 @@ export class Chat {
     // A running turn's frames were replayed: they show that turn, so the stored part of it
     // (its user message, finished steps) is left to them rather than shown twice.
     const replayed = this.buffered.some((frame) => frame.replay);
-    renderRecords(this.transcript, replayed ? beforeTurn(page.messages, this.buffered) : page.messages);
+    const records = replayed ? beforeTurn(page.messages, this.buffered) : page.messages;
+    renderRecords(this.transcript, records);
     this.paged(page);
     this.loading = false;
     const stored = page.messages.filter((r) => r.type === "user").at(-1)?.content;
@@ -108,11 +109,10 @@ export class Chat {
    * queued, or sent while the daemon restarted) stay on screen, after the history.
    */
   keepUnstored(stored) {
-    const local = [...this.pending.filter((p) => p.view === this.view).map((p) => p.el), ...this.queued];
-    for (const el of local) {
-      if (el.dataset.state !== "queued" && el.querySelector(".message-text")?.textContent === stored) {
-        continue;
-      }
+    const sending = this.pending.filter((p) => p.view === this.view).map((p) => p.el);
+    for (const el of [...sending, ...this.queued]) {
+      const text = el.querySelector(".message-text")?.textContent;
+      if (el.dataset.state !== "queued" && text === stored) continue;
       this.transcript.add(el);
     }
   }

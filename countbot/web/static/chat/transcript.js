@@ -205,10 +205,15 @@ export class Transcript {
       this.notice("note", { text });
       return;
     }
-    const el = h("div", { class: `notice notice-${known.kind}`, testid: "notice", dataset: { kind: known.kind, code } });
+    const el = h("div", {
+      class: `notice notice-${known.kind}`,
+      testid: "notice",
+      dataset: { kind: known.kind, code },
+    });
     el.append(h("span", { i18n: known.key }));
     if (known.settings) {
-      el.append(" ", h("a", { href: "#/settings", testid: "notice-settings", i18n: "banner.openSettings" }));
+      const link = { href: "#/settings", testid: "notice-settings", i18n: "banner.openSettings" };
+      el.append(" ", h("a", link));
     }
     this.add(el);
   }

@@ -23,7 +23,8 @@ function memoryEditor(data) {
     i18nAttrs: { "aria-label": "memory.title", placeholder: "memory.empty" },
   });
   const status = statusLine("memory-status");
-  const conflictBox = h("div", { class: "memory-conflict", testid: "memory-conflict", hidden: true });
+  const conflictBox = h("div", { class: "memory-conflict", testid: "memory-conflict" });
+  conflictBox.hidden = true;
   const dirty = () => editor.value !== saved;
   guardLeave(dirty);
   editor.addEventListener("input", () => {
@@ -76,8 +77,8 @@ function memoryEditor(data) {
       h(
         "div",
         { class: "form-actions" },
-        h("button", { type: "button", class: "primary", testid: "memory-keep-mine", i18n: "memory.keepMine", onclick: keepMine }),
-        h("button", { type: "button", testid: "memory-use-theirs", i18n: "memory.useTheirs", onclick: useTheirs }),
+        button("memory-keep-mine", "memory.keepMine", keepMine, "primary"),
+        button("memory-use-theirs", "memory.useTheirs", useTheirs),
       ),
     );
     conflictBox.hidden = false;
@@ -104,6 +105,10 @@ function memoryEditor(data) {
   );
 }
 
+function button(testid, key, onclick, kind = "") {
+  return h("button", { type: "button", class: kind, testid, i18n: key, onclick });
+}
+
 /** Lines only in the saved file (theirs) and only in the editor (mine), in context. */
 function diffView(theirs, mine) {
   const lines = lineDiff(theirs, mine);
@@ -123,7 +128,11 @@ function diffView(theirs, mine) {
       "pre",
       {},
       lines.map((line) =>
-        h("div", { class: `diff-${line.kind}`, dataset: { kind: line.kind } }, `${marks[line.kind]} ${line.text}`),
+        h(
+          "div",
+          { class: `diff-${line.kind}`, dataset: { kind: line.kind } },
+          `${marks[line.kind]} ${line.text}`,
+        ),
       ),
     ),
   );

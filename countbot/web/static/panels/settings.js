@@ -62,7 +62,11 @@ function settingsForm(data, saved = false) {
       "select",
       { testid: "settings-preset" },
       presets.map((p) =>
-        h("option", { value: p.name, selected: p.name === persona.preset }, translated(`persona.name.${p.name}`, p.name)),
+        h(
+          "option",
+          { value: p.name, selected: p.name === persona.preset },
+          translated(`persona.name.${p.name}`, p.name),
+        ),
       ),
     ),
     personaName: text(persona.name, { i18nAttrs: { placeholder: "settings.fromPreset" } }),

@@ -22,7 +22,8 @@ function badge(key, kind = "") {
 
 /** A shipped skill's description in the UI's language; a workspace skill's as its file says. */
 function describe(skill) {
-  return skill.source === "builtin" ? translated(`skill.desc.${skill.name}`, skill.description) : skill.description;
+  if (skill.source !== "builtin") return skill.description;
+  return translated(`skill.desc.${skill.name}`, skill.description);
 }
 
 function skillCard(skill) {
