@@ -22,6 +22,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    TurnNotice,
 )
 from countbot.channels.base import ChannelCapabilities, ChatOutput
 from countbot.channels.rendering import RenderSettings, TurnRenderer
@@ -147,6 +148,8 @@ def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
         return ToolStart(str(frame.get("tool_call_id", "")), str(frame.get("name", "")), {})
     if kind == "done":
         return TurnDone(str(frame.get("content", "")))
+    if kind == "notice":
+        return TurnNotice(str(frame.get("code", "")), str(frame.get("text", "")))
     if kind == "error":
         return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
     if kind == "cancelled":
