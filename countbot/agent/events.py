@@ -46,9 +46,23 @@ class TurnDone:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnNotice:
+    """Something the user should know about this turn that is not the answer.
+
+    `code` lets a surface show its own wording (and links); `text` is the plain English version.
+    """
+
+    code: str
+    text: str
+    type: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnError:
     error: str
     retryable: bool = False
+    # A known cause a surface can explain in its own words ("no_model"); "" for anything else.
+    code: str = ""
     type: Literal["error"] = "error"
 
 
@@ -57,7 +71,16 @@ class TurnCancelled:
     type: Literal["cancelled"] = "cancelled"
 
 
-AgentEvent = TextChunk | ReasoningChunk | ToolStart | ToolEnd | TurnDone | TurnError | TurnCancelled
+AgentEvent = (
+    TextChunk
+    | ReasoningChunk
+    | ToolStart
+    | ToolEnd
+    | TurnNotice
+    | TurnDone
+    | TurnError
+    | TurnCancelled
+)
 
 TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
 

@@ -68,10 +68,15 @@ class SummaryEntry:
 
 @dataclass(frozen=True, slots=True)
 class NoteEntry:
-    """Shown to people (e.g. an iteration-limit notice) but never sent to the model."""
+    """Shown to people (e.g. an iteration-limit notice) but never sent to the model.
+
+    `code` names known notes ("cancelled", "no_model", "no_vision") so the UI shows them in the
+    reader's language, the same way live and after a reload.
+    """
 
     text: str
     ts: float = field(default_factory=time.time)
+    code: str = ""
     type: Literal["note"] = "note"
 
 
@@ -125,7 +130,10 @@ def to_record(entry: HistoryEntry) -> dict[str, Any]:
             "duration_ms": entry.duration_ms,
             "ts": entry.ts,
         }
-    return {"type": entry.type, "text": entry.text, "ts": entry.ts}
+    record: dict[str, Any] = {"type": entry.type, "text": entry.text, "ts": entry.ts}
+    if isinstance(entry, NoteEntry) and entry.code:
+        record["code"] = entry.code
+    return record
 
 
 def from_record(record: dict[str, Any]) -> HistoryEntry:
@@ -162,7 +170,7 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
     if kind == "summary":
         return SummaryEntry(record.get("text", ""), ts)
     if kind == "note":
-        return NoteEntry(record.get("text", ""), ts)
+        return NoteEntry(record.get("text", ""), ts, record.get("code", ""))
     raise ValueError(f"unknown history entry type: {kind!r}")
 
 

@@ -24,6 +24,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    TurnNotice,
 )
 from countbot.agent.history import (
     HistoryEntry,
@@ -58,6 +59,20 @@ class ModelChoice:
 
 
 ModelResolver = Callable[[], Awaitable[ModelChoice]]
+
+
+class ModelNotConfiguredError(Exception):
+    """The resolver has no model to talk to; the turn ends with guidance, not a provider error."""
+
+
+NO_MODEL = (
+    "No model is configured yet. Choose one on the Settings page (or set model.name in "
+    "config.yaml), then send your message again."
+)
+NO_VISION = (
+    "The current model cannot see images, so it got only a note that an image was attached. "
+    "Choose a model with vision on the Settings page to send images."
+)
 
 
 @dataclass(slots=True)
@@ -156,15 +171,23 @@ class AgentLoop:
             usage=Usage(),
         )
         try:
-            choice = await self._resolve_model()
-            entries = await self._load_history(session_id, choice.provider)
             turn_context = self._context.turn_context(
                 channel=channel, chat_id=chat_id, unattended=unattended
             )
             if context:
                 turn_context = f"{turn_context}\n{context}"
             user = UserEntry(message, tuple(media or ()), turn_context)
+            try:
+                choice = await self._resolve_model()
+            except ModelNotConfiguredError:
+                await self._commit(session_id, user)
+                yield await self._end_note(session_id, "no_model", NO_MODEL)
+                return
+            entries = await self._load_history(session_id, choice.provider)
             await self._commit(session_id, user)
+            if user.images and not choice.vision:
+                await self._commit(session_id, NoteEntry(NO_VISION, code="no_vision"))
+                yield TurnNotice("no_vision", NO_VISION)
             messages = await self._context.build_messages(entries, user, vision=choice.vision)
             async for event in self._iterate(turn, choice, messages):
                 yield event
@@ -295,7 +318,7 @@ class AgentLoop:
     # --- endings -----------------------------------------------------------------------------
 
     async def _end_cancelled(self, turn: _Turn) -> TurnCancelled:
-        await self._commit(turn.session_id, NoteEntry("Cancelled."))
+        await self._commit(turn.session_id, NoteEntry("Cancelled.", code="cancelled"))
         await self._call_hook(self._hooks.on_turn_end, turn.session_id, None)
         return TurnCancelled()
 
@@ -307,6 +330,12 @@ class AgentLoop:
         await self._commit(turn.session_id, NoteEntry(f"Error: {error.message}"))
         await self._call_hook(self._hooks.on_error, turn.session_id, error.message)
         return TurnError(error.message, error.retryable)
+
+    async def _end_note(self, session_id: str, code: str, text: str) -> TurnError:
+        """End a turn that never reached the model, with guidance kept in the history."""
+        await self._commit(session_id, NoteEntry(text, code=code))
+        await self._call_hook(self._hooks.on_error, session_id, text)
+        return TurnError(text, retryable=False, code=code)
 
     async def _end_limit(self, turn: _Turn) -> TurnDone:
         notice = (

@@ -23,6 +23,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    TurnNotice,
 )
 from countbot.channels.approvals import buttons, question_text, settled_text
 from countbot.channels.base import ChannelCapabilities, ChatOutput, SendError
@@ -181,6 +182,8 @@ def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
         return ToolStart(str(frame.get("tool_call_id", "")), str(frame.get("name", "")), {})
     if kind == "done":
         return TurnDone(str(frame.get("content", "")))
+    if kind == "notice":
+        return TurnNotice(str(frame.get("code", "")), str(frame.get("text", "")))
     if kind == "error":
         return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
     if kind == "cancelled":

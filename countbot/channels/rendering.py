@@ -22,6 +22,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    TurnNotice,
 )
 from countbot.channels.base import ChannelCapabilities, ChatOutput, SendError
 from countbot.channels.retry import send_retrying
@@ -61,6 +62,7 @@ class TurnRenderer:
         self._settings = settings
         self._streamed = ""
         self._final: str | None = None
+        self._notices: list[str] = []
         self._changed = asyncio.Event()
         self._ended = asyncio.Event()
         self._draft_id: str | None = None
@@ -82,8 +84,13 @@ class TurnRenderer:
             # Text after a tool call is a new thought: keep it off the previous paragraph.
             if self._streamed.strip() and not self._streamed.endswith(PARAGRAPH_BREAK):
                 self._streamed = self._streamed.rstrip() + PARAGRAPH_BREAK
+        elif isinstance(event, TurnNotice):
+            # Said with the answer (e.g. the model could not see the photo), never dropped.
+            self._notices.append(event.text)
+            return
         elif isinstance(event, TurnDone):
-            self._final = event.content.strip() or self._streamed.strip() or "(no answer)"
+            answer = event.content.strip() or self._streamed.strip() or "(no answer)"
+            self._final = _with_note(answer, " ".join(f"_{n}_" for n in self._notices))
         elif isinstance(event, TurnError):
             self._final = _with_note(self._streamed, f"⚠️ Sorry, that failed: {event.error}")
         elif isinstance(event, TurnCancelled):
@@ -178,4 +185,6 @@ def _draft(text: str, limit: int) -> str:
 
 def _with_note(streamed: str, note: str) -> str:
     streamed = streamed.strip()
+    if not note:
+        return streamed
     return f"{streamed}{PARAGRAPH_BREAK}{note}" if streamed else note

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from countbot.cli.common import config_option, exit_promptly, run_async, settings_or_exit
+from countbot.cli.common import (
+    config_option,
+    exit_promptly,
+    run_async,
+    settings_or_exit,
+    store_settings,
+)
 from countbot.cli.cron import cron
 
 
@@ -34,10 +40,16 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     from countbot.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
+    if message is not None:
+        # Through a running daemon no secret is needed; only a local turn loads them all.
+        lenient = settings_or_exit(config_path, require_model=False, need_secrets=False)
+        configure_logging(secret_masker(lenient), logging.WARNING)
+        status = run_async(
+            lambda: run_once(lenient, message, session_id, lambda: settings_or_exit(config_path))
+        )
+        sys.exit(status)
     settings = settings_or_exit(config_path)
     configure_logging(secret_masker(settings), logging.WARNING)
-    if message is not None:
-        sys.exit(run_async(lambda: run_once(settings, message, session_id)))
     run_async(lambda: run_interactive(settings, session_id))
 
 
@@ -52,15 +64,24 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
 )
 @click.option("--model", default="", help="litellm model string, e.g. openai/gpt-4o-mini")
 @click.option("--api-base", default="", help="OpenAI-compatible base URL (optional)")
+@click.option(
+    "--api-key-env",
+    default="",
+    metavar="NAME",
+    help="read the model's API key from this environment variable (writes ${NAME})",
+)
 @click.option("--force", is_flag=True, help="overwrite an existing config.yaml")
-def onboard(target: str, model: str, api_base: str, force: bool) -> None:
+def onboard(target: str, model: str, api_base: str, api_key_env: str, force: bool) -> None:
     """Write a starter config.yaml and workspace."""
     from countbot.cli.onboard import write_starter
 
     try:
-        for line in write_starter(Path(target), model=model, api_base=api_base, force=force):
+        lines = write_starter(
+            Path(target), model=model, api_base=api_base, api_key_env=api_key_env, force=force
+        )
+        for line in lines:
             click.echo(line)
-    except FileExistsError as exc:
+    except (FileExistsError, ValueError) as exc:
         click.echo(f"countbot: {exc}", err=True)
         sys.exit(2)
 
@@ -108,9 +129,7 @@ def pairing_approve(config_path: str | None, channel: str, code: str) -> None:
     """Let the sender who was given CODE on CHANNEL (e.g. telegram) talk to the assistant."""
     from countbot.cli.pairing import approve
 
-    status, line = run_async(
-        lambda: approve(settings_or_exit(config_path, require_model=False), channel, code)
-    )
+    status, line = run_async(lambda: approve(store_settings(config_path), channel, code))
     click.echo(line, err=status != 0)
     sys.exit(status)
 
@@ -121,7 +140,7 @@ def pairing_list(config_path: str | None) -> None:
     """Show pairing codes waiting for approval and the senders already paired."""
     from countbot.cli.pairing import listing
 
-    for line in run_async(lambda: listing(settings_or_exit(config_path, require_model=False))):
+    for line in run_async(lambda: listing(store_settings(config_path))):
         click.echo(line)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 import click
@@ -28,15 +28,18 @@ from countbot.tools.approval import Approver
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", ":q"}
 
 
-async def run_once(settings: Settings, message: str, session_id: str) -> int:
+async def run_once(
+    settings: Settings, message: str, session_id: str, local: Callable[[], Settings]
+) -> int:
     """Run one turn (through the running daemon if there is one) and print it; exit 1 on error.
 
+    `settings` may hold unresolved secrets; `local()` loads the complete ones when no daemon runs.
     Questions are asked at the terminal when stdin is one, else denied at once.
     """
     reader = terminal_reader(LineReader())
     answer = await answer_via_daemon(settings, message, session_id, reader)
     if answer is None:
-        runtime = await open_runtime(settings)
+        runtime = await open_runtime(local())
         try:
             token = CancelToken()
             approver = _approver(runtime, session_id, token, reader)

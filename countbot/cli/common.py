@@ -22,12 +22,25 @@ config_option = click.option(
 )
 
 
-def settings_or_exit(config_path: str | None, *, require_model: bool = True) -> Settings:
-    """Load settings or exit 2 with the loader's message (one clear paragraph)."""
+def settings_or_exit(
+    config_path: str | None, *, require_model: bool = True, need_secrets: bool = True
+) -> Settings:
+    """Load settings or exit 2 with the loader's message (one clear paragraph).
+
+    `need_secrets=False` for commands that never use the daemon's secrets (they talk to the
+    running daemon or the store), so an unset `${TELEGRAM_BOT_TOKEN}` does not stop them.
+    """
     try:
-        return load_settings(config_path_from(config_path), require_model=require_model)
+        return load_settings(
+            config_path_from(config_path), require_model=require_model, need_secrets=need_secrets
+        )
     except ConfigError as exc:
         fail(str(exc), 2)
+
+
+def store_settings(config_path: str | None) -> Settings:
+    """Settings for a command that works on the store only: no model, no secrets needed."""
+    return settings_or_exit(config_path, require_model=False, need_secrets=False)
 
 
 def run_async(main: Callable[[], Any]) -> Any:

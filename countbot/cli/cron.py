@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from countbot.cli.common import config_option, fail, run_async, settings_or_exit
+from countbot.cli.common import config_option, fail, run_async, settings_or_exit, store_settings
 from countbot.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def cron() -> None:
 @config_option
 def list_jobs(config_path: str | None) -> None:
     """Show every job with its schedule, next run and last result."""
-    settings = settings_or_exit(config_path, require_model=False)
+    settings = store_settings(config_path)
     views = _run(_with_book(settings, lambda book: book.views()))
     if not views:
         click.echo("No scheduled jobs. Add one with `countbot cron add`.")
@@ -54,7 +54,7 @@ def list_jobs(config_path: str | None) -> None:
 @click.option("--disabled", is_flag=True, help="store it switched off")
 def add(config_path: str | None, **options: Any) -> None:
     """Add a job (exactly one of --cron, --every, --at)."""
-    settings = settings_or_exit(config_path, require_model=False)
+    settings = store_settings(config_path)
     view = _run(_with_book(settings, lambda book: _add(book, options)))
     click.echo(f"Added {_describe(view)}")
 
@@ -64,7 +64,7 @@ def add(config_path: str | None, **options: Any) -> None:
 @click.argument("job_id")
 def remove(config_path: str | None, job_id: str) -> None:
     """Delete a job and its history."""
-    settings = settings_or_exit(config_path, require_model=False)
+    settings = store_settings(config_path)
     if not _run(_with_book(settings, lambda book: book.remove(job_id))):
         fail(f"no job {job_id!r}", 1)
     click.echo(f"Removed job {job_id}.")
@@ -87,7 +87,7 @@ def disable(config_path: str | None, job_id: str) -> None:
 
 
 def switch(config_path: str | None, job_id: str, enabled: bool) -> None:
-    settings = settings_or_exit(config_path, require_model=False)
+    settings = store_settings(config_path)
     if _run(_with_book(settings, lambda book: book.set_enabled(job_id, enabled))) is None:
         fail(f"no job {job_id!r}", 1)
     click.echo(f"Job {job_id} {'enabled' if enabled else 'disabled'}.")

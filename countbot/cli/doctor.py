@@ -19,6 +19,8 @@ from countbot.runtime.models import ModelResolver
 from countbot.tools.sandbox import SandboxStatus
 
 Check = Callable[[], Awaitable[str]]
+# Seconds the model probe may take; a local model answering "OK" needs far less.
+PROBE_TIMEOUT = 10.0
 
 
 class CheckFailed(Exception):
@@ -103,7 +105,15 @@ async def _writable(folder: Path) -> str:
 async def _model_answers(settings: Settings) -> str:
     if not settings.model.name:
         raise CheckFailed("no model configured: set model.name in the config file")
-    choice = await ModelResolver(lambda: settings.model)()
+    # One short attempt: a doctor reports an unreachable model in seconds instead of retrying.
+    probe = settings.model.model_copy(
+        update={
+            "max_retries": 0,
+            "fallbacks": [],
+            "request_timeout": min(settings.model.request_timeout, PROBE_TIMEOUT),
+        }
+    )
+    choice = await ModelResolver(lambda: probe)()
     request = ChatRequest(
         (UserMessage((TextPart("Reply with the single word OK."),)),), max_tokens=16
     )

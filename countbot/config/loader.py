@@ -93,19 +93,23 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     require_model: bool = False,
+    need_secrets: bool = True,
 ) -> Settings:
     """Validated settings from `path` (default: `config_path_from(None, env)`), paths resolved.
 
     Only the default `./config.yaml` may be missing. Every problem in the file is reported in one
     `ConfigError`. `config_path` is set to the absolute file path, even for a missing default, so
-    a settings page knows where to save.
+    a settings page knows where to save. With `need_secrets=False` (commands that only talk to
+    the running daemon or the store) an unset `${VAR}` is no error: the value keeps the reference.
     """
     env = os.environ if env is None else env
     chosen = config_path_from(None, env) if path is None else Path(path)
     file = _absolute(chosen)
     if file.is_file():
         secrets = secrets_file.read_secrets(secrets_file.secrets_path(file))
-        settings = _validate(_parse(_read(file), file), file, env, secrets)
+        settings = _validate(
+            _parse(_read(file), file), file, env, secrets, need_secrets=need_secrets
+        )
         base = file.parent
     elif file.exists():
         raise ConfigError(f"The config file {file} is not a regular file.")
@@ -124,7 +128,9 @@ def load_settings(
     return settings
 
 
-def save_settings_patch(path: Path, patch: Mapping[str, Any], *, references: bool = False) -> None:
+def save_settings_patch(
+    path: Path, patch: Mapping[str, Any], *, references: bool = False, need_secrets: bool = True
+) -> None:
     """Apply a nested patch to the YAML file at `path`: validated first, written atomically.
 
     A value equal to what `masked_settings` currently shows for it is "unchanged", so masked
@@ -137,6 +143,7 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any], *, references: boo
     (mode 0600) and the config gets only its reference, `${secret:model.api_key}`.
     `references=True` is for the owner's own command line (never for the API): references in
     the patch are written as references, and a secret given as one stays in the config.
+    `need_secrets=False` accepts `${VAR}` references whose variables are not set yet (onboard).
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
@@ -144,7 +151,7 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any], *, references: boo
     document = _parse(text, file)
     raw = _require_mapping(document.data, file)
     try:
-        shown: Mapping[str, Any] = masked_settings(load_settings(file))
+        shown: Mapping[str, Any] = masked_settings(load_settings(file, need_secrets=need_secrets))
     except ConfigError:
         shown = {}
     changes = _changes(patch, shown, ())
@@ -157,7 +164,7 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any], *, references: boo
     merged = _apply(raw, changes)
     # Duplicated keys stay an error: the file must be fixed by hand before it can be patched.
     document_after = yaml_text.YamlDocument(merged, None, document.duplicates)
-    _validate(document_after, file, os.environ, secrets)
+    _validate(document_after, file, os.environ, secrets, need_secrets=need_secrets)
     new_text = yaml_text.replace_values(text, document.root, changes)
     if new_text is None or _parse(new_text, file).data != merged:
         new_text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)
@@ -203,10 +210,12 @@ def _validate(
     source: Path,
     env: Mapping[str, str],
     secrets: Mapping[str, str],
+    *,
+    need_secrets: bool = True,
 ) -> Settings:
     """Interpolate and validate parsed YAML, raising one `ConfigError` listing every problem."""
     data, missing = env_vars.interpolate(_require_mapping(document.data, source), env, secrets)
-    problems = [(ref.loc, _missing_variable(ref)) for ref in missing]
+    problems = [(ref.loc, _missing_variable(ref)) for ref in missing if need_secrets]
     data = fields.drop_empty_sections(data)
     problems += _loader_problems(data)
     settings = None

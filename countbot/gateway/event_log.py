@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 
+from countbot.agent.events import TERMINAL_TYPES
 from countbot.gateway.events import GatewayEvent, SessionEvent
 
 REPLAY_EVENTS = 2000
@@ -45,3 +46,13 @@ class SessionLog:
         if last_seq < first - 1:
             return list(self._ring), False
         return list(itertools.islice(self._ring, last_seq - first + 1, None)), True
+
+    def since_last_turn_end(self) -> list[SessionEvent]:
+        """The buffered events after the newest done/error/cancelled: the running turn so far."""
+        tail: list[SessionEvent] = []
+        for numbered in reversed(self._ring):
+            if numbered.event.type in TERMINAL_TYPES:
+                break
+            tail.append(numbered)
+        tail.reverse()
+        return tail

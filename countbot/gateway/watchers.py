@@ -50,7 +50,18 @@ class EventHub:
         self._idle_logs = idle_logs
         self._logs: OrderedDict[str, SessionLog] = OrderedDict()
         self._watchers: dict[str, list[Watcher]] = {}
+        self._connected: set[Watcher] = set()
         self._high_water = 0
+
+    def connect(self, watcher: Watcher) -> None:
+        """Include `watcher` (a client connection) in every `broadcast` until it is dropped."""
+        self._connected.add(watcher)
+
+    def broadcast(self, frame: dict[str, Any]) -> None:
+        """Offer a frame that concerns no one session (the session list, daemon status) to all."""
+        for watcher in list(self._connected):
+            if not watcher.offer(frame):
+                self.drop(watcher)
 
     def publish(self, session_id: str, event: GatewayEvent) -> SessionEvent:
         numbered = self._log(session_id).append(event)
@@ -80,6 +91,18 @@ class EventHub:
                 break
         return complete
 
+    def replay_turn(self, session_id: str, watcher: Watcher) -> None:
+        """Send `watcher` what the running turn produced so far, each frame marked `replay`.
+
+        A page opened mid-answer gets the stored history over REST, which holds the turn's user
+        message but not the text streamed since; this fills the gap before live events follow.
+        """
+        log = self._logs.get(session_id)
+        for event in log.since_last_turn_end() if log is not None else ():
+            if not watcher.offer({**event.to_frame(), "replay": True}):
+                self.drop(watcher)
+                return
+
     def unsubscribe(self, session_id: str, watcher: Watcher) -> None:
         watchers = self._watchers.get(session_id)
         if watchers and watcher in watchers:
@@ -89,6 +112,7 @@ class EventHub:
 
     def drop(self, watcher: Watcher) -> None:
         """Remove `watcher` from every session (it disconnected or fell behind)."""
+        self._connected.discard(watcher)
         for session_id in [s for s, ws in self._watchers.items() if watcher in ws]:
             self.unsubscribe(session_id, watcher)
 

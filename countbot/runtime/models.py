@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from countbot.agent.loop import ModelChoice
+from countbot.agent.loop import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
 from countbot.llm.model_info import supports_vision
 from countbot.llm.provider_choice import open_provider
@@ -25,6 +25,8 @@ class ModelResolver:
 
     async def __call__(self) -> ModelChoice:
         settings = self._current()
+        if not settings.name.strip():
+            raise ModelNotConfiguredError
         key = settings.model_dump_json()
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]

@@ -34,6 +34,7 @@ class ToolJobs:
             delivery=delivery,
             timezone=request.timezone,
             created_from=f"cron tool in {origin}" if origin else "cron tool",
+            session=self._web_session(request, delivery),
         )
         return self._info(await self._book.create(draft))
 
@@ -53,6 +54,13 @@ class ToolJobs:
         if channel and chat_id and channel in self._running_channels():
             return Delivery(channel, chat_id)
         return Delivery(WEB)
+
+    @staticmethod
+    def _web_session(request: CronJobRequest, delivery: Delivery) -> str | None:
+        """A web chat's job runs in that chat, so its answers arrive where it was asked for."""
+        if request.origin_channel == WEB and delivery.channel == WEB:
+            return request.origin_session
+        return None
 
     def _info(self, job: Job) -> CronJobInfo:
         upcoming = self._book.next_run(job)

@@ -12,13 +12,17 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from countbot.store.database import Database
 
 TITLE_LENGTH = 60
+
+# Told (session id, "created" | "updated" | "renamed" | "deleted") after a change that shows in
+# a session list: the daemon pushes these to open browser tabs.
+ChangeListener = Callable[[str, str], None]
 
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
@@ -53,6 +57,15 @@ class SessionStore:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._listeners: builtins.list[ChangeListener] = []
+
+    def on_change(self, listener: ChangeListener) -> None:
+        """Call `listener` after each change a session list shows (new, active, renamed, gone)."""
+        self._listeners.append(listener)
+
+    def _changed(self, session_id: str, change: str) -> None:
+        for listener in self._listeners:
+            listener(session_id, change)
 
     async def create(
         self,
@@ -65,19 +78,23 @@ class SessionStore:
         """A new, empty session; ValueError if `session_id` is taken."""
         session_id = session_id or uuid.uuid4().hex[:12]
         try:
-            return await self._db.run(
+            info = await self._db.run(
                 _insert_session, session_id, title, channel, chat_id, time.time(), False
             )
         except sqlite3.IntegrityError as exc:
             raise ValueError(f"session {session_id!r} already exists") from exc
+        self._changed(session_id, "created")
+        return info
 
     async def ensure(
         self, session_id: str, *, channel: str | None = None, chat_id: str | None = None
     ) -> SessionInfo:
         """The session, created first if it does not exist yet."""
-        return await self._db.run(
+        info = await self._db.run(
             _insert_session, session_id, "", channel, chat_id, time.time(), True
         )
+        self._changed(session_id, "created" if info.message_count == 0 else "updated")
+        return info
 
     async def get(self, session_id: str) -> SessionInfo | None:
         return await self._db.run(_get_session, session_id)
@@ -89,18 +106,27 @@ class SessionStore:
         return await self._db.run(_list_sessions, max(limit, 0), max(offset, 0), query or None)
 
     async def rename(self, session_id: str, title: str) -> bool:
-        return await self._db.run(_rename, session_id, title)
+        renamed = await self._db.run(_rename, session_id, title)
+        if renamed:
+            self._changed(session_id, "renamed")
+        return renamed
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and its messages; False if there was no such session."""
-        return await self._db.run(_delete, session_id)
+        deleted = await self._db.run(_delete, session_id)
+        if deleted:
+            self._changed(session_id, "deleted")
+        return deleted
 
     async def append(self, session_id: str, record: dict[str, Any]) -> int:
         """Commit one record (creating the session if needed) and return its message id."""
         kind = record.get("type")
         if not isinstance(kind, str) or not kind:
             raise ValueError("a history record needs a non-empty string 'type'")
-        return await self._db.run(_append, session_id, kind, record, time.time())
+        message_id = await self._db.run(_append, session_id, kind, record, time.time())
+        if kind == "user":  # a new message moves the session up and may give it its title
+            self._changed(session_id, "updated")
+        return message_id
 
     async def messages(
         self, session_id: str, *, before_id: int | None = None, limit: int = 50

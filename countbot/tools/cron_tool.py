@@ -29,6 +29,8 @@ class CronJobRequest:
     deliver_to: str | None = None
     origin_channel: str | None = None
     origin_chat_id: str | None = None
+    # The conversation it was asked in: a web chat's reminders run (and arrive) there.
+    origin_session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +130,7 @@ class CronTool(Tool):
             deliver_to=args.get("deliver_to") or None,
             origin_channel=ctx.channel,
             origin_chat_id=ctx.chat_id,
+            origin_session=ctx.session_id,
         )
         info = await self._jobs.create(request)
         return ToolResult(f"Created job:\n{info.line()}")

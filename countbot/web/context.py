@@ -23,4 +23,11 @@ class DaemonContext:
 
     @property
     def model_ready(self) -> bool:
-        return self.litellm_ready and bool(self.runtime.settings.model.name.strip())
+        """A model is set and litellm has loaded: the first turn will not wait for the import."""
+        return self.litellm_ready and self.model_configured
+
+    @property
+    def model_configured(self) -> bool:
+        """Whether a model is set; the UI's "no model" banner follows this, not litellm's import
+        (a turn sent while litellm still loads simply waits for it)."""
+        return bool(self.runtime.settings.model.name.strip())

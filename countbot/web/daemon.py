@@ -32,6 +32,7 @@ from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.context import DaemonContext
 from countbot.web.instance import AlreadyRunningError, InstanceLock
+from countbot.web.notices import push_session_changes
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ async def serve_daemon(
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(runtime, gateway)
     context = DaemonContext(runtime, gateway, channels, scheduler)
+    push_session_changes(context)
     port = listener.getsockname()[1]
     server = _DaemonServer(_uvicorn_config(context, port))
     preload = asyncio.create_task(_preload(context))

@@ -40,6 +40,8 @@ class Cancel:
 class Subscribe:
     session_id: str
     last_seq: int | None
+    # Also send what a running turn produced so far (a page opened mid-answer).
+    replay_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,14 @@ class ApprovalResponse:
     via: str = "web"
 
 
-ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping | ApprovalResponse
+@dataclass(frozen=True, slots=True)
+class SubscribeNotices:
+    """Receive the frames about no one session: daemon status and session-list changes."""
+
+
+ClientFrame = (
+    SendMessage | Cancel | Subscribe | Unsubscribe | Ping | ApprovalResponse | SubscribeNotices
+)
 
 
 class ProtocolError(ValueError):
@@ -148,7 +157,10 @@ def _subscribe(data: dict[str, Any]) -> Subscribe:
     last_seq = data.get("last_seq")
     if last_seq is not None and (isinstance(last_seq, bool) or not isinstance(last_seq, int)):
         raise ProtocolError("subscribe: 'last_seq' must be an integer or null")
-    return Subscribe(session_id, last_seq)
+    replay_turn = data.get("replay_turn", False)
+    if not isinstance(replay_turn, bool):
+        raise ProtocolError("subscribe: 'replay_turn' must be true or false")
+    return Subscribe(session_id, last_seq, replay_turn)
 
 
 def _approval_response(data: dict[str, Any]) -> ApprovalResponse:
@@ -170,4 +182,5 @@ _PARSERS = {
     "unsubscribe": lambda data: Unsubscribe(_session_id(data, "unsubscribe")),
     "ping": lambda data: Ping(),
     "approval_response": _approval_response,
+    "subscribe_notices": lambda data: SubscribeNotices(),
 }

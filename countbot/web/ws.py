@@ -20,6 +20,7 @@ from countbot.gateway.gateway import GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.web.context import DaemonContext
+from countbot.web.notices import status_frame
 from countbot.web.protocol import (
     ApprovalResponse,
     Cancel,
@@ -28,6 +29,7 @@ from countbot.web.protocol import (
     ProtocolError,
     SendMessage,
     Subscribe,
+    SubscribeNotices,
     Unsubscribe,
     parse_frame,
 )
@@ -97,6 +99,9 @@ class Connection:
             self._reply({"type": "pong"})
         elif isinstance(frame, ApprovalResponse):
             self._answer(frame)
+        elif isinstance(frame, SubscribeNotices):
+            self._hub.connect(self.watcher)
+            self._reply(status_frame(self._daemon))
 
     def _answer(self, frame: ApprovalResponse) -> None:
         approvals = self._daemon.gateway.approvals
@@ -130,6 +135,8 @@ class Connection:
         if not self._hub.subscribe(session_id, self.watcher, frame.last_seq):
             # Queued after the replay, so the client reloads once it has what is still buffered.
             self._reply({"type": "resync", "session_id": session_id})
+        elif frame.replay_turn and frame.last_seq is None and known:
+            self._hub.replay_turn(session_id, self.watcher)
 
     def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
         frame: dict[str, Any] = {

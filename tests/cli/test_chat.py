@@ -138,9 +138,14 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
         "openai/test-model",
         "--api-base",
         model_server.base_url,
+        "--api-key-env",
+        "TEST_MODEL_KEY",
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
+    # The key stays in the environment; the output says where it goes.
+    assert "api_key: ${TEST_MODEL_KEY}" in (tmp_path / "home" / "config.yaml").read_text()
+    assert "export TEST_MODEL_KEY=" in result.stdout
     assert (tmp_path / "home" / "data" / "workspace" / "MEMORY.md").exists()
     assert run("onboard", "--dir", "home", cwd=tmp_path).returncode == 2  # never overwrites
     config = tmp_path / "home" / "config.yaml"
@@ -158,6 +163,25 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     warned = run("doctor", "--config", str(config), cwd=tmp_path)
     assert "! sandbox: exec is NOT sandboxed: off in tools.exec.sandbox" in warned.stdout
     assert warned.returncode == doctor.returncode == 0, warned.stdout
+
+
+def test_onboard_without_a_key_says_where_it_goes_and_refuses_bad_names(tmp_path: Path) -> None:
+    result = run("onboard", "--dir", "a", "--model", "openai/x", cwd=tmp_path)
+    assert result.returncode == 0 and "--api-key-env NAME" in result.stdout
+    bad = run("onboard", "--dir", "b", "--api-key-env", "not a name", cwd=tmp_path)
+    assert bad.returncode == 2 and "not an environment variable name" in bad.stderr
+
+
+def test_doctor_probes_the_model_once_without_retries(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server, extra="")
+    with config.open("a") as fh:
+        fh.write("agent:\n  retry_delay: 0.01\n")
+    model_server.script(Reply.error(503, "overloaded"), Reply.text("OK"))
+    doctor = run("doctor", "--config", str(config), cwd=tmp_path)
+    assert doctor.returncode == 1 and "✗ model" in doctor.stdout, doctor.stdout
+    assert len(model_server.requests) == 1
 
 
 def test_killed_process_leaves_committed_messages_readable(

@@ -46,8 +46,9 @@ def config(tmp_path: Path, settings: Settings, model_server: ScriptedModelServer
     return path
 
 
-async def countbot(*args: str, config: Path) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "COUNTBOT_CONFIG"}
+async def countbot(*args: str, config: Path, unset: tuple[str, ...] = ()) -> tuple[int, str, str]:
+    """Run `countbot ARGS --config CONFIG` without $COUNTBOT_CONFIG and the `unset` variables."""
+    env = {k: v for k, v in os.environ.items() if k != "COUNTBOT_CONFIG" and k not in unset}
     process = await asyncio.create_subprocess_exec(
         *COUNTBOT,
         *args,

@@ -116,6 +116,36 @@ async def test_web_delivery_is_the_jobs_session_streamed_to_its_watchers(
     assert records[-1]["text"] == "Weekly report: all green."
 
 
+async def test_a_reminder_asked_for_in_a_web_chat_arrives_in_that_chat(
+    scheduler: Scheduler, runtime: Runtime, gateway: Gateway, model_server: ScriptedModelServer
+) -> None:
+    args = {"action": "create", "name": "Tea", "every": "1h", "prompt": "Remind me of tea"}
+    model_server.script(
+        Reply.tool_calls(("cron", json.dumps(args))),
+        Reply.text("I will remind you."),
+        Reply.text("Time for tea."),
+    )
+    await runtime.agent.process_direct("remind me of tea hourly", "web-chat", "web", None)
+    (job,) = await scheduler.service.book.jobs()
+    tab = Watcher()
+    gateway.hub.subscribe("web-chat", tab)
+    run = await scheduler.service.run_now(job.id)
+    assert run is not None and run.delivered
+    done = [i for i in _drain(tab) if i.event.type == "done"]
+    assert [d.event.content for d in done] == ["Time for tea."]  # type: ignore[union-attr]
+    records = await runtime.sessions.messages("web-chat")
+    assert [r.get("text") for r in records if r["type"] == "assistant"][-1] == "Time for tea."
+
+
+def _drain(watcher: Watcher) -> list[SessionEvent]:
+    items = []
+    while not watcher.queue.empty():
+        item = watcher.queue.get_nowait()
+        assert isinstance(item, SessionEvent)
+        items.append(item)
+    return items
+
+
 async def test_nothing_is_called_delivered_that_did_not_arrive(
     scheduler: Scheduler, pigeon: RecordingSender, model_server: ScriptedModelServer
 ) -> None:

@@ -84,7 +84,7 @@ async def test_remind_me_every_weekday_then_list_then_cancel(
     assert await book.jobs() == []
 
 
-async def test_a_job_made_in_the_web_ui_or_cli_delivers_to_the_web(
+async def test_a_job_made_in_a_web_chat_runs_in_that_chat(
     book: JobBook, runtime: Runtime, tmp_path: Path
 ) -> None:
     tool = runtime.tools.get("cron")
@@ -95,7 +95,12 @@ async def test_a_job_made_in_the_web_ui_or_cli_delivers_to_the_web(
     )
     assert result.status == "ok"
     (job,) = await book.jobs()
-    assert str(job.delivery) == "web" and job.session == f"cron:{job.id}"
+    # Its answers arrive in the conversation it was asked in, not a separate cron one.
+    assert str(job.delivery) == "web" and job.session == "web-session"
+    cli = ToolContext("cli-session", tmp_path, channel="cli", chat_id=None)
+    await tool.execute({"action": "create", "name": "CLI", "every": "1d", "prompt": "x"}, cli)
+    from_cli = next(j for j in await book.jobs() if j.name == "CLI")
+    assert str(from_cli.delivery) == "web" and from_cli.session == f"cron:{from_cli.id}"
     told = await tool.execute(
         {
             "action": "create",

@@ -181,6 +181,7 @@ BAD_FRAMES = [
     ),
     ({"type": "cancel"}, "'session_id' is missing"),
     ({"type": "subscribe", "session_id": "x", "last_seq": "7"}, "'last_seq'"),
+    ({"type": "subscribe", "session_id": "x", "last_seq": None, "replay_turn": 1}, "replay_turn"),
     ({"type": "subscribe", "session_id": "nobody-has-this", "last_seq": None}, "unknown session"),
     ({"type": "unsubscribe", "session_id": ""}, "'session_id'"),
     (b"\x00\x01binary", "binary"),

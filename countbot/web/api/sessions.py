@@ -66,7 +66,8 @@ async def delete_session(request: Request) -> Response:
 
 
 async def session_messages(request: Request) -> JSONResponse:
-    store = daemon_of(request).runtime.sessions
+    daemon = daemon_of(request)
+    store = daemon.runtime.sessions
     session_id = request.path_params["session_id"]
     if await store.get(session_id) is None:
         raise ApiError(404, f"no session {session_id!r}")
@@ -76,7 +77,10 @@ async def session_messages(request: Request) -> JSONResponse:
     records = await store.messages(session_id, before_id=before, limit=limit + 1)
     has_more = len(records) > limit
     page = records[1:] if has_more else records
-    return JSONResponse({"messages": [_shown(r) for r in page], "has_more": has_more})
+    # `running`: a turn is under way, so the page shows the Stop button (and only then).
+    running = daemon.gateway.busy(session_id)
+    body = {"messages": [_shown(r) for r in page], "has_more": has_more, "running": running}
+    return JSONResponse(body)
 
 
 def _shown(record: dict[str, Any]) -> dict[str, Any]:

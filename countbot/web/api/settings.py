@@ -20,6 +20,7 @@ from countbot.config.loader import ConfigError, load_settings, masked_settings, 
 from countbot.config.settings import PersonaSettings, Settings
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
+from countbot.web.notices import push_status
 
 EDITABLE = ("model", "persona")
 
@@ -48,6 +49,7 @@ async def put_settings(request: Request) -> JSONResponse:
     except ConfigError as exc:
         raise ApiError(400, "; ".join(exc.problems)) from None
     _apply(daemon, fresh)
+    push_status(daemon)  # open tabs show or hide the "no model" banner at once
     return JSONResponse(await _shown(daemon))
 
 

@@ -7,7 +7,8 @@ import { SessionList } from "./chat/sessions.js";
 import { Transcript } from "./chat/transcript.js";
 import { api } from "./lib/api.js";
 import { label, translateTree } from "./lib/dom.js";
-import { getLang, onLangChange, setLang } from "./lib/i18n.js";
+import { getLang, onLangChange, setLang, t } from "./lib/i18n.js";
+import { guardLeave, mayLeave } from "./lib/leave.js";
 import { Socket } from "./lib/socket.js";
 import { renderAudit } from "./panels/audit.js";
 import { renderChannels } from "./panels/channels.js";
@@ -69,10 +70,15 @@ function showConnection(state) {
   label($("#conn-label"), `conn.${state}`);
 }
 
+/** The "no model" banner follows the daemon: its health on (re)connect, then `status` pushes. */
+function showModelState(configured) {
+  $("#banner").hidden = configured !== false;
+}
+
 async function checkHealth() {
   try {
     const health = await api("/api/health");
-    $("#banner").hidden = health.model_ready !== false;
+    showModelState(health.model_configured);
     $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
   } catch {
     // The connection indicator already tells the user the daemon is unreachable.
@@ -84,6 +90,7 @@ function setupRouter(sessions, chat) {
   const chatView = $("#view-chat");
   const panelView = $("#view-panel");
   let current = "chat";
+  let shown = null; // the hash on screen, to go back to when leaving is cancelled
   const showTitle = () => {
     if (current !== "chat") {
       label(title, `nav.${current}`);
@@ -96,6 +103,12 @@ function setupRouter(sessions, chat) {
     } else label(title, chat.sessionId ? "sessions.untitled" : "sessions.new");
   };
   const route = () => {
+    if (shown !== null && location.hash !== shown && !mayLeave(t("common.leaveUnsaved"))) {
+      history.replaceState(null, "", shown || location.pathname);
+      return;
+    }
+    guardLeave(null);
+    shown = location.hash;
     const name = location.hash.replace(/^#\/?/, "");
     const panel = PANELS[name];
     current = panel ? name : "chat";
@@ -111,7 +124,11 @@ function setupRouter(sessions, chat) {
     else if (!PHONE.matches) byTestId("composer-input").focus();
   };
   const openSession = (sessionId) => {
-    if (location.hash && location.hash !== "#/chat") location.hash = "#/chat";
+    if (location.hash && location.hash !== "#/chat") {
+      if (!mayLeave(t("common.leaveUnsaved"))) return;
+      guardLeave(null);
+      location.hash = "#/chat";
+    }
     chat.open(sessionId);
   };
   addEventListener("hashchange", route);
@@ -126,7 +143,11 @@ function start() {
     onLoadEarlier: () => chat.loadEarlier(),
   });
   const socket = new Socket({
-    onFrame: (frame) => chat.handle(frame),
+    onFrame: (frame) => {
+      if (frame.type === "status") showModelState(frame.model_configured);
+      else if (frame.type === "sessions_changed") sessionsChanged(frame);
+      else chat.handle(frame);
+    },
     onState: (state) => {
       showConnection(state);
       // Back online: the model may have been configured and sessions changed meanwhile.
@@ -164,6 +185,11 @@ function start() {
     },
     onActivity: () => sessions.refreshSoon(),
   });
+  // Pushed by the daemon when any surface (Telegram, the CLI, a job, another tab) changed one.
+  const sessionsChanged = (frame) => {
+    sessions.refreshSoon();
+    if (frame.change === "deleted" && frame.session_id === chat.sessionId) chat.open(null);
+  };
   router = setupRouter(sessions, chat);
   byTestId("new-session").addEventListener("click", () => router.openSession(null));
   sessions.refresh();

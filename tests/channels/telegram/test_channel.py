@@ -129,6 +129,20 @@ async def test_a_photo_reaches_the_model_as_an_image(
     assert [p.read_bytes() for p in saved] == [PHOTO]
 
 
+async def test_a_photo_for_a_model_without_vision_is_answered_with_a_notice(
+    bot: Bot, model_server: ScriptedModelServer
+) -> None:
+    live = bot.runtime.settings
+    live.model = live.model.model_copy(update={"vision": False})
+    model_server.script(Reply.text("I cannot tell."))
+    bot.fake.user_sends_photo(PHOTO, caption="what is this?")
+
+    (answer,) = await bot.fake.wait_for_messages(ALICE)
+    assert visible(answer).startswith("I cannot tell.")
+    assert "cannot see images" in visible(answer)
+    assert "[image attached: image/jpeg]" in user_texts(model_server.requests[0])
+
+
 async def test_a_document_is_saved_and_described_to_the_model(
     bot: Bot, model_server: ScriptedModelServer, settings: Settings
 ) -> None:

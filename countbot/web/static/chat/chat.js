@@ -91,18 +91,38 @@ export class Chat {
     if (view !== this.view || load !== this.load) return;
     this.clearApprovals();
     this.transcript.clear();
-    renderRecords(this.transcript, page.messages);
+    // A running turn's frames were replayed: they show that turn, so the stored part of it
+    // (its user message, finished steps) is left to them rather than shown twice.
+    const replayed = this.buffered.some((frame) => frame.replay);
+    const records = replayed ? beforeTurn(page.messages, this.buffered) : page.messages;
+    renderRecords(this.transcript, records);
     this.paged(page);
     this.loading = false;
     // Questions still waiting for an answer (a reload while one was open shows it again).
     for (const question of questions.pending) this.apply({ type: "approval_request", ...question });
     const stored = page.messages.filter((r) => r.type === "user").at(-1)?.content;
+    this.keepUnstored(stored);
+    // The stored state decides the Stop button; frames of a live turn turn it on again.
+    this.setRunning(Boolean(page.running));
     for (const frame of this.buffered.splice(0)) {
       // The user message may already be stored; the stream after it is not.
-      if (frame.type === "user_message" && frame.content === stored) continue;
+      if (!frame.replay && frame.type === "user_message" && frame.content === stored) continue;
       this.apply(frame);
     }
     this.transcript.scrollToEnd();
+  }
+
+  /**
+   * Messages sent from this tab that the reloaded history does not hold yet (still travelling,
+   * queued, or sent while the daemon restarted) stay on screen, after the history.
+   */
+  keepUnstored(stored) {
+    const sending = this.pending.filter((p) => p.view === this.view).map((p) => p.el);
+    for (const el of [...sending, ...this.queued]) {
+      const text = el.querySelector(".message-text")?.textContent;
+      if (el.dataset.state !== "queued" && text === stored) continue;
+      this.transcript.add(el);
+    }
   }
 
   paged(page) {
@@ -171,6 +191,8 @@ export class Chat {
       if (TERMINAL.has(frame.type) || frame.type === "user_message") this.onActivity();
       return;
     }
+    // A running turn replayed after the history was shown: rebuild, so it is not shown twice.
+    if (frame.replay && !this.loading) this.reload();
     if (this.loading) this.buffered.push(frame);
     else this.apply(frame);
   }
@@ -255,17 +277,23 @@ export class Chat {
         transcript.finish(frame.content || "", frame.usage);
         this.turnEnded();
         break;
+      case "notice":
+        transcript.codedNotice(frame.code, frame.text);
+        break;
       case "error":
         transcript.endLive();
-        transcript.notice("error", {
-          key: frame.retryable ? "chat.errorRetryable" : "chat.error",
-          args: { error: frame.error || "" },
-        });
+        if (frame.code) transcript.codedNotice(frame.code, frame.error);
+        else {
+          transcript.notice("error", {
+            key: frame.retryable ? "chat.errorRetryable" : "chat.error",
+            args: { error: frame.error || "" },
+          });
+        }
         this.turnEnded();
         break;
       case "cancelled":
         transcript.endLive();
-        transcript.notice("cancelled", { key: "chat.cancelled" });
+        transcript.codedNotice("cancelled");
         this.turnEnded();
         break;
       case "approval_request":
@@ -319,4 +347,16 @@ export class Chat {
     this.running = running;
     this.onRunning(running);
   }
+}
+
+/**
+ * The stored records before the running turn whose frames are in `frames` (replayed): up to its
+ * user message (found by the first replayed one), else up to and including the last user record.
+ */
+function beforeTurn(records, frames) {
+  const first = frames.find((frame) => frame.replay && frame.type === "user_message");
+  const users = records.flatMap((record, index) => (record.type === "user" ? [index] : []));
+  if (!first) return records.slice(0, (users.at(-1) ?? records.length - 1) + 1);
+  const start = users.findLast((index) => records[index].content === first.content);
+  return start === undefined ? records : records.slice(0, start);
 }

@@ -37,7 +37,10 @@ export function renderRecords(transcript, records) {
         transcript.summary(record.text || "");
         break;
       case "note":
-        transcript.notice("note", { text: record.text || "" });
+        // Notes stored before they had codes: "Cancelled." is the one the UI words itself.
+        if (record.code || record.text === "Cancelled.") {
+          transcript.codedNotice(record.code || "cancelled", record.text || "");
+        } else transcript.notice("note", { text: record.text || "" });
         break;
       default:
         break;

@@ -137,6 +137,7 @@ export class SessionList {
         }
       }
       this.showItem(li, session);
+      this.onRendered(); // the header shows the open chat's title
     };
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.isComposing) finish(true);

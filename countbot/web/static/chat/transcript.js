@@ -22,6 +22,12 @@ function imageNode(image) {
   return src ? h("img", { src, alt: "", loading: "lazy", class: "message-image" }) : null;
 }
 
+const CODED_NOTICES = {
+  cancelled: { kind: "cancelled", key: "chat.cancelled" },
+  no_model: { kind: "error", key: "chat.noModel", settings: true },
+  no_vision: { kind: "note", key: "chat.noVision", settings: true },
+};
+
 export class Transcript {
   constructor(scroller, { onLoadEarlier }) {
     this.scroller = scroller;
@@ -186,6 +192,29 @@ export class Transcript {
     const el = h("div", { class: `notice notice-${kind}`, testid: "notice", dataset: { kind } });
     if (key) label(el, key, args);
     else el.textContent = text;
+    this.add(el);
+  }
+
+  /**
+   * A notice the daemon names by `code`, worded in the reader's language, the same live and
+   * after a reload; guidance that needs the Settings page links to it. Unknown codes show `text`.
+   */
+  codedNotice(code, text = "") {
+    const known = CODED_NOTICES[code];
+    if (!known) {
+      this.notice("note", { text });
+      return;
+    }
+    const el = h("div", {
+      class: `notice notice-${known.kind}`,
+      testid: "notice",
+      dataset: { kind: known.kind, code },
+    });
+    el.append(h("span", { i18n: known.key }));
+    if (known.settings) {
+      const link = { href: "#/settings", testid: "notice-settings", i18n: "banner.openSettings" };
+      el.append(" ", h("a", link));
+    }
     this.add(el);
   }
 

@@ -1,17 +1,21 @@
 // The REST client: same-origin cookies, JSON both ways, and a trip to /login on any 401.
 
+import { t } from "./i18n.js";
+
 export class ApiError extends Error {
-  constructor(status, message) {
+  /** `data`: the error response's JSON body (a 409 carries the current state). */
+  constructor(status, message, data = null) {
     super(message);
     this.status = status;
+    this.data = data;
   }
 }
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Call the daemon's API; resolves to the parsed JSON (null for 204), rejects with ApiError. */
-export async function api(path, { method = "GET", body } = {}) {
-  const headers = { Accept: "application/json" };
+export async function api(path, { method = "GET", body, headers: extra = {} } = {}) {
+  const headers = { Accept: "application/json", ...extra };
   // The JSON content type doubles as a CSRF guard: a cross-site form cannot send it.
   if (STATE_CHANGING.has(method)) headers["Content-Type"] = "application/json";
   const init = { method, headers, credentials: "same-origin" };
@@ -19,8 +23,9 @@ export async function api(path, { method = "GET", body } = {}) {
   let response;
   try {
     response = await fetch(path, init);
-  } catch (error) {
-    throw new ApiError(0, String(error.message || error));
+  } catch {
+    // The browser's own words ("Failed to fetch") say nothing about what to do.
+    throw new ApiError(0, t("common.unreachable"));
   }
   if (response.status === 401) {
     goToLogin();
@@ -28,7 +33,9 @@ export async function api(path, { method = "GET", body } = {}) {
   }
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data?.error || `HTTP ${response.status}`);
+  if (!response.ok) {
+    throw new ApiError(response.status, data?.error || `HTTP ${response.status}`, data);
+  }
   return data;
 }
 

@@ -23,12 +23,17 @@ export function formatNumber(n) {
   return new Intl.NumberFormat(getLang()).format(Number(n) || 0);
 }
 
+/**
+ * A cost in US dollars (what providers bill in; no conversion is guessed). The plain "$" sign in
+ * every language: Chinese number formatting would otherwise write "US$".
+ */
 export function formatCost(usd) {
   const value = Number(usd) || 0;
   const digits = value !== 0 && Math.abs(value) < 0.01 ? 4 : 2;
   return new Intl.NumberFormat(getLang(), {
     style: "currency",
     currency: "USD",
+    currencyDisplay: "narrowSymbol",
     minimumFractionDigits: digits,
     maximumFractionDigits: digits,
   }).format(value);

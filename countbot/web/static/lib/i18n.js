@@ -22,6 +22,11 @@ export function t(key, args) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in args ? String(args[name]) : whole));
 }
 
+/** The current language's text for `key` if it has one, else `fallback` (text from a file). */
+export function translated(key, fallback) {
+  return LANGUAGES[current][key] ?? fallback;
+}
+
 export function getLang() {
   return current;
 }

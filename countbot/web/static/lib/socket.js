@@ -44,7 +44,10 @@ export class Socket {
     else this.outbox.push(frame);
   }
 
-  /** Watch a session; `lastSeq` null means "only new events" (history came from REST). */
+  /**
+   * Watch a session; `lastSeq` null means "only new events" (history came from REST), plus what
+   * a running turn produced so far (frames marked `replay`), which REST does not have yet.
+   */
   watch(sessionId, lastSeq = null) {
     this.watched.set(sessionId, { lastSeq, verifyNext: false, resynced: false });
     if (this.state === "open") this.subscribe(sessionId);
@@ -59,9 +62,9 @@ export class Socket {
     const entry = this.watched.get(sessionId);
     entry.verifyNext = entry.lastSeq !== null;
     entry.resynced = false;
-    this.ws.send(
-      JSON.stringify({ type: "subscribe", session_id: sessionId, last_seq: entry.lastSeq }),
-    );
+    const frame = { type: "subscribe", session_id: sessionId, last_seq: entry.lastSeq };
+    if (entry.lastSeq === null) frame.replay_turn = true;
+    this.ws.send(JSON.stringify(frame));
   }
 
   connect() {
@@ -79,6 +82,8 @@ export class Socket {
     this.failures = 0;
     this.lastHeard = Date.now();
     this.setState("open");
+    // Daemon status and session-list changes; the first reply is the current status.
+    this.ws.send(JSON.stringify({ type: "subscribe_notices" }));
     for (const sessionId of this.watched.keys()) this.subscribe(sessionId);
     const pending = this.outbox.splice(0);
     for (const frame of pending) this.ws.send(JSON.stringify(frame));

@@ -44,7 +44,7 @@ function channelTable(data) {
         { testid: "channel-item", dataset: { state: channel.state || "" } },
         h("td", {}, channel.name),
         h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
-        h("td", {}, h("span", { class: `state state-${channel.state}` }, channel.state || "")),
+        h("td", {}, h("span", { class: `state state-${channel.state}`, i18n: stateKey(channel) })),
         h("td", {}, channel.detail || ""),
       ),
     ),
@@ -119,4 +119,9 @@ function pendingRow(request, refresh) {
     h("td", {}, formatTime(request.expires_at)),
     h("td", {}, approve),
   );
+}
+
+/** The translation key of a channel's state (its wording differs per language). */
+function stateKey(channel) {
+  return channel.state ? `channels.state.${channel.state}` : undefined;
 }

@@ -3,6 +3,7 @@
 
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
+import { translated } from "../lib/i18n.js";
 import { field, loadPanel, statusLine } from "./panel.js";
 
 const MASK = "********";
@@ -82,7 +83,13 @@ function settingsForm(data, saved = false) {
     preset: h(
       "select",
       { testid: "settings-preset" },
-      presets.map((p) => h("option", { value: p.name, selected: p.name === persona.preset }, p.name)),
+      presets.map((p) =>
+        h(
+          "option",
+          { value: p.name, selected: p.name === persona.preset },
+          translated(`persona.name.${p.name}`, p.name),
+        ),
+      ),
     ),
     personaName: text(persona.name, { i18nAttrs: { placeholder: "settings.fromPreset" } }),
     userAddress: text(persona.user_address, { i18nAttrs: { placeholder: "settings.fromPreset" } }),
@@ -95,7 +102,8 @@ function settingsForm(data, saved = false) {
   };
   const presetHint = h("span", { class: "field-hint" });
   const describePreset = () => {
-    presetHint.textContent = presets.find((p) => p.name === inputs.preset.value)?.description || "";
+    const preset = presets.find((p) => p.name === inputs.preset.value);
+    presetHint.textContent = preset ? translated(`persona.desc.${preset.name}`, preset.description) : "";
   };
   inputs.preset.addEventListener("change", describePreset);
   describePreset();
@@ -201,5 +209,7 @@ function settingsForm(data, saved = false) {
     }
   });
   if (saved) status.show("ok", "common.saved");
+  // "Saved" describes the form as it was saved; any edit (valid or not) makes it stale.
+  form.addEventListener("input", () => status.clear());
   return form;
 }

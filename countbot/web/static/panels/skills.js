@@ -2,6 +2,7 @@
 
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
+import { translated } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
 import { loadPanel } from "./panel.js";
 
@@ -17,6 +18,12 @@ function skillList(data) {
 
 function badge(key, kind = "") {
   return h("span", { class: `badge ${kind}`, i18n: key });
+}
+
+/** A shipped skill's description in the UI's language; a workspace skill's as its file says. */
+function describe(skill) {
+  if (skill.source !== "builtin") return skill.description;
+  return translated(`skill.desc.${skill.name}`, skill.description);
 }
 
 function skillCard(skill) {
@@ -55,11 +62,11 @@ function skillCard(skill) {
       { class: "card-head" },
       h("strong", {}, skill.name),
       skill.always ? badge("skills.always") : null,
-      skill.source ? h("span", { class: "badge" }, skill.source) : null,
+      skill.source ? badge(`skills.source.${skill.source}`) : null,
       skill.available === false ? badge("skills.unavailable", "warn") : null,
       h("label", { class: "switch" }, toggle, state),
     ),
-    skill.description ? h("p", {}, skill.description) : null,
+    skill.description ? h("p", {}, describe(skill)) : null,
     missing.length
       ? h("p", { class: "muted", i18n: "skills.missing", i18nArgs: { items: missing.join(", ") } })
       : null,
