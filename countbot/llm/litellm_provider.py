@@ -155,6 +155,20 @@ class LiteLLMProvider:
                 for delta in accumulator.add(chunk):
                     attempt.emitted = True
                     yield delta
+            content_type = _content_type(response)
+            finished = _provider_finished(response)
+            if accumulator.wants_whole_answer(content_type):
+                # litellm's stream parser drops a JSON completion's message: ask once more
+                # without streaming, which it does read.
+                async with asyncio.timeout_at(deadline):
+                    whole = await litellm.acompletion(model=model, **_not_streamed(arguments))
+                for delta in accumulator.add_completion(whole):
+                    attempt.emitted = True
+                    yield delta
+                finished = True
+            for delta in accumulator.close():
+                attempt.emitted = True
+                yield delta
         except Exception as exc:
             attempt.failure = self._failure(exc)
             attempt.partial_text = accumulator.text
@@ -164,6 +178,10 @@ class LiteLLMProvider:
             # request when the consumer stops listening (aclose) or the deadline passes.
             if response is not None:
                 await response.aclose()
+        attempt.failure = accumulator.ending_failure(finished=finished, content_type=content_type)
+        if attempt.failure is not None:
+            attempt.partial_text = accumulator.text
+            return
         for event in _finish(model, accumulator):
             yield event
 
@@ -193,6 +211,24 @@ def _finish(model: str, accumulator: StreamAccumulator) -> list[StreamEvent]:
     stop = accumulator.stop_reason(bool(calls))
     events.append(StreamDone(message, stop, usage or Usage()))
     return events
+
+
+def _content_type(response: Any) -> str:
+    """The model server's Content-Type, as litellm keeps it among its hidden parameters."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    headers = hidden.get("additional_headers") or {}
+    return str(headers.get("llm_provider-content-type", ""))
+
+
+def _provider_finished(response: Any) -> bool:
+    """Whether the server itself sent a finish reason; litellm adds a "stop" when it did not."""
+    received = getattr(response, "received_finish_reason", None)
+    return (received or getattr(response, "intermittent_finish_reason", None)) is not None
+
+
+def _not_streamed(arguments: dict[str, Any]) -> dict[str, Any]:
+    rest = {k: v for k, v in arguments.items() if k != "stream_options"}
+    return {**rest, "stream": False}
 
 
 def _stream_error(failure: ModelFailure, model: str, partial_text: str) -> StreamError:

@@ -3,6 +3,12 @@
 Providers send a tool call's id and name once and its arguments in many fragments, keyed by an
 index; some reuse index 0 with a new id for each parallel call. This puts them back together so
 the provider loop only deals with timing and failures.
+
+It also decides whether a stream that ended is a complete answer (`ending_failure`): a stream
+cut off before the provider's finish, an empty one and a body that is no stream at all must
+never be stored as an answer. Every provider shares this, so the rules hold on every path. Text
+is repaired as it arrives (`StreamTextRepair`): an emoji whose UTF-16 halves land in two chunks
+is joined, a lone surrogate becomes U+FFFD.
 """
 
 from __future__ import annotations
@@ -11,8 +17,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from countbot.llm.errors import ModelFailure
 from countbot.llm.tool_args import parse_tool_call
 from countbot.llm.types import ReasoningDelta, StopReason, TextDelta, ToolCall, Usage
+from countbot.text_repair import StreamTextRepair, repair_text
+
+_JSON_TYPES = ("application/json",)
 
 
 @dataclass(slots=True)
@@ -31,6 +41,8 @@ class StreamAccumulator:
         self._calls: list[_PartialCall] = []
         self._by_index: dict[int, int] = {}
         self._finish_reason: str | None = None
+        self._text_repair = StreamTextRepair()
+        self._reasoning_repair = StreamTextRepair()
         self.usage: Usage | None = None
 
     @property
@@ -52,23 +64,90 @@ class StreamAccumulator:
             delta = getattr(choice, "delta", None)
             if delta is None:
                 continue
-            reasoning = getattr(delta, "reasoning_content", None)
-            if reasoning:
-                self._reasoning.append(reasoning)
-                deltas.append(ReasoningDelta(reasoning))
-            content = getattr(delta, "content", None)
-            if content:
-                self._text.append(content)
-                deltas.append(TextDelta(content))
+            self._add_text(
+                getattr(delta, "reasoning_content", None), getattr(delta, "content", None), deltas
+            )
             for fragment in getattr(delta, "tool_calls", None) or ():
                 self._add_fragment(fragment)
         return deltas
+
+    def add_completion(self, response: Any) -> list[TextDelta | ReasoningDelta]:
+        """Take a whole non-streamed completion, as if it had been streamed in one chunk."""
+        deltas: list[TextDelta | ReasoningDelta] = []
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.usage = _usage(usage)
+        for choice in getattr(response, "choices", None) or ():
+            self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
+            message = getattr(choice, "message", None)
+            if message is None:
+                continue
+            self._add_text(
+                getattr(message, "reasoning_content", None),
+                getattr(message, "content", None),
+                deltas,
+            )
+            for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
+                position = len(self._calls)
+                self._calls.append(_PartialCall(id=getattr(call, "id", None) or ""))
+                self._by_index[index] = position
+                self._add_fragment_to(position, getattr(call, "function", None))
+        return deltas
+
+    def close(self) -> list[TextDelta | ReasoningDelta]:
+        """The text still held back at the end (half of a character pair), repaired."""
+        deltas: list[TextDelta | ReasoningDelta] = []
+        self._add_text(self._reasoning_repair.flush(), self._text_repair.flush(), deltas)
+        return deltas
+
+    @property
+    def received(self) -> bool:
+        """Whether any text, reasoning or tool call has arrived."""
+        return bool(self._text or self._reasoning or self._calls)
+
+    def wants_whole_answer(self, content_type: str) -> bool:
+        """The server sent one JSON completion although a stream was asked for (some proxies do).
+
+        That is a valid answer: a provider that could not read it from the stream fetches it
+        again without streaming and feeds it to `add_completion`.
+        """
+        return _media_type(content_type) in _JSON_TYPES and not self.received
+
+    def ending_failure(self, *, finished: bool, content_type: str) -> ModelFailure | None:
+        """Why the ended stream is not a complete answer, or None when it is.
+
+        A whole JSON answer (`wants_whole_answer`) must have been fetched before this is asked.
+        `finished`: the provider itself sent a finish reason (litellm invents "stop" for a stream
+        that just stopped, so the provider tells us what really arrived). `content_type`: the
+        response's media type.
+        """
+        media_type = _media_type(content_type)
+        received = self.received
+        if media_type and media_type != "text/event-stream" and not received:
+            return ModelFailure(
+                f"The model server answered with {media_type} instead of a stream of "
+                "events; check model.api_base",
+                retryable=False,
+                kind="not_a_stream",
+            )
+        if not finished and not received:
+            return ModelFailure("The model sent an empty answer", retryable=True, kind="cut_off")
+        if not finished:
+            return ModelFailure(
+                "The model's answer was cut off before it finished (the connection ended "
+                "mid-answer)",
+                retryable=True,
+                kind="cut_off",
+            )
+        return None
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The reassembled calls, arguments parsed or repaired; nameless fragments are dropped."""
         return tuple(
             parse_tool_call(
-                call.id or f"call_{uuid.uuid4().hex[:12]}", call.name, "".join(call.arguments)
+                call.id or f"call_{uuid.uuid4().hex[:12]}",
+                call.name,
+                repair_text("".join(call.arguments)),
             )
             for call in self._calls
             if call.name
@@ -80,12 +159,27 @@ class StreamAccumulator:
             return "tool_calls"
         return "length" if self._finish_reason == "length" else "stop"
 
+    def _add_text(
+        self,
+        reasoning: str | None,
+        content: str | None,
+        deltas: list[TextDelta | ReasoningDelta],
+    ) -> None:
+        if reasoning and (reasoning := self._reasoning_repair.feed(reasoning)):
+            self._reasoning.append(reasoning)
+            deltas.append(ReasoningDelta(reasoning))
+        if content and (content := self._text_repair.feed(content)):
+            self._text.append(content)
+            deltas.append(TextDelta(content))
+
     def _add_fragment(self, fragment: Any) -> None:
-        call = self._calls[self._position(fragment)]
-        function = getattr(fragment, "function", None)
+        self._add_fragment_to(self._position(fragment), getattr(fragment, "function", None))
+
+    def _add_fragment_to(self, position: int, function: Any) -> None:
+        call = self._calls[position]
         name = getattr(function, "name", None)
         if name and not call.name:
-            call.name = name
+            call.name = repair_text(name)
         arguments = getattr(function, "arguments", None)
         if arguments:
             call.arguments.append(arguments)
@@ -103,6 +197,10 @@ class StreamAccumulator:
         call = self._calls[position]
         call.id = call.id or call_id
         return position
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.partition(";")[0].strip().lower()
 
 
 def _usage(raw: Any) -> Usage:
