@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
+
+from countbot.text_repair import JsonTextError, loads_untrusted
 
 
 class BodyError(Exception):
@@ -34,9 +35,9 @@ async def read_json_object(request: Request, limit: int) -> dict[str, Any]:
         if len(body) > limit:
             raise BodyError(413, f"body too large (limit {limit} bytes)")
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BodyError(400, f"malformed JSON: {exc}") from None
+        data = loads_untrusted(body or b"{}")
+    except JsonTextError as exc:
+        raise BodyError(400, str(exc)) from None
     if not isinstance(data, dict):
         raise BodyError(400, "the body must be a JSON object")
     return data
