@@ -11,6 +11,7 @@ import click
 
 from countbot.config.loader import ConfigError, config_path_from, load_settings
 from countbot.config.settings import Settings
+from countbot.runtime.preflight import check_settings
 
 config_option = click.option(
     "--config",
@@ -22,11 +23,13 @@ config_option = click.option(
 
 
 def settings_or_exit(config_path: str | None, *, require_model: bool = True) -> Settings:
-    """Load settings or exit 2 with the loader's message (one clear paragraph)."""
+    """Load and check settings, or exit 2 with the problem (one clear paragraph)."""
     try:
-        return load_settings(config_path_from(config_path), require_model=require_model)
+        settings = load_settings(config_path_from(config_path), require_model=require_model)
+        check_settings(settings)
     except ConfigError as exc:
         fail(str(exc), 2)
+    return settings
 
 
 def run_async(main: Callable[[], Any]) -> Any:

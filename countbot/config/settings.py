@@ -6,10 +6,11 @@ part of the public contract (scripts and docs rely on them).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
 
 
 class _Strict(BaseModel):
@@ -44,11 +45,23 @@ class PersonaSettings(_Strict):
     language: str | None = None
 
 
+def _regular_expressions(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a valid regular expression ({exc})") from None
+    return patterns
+
+
+Patterns = Annotated[list[str], AfterValidator(_regular_expressions)]
+
+
 class ExecSettings(_Strict):
     timeout: float = Field(60.0, gt=0)
-    deny_patterns: list[str] = Field(default_factory=list)
+    deny_patterns: Patterns = Field(default_factory=list)
     # Commands that run without asking in approval mode `on-miss`; never past the built-in guard.
-    allow_patterns: list[str] = Field(default_factory=list)
+    allow_patterns: Patterns = Field(default_factory=list)
     max_output: int = Field(30_000, ge=1000)
     # auto: bubblewrap when it works here, else every command asks (fail closed); off: explicit.
     sandbox: Literal["auto", "bwrap", "off"] = "auto"
