@@ -27,7 +27,11 @@ async def read_json_object(request: Request, limit: int) -> dict[str, Any]:
     if content_type.split(";")[0].strip().lower() != "application/json":
         raise BodyError(415, "send the body as JSON with Content-Type: application/json")
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if (
+        declared is not None
+        and declared.isdigit()
+        and (len(declared) > 18 or int(declared) > limit)
+    ):
         raise BodyError(413, f"body too large: {declared} bytes (limit {limit})")
     body = b""
     async for chunk in request.stream():

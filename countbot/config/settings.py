@@ -96,6 +96,11 @@ class WebSettings(_Strict):
     # Origins allowed besides the daemon's own (e.g. a reverse proxy's public URL).
     allowed_origins: list[str] = Field(default_factory=list)
     max_frame_bytes: int = Field(1_048_576, ge=1024, description="largest WebSocket frame, bytes")
+    # Host names (and addresses) the daemon answers to besides its bound address and, on
+    # loopback, localhost: the names a browser uses to reach it (DNS rebinding guard).
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_body_bytes: int = Field(1_048_576, ge=1024, description="largest /api request body")
+    max_header_bytes: int = Field(65_536, ge=4096, description="largest request head, bytes")
     shutdown_grace: float = Field(10.0, ge=0, description="s running turns get on SIGTERM")
 
 
