@@ -31,6 +31,7 @@ class BoundedLoader(yaml.SafeLoader):
                 f"the document is {len(stream):,} characters long; at most "
                 f"{MAX_DOCUMENT_CHARS:,} are read"
             )
+        _check_flow_depth(stream)
         super().__init__(stream)
         self._depth = 0
 
@@ -73,6 +74,30 @@ def load(text: str) -> Any:
         return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+def _check_flow_depth(text: str) -> None:
+    """Refuse `[[[[...` before PyYAML's scanner sees it: its look-ahead for simple keys costs
+    time quadratic in the flow depth (half a second for a few thousand brackets). One pass;
+    brackets inside quotes on a line do not count."""
+    depth = 0
+    quote = ""
+    for line_number, line in enumerate(text.split("\n"), 1):
+        quote = ""
+        for ch in line:
+            if quote:
+                if ch == quote:
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise yaml.YAMLError(
+                        f"values are nested more than {MAX_DEPTH} levels deep (line {line_number})"
+                    )
+            elif ch in "]}":
+                depth = max(0, depth - 1)
 
 
 def _check_expansion(root: Node) -> None:
