@@ -55,43 +55,31 @@ class StreamAccumulator:
 
     def add(self, chunk: Any) -> list[TextDelta | ReasoningDelta]:
         """Take one chunk; return the text and reasoning deltas it carried, to show right away."""
-        deltas: list[TextDelta | ReasoningDelta] = []
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.usage = _usage(usage)
-        for choice in getattr(chunk, "choices", None) or ():
-            self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
-            delta = getattr(choice, "delta", None)
-            if delta is None:
-                continue
-            self._add_text(
-                getattr(delta, "reasoning_content", None), getattr(delta, "content", None), deltas
-            )
-            for fragment in getattr(delta, "tool_calls", None) or ():
-                self._add_fragment(fragment)
-        return deltas
+        return self._take(chunk, "delta")
 
     def add_completion(self, response: Any) -> list[TextDelta | ReasoningDelta]:
         """Take a whole non-streamed completion, as if it had been streamed in one chunk."""
+        return self._take(response, "message")
+
+    def _take(self, payload: Any, part: str) -> list[TextDelta | ReasoningDelta]:
+        """A chunk's `delta`s or a completion's `message`s: the same fields either way."""
         deltas: list[TextDelta | ReasoningDelta] = []
-        usage = getattr(response, "usage", None)
+        usage = getattr(payload, "usage", None)
         if usage is not None:
             self.usage = _usage(usage)
-        for choice in getattr(response, "choices", None) or ():
+        for choice in getattr(payload, "choices", None) or ():
             self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
-            message = getattr(choice, "message", None)
-            if message is None:
+            content = getattr(choice, part, None)
+            if content is None:
                 continue
             self._add_text(
-                getattr(message, "reasoning_content", None),
-                getattr(message, "content", None),
+                getattr(content, "reasoning_content", None),
+                getattr(content, "content", None),
                 deltas,
             )
-            for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
-                position = len(self._calls)
-                self._calls.append(_PartialCall(id=getattr(call, "id", None) or ""))
-                self._by_index[index] = position
-                self._add_fragment_to(position, getattr(call, "function", None))
+            # A completion's calls carry no index but each its own id, which `_position` uses.
+            for fragment in getattr(content, "tool_calls", None) or ():
+                self._add_fragment(fragment)
         return deltas
 
     def close(self) -> list[TextDelta | ReasoningDelta]:
@@ -173,10 +161,8 @@ class StreamAccumulator:
             deltas.append(TextDelta(content))
 
     def _add_fragment(self, fragment: Any) -> None:
-        self._add_fragment_to(self._position(fragment), getattr(fragment, "function", None))
-
-    def _add_fragment_to(self, position: int, function: Any) -> None:
-        call = self._calls[position]
+        call = self._calls[self._position(fragment)]
+        function = getattr(fragment, "function", None)
         name = getattr(function, "name", None)
         if name and not call.name:
             call.name = repair_text(name)
