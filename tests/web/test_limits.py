@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from tests.support.loop_watch import RESPONSIVE, health_latency
 from tests.web.conftest import TOKEN, DaemonFactory
 
 
@@ -103,3 +104,30 @@ async def test_an_oversized_websocket_frame_gets_an_error_frame(
         await client.send({"type": "ping"})
         await client.until("pong")
         await client.close()
+
+
+async def test_the_api_answers_promptly_while_hostile_requests_stream_in(
+    start_daemon: DaemonFactory,
+) -> None:
+    async with start_daemon(max_header_bytes=8192) as daemon:
+        header_flood = asyncio.create_task(
+            raw_request(
+                daemon.port,
+                b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ",
+                32,
+                b"a" * 65536,
+            )
+        )
+        login_flood = asyncio.create_task(
+            raw_request(
+                daemon.port,
+                b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                64,
+                b"10000\r\n" + b"x" * 0x10000 + b"\r\n",
+            )
+        )
+        both = asyncio.ensure_future(asyncio.gather(header_flood, login_flood))
+        worst = await health_latency(daemon.base, {}, both)
+        answers = await both
+        assert answers[0].startswith(b"HTTP/1.1 431")
+        assert worst < RESPONSIVE, f"/api/health took {worst * 1000:.0f} ms"
