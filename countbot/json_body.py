@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
+
+from countbot.text_repair import JsonTextError, loads_untrusted
 
 
 class BodyError(Exception):
@@ -26,7 +27,11 @@ async def read_json_object(request: Request, limit: int) -> dict[str, Any]:
     if content_type.split(";")[0].strip().lower() != "application/json":
         raise BodyError(415, "send the body as JSON with Content-Type: application/json")
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if (
+        declared is not None
+        and declared.isdigit()
+        and (len(declared) > 18 or int(declared) > limit)
+    ):
         raise BodyError(413, f"body too large: {declared} bytes (limit {limit})")
     body = b""
     async for chunk in request.stream():
@@ -34,9 +39,9 @@ async def read_json_object(request: Request, limit: int) -> dict[str, Any]:
         if len(body) > limit:
             raise BodyError(413, f"body too large (limit {limit} bytes)")
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BodyError(400, f"malformed JSON: {exc}") from None
+        data = loads_untrusted(body or b"{}")
+    except JsonTextError as exc:
+        raise BodyError(400, str(exc)) from None
     if not isinstance(data, dict):
         raise BodyError(400, "the body must be a JSON object")
     return data

@@ -53,6 +53,10 @@ class PersonaLoader:
         self._dir = personas_dir
         self._cache: dict[Path, tuple[tuple[int, int], Persona]] = {}
 
+    def check(self, preset: str) -> None:
+        """Raise `PersonaError` unless `preset` loads; blocking, for start-up before the loop."""
+        self._load_preset(preset)
+
     async def load(self, settings: PersonaSettings) -> Persona:
         """The preset `settings.preset` with the non-None fields of `settings` applied."""
         base = await asyncio.to_thread(self._load_preset, settings.preset)

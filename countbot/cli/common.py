@@ -12,6 +12,7 @@ import click
 
 from countbot.config.loader import ConfigError, config_path_from, load_settings
 from countbot.config.settings import Settings
+from countbot.runtime.preflight import check_settings
 
 config_option = click.option(
     "--config",
@@ -25,17 +26,19 @@ config_option = click.option(
 def settings_or_exit(
     config_path: str | None, *, require_model: bool = True, need_secrets: bool = True
 ) -> Settings:
-    """Load settings or exit 2 with the loader's message (one clear paragraph).
+    """Load and check settings, or exit 2 with the problem (one clear paragraph).
 
     `need_secrets=False` for commands that never use the daemon's secrets (they talk to the
     running daemon or the store), so an unset `${TELEGRAM_BOT_TOKEN}` does not stop them.
     """
     try:
-        return load_settings(
+        settings = load_settings(
             config_path_from(config_path), require_model=require_model, need_secrets=need_secrets
         )
+        check_settings(settings)
     except ConfigError as exc:
         fail(str(exc), 2)
+    return settings
 
 
 def store_settings(config_path: str | None) -> Settings:

@@ -6,10 +6,11 @@ part of the public contract (scripts and docs rely on them).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
 
 
 class _Strict(BaseModel):
@@ -47,11 +48,23 @@ class PersonaSettings(_Strict):
     language: str | None = None
 
 
+def _regular_expressions(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a valid regular expression ({exc})") from None
+    return patterns
+
+
+Patterns = Annotated[list[str], AfterValidator(_regular_expressions)]
+
+
 class ExecSettings(_Strict):
     timeout: float = Field(60.0, gt=0)
-    deny_patterns: list[str] = Field(default_factory=list)
+    deny_patterns: Patterns = Field(default_factory=list)
     # Commands that run without asking in approval mode `on-miss`; never past the built-in guard.
-    allow_patterns: list[str] = Field(default_factory=list)
+    allow_patterns: Patterns = Field(default_factory=list)
     max_output: int = Field(30_000, ge=1000)
     # auto: bubblewrap when it works here, else every command asks (fail closed); off: explicit.
     sandbox: Literal["auto", "bwrap", "off"] = "auto"
@@ -86,6 +99,11 @@ class WebSettings(_Strict):
     # Origins allowed besides the daemon's own (e.g. a reverse proxy's public URL).
     allowed_origins: list[str] = Field(default_factory=list)
     max_frame_bytes: int = Field(1_048_576, ge=1024, description="largest WebSocket frame, bytes")
+    # Host names (and addresses) the daemon answers to besides its bound address and, on
+    # loopback, localhost: the names a browser uses to reach it (DNS rebinding guard).
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_body_bytes: int = Field(1_048_576, ge=1024, description="largest /api request body")
+    max_header_bytes: int = Field(65_536, ge=4096, description="largest request head, bytes")
     shutdown_grace: float = Field(10.0, ge=0, description="s running turns get on SIGTERM")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from countbot.bounded_yaml import BoundedLoader
 from countbot.config.fields import Loc
 
 _COMMENT_AFTER = re.compile(r"( +)#")
@@ -40,8 +41,12 @@ class YamlDocument:
 
 
 def parse(text: str) -> YamlDocument:
-    """Parse one YAML document; raises `yaml.YAMLError` (with `problem_mark`) on bad syntax."""
-    loader = yaml.SafeLoader(text)
+    """Parse one YAML document; raises `yaml.YAMLError` (with `problem_mark`) on bad syntax.
+
+    Aliases, nesting and numbers are bounded (`countbot.bounded_yaml`): a hostile file fails as
+    a syntax error instead of taking minutes and gigabytes.
+    """
+    loader = BoundedLoader(text)
     try:
         root = loader.get_single_node()
         if root is None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from countbot.llm.types import ImagePart
+from countbot.text_repair import repair_text
 
 QueueMode = Literal["followup", "steer", "interrupt"]
 QUEUE_MODES: tuple[QueueMode, ...] = ("followup", "steer", "interrupt")
@@ -29,3 +30,8 @@ class InboundMessage:
     mode: QueueMode | None = None
     # A scheduled run: no one is there to answer a question, the final answer is the deliverable.
     unattended: bool = False
+
+    def __post_init__(self) -> None:
+        # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client
+        # or a platform) is repaired once, before it can break a send or a store write later.
+        object.__setattr__(self, "content", repair_text(self.content))

@@ -21,7 +21,7 @@ from httpx_sse import EventSource
 from countbot.llm.errors import ModelFailure
 from countbot.llm.openai_compatible import Endpoint, EndpointError, resolve_endpoint
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
-from countbot.llm.retrying_provider import RetryingProvider
+from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.types import ChatRequest
 
 # An error body is read up to this size for the provider's message; the rest is not worth it.
@@ -79,7 +79,9 @@ class DirectProvider(RetryingProvider):
         endpoint = self._endpoints.get(model)
         return endpoint.url if endpoint else None
 
-    async def _chunks(self, model: str, request: ChatRequest) -> AsyncIterator[Any]:
+    async def _chunks(
+        self, model: str, request: ChatRequest, facts: StreamFacts
+    ) -> AsyncIterator[Any]:
         endpoint = self._endpoints[model]
         body = self._body(endpoint, request)
         headers = {"Accept": "text/event-stream", **self._extra_headers}
@@ -88,10 +90,12 @@ class DirectProvider(RetryingProvider):
         async with self._http().stream("POST", endpoint.url, json=body, headers=headers) as reply:
             if reply.status_code >= 300:
                 raise await _http_error(reply)
-            if "text/event-stream" not in reply.headers.get("content-type", ""):
-                # A server that ignored "stream": one JSON body with the whole message.
-                yield _as_chunk(await reply.aread())
-                return
+            facts.content_type = reply.headers.get("content-type", "")
+            if "text/event-stream" not in facts.content_type:
+                if "json" in facts.content_type:
+                    # A server that ignored "stream": one JSON body with the whole message.
+                    yield WholeCompletion(_decode(await reply.aread()))
+                return  # anything else is no answer: the accumulator says what came
             done = False
             # Read on to the end of the body after [DONE]: a response read to its end leaves the
             # connection to the pool for the next call.
@@ -138,16 +142,6 @@ def _decode(data: str | bytes) -> Any:
     if error is not None:  # some servers report a failure mid-stream as an event
         message = getattr(error, "message", None) or str(error)
         raise ProviderHTTPError(500, str(message), httpx.Response(500))
-    return chunk
-
-
-def _as_chunk(body: bytes) -> Any:
-    """A complete (non-streamed) chat completion as a single chunk: each message as a delta."""
-    chunk = _decode(body)
-    for choice in getattr(chunk, "choices", None) or ():
-        message = getattr(choice, "message", None)
-        if message is not None:
-            choice.delta = message
     return chunk
 
 

@@ -26,11 +26,15 @@ FailureKind = Literal[
     "content_policy",
     "not_found",
     "bad_request",
+    "cut_off",
+    "not_a_stream",
     "unknown",
 ]
 
 # "unreachable" is retryable for the fallbacks and the user, though a provider does not retry it.
-_RETRYABLE_KINDS = frozenset({"rate_limit", "timeout", "connection", "unreachable", "server"})
+_RETRYABLE_KINDS = frozenset(
+    {"rate_limit", "timeout", "connection", "unreachable", "server", "cut_off"}
+)
 # litellm invents status codes for client-side failures (408 timeout, 500 connection): not HTTP's.
 _NETWORK_KINDS = frozenset({"timeout", "connection", "unreachable"})
 # How OpenAI-compatible servers word a request over the context window, or a refusal.
@@ -76,6 +80,8 @@ _SUMMARIES: dict[FailureKind, str] = {
     "content_policy": "The model provider refused the request under its content policy",
     "not_found": "The model or endpoint was not found",
     "bad_request": "The model provider rejected the request",
+    "cut_off": "The model's answer was cut off",
+    "not_a_stream": "The model server did not answer with a stream",
     "unknown": "The model call failed",
 }
 

@@ -14,7 +14,7 @@ from countbot.llm.errors import ModelFailure
 from countbot.llm.litellm_import import load_litellm, preload_litellm
 from countbot.llm.openai_compatible import unknown_provider
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
-from countbot.llm.retrying_provider import RetryingProvider
+from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.types import ChatRequest
 
 
@@ -32,13 +32,28 @@ class LiteLLMProvider(RetryingProvider):
                 return ModelFailure(message, retryable=False, kind="bad_request")
         return None
 
-    async def _chunks(self, model: str, request: ChatRequest) -> AsyncIterator[Any]:
-        response = await load_litellm().acompletion(model=model, **self._arguments(request))
+    async def _chunks(
+        self, model: str, request: ChatRequest, facts: StreamFacts
+    ) -> AsyncIterator[Any]:
+        litellm = load_litellm()
+        arguments = self._arguments(request)
+        response = await litellm.acompletion(model=model, **arguments)
+        received = False
         try:
             async for chunk in response:
+                received = received or _carries_content(chunk)
                 yield chunk
         finally:
             await response.aclose()
+        facts.content_type = _content_type(response)
+        facts.finished = _provider_finished(response)
+        if not received and "json" in facts.content_type:
+            # litellm's stream parser drops a JSON completion's message: ask once more without
+            # streaming, which it does read.
+            yield WholeCompletion(
+                await litellm.acompletion(model=model, **_not_streamed(arguments))
+            )
+            facts.finished = True
 
     def _url_of(self, model: str) -> str | None:
         return self._api_base
@@ -63,3 +78,32 @@ class LiteLLMProvider(RetryingProvider):
         }
         arguments.update({k: v for k, v in optional.items() if v is not None})
         return arguments
+
+
+def _carries_content(chunk: Any) -> bool:
+    """Whether a chunk brought text, reasoning or a tool call."""
+    for choice in getattr(chunk, "choices", None) or ():
+        delta = getattr(choice, "delta", None)
+        if delta is not None and any(
+            getattr(delta, name, None) for name in ("content", "reasoning_content", "tool_calls")
+        ):
+            return True
+    return False
+
+
+def _content_type(response: Any) -> str:
+    """The model server's Content-Type, as litellm keeps it among its hidden parameters."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    headers = hidden.get("additional_headers") or {}
+    return str(headers.get("llm_provider-content-type", ""))
+
+
+def _provider_finished(response: Any) -> bool:
+    """Whether the server itself sent a finish reason; litellm adds a "stop" when it did not."""
+    received = getattr(response, "received_finish_reason", None)
+    return (received or getattr(response, "intermittent_finish_reason", None)) is not None
+
+
+def _not_streamed(arguments: dict[str, Any]) -> dict[str, Any]:
+    rest = {k: v for k, v in arguments.items() if k != "stream_options"}
+    return {**rest, "stream": False}

@@ -28,13 +28,34 @@ from countbot.llm.stream_accumulator import StreamAccumulator
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
+    ReasoningDelta,
     StreamDone,
     StreamError,
     StreamEvent,
+    TextDelta,
     ToolCallReady,
     Usage,
     UsageReport,
 )
+
+
+@dataclass(slots=True)
+class StreamFacts:
+    """What a provider learned about a response that its chunks do not carry.
+
+    `finished`: whether the server itself sent a finish reason (None: trust the chunks; litellm
+    invents a "stop" for a stream that just stopped, so its provider says what really came).
+    """
+
+    content_type: str = ""
+    finished: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WholeCompletion:
+    """A non-streamed completion a provider got instead of chunks: it is a valid answer."""
+
+    response: Any
 
 
 @dataclass(slots=True)
@@ -85,8 +106,9 @@ class RetryingProvider(ABC):
         return provider_of(self._model)
 
     @abstractmethod
-    def _chunks(self, model: str, request: ChatRequest) -> AsyncIterator[Any]:
-        """An async generator of one call's chunks (OpenAI chunk shape, read by attribute).
+    def _chunks(self, model: str, request: ChatRequest, facts: StreamFacts) -> AsyncIterator[Any]:
+        """An async generator of one call's chunks (OpenAI chunk shape, read by attribute), or
+        one `WholeCompletion`; it fills in `facts` as it learns them.
 
         Closing it must abort the request; it raises for failures (classified here).
         """
@@ -141,21 +163,32 @@ class RetryingProvider(ABC):
     ) -> AsyncIterator[StreamEvent]:
         """One call to one model; a failure is recorded in `attempt`, never raised."""
         accumulator = StreamAccumulator()
+        facts = StreamFacts()
         deadline = asyncio.get_running_loop().time() + self._timeout
         try:
             # Closing the chunk generator closes its HTTP response: this is what aborts the
             # request when the consumer stops listening (aclose) or the deadline passes.
-            async with aclosing(self._chunks(model, request)) as chunks:
+            async with aclosing(self._chunks(model, request, facts)) as chunks:
                 while True:
                     async with asyncio.timeout_at(deadline):
                         chunk = await anext(chunks, None)
                     if chunk is None:
                         break
-                    for delta in accumulator.add(chunk):
+                    for delta in _take(accumulator, chunk):
                         attempt.emitted = True
                         yield delta
+            for delta in accumulator.close():
+                attempt.emitted = True
+                yield delta
         except Exception as exc:
             attempt.failure = self._failure(exc, model)
+            attempt.partial_text = accumulator.text
+            return
+        finished = accumulator.finished if facts.finished is None else facts.finished
+        attempt.failure = accumulator.ending_failure(
+            finished=finished, content_type=facts.content_type
+        )
+        if attempt.failure is not None:
             attempt.partial_text = accumulator.text
             return
         for event in _finish(model, accumulator):
@@ -171,6 +204,12 @@ class RetryingProvider(ABC):
     def _url_of(self, model: str) -> str | None:
         """The address `model`'s requests go to, to name in "cannot reach" errors (if known)."""
         return None
+
+
+def _take(accumulator: StreamAccumulator, chunk: Any) -> list[TextDelta | ReasoningDelta]:
+    if isinstance(chunk, WholeCompletion):
+        return accumulator.add_completion(chunk.response)
+    return accumulator.add(chunk)
 
 
 def _finish(model: str, accumulator: StreamAccumulator) -> list[StreamEvent]:

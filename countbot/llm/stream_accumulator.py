@@ -3,6 +3,12 @@
 Providers send a tool call's id and name once and its arguments in many fragments, keyed by an
 index; some reuse index 0 with a new id for each parallel call. This puts them back together so
 the provider loop only deals with timing and failures.
+
+It also decides whether a stream that ended is a complete answer (`ending_failure`): a stream
+cut off before the provider's finish, an empty one and a body that is no stream at all must
+never be stored as an answer. Every provider shares this, so the rules hold on every path. Text
+is repaired as it arrives (`StreamTextRepair`): an emoji whose UTF-16 halves land in two chunks
+is joined, a lone surrogate becomes U+FFFD.
 """
 
 from __future__ import annotations
@@ -11,8 +17,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from countbot.llm.errors import ModelFailure
 from countbot.llm.tool_args import parse_tool_call
 from countbot.llm.types import ReasoningDelta, StopReason, TextDelta, ToolCall, Usage
+from countbot.text_repair import StreamTextRepair, repair_text
+
+_JSON_TYPES = ("application/json",)
 
 
 @dataclass(slots=True)
@@ -31,6 +41,8 @@ class StreamAccumulator:
         self._calls: list[_PartialCall] = []
         self._by_index: dict[int, int] = {}
         self._finish_reason: str | None = None
+        self._text_repair = StreamTextRepair()
+        self._reasoning_repair = StreamTextRepair()
         self.usage: Usage | None = None
 
     @property
@@ -43,32 +55,92 @@ class StreamAccumulator:
 
     def add(self, chunk: Any) -> list[TextDelta | ReasoningDelta]:
         """Take one chunk; return the text and reasoning deltas it carried, to show right away."""
+        return self._take(chunk, "delta")
+
+    def add_completion(self, response: Any) -> list[TextDelta | ReasoningDelta]:
+        """Take a whole non-streamed completion, as if it had been streamed in one chunk."""
+        return self._take(response, "message")
+
+    def _take(self, payload: Any, part: str) -> list[TextDelta | ReasoningDelta]:
+        """A chunk's `delta`s or a completion's `message`s: the same fields either way."""
         deltas: list[TextDelta | ReasoningDelta] = []
-        usage = getattr(chunk, "usage", None)
+        usage = getattr(payload, "usage", None)
         if usage is not None:
             self.usage = _usage(usage)
-        for choice in getattr(chunk, "choices", None) or ():
+        for choice in getattr(payload, "choices", None) or ():
             self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
-            delta = getattr(choice, "delta", None)
-            if delta is None:
+            content = getattr(choice, part, None)
+            if content is None:
                 continue
-            reasoning = getattr(delta, "reasoning_content", None)
-            if reasoning:
-                self._reasoning.append(reasoning)
-                deltas.append(ReasoningDelta(reasoning))
-            content = getattr(delta, "content", None)
-            if content:
-                self._text.append(content)
-                deltas.append(TextDelta(content))
-            for fragment in getattr(delta, "tool_calls", None) or ():
+            self._add_text(
+                getattr(content, "reasoning_content", None),
+                getattr(content, "content", None),
+                deltas,
+            )
+            # A completion's calls carry no index but each its own id, which `_position` uses.
+            for fragment in getattr(content, "tool_calls", None) or ():
                 self._add_fragment(fragment)
         return deltas
+
+    def close(self) -> list[TextDelta | ReasoningDelta]:
+        """The text still held back at the end (half of a character pair), repaired."""
+        deltas: list[TextDelta | ReasoningDelta] = []
+        self._add_text(self._reasoning_repair.flush(), self._text_repair.flush(), deltas)
+        return deltas
+
+    @property
+    def finished(self) -> bool:
+        """Whether a chunk (or the completion) carried the provider's finish reason."""
+        return self._finish_reason is not None
+
+    @property
+    def received(self) -> bool:
+        """Whether any text, reasoning or tool call has arrived."""
+        return bool(self._text or self._reasoning or self._calls)
+
+    def wants_whole_answer(self, content_type: str) -> bool:
+        """The server sent one JSON completion although a stream was asked for (some proxies do).
+
+        That is a valid answer: a provider that could not read it from the stream fetches it
+        again without streaming and feeds it to `add_completion`.
+        """
+        return _media_type(content_type) in _JSON_TYPES and not self.received
+
+    def ending_failure(self, *, finished: bool, content_type: str) -> ModelFailure | None:
+        """Why the ended stream is not a complete answer, or None when it is.
+
+        A whole JSON answer (`wants_whole_answer`) must have been fetched before this is asked.
+        `finished`: the provider itself sent a finish reason (litellm invents "stop" for a stream
+        that just stopped, so the provider tells us what really arrived). `content_type`: the
+        response's media type.
+        """
+        media_type = _media_type(content_type)
+        received = self.received
+        if media_type and media_type != "text/event-stream" and not received:
+            return ModelFailure(
+                f"The model server answered with {media_type} instead of a stream of "
+                "events; check model.api_base",
+                retryable=False,
+                kind="not_a_stream",
+            )
+        if not finished and not received:
+            return ModelFailure("The model sent an empty answer", retryable=True, kind="cut_off")
+        if not finished:
+            return ModelFailure(
+                "The model's answer was cut off before it finished (the connection ended "
+                "mid-answer)",
+                retryable=True,
+                kind="cut_off",
+            )
+        return None
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The reassembled calls, arguments parsed or repaired; nameless fragments are dropped."""
         return tuple(
             parse_tool_call(
-                call.id or f"call_{uuid.uuid4().hex[:12]}", call.name, "".join(call.arguments)
+                call.id or f"call_{uuid.uuid4().hex[:12]}",
+                call.name,
+                repair_text("".join(call.arguments)),
             )
             for call in self._calls
             if call.name
@@ -80,12 +152,25 @@ class StreamAccumulator:
             return "tool_calls"
         return "length" if self._finish_reason == "length" else "stop"
 
+    def _add_text(
+        self,
+        reasoning: str | None,
+        content: str | None,
+        deltas: list[TextDelta | ReasoningDelta],
+    ) -> None:
+        if reasoning and (reasoning := self._reasoning_repair.feed(reasoning)):
+            self._reasoning.append(reasoning)
+            deltas.append(ReasoningDelta(reasoning))
+        if content and (content := self._text_repair.feed(content)):
+            self._text.append(content)
+            deltas.append(TextDelta(content))
+
     def _add_fragment(self, fragment: Any) -> None:
         call = self._calls[self._position(fragment)]
         function = getattr(fragment, "function", None)
         name = getattr(function, "name", None)
         if name and not call.name:
-            call.name = name
+            call.name = repair_text(name)
         arguments = getattr(function, "arguments", None)
         if arguments:
             call.arguments.append(arguments)
@@ -103,6 +188,10 @@ class StreamAccumulator:
         call = self._calls[position]
         call.id = call.id or call_id
         return position
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.partition(";")[0].strip().lower()
 
 
 def _usage(raw: Any) -> Usage:

@@ -11,6 +11,11 @@ from typing import Any
 
 from countbot.llm.types import ToolCall
 
+# json-repair is a Python-level parser, slow on long or deeply nested text (seconds for 20 KB of
+# "{"): beyond these the raw text and the error go back to the model instead.
+MAX_REPAIR_CHARS = 64 * 1024
+MAX_REPAIR_DEPTH = 64
+
 
 def parse_tool_call(call_id: str, name: str, arguments_raw: str) -> ToolCall:
     """A `ToolCall` with `arguments` parsed (or repaired), or None with a `parse_error`."""
@@ -25,13 +30,16 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as exc:
-        repaired = None if _truncated(raw) else _repair(raw)
+        repaired = _repair(raw) if _repairable(raw) else None
         if isinstance(repaired, dict):
             return repaired, None
         return None, (
             f"The arguments are not valid JSON ({exc.msg} at line {exc.lineno} column "
             f"{exc.colno}). Call the tool again with the arguments as one JSON object."
         )
+    except (RecursionError, ValueError) as exc:  # nesting past the limit, a 5000-digit number
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        return None, f"The arguments could not be read ({detail}). Call the tool again."
     if not isinstance(parsed, dict):
         kind = type(parsed).__name__
         return None, f"The arguments must be a JSON object, not a {kind}. Call the tool again."
@@ -46,13 +54,17 @@ def _repair(raw: str) -> Any:
     return json_repair.repair_json(raw, return_objects=True)
 
 
-def _truncated(raw: str) -> bool:
-    """Whether the text stops inside a string or before a value (output cut off mid-call).
+def _repairable(raw: str) -> bool:
+    """Whether json-repair may try: short and shallow enough, and not cut off mid-call.
 
-    Repairing such text would invent a value, e.g. write an empty or half file, so it is refused.
+    Text that stops inside a string or before a value was cut off; repairing it would invent a
+    value (write an empty or half file), so it is refused.
     """
+    if len(raw) > MAX_REPAIR_CHARS:
+        return False
     in_string = escaped = False
     last = ""
+    depth = 0
     for ch in raw:
         if in_string:
             if escaped:
@@ -63,9 +75,15 @@ def _truncated(raw: str) -> bool:
                 in_string = False
         elif ch == '"':
             in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_REPAIR_DEPTH:
+                return False
+        elif ch in "]}":
+            depth -= 1
         if not ch.isspace():
             last = ch
-    return in_string or last == ":"
+    return not in_string and last != ":"
 
 
 def wire_arguments(call: ToolCall) -> str:
@@ -76,7 +94,7 @@ def wire_arguments(call: ToolCall) -> str:
     try:
         if isinstance(json.loads(call.arguments_raw), dict):
             return call.arguments_raw
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError, ValueError):
         pass
     arguments, _ = parse_arguments(call.arguments_raw)
     return json.dumps(arguments or {})

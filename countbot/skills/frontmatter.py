@@ -6,6 +6,8 @@ from typing import Any
 
 import yaml
 
+from countbot import bounded_yaml
+
 
 class FrontmatterError(ValueError):
     """The frontmatter block is unterminated, not YAML, or not a mapping."""
@@ -25,7 +27,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     else:
         raise FrontmatterError("the frontmatter block has no closing '---' line")
     try:
-        data = yaml.safe_load(header)
+        data = bounded_yaml.load(header)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"invalid YAML in frontmatter: {exc}") from exc
     if data is None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from countbot.store.masker import Masker
+from countbot.text_repair import repair_text
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,8 @@ class AuditLog:
 
     def _encode(self, record: dict[str, Any]) -> str:
         try:
-            return json.dumps(self._masker.mask_obj(record), ensure_ascii=False, default=str) + "\n"
+            line = json.dumps(self._masker.mask_obj(record), ensure_ascii=False, default=str)
+            return repair_text(line) + "\n"
         except Exception:
             # Better a line that says what is missing than a leaked secret or a dead writer.
             log.exception("audit: could not mask or encode a record")

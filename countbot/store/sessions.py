@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from countbot.store.database import Database
+from countbot.text_repair import repair_text
 
 TITLE_LENGTH = 60
 
@@ -232,7 +233,8 @@ def _append(
         )
     if "id" in record:  # a record read back from the store carries its old id; the row has its own
         record = {key: value for key, value in record.items() if key != "id"}
-    data = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    # Lone surrogates cannot be stored as UTF-8: they become U+FFFD instead of losing the record.
+    data = repair_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
     (message_id,) = conn.execute(
         "INSERT INTO messages (session_id, type, record) VALUES (?, ?, ?) RETURNING id",
         (session_id, kind, data),

@@ -10,6 +10,7 @@ from typing import Any
 
 from countbot.store.database import Database
 from countbot.store.masker import Masker
+from countbot.text_repair import repair_text
 
 # Enough to see what a call returned; the full output lives in the session's messages.
 RESULT_LIMIT = 4000
@@ -82,9 +83,9 @@ def _insert(
             rec["tool_call_id"],
             rec["name"],
             # A JSON document either way: raw argument strings round-trip as strings.
-            json.dumps(arguments, ensure_ascii=False, default=str),
-            user_message,
-            _truncate(result),
+            repair_text(json.dumps(arguments, ensure_ascii=False, default=str)),
+            repair_text(user_message),
+            repair_text(_truncate(result)),
             rec.get("status") or "ok",
             float(rec.get("duration_ms") or 0.0),
             rec.get("channel"),

@@ -13,15 +13,16 @@ import asyncio
 import ipaddress
 import re
 import socket
+import zlib
 from dataclasses import dataclass
-from html import unescape
 from typing import Any, ClassVar
 
-import html2text
 import httpx
 
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
+from countbot.tools.html_text import html_to_text, page_title
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
 _MAX_REDIRECTS = 5
@@ -29,7 +30,6 @@ _TEXT_TYPES = frozenset(
     {"application/json", "application/xml", "application/javascript", "application/yaml"}
 )
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 class FetchRefused(Exception):
@@ -98,7 +98,7 @@ class WebFetchTool(Tool):
             url = httpx.URL(raw_url)
         except httpx.InvalidURL as exc:
             raise FetchRefused(f"not a valid URL ({exc})") from exc
-        headers = {"User-Agent": USER_AGENT}
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}
         client = await asyncio.to_thread(
             httpx.AsyncClient, headers=headers, timeout=self._settings.timeout
         )
@@ -166,15 +166,32 @@ class WebFetchTool(Tool):
         return _Fetched(url, response.status_code, content_type, body, truncated), location
 
     async def _read_capped(self, response: httpx.Response) -> tuple[bytes, bool]:
-        """The body up to max_bytes (after decompression); stops reading past the cap."""
+        """The body up to max_bytes after decompression, decoded in bounded steps.
+
+        httpx would inflate each network chunk whole (a decompression bomb in one chunk), so the
+        raw bytes go through `BodyDecoder`, which never produces more than is asked for.
+        """
         limit = self._settings.max_bytes
+        try:
+            decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+        except UnsupportedEncoding as exc:
+            raise FetchRefused(str(exc)) from None
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                return b"".join(chunks)[:limit], True
+        try:
+            async for raw in response.aiter_raw():
+                for piece in decoder.feed(raw):
+                    chunks.append(piece)
+                    size += len(piece)
+                    if size > limit:
+                        return b"".join(chunks)[:limit], True
+            for piece in decoder.finish():
+                chunks.append(piece)
+                size += len(piece)
+                if size > limit:
+                    return b"".join(chunks)[:limit], True
+        except zlib.error as exc:
+            raise FetchRefused(f"the compressed body is corrupt ({exc})") from None
         return b"".join(chunks), False
 
     def _render(self, fetched: _Fetched) -> ToolResult:
@@ -183,8 +200,8 @@ class WebFetchTool(Tool):
         text = _decode(fetched.body, params)
         title = ""
         if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
-            title = _title(text)
-            text = _html_to_text(text)
+            title = page_title(text)
+            text = html_to_text(text)
         elif not _is_textual(media_type) or "\0" in text:
             return ToolResult.error(
                 f"{fetched.url} is {media_type or 'binary'} content; web_fetch reads web pages, "
@@ -213,16 +230,3 @@ def _decode(body: bytes, content_type_params: str) -> str:
         return body.decode(match.group(1) if match else "utf-8", errors="replace")
     except LookupError:
         return body.decode("utf-8", errors="replace")
-
-
-def _title(html: str) -> str:
-    match = _TITLE.search(html)
-    return " ".join(unescape(match.group(1)).split()) if match else ""
-
-
-def _html_to_text(html: str) -> str:
-    """Readable Markdown-ish text; html2text drops scripts and styles."""
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.ignore_images = True
-    return converter.handle(html)

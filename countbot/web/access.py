@@ -17,6 +17,7 @@ from countbot.config.settings import WebSettings
 
 COOKIE_NAME = "countbot_session"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 
 
 def is_loopback(host: str) -> bool:
@@ -35,23 +36,30 @@ class AccessPolicy:
 
     token: str | None
     origins: frozenset[str]
-    # Host header names accepted on a loopback bind (guards against DNS rebinding); None: any.
+    # Host header names accepted (guards against DNS rebinding); None: any. Always checked on a
+    # loopback bind; on another bind once `web.allowed_hosts` names any (else the token guards).
     hostnames: frozenset[str] | None
 
     @classmethod
     def from_settings(cls, web: WebSettings, port: int) -> AccessPolicy:
-        """The policy for a daemon on `web.host` listening on `port` (the bound one)."""
+        """The policy for a daemon on `web.host` listening on `port` (the bound one).
+
+        The bound address itself (127.0.0.2, a LAN address) and every `web.allowed_hosts` name
+        are accepted as Host and as the origin of the UI served under that name.
+        """
         token = web.token.get_secret_value() if web.token else None
-        names = {web.host}
-        if is_loopback(web.host) or web.host in ("0.0.0.0", "::", ""):
+        allowed = {name.strip().strip("[]").lower() for name in web.allowed_hosts} - {""}
+        names = {web.host.strip("[]").lower(), *allowed}
+        if is_loopback(web.host) or web.host in WILDCARDS:
             names.update(LOOPBACK_NAMES)
-        origins = {_origin(name, port) for name in names if name not in ("0.0.0.0", "::", "")}
+        names -= WILDCARDS
+        origins = {_origin(name, port) for name in names}
+        # A name the user listed may also be reached through a TLS reverse proxy.
+        origins |= {f"https://{_shown(name)}" for name in allowed}
         extra = {o.rstrip("/").lower() for o in web.allowed_origins}
         hostnames = None
-        if is_loopback(web.host):
-            hostnames = frozenset(
-                {*LOOPBACK_NAMES, *(urlsplit(o).hostname or "" for o in extra)} - {""}
-            )
+        if is_loopback(web.host) or allowed:
+            hostnames = frozenset({*names, *(urlsplit(o).hostname or "" for o in extra)} - {""})
         return cls(token or None, frozenset(origins | extra), hostnames)
 
     def origin_allowed(self, origin: str) -> bool:
@@ -93,6 +101,10 @@ class AccessPolicy:
         return any(self.token_matches(c) for c in parse_qs(query).get("token", ()))
 
 
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def _origin(host: str, port: int) -> str:
-    shown = f"[{host}]" if ":" in host else host
+    shown = _shown(host)
     return (f"http://{shown}" if port == 80 else f"http://{shown}:{port}").lower()

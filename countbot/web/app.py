@@ -10,6 +10,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from countbot.web.access import AccessPolicy
 from countbot.web.api import api_mount
 from countbot.web.api.errors import ApiError, api_error, http_error, server_error
+from countbot.web.body_limits import BodyLimits
 from countbot.web.context import DaemonContext
 from countbot.web.login import login
 from countbot.web.security import AccessGuard
@@ -28,7 +29,10 @@ def create_app(daemon: DaemonContext, port: int) -> Starlette:
             api_mount(daemon.scheduler.routes()),
             Mount("/static", app=static_files()),
         ],
-        middleware=[Middleware(AccessGuard, policy=policy)],
+        middleware=[
+            Middleware(BodyLimits, api_limit=daemon.runtime.settings.web.max_body_bytes),
+            Middleware(AccessGuard, policy=policy),
+        ],
         exception_handlers={
             ApiError: api_error,
             HTTPException: http_error,

@@ -31,6 +31,7 @@ from countbot.scheduler.assembly import start_scheduler
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.context import DaemonContext
+from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock
 from countbot.web.notices import push_session_changes
 
@@ -174,6 +175,7 @@ def _uvicorn_config(daemon: DaemonContext, port: int) -> uvicorn.Config:
         log_level="warning",
         access_log=False,
         ws_max_size=daemon.runtime.settings.web.max_frame_bytes + FRAME_HEADROOM,
+        http=bounded_head_protocol(daemon.runtime.settings.web.max_header_bytes),
         # Frames are small JSON; compressing each costs more CPU than the bytes are worth.
         ws_per_message_deflate=False,
         timeout_graceful_shutdown=CONNECTION_GRACE,

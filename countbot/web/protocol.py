@@ -6,7 +6,6 @@ See docs/protocol.md for the contract.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from countbot.gateway.messages import QUEUE_MODES, QueueMode
 from countbot.llm.types import ImagePart
 from countbot.runtime.approvals import DECISIONS
+from countbot.text_repair import JsonTextError, loads_untrusted
 from countbot.tools.approval import ApprovalDecision
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -85,9 +85,9 @@ class ProtocolError(ValueError):
 def parse_frame(text: str) -> ClientFrame:
     """One client text frame as a command; raises ProtocolError."""
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ProtocolError(f"malformed JSON: {exc}") from None
+        data = loads_untrusted(text)
+    except JsonTextError as exc:
+        raise ProtocolError(str(exc)) from None
     if not isinstance(data, dict):
         raise ProtocolError(f"a frame must be a JSON object, not {type(data).__name__}")
     kind = data.get("type")

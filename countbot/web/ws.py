@@ -19,6 +19,7 @@ from countbot.gateway.events import SessionEvent
 from countbot.gateway.gateway import GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
+from countbot.text_repair import repair_text
 from countbot.web.context import DaemonContext
 from countbot.web.notices import status_frame
 from countbot.web.protocol import (
@@ -161,6 +162,7 @@ class Connection:
                     return
                 item = await queue.get()
                 frame = item.to_frame(self.watcher) if isinstance(item, SessionEvent) else item
-                await self._ws.send_text(json.dumps(frame, ensure_ascii=False))
+                # Repaired last of all: text with a lone surrogate would make the send raise.
+                await self._ws.send_text(repair_text(json.dumps(frame, ensure_ascii=False)))
         except Exception as exc:  # the client went away mid-send; the receive side ends too
             log.debug("websocket send stopped: %s", exc)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-ReplyKind = Literal["text", "tool_calls", "error", "hang", "drop"]
+ReplyKind = Literal["text", "tool_calls", "error", "hang", "drop", "cut", "body", "completion"]
 
 _REASONS = {
     200: "OK",
@@ -64,6 +64,7 @@ class Reply:
     seconds: float = 0.0
     after_chunks: int = 0
     reasoning: str = ""
+    content_type: str = ""
 
     @classmethod
     def text(
@@ -101,6 +102,25 @@ class Reply:
     def hang(cls, seconds: float) -> Reply:
         """Accept the request, send nothing for `seconds`, then close the connection."""
         return cls("hang", seconds=seconds)
+
+    @classmethod
+    def cut(cls, content: str, *, chunks: int = 3) -> Reply:
+        """Stream `content`, then end the response cleanly without a finish reason or [DONE].
+
+        What a proxy shows when the model's connection was reset mid-answer; `content=""` is an
+        empty stream.
+        """
+        return cls("cut", content=content, chunks=chunks)
+
+    @classmethod
+    def body(cls, content: str, *, content_type: str = "text/plain") -> Reply:
+        """Answer a streaming request with a plain 200 body of `content_type`, not SSE."""
+        return cls("body", content=content, content_type=content_type)
+
+    @classmethod
+    def completion(cls, content: str) -> Reply:
+        """Answer a streaming request with a whole non-streaming JSON completion."""
+        return cls("completion", content=content)
 
     @classmethod
     def drop(cls, content: str, *, after_chunks: int = 2) -> Reply:
@@ -300,7 +320,10 @@ class _Connection(asyncio.Protocol):
             writer.must_close = True
             return
         model = str(body.get("model", "scripted"))
-        if not body.get("stream"):
+        if reply.kind == "body":
+            writer.raw(reply.content.encode(), reply.content_type)
+            return
+        if reply.kind == "completion" or not body.get("stream"):
             await self._sleep(reply.delay)
             writer.json(200, _completion_body(reply, model, self.server))
             return
@@ -309,11 +332,17 @@ class _Connection(asyncio.Protocol):
         events = _stream_chunks(reply, model, self.server, include_usage)
         if reply.kind == "drop":
             events = itertools.islice(events, reply.after_chunks)
+        if reply.kind == "cut":
+            events = itertools.islice(events, len(_split(reply.content, reply.chunks)))
+            if not reply.content:
+                events = iter(())
         for event in events:
             await self._sleep(reply.delay)
             writer.sse(event)
         if reply.kind == "drop":
             writer.must_close = True
+        elif reply.kind == "cut":
+            writer.end_chunks()
         else:
             writer.end_stream()
 
@@ -353,6 +382,10 @@ class _Writer:
         head = {"Content-Type": "application/json", "Content-Length": str(len(data))}
         self._write(self._head(status, {**head, **(headers or {})}) + data)
 
+    def raw(self, data: bytes, content_type: str) -> None:
+        head = {"Content-Type": content_type, "Content-Length": str(len(data))}
+        self._write(self._head(200, head) + data)
+
     def start_stream(self) -> None:
         head = {"Content-Type": "text/event-stream", "Transfer-Encoding": "chunked"}
         self._write(self._head(200, head))
@@ -364,6 +397,9 @@ class _Writer:
 
     def end_stream(self) -> None:
         self.sse("[DONE]")
+        self.end_chunks()
+
+    def end_chunks(self) -> None:
         self._write(b"0\r\n\r\n")
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +15,7 @@ import pytest
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import ToolContext
 from countbot.tools.web_fetch import WebFetchTool, address_refusal
+from tests.support.loop_watch import RESPONSIVE, LoopWatch
 from tests.tools.local_http import LocalHTTPServer, Reply
 
 PAGE = b"""<html><head><title>Tide &amp; Times</title>
@@ -155,3 +160,104 @@ async def test_other_schemes_are_refused(url: str, ctx: ToolContext) -> None:
 )
 def test_address_refusal(address: str, refused: bool) -> None:
     assert (address_refusal(address) is not None) == refused
+
+
+# --- hostile pages: bounded memory, a responsive loop -------------------------------------------
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=9)
+
+
+@functools.cache
+def letters_gzipped_twice(size: int) -> bytes:
+    """`size` bytes of "a", gzipped twice: a few KB that expand to `size`."""
+    inner = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = b"a" * (1 << 20)
+    once = b"".join(inner.compress(block) for _ in range(size >> 20)) + inner.flush()
+    return gzip_bytes(once)
+
+
+@functools.cache
+def deflated_letters(size: int) -> bytes:
+    """`size` bytes of "a", zlib-deflated."""
+    deflate = zlib.compressobj(9)
+    block = b"a" * (1 << 20)
+    return b"".join(deflate.compress(block) for _ in range(size >> 20)) + deflate.flush()
+
+
+@pytest.fixture
+def hostile_server() -> Iterator[LocalHTTPServer]:
+    bomb = letters_gzipped_twice(256 << 20)
+    deflated = deflated_letters(200 << 20)
+    plain_html = b"<html><head><title>Tide</title></head><body><p>Calm seas</p></body></html>"
+    routes = {
+        "/bomb": Reply(200, bomb, {"Content-Type": "text/plain", "Content-Encoding": "gzip, gzip"}),
+        "/deflate-bomb": Reply(
+            200,
+            deflated,
+            {"Content-Type": "text/plain", "Content-Encoding": "deflate"},
+        ),
+        "/gzip-page": Reply(200, gzip_bytes(plain_html), {**HTML, "Content-Encoding": "gzip"}),
+        "/raw-deflate": Reply(
+            200,
+            zlib.compress(b"raw deflate body", 9)[2:-4],
+            {"Content-Type": "text/plain", "Content-Encoding": "deflate"},
+        ),
+        "/br": Reply(
+            200, b"\x0b\x02\x80hello\x03", {"Content-Type": "text/plain", "Content-Encoding": "br"}
+        ),
+        "/corrupt": Reply(
+            200, b"\x1f\x8b not gzip", {"Content-Type": "text/plain", "Content-Encoding": "gzip"}
+        ),
+        "/titles": Reply(200, b"<html><title>" * 12_000, HTML),
+        "/unclosed": Reply(200, b"<html>" + b"<title" * 20_000, HTML),
+    }
+    with LocalHTTPServer(routes) as running:
+        yield running
+
+
+@pytest.mark.parametrize("path", ["/bomb", "/deflate-bomb"])
+async def test_a_decompression_bomb_is_capped_while_decoding(
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
+) -> None:
+    fetch = local_fetch(max_bytes=100_000)
+    url = hostile_server.url(path)
+    async with LoopWatch() as watch:
+        result = await fetch.execute({"url": url}, ctx)
+    assert result.status == "ok"
+    assert "only the first 100,000 bytes were read" in result.content
+    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
+    tracemalloc.start()
+    try:
+        await fetch.execute({"url": url}, ctx)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 << 20, f"peak {peak / 1e6:.0f} MB while reading a capped body"
+
+
+async def test_compressed_pages_are_read(hostile_server: LocalHTTPServer, ctx: ToolContext) -> None:
+    result = await local_fetch().execute({"url": hostile_server.url("/gzip-page")}, ctx)
+    assert "Title: Tide" in result.content and "Calm seas" in result.content
+    result = await local_fetch().execute({"url": hostile_server.url("/raw-deflate")}, ctx)
+    assert "raw deflate body" in result.content
+    assert hostile_server.seen[0].headers["Accept-Encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize(("path", "says"), [("/br", "br"), ("/corrupt", "corrupt")])
+async def test_unreadable_encodings_are_a_clear_error(
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str, says: str
+) -> None:
+    result = await local_fetch().execute({"url": hostile_server.url(path)}, ctx)
+    assert result.status == "error" and says in result.content
+
+
+@pytest.mark.parametrize("path", ["/titles", "/unclosed"])
+async def test_pages_of_repeated_titles_keep_the_loop_responsive(
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
+) -> None:
+    async with LoopWatch() as watch:
+        result = await local_fetch().execute({"url": hostile_server.url(path)}, ctx)
+    assert result.status == "ok"
+    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"

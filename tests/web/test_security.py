@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from countbot.config.settings import WebSettings
+from countbot.web.access import AccessPolicy
 from tests.web.conftest import TOKEN, Daemon, DaemonFactory
 
 EVIL = "http://evil.example"
@@ -66,7 +68,7 @@ async def test_state_changes_need_a_json_body(daemon: Daemon) -> None:
 
 
 async def test_a_body_over_the_limit_is_refused(start_daemon: DaemonFactory) -> None:
-    async with start_daemon(max_frame_bytes=4096) as daemon, daemon.http() as http:
+    async with start_daemon(max_body_bytes=4096) as daemon, daemon.http() as http:
         response = await http.put("/api/memory", json={"content": "x" * 10_000})
         assert response.status_code == 413
 
@@ -140,3 +142,22 @@ async def test_the_ui_is_served_with_a_strict_content_security_policy(daemon: Da
         script = await http.get("/static/lib/socket.js")
         assert script.status_code == 200 and "content-security-policy" in script.headers
         assert (await http.get("/static/../config.yaml")).status_code == 404
+
+
+def policy_for(**web: object) -> AccessPolicy:
+    return AccessPolicy.from_settings(WebSettings(token="t" * 20, **web), 8686)
+
+
+def test_the_bound_address_and_allowed_hosts_are_accepted_hosts() -> None:
+    second_loopback = policy_for(host="127.0.0.2")
+    assert second_loopback.host_allowed("127.0.0.2:8686")
+    assert second_loopback.origin_allowed("http://127.0.0.2:8686")
+    assert not second_loopback.host_allowed("attacker.example:8686")
+    named = policy_for(host="0.0.0.0", allowed_hosts=["bot.home.arpa", "192.168.1.20"])
+    for host in ("bot.home.arpa:8686", "192.168.1.20:8686", "localhost:8686"):
+        assert named.host_allowed(host), host
+    assert not named.host_allowed("rebound.attacker.example")
+    assert named.origin_allowed("https://bot.home.arpa")
+    assert named.origin_allowed("http://bot.home.arpa:8686")
+    # No names listed on a public bind: any Host, the token guards (as before).
+    assert policy_for(host="0.0.0.0").host_allowed("anything.example")

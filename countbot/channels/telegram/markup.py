@@ -16,18 +16,21 @@ _FENCED = re.compile(
     r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)(?:^ {0,3}(?P=fence)[ \t]*$|\Z)",
     re.MULTILINE | re.DOTALL,
 )
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(\s*([^)\s]+)\s*\)")
+# Every span that may fail to close is bounded (`{1,N}`, possessive `+` where the class cannot
+# contain the closer): each start then scans at most N characters once, so a line of a
+# thousand unclosed `**` or `[` stays linear instead of quadratic.
+_INLINE_CODE = re.compile(r"`([^`\n]{1,2000}+)`")
+_LINK = re.compile(r"\[([^\]\n]{1,300}+)\]\(\s{0,20}+([^)\s]{1,1000}+)\s{0,20}+\)")
 _SAFE_URL = re.compile(r"^(https?://|tg://|mailto:)", re.IGNORECASE)
 _LANGUAGE = re.compile(r"[\w+#.-]+")
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+([^\n]{1,300}?)[ \t#]{0,20}$", re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+", re.MULTILINE)
 _INLINE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\*\*(?=\S)([^\n]+?)(?<=\S)\*\*"), r"<b>\1</b>"),
-    (re.compile(r"(?<!\w)__(?=\S)([^\n]+?)(?<=\S)__(?!\w)"), r"<b>\1</b>"),
-    (re.compile(r"~~(?=\S)([^\n]+?)(?<=\S)~~"), r"<s>\1</s>"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"), r"<i>\1</i>"),
-    (re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"), r"<i>\1</i>"),
+    (re.compile(r"\*\*(?=\S)([^\n]{1,300}?)(?<=\S)\*\*"), r"<b>\1</b>"),
+    (re.compile(r"(?<!\w)__(?=\S)([^\n]{1,300}?)(?<=\S)__(?!\w)"), r"<b>\1</b>"),
+    (re.compile(r"~~(?=\S)([^\n]{1,300}?)(?<=\S)~~"), r"<s>\1</s>"),
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]{1,300}?)(?<=[^\s*])\*(?![\w*])"), r"<i>\1</i>"),
+    (re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]{1,300}?)(?<=[^\s_])_(?![\w_])"), r"<i>\1</i>"),
 )
 _TAG = re.compile(r"<(/?)([a-z]+)[^>]*>")
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")

@@ -34,7 +34,7 @@ async def json_object(request: Request) -> dict[str, Any]:
     """The request's JSON object body (empty: `{}`), within the size limit; ApiError otherwise."""
     try:
         return await read_json_object(
-            request, daemon_of(request).runtime.settings.web.max_frame_bytes
+            request, daemon_of(request).runtime.settings.web.max_body_bytes
         )
     except BodyError as exc:
         raise ApiError(exc.status, exc.message) from None

@@ -1,0 +1,72 @@
+"""uvicorn's HTTP protocol with a bound on the request head (request line plus headers).
+
+httptools accepts headers of any size (a 64 MB header was taken in whole). This subclass counts
+the head's bytes as they arrive and, past `web.max_header_bytes`, answers 431 and closes the
+connection before the rest is buffered. Bodies are bounded per route by `BodyLimits`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+_HEAD_END = b"\r\n\r\n"
+_DRAIN_SECONDS = 2.0
+
+
+class BoundedHeadProtocol(HttpToolsProtocol):
+    """`HttpToolsProtocol` refusing a request head larger than `max_head` bytes with 431."""
+
+    max_head = 65_536
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_size = 0
+        self._in_head = True
+        self._tail = b""
+        self._refused = False
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # discarded: the client is still sending what we refused
+        if self._in_head:
+            window = self._tail + data
+            end = window.find(_HEAD_END)
+            counted = len(data) if end < 0 else max(0, end + len(_HEAD_END) - len(self._tail))
+            self._head_size += counted
+            if self._head_size > self.max_head:
+                self._refuse()
+                return
+            self._tail = window[-3:]
+        super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._in_head, self._head_size, self._tail = True, 0, b""
+
+    def _refuse(self) -> None:
+        message = b"request header fields too large"
+        transport: asyncio.Transport = self.transport
+        transport.write(
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+            b"content-type: text/plain; charset=utf-8\r\n"
+            b"content-length: " + str(len(message)).encode() + b"\r\n"
+            b"connection: close\r\n\r\n" + message
+        )
+        # Half-close and drain for a moment instead of closing at once: closing with unread
+        # input makes the kernel reset the connection, and the client would never see the 431.
+        self._refused = True
+        if transport.can_write_eof():
+            transport.write_eof()
+        asyncio.get_running_loop().call_later(_DRAIN_SECONDS, transport.close)
+
+
+def bounded_head_protocol(max_head: int) -> type[BoundedHeadProtocol]:
+    """A protocol class for uvicorn's `http=` option with the limit `max_head` bytes."""
+    return type("BoundedHeadProtocol", (BoundedHeadProtocol,), {"max_head": max_head})
