@@ -25,7 +25,7 @@ from countbot.agent.events import (
 )
 from countbot.channels.base import ChannelCapabilities, ChatOutput
 from countbot.channels.rendering import RenderSettings, TurnRenderer
-from countbot.gateway.events import MessageAccepted, SessionEvent
+from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ class SessionFeed:
             self._hub.subscribe(session_id, self._watcher, chat.last_seq)
 
     def _dispatch(self, item: SessionEvent | dict[str, Any]) -> None:
-        event: AgentEvent | MessageAccepted | None
+        event: AgentEvent | MessageAccepted | SubagentUpdate | None
         if isinstance(item, SessionEvent):
             session_id, seq, event = item.session_id, item.seq, item.event
         else:  # a replayed frame
@@ -119,6 +119,8 @@ class SessionFeed:
         if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
             return
         chat.last_seq = seq
+        if isinstance(event, SubagentUpdate):
+            return  # the report that follows is a turn of its own, shown like any other
         if isinstance(event, MessageAccepted):
             # Not queued: its turn starts now, so the typing indicator should too.
             if not event.queued:

@@ -28,7 +28,21 @@ class MessageAccepted:
     type: Literal["accepted"] = "accepted"
 
 
-GatewayEvent = AgentEvent | MessageAccepted
+@dataclass(frozen=True, slots=True)
+class SubagentUpdate:
+    """A subagent of this session was spawned, started or ended (for the chat's running list).
+
+    Not part of any turn: chat channels ignore it, the web UI shows it under the chat.
+    """
+
+    id: str
+    label: str
+    status: str
+    subagent_session: str
+    type: Literal["subagent"] = "subagent"
+
+
+GatewayEvent = AgentEvent | MessageAccepted | SubagentUpdate
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,3 +29,5 @@ class InboundMessage:
     mode: QueueMode | None = None
     # A scheduled run: no one is there to answer a question, the final answer is the deliverable.
     unattended: bool = False
+    # Facts for the model only, added to the turn's context line (a subagent report says so).
+    context: str | None = None

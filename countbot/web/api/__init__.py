@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Mount
 
-from countbot.web.api import audit, channels, health, memory, sessions, settings, skills, usage
+from countbot.web.api import (
+    audit,
+    channels,
+    health,
+    memory,
+    sessions,
+    settings,
+    skills,
+    subagents,
+    usage,
+)
 
 
 def api_mount(extra: list[BaseRoute]) -> Mount:
@@ -19,5 +29,6 @@ def api_mount(extra: list[BaseRoute]) -> Mount:
         *audit.routes,
         *usage.routes,
         *channels.routes,
+        *subagents.routes,
     ]
     return Mount("/api", routes=routes)
