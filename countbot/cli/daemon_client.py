@@ -10,6 +10,7 @@ import asyncio
 import json
 from typing import Any
 
+import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
@@ -23,6 +24,15 @@ def auth_headers(settings: Settings) -> dict[str, str]:
     """What a client of the local daemon sends to pass its token check."""
     token = settings.web.token
     return {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
+
+
+def error_text(response: httpx.Response) -> str:
+    """The `error` of a daemon's JSON error answer (or the start of whatever it sent)."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    return str(data.get("error", "")) if isinstance(data, dict) else ""
 
 
 async def answer_via_daemon(settings: Settings, message: str, session_id: str) -> str | None:
