@@ -24,11 +24,14 @@ from countbot.agent.history import NoteEntry, to_record
 from countbot.agent.loop import AgentLoop
 from countbot.config.settings import SubagentSettings
 from countbot.gateway.events import SubagentUpdate
+from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.steering import SteeringBox
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
+from countbot.gateway.watchers import Watcher
 from countbot.runtime.assembly import Runtime
+from countbot.runtime.outbound import DeliveryTarget
 from countbot.runtime.subagent_loop import SubagentLoops
 from countbot.store.subagents import SubagentRecord, SubagentStatus, SubagentStore
 from countbot.tools.spawn_tool import SpawnRequest, SpawnTool, SubagentInfo, SubagentsTool
@@ -82,6 +85,7 @@ class SubagentManager:
         self._loops = SubagentLoops(runtime, settings)
         self._runs: dict[str, _Run] = {}
         self._waiting: deque[str] = deque()
+        self._senders: set[asyncio.Task[None]] = set()
         self._closing = False
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -102,6 +106,8 @@ class SubagentManager:
             run.token.cancel(SHUTDOWN)
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
+        for sender in self._senders:
+            sender.cancel()
 
     # --- the SubagentControl port of the tools ------------------------------------------------
 
@@ -314,11 +320,38 @@ class SubagentManager:
                     chat_id=parent.chat_id,
                 )
                 return await self._deliver(upward)
+        unseen = bool(message.chat_id) and self._gateway.hub.watching(target) == 0
+        watcher = Watcher()
+        if unseen:
+            self._gateway.hub.subscribe(target, watcher)
         try:
-            await self._gateway.submit(message)
+            submission = await self._gateway.submit(message, origin=watcher if unseen else None)
         except GatewayClosedError:
+            self._gateway.hub.unsubscribe(target, watcher)
             return False
+        if unseen:
+            follow = self._send_answer(message, watcher, submission.queued)
+            task = asyncio.create_task(follow, name=f"subagent-report:{target}")
+            self._senders.add(task)
+            task.add_done_callback(self._senders.discard)
         return True
+
+    async def _send_answer(self, message: InboundMessage, watcher: Watcher, queued: bool) -> None:
+        """No chat shows the parent session (a job's, or a chat before its first message since
+        a restart): send the report turn's answer to the parent's chat through the outbound path.
+        """
+        target = message.session_key or ""
+        try:
+            event = await TurnFollower(watcher).terminal(queued)
+        finally:
+            self._gateway.hub.unsubscribe(target, watcher)
+        if not isinstance(event, TurnDone) or not event.content.strip():
+            return
+        assert message.chat_id is not None
+        where = DeliveryTarget(message.channel, message.chat_id)
+        result = await self._runtime.outbound.deliver(where, event.content)
+        if not result.delivered:
+            log.info("report answer for %s not sent to %s: %s", target, where, result.detail)
 
     async def _depth_of(self, session_id: str) -> int:
         if not session_id.startswith(SESSION_PREFIX):

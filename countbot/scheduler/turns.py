@@ -11,8 +11,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from countbot.agent.events import TERMINAL_TYPES, TurnDone, TurnError
-from countbot.gateway.events import MessageAccepted, SessionEvent
+from countbot.agent.events import TurnDone, TurnError
+from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
@@ -60,12 +60,12 @@ class GatewayTurns:
         watcher = Watcher()
         hub = self._gateway.hub
         hub.subscribe(request.session_id, watcher)
-        follower = _Follower(watcher)
+        follower = TurnFollower(watcher)
         try:
             async with asyncio.timeout(time_limit):
                 await self._until_idle(request.session_id, watcher)
                 submission = await self._gateway.submit(_message(request), origin=watcher)
-                return await follower.outcome(submission.queued)
+                return _terminal_outcome(await follower.terminal(submission.queued))
         except TimeoutError:
             if follower.ours_running:
                 self._gateway.cancel(request.session_id)
@@ -87,43 +87,6 @@ class GatewayTurns:
                 await asyncio.wait_for(watcher.queue.get(), IDLE_POLL)
             except TimeoutError:
                 continue
-
-
-class _Follower:
-    """Finds our turn's terminal event in the session's stream.
-
-    Turns in a lane finish in the order their messages were accepted; a message accepted after
-    we started watching but before ours (a race with a chat message) runs first, so its terminal
-    event is skipped.
-    """
-
-    def __init__(self, watcher: Watcher) -> None:
-        self._watcher = watcher
-        self._others = 0
-        self._ahead: int | None = None
-
-    @property
-    def ours_running(self) -> bool:
-        return self._ahead == 0
-
-    async def outcome(self, queued: bool) -> TurnOutcome:
-        while True:
-            item = await self._watcher.queue.get()
-            if not isinstance(item, SessionEvent):
-                continue
-            event = item.event
-            if isinstance(event, MessageAccepted):
-                if event.origin is self._watcher:
-                    self._ahead = self._others or int(queued)
-                elif self._ahead is None:
-                    self._others += 1
-            elif event.type in TERMINAL_TYPES:
-                if self._ahead is None:
-                    self._others = max(0, self._others - 1)
-                elif self._ahead > 0:
-                    self._ahead -= 1
-                else:
-                    return _terminal_outcome(event)
 
 
 def _terminal_outcome(event: object) -> TurnOutcome:

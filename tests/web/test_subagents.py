@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from countbot.config.loader import load_settings
+from countbot.scheduler.book import JobDraft
+from countbot.scheduler.jobs import Delivery
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE
@@ -87,6 +89,22 @@ async def test_the_report_reaches_a_telegram_chat(
     # The report turn ran as the chat (its context names the Telegram chat).
     report_request = json.dumps(conv.of("main")[-1]["messages"][-1])
     assert "telegram" in report_request and "The 8:12 is on time." in report_request
+
+
+async def test_a_jobs_subagent_reports_to_the_jobs_target(
+    daemon_with_telegram: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+) -> None:
+    conv = Conversations()
+    conv.main.extend([Reply.tool_calls(spawn("Read the news", "news")), Reply.text("Reading.")])
+    conv.subagent("news", Reply.text("Nothing new today.", delay=0.3))
+    model_server.responder = conv
+    book = daemon_with_telegram.context.scheduler.service.book
+    draft = JobDraft("News", "every", "1d", "Read the news", Delivery("telegram", str(ALICE)))
+    job = await book.create(draft)
+    run = await daemon_with_telegram.context.scheduler.service.run_now(job.id)
+    assert run is not None and run.delivered
+    # No chat shows the job's session: the report turn's answer goes to the job's target.
+    assert await fake_telegram.wait_for_messages(ALICE, 2) == ["Reading.", "Relayed: news"]
 
 
 async def test_three_parallel_subagents_report_as_each_finishes(
