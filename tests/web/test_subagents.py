@@ -7,7 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from countbot.config.loader import load_settings
+from countbot.llm.litellm_import import preload_litellm
 from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import Delivery
 from countbot.web.daemon import bind_listener, serve_daemon
@@ -18,6 +21,14 @@ from tests.web.conftest import Daemon, WsClient, write_config
 from tests.web.subagent_script import Conversations, spawn, subagent_daemon
 
 WAIT = 20.0
+
+
+@pytest.fixture
+async def telegram_daemon(daemon_with_telegram: Daemon) -> Daemon:
+    """The Telegram daemon once litellm is loaded: the fake's 20 s waits are for our turns,
+    not for a cold import on a busy machine."""
+    await preload_litellm()
+    return daemon_with_telegram
 
 
 async def _chat(daemon: Daemon, text: str, session: str = "s1") -> WsClient:
@@ -77,7 +88,7 @@ async def test_a_spawned_subagents_report_reaches_the_web_chat(
 
 
 async def test_the_report_reaches_a_telegram_chat(
-    daemon_with_telegram: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+    telegram_daemon: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
 ) -> None:
     conv = Conversations()
     conv.main.extend([Reply.tool_calls(spawn("Check the train", "train")), Reply.text("Checking.")])
@@ -91,17 +102,36 @@ async def test_the_report_reaches_a_telegram_chat(
     assert "telegram" in report_request and "The 8:12 is on time." in report_request
 
 
+async def test_stop_in_a_telegram_chat_stops_its_subagents(
+    telegram_daemon: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+) -> None:
+    conv = Conversations()
+    conv.main.extend([Reply.tool_calls(spawn("Watch prices", "prices")), Reply.text("Watching.")])
+    conv.subagent("prices", Reply.hang(30))
+    model_server.responder = conv
+    fake_telegram.user_says("Watch the prices for me")
+    assert await fake_telegram.wait_for_messages(ALICE, 1) == ["Watching."]
+    manager = telegram_daemon.context.subagents
+    (running,) = await manager.list(active_only=True)
+    fake_telegram.user_says("/stop")
+    assert await fake_telegram.wait_for_messages(ALICE, 2) == ["Watching.", "Stopped."]
+    await fake_telegram.wait_until(lambda: not manager.stop_children(running.parent_session))
+    record = await manager.get(running.id)
+    assert record is not None and record.status == "cancelled"
+    assert await asyncio.to_thread(model_server.wait_abandoned, 1)
+
+
 async def test_a_jobs_subagent_reports_to_the_jobs_target(
-    daemon_with_telegram: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+    telegram_daemon: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
 ) -> None:
     conv = Conversations()
     conv.main.extend([Reply.tool_calls(spawn("Read the news", "news")), Reply.text("Reading.")])
     conv.subagent("news", Reply.text("Nothing new today.", delay=0.3))
     model_server.responder = conv
-    book = daemon_with_telegram.context.scheduler.service.book
+    book = telegram_daemon.context.scheduler.service.book
     draft = JobDraft("News", "every", "1d", "Read the news", Delivery("telegram", str(ALICE)))
     job = await book.create(draft)
-    run = await daemon_with_telegram.context.scheduler.service.run_now(job.id)
+    run = await telegram_daemon.context.scheduler.service.run_now(job.id)
     assert run is not None and run.delivered
     # No chat shows the job's session: the report turn's answer goes to the job's target.
     assert await fake_telegram.wait_for_messages(ALICE, 2) == ["Reading.", "Relayed: news"]
