@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 from countbot.web.instance import INFO_FILE
+from tests.cli.process import countbot
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, write_config
 from tests.web.subagent_script import Conversations, spawn, subagent_daemon
-
-
-async def countbot(*args: str, config: Path) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "COUNTBOT_CONFIG"}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "countbot",
-        *args,
-        "--config",
-        str(config),
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 def _publish(daemon: Daemon) -> None:

@@ -175,11 +175,17 @@ async def test_the_parent_cancels_a_subagent(
         client = await _chat(daemon, "Count the stars")
         await _until(client, lambda c: _updates(c, "running") and _dones(c), "a running subagent")
         subagent_id = _updates(client)[0]["id"]
+        listing = ("subagents", json.dumps({"action": "list"}))
+        status = ("subagents", json.dumps({"action": "status", "id": subagent_id}))
         cancel = ("subagents", json.dumps({"action": "cancel", "id": subagent_id}))
-        conv.main.extend([Reply.tool_calls(cancel), Reply.text("Stopped it.")])
+        conv.main.extend([Reply.tool_calls(listing, status, cancel), Reply.text("Stopped it.")])
         await client.send({"type": "message", "session_id": "s1", "content": "Never mind"})
         await _until(client, lambda c: "Relayed: stars" in _dones(c), "the cancelled report")
         assert _dones(client) == ["Started.", "Stopped it.", "Relayed: stars"]
+        results = [f["result"] for f in client.of("tool_result") if f["name"] == "subagents"]
+        assert results[0] == f"Subagents:\n- {subagent_id} [running] stars: Count the stars"
+        assert results[1] == f"- {subagent_id} [running] stars: Count the stars"
+        assert results[2] == f"Cancelling subagent {subagent_id}; its report will follow."
         assert _updates(client)[-1]["status"] == "cancelled"
         report = client.of("user_message")[-1]["content"]
         assert report.startswith("Subagent report: stars") and "was cancelled" in report
