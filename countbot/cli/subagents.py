@@ -1,4 +1,7 @@
-"""`countbot subagents list|cancel`: asks the running daemon, which is where subagents run."""
+"""`countbot subagents list|cancel`: asks the running daemon, which is where subagents run.
+
+The HTTP client is imported when a command runs, so `countbot` itself starts fast.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,9 @@ from typing import Any
 from urllib.parse import quote
 
 import click
-import httpx
 
 from countbot.cli.common import config_option, fail, run_async, settings_or_exit
-from countbot.cli.daemon_client import auth_headers, error_text
 from countbot.config.settings import Settings
-from countbot.web.instance import read_daemon_info
 
 TIMEOUT = 10.0
 
@@ -35,7 +35,7 @@ def list_subagents(config_path: str | None, session: str | None, active: bool) -
         params["session"] = session
     response = run_async(lambda: _ask(settings, "GET", "/api/subagents", params))
     if response.status_code != 200:
-        fail(f"the daemon answered {response.status_code}: {error_text(response)}", 1)
+        fail(f"the daemon answered {response.status_code}: {_error(response)}", 1)
     found = response.json()["subagents"]
     if not found:
         click.echo("No subagents.")
@@ -52,11 +52,16 @@ def cancel(config_path: str | None, subagent_id: str) -> None:
     path = f"/api/subagents/{quote(subagent_id, safe='')}/cancel"
     response = run_async(lambda: _ask(settings, "POST", path, {}))
     if response.status_code != 202:
-        fail(error_text(response) or f"the daemon answered {response.status_code}", 1)
+        fail(_error(response) or f"the daemon answered {response.status_code}", 1)
     click.echo(f"Cancelled subagent {subagent_id}.")
 
 
 async def _ask(settings: Settings, method: str, path: str, params: dict[str, str]) -> Any:
+    import httpx
+
+    from countbot.cli.daemon_client import auth_headers
+    from countbot.web.instance import read_daemon_info
+
     info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
     if info is None:
         fail("no daemon is running for this data folder (start it with `countbot run`)", 1)
@@ -67,6 +72,12 @@ async def _ask(settings: Settings, method: str, path: str, params: dict[str, str
             )
         except httpx.TransportError as exc:
             fail(f"the daemon does not answer: {exc}", 1)
+
+
+def _error(response: Any) -> str:
+    from countbot.cli.daemon_client import error_text
+
+    return error_text(response)
 
 
 def _line(item: dict[str, Any]) -> str:
