@@ -232,8 +232,8 @@ class SubagentManager:
             verdict = await supervise(work, run.token, limit, KILL_GRACE)
             if verdict != "finished" or run.token.reason == DEADLINE_REASON:
                 outcome = ("timeout", f"it took longer than {limit:g} s and was stopped")
-            elif not work.cancelled() and work.exception() is None:
-                outcome = work.result()
+            elif not work.cancelled():
+                outcome = work.result()  # a failure raises into the handler below
         except Exception as exc:  # a broken subagent must still report
             log.exception("subagent %s failed", record.id)
             outcome = ("error", f"internal error: {exc}")
