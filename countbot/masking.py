@@ -7,6 +7,7 @@ characters (`sk-a…****`), enough for a person to recognise which key it was.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -14,28 +15,69 @@ from typing import Any
 MASK = "…****"
 _MIN_KNOWN_LENGTH = 8
 
-# Key names whose values are secrets (`api_key=…`, `"token": "…"`, `DB_PASSWORD: …`).
-_SECRET_KEY_WORD = r"api[_-]?key|apikey|token|secret|passw(?:or)?d"
+# Key names whose values are secrets (`api_key=…`, `"token": "…"`, `DB_PASSWORD: …`,
+# `aws_secret_access_key = …`, kube's `client-key-data: …`).
+_SECRET_KEY_WORD = (
+    r"api[_-]?key|apikey|token|secret|passw(?:or)?d|client[_-]key[_-]data|private[_-]?key"
+)
 _SECRET_KEY_RE = re.compile(_SECRET_KEY_WORD, re.IGNORECASE)
-_PRIVATE_KEY_END = r"-----END [A-Z0-9 ]*PRIVATE KEY-----"
+_PRIVATE_KEY_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 _KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{16,}")
+# A token starts where no token character stands before it. Without this, a long run of token
+# characters would be scanned again from each of its positions: quadratic time on hostile output.
+_START = r"(?<![\w-])"
 
-# Each pattern has a `pre` group (kept as is) and a `sec` group (masked); a third group, when
+
+# Tokens recognisable by their prefix alone, masked whole. One alternative for all of them: the
+# regex engine then tests the boundary once per position instead of once per shape.
+_TOKEN_SHAPES = (
+    # Provider keys: OpenAI sk-/sk-proj-, Anthropic sk-ant-, OpenRouter sk-or-, DeepSeek sk-.
+    r"sk-[\w-]{16,}+",
+    r"gsk_[A-Za-z0-9]{20,}+|hf_[A-Za-z0-9]{30,}+|xai-[A-Za-z0-9]{40,}+",
+    r"pplx-[A-Za-z0-9]{40,}+|r8_[A-Za-z0-9]{30,}+|AIza[\w-]{35}",
+    # Stripe secret and restricted keys, webhook secrets.
+    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}+|whsec_[A-Za-z0-9]{20,}+",
+    # AWS access key ids (their secrets are caught by the `…secret…=` key rule).
+    r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![\w-])",
+    # GitHub, GitLab, Slack, npm, PyPI, SendGrid.
+    r"gh[pousr]_[A-Za-z0-9]{36,}+|github_pat_\w{22,}+",
+    r"gl(?:pat|dt|rt|ptt|soat|cbt)-[\w-]{20,}+",
+    r"xox[abposre]-[A-Za-z0-9-]{10,}+|xapp-[A-Za-z0-9-]{10,}+",
+    r"npm_[A-Za-z0-9]{36,}+|pypi-[\w-]{50,}+|SG\.[\w-]{16,}+\.[\w-]{16,}+",
+)
+
+
+def _token(body: str) -> str:
+    """A whole token (masked from its first character) that starts at a token boundary."""
+    return rf"(?P<pre>)(?P<sec>{_START}(?:{body}))"
+
+
+# Each pattern has a `pre` group (kept as is) and a `sec` group (masked); a `post` group, when
 # present, is kept too. Values of secret-named keys shorter than six characters or purely numeric
-# stay visible: `max_tokens: 4096` is configuration, not a credential.
+# stay visible: `max_tokens: 4096` is configuration, not a credential. Runs use possessive
+# quantifiers (`++`): a failed match never backtracks through them, so masking stays linear.
 _PATTERNS: tuple[str, ...] = (
-    # Private key blocks; a block cut short (a truncated output) is masked to the end of the text.
-    r"(?P<pre>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?P<sec>[\s\S]*?)"
+    # Private key blocks (PEM, OpenSSH, PGP); a block cut short by truncation is masked to the end.
+    r"(?P<pre>-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(?P<sec>[\s\S]*?)"
     rf"(?P<post>{_PRIVATE_KEY_END}|\Z)",
-    rf"(?P<pre>(?i:{_SECRET_KEY_WORD})[\w.-]{{0,40}}[\"']?\s*[:=]\s*(?P<q>[\"'])?)"
-    r"(?P<sec>(?!\d+\b)(?(q)[^\"'\n]{6,}|[^\s\"',;&}]{6,}))",
-    r"(?P<pre>\b(?i:bearer)\s+)(?P<sec>[A-Za-z0-9._~+/=-]{8,})",
-    r"(?P<pre>)(?P<sec>\bsk-[A-Za-z0-9_-]{16,})",
+    rf"(?P<pre>(?i:{_SECRET_KEY_WORD})[\w.-]{{0,40}}[\"']?[ \t]*+[:=][ \t]*+(?P<q>[\"'])?)"
+    r"(?P<sec>(?!\d+\b)(?(q)[^\"'\n]{6,}+|[^\s\"',;&}]{6,}+))",
+    r"(?P<pre>\b(?i:bearer)[ \t]++)(?P<sec>[A-Za-z0-9._~+/=-]{8,}+)",
+    r"(?P<pre>\b(?i:authorization)[\"']?[ \t]*+[:=][ \t]*+[\"']?(?i:basic)[ \t]++)"
+    r"(?P<sec>[A-Za-z0-9+/=]{8,}+)",
+    # Docker's config.json: "auth": "<base64 of user:password>".
+    r"(?P<pre>\"auth\"[ \t]*+:[ \t]*+\")(?P<sec>[A-Za-z0-9+/=]{8,}+)",
+    # .netrc: `machine h login u password p`, or a `password p` line of its own.
+    r"(?P<pre>\blogin[ \t]++\S++[ \t]++password[ \t]++)(?P<sec>\S++)",
+    r"(?m:(?P<pre>^[ \t]*+password[ \t]++)(?P<sec>\S++)(?P<post>[ \t]*+)$)",
+    # Credentials in a URL: scheme://user:password@host keeps the user and the host.
+    r"(?P<pre>(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}+://[^\s:/@]++:)(?P<sec>[^\s@/]++)"
+    r"(?P<post>@)",
+    _token("|".join(_TOKEN_SHAPES)),
+    # JSON Web Tokens: header.payload.signature, the first two base64url JSON objects.
+    r"(?P<pre>)(?P<sec>(?<![\w.-])eyJ[\w-]{5,}+\.eyJ[\w-]{5,}+\.[\w-]*+)",
+    # Telegram bot tokens.
     r"(?P<pre>)(?P<sec>\b\d{8,10}:[A-Za-z0-9_-]{35}\b)",
-    r"(?P<pre>)(?P<sec>\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))",
-    r"(?P<pre>)(?P<sec>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)",
-    r"(?P<pre>)(?P<sec>\bxox[abposre]-[A-Za-z0-9-]{10,})",
-    r"(?P<pre>)(?P<sec>\bAIza[0-9A-Za-z_-]{35})",
 )
 
 
@@ -62,11 +104,16 @@ class SecretMasker:
             self.add(value)
 
     def add(self, value: str) -> None:
-        """Register a secret value (an API key from config); values under 8 chars are ignored."""
+        """Register a secret value (an API key from config); values under 8 chars are ignored.
+
+        Its base64 forms are registered too, so `echo $KEY | base64` does not carry it out.
+        """
         value = value.strip()
-        if len(value) >= _MIN_KNOWN_LENGTH and value not in self._known:
-            self._known.add(value)
-            self._regex = None
+        if len(value) < _MIN_KNOWN_LENGTH or value in self._known:
+            return
+        self._known.add(value)
+        self._known.update(_base64_forms(value))
+        self._regex = None
 
     def mask(self, text: str) -> str:
         return _mask_headless_keys(self._compiled().sub(self._replace, text))
@@ -106,6 +153,24 @@ class SecretMasker:
         index = next(i for i in range(len(_PATTERNS) + 1) if groups.get(f"sec{i}") is not None)
         secret = groups[f"sec{index}"]
         return groups[f"pre{index}"] + mask_value(secret) + (groups.get(f"post{index}") or "")
+
+
+def _base64_forms(value: str) -> set[str]:
+    """The base64 (and base64url) text that `value` becomes inside any longer encoded input.
+
+    Encoded data is cut in 3-byte groups, so the value starts at one of three offsets; for each,
+    only the characters that depend on the value's bytes alone are kept.
+    """
+    raw = value.encode("utf-8")
+    forms: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        first = -(-8 * offset // 6)  # ceil: the first character made of value bits only
+        last = 8 * (offset + len(raw)) // 6
+        core = encoded[first:last]
+        if len(core) >= _MIN_KNOWN_LENGTH:
+            forms.update({core, core.replace("+", "-").replace("/", "_")})
+    return forms
 
 
 def _mask_headless_keys(text: str) -> str:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh Debian machine, then runs the checks and tests:
-# Debian's chromium (browser tests), the package with its test extras, ruff, the layer contracts,
+# Debian's chromium (browser tests), bubblewrap (the exec sandbox), the package with its test extras, ruff, the layer contracts,
 # and pytest. Extra arguments go to pytest, e.g. `bash tests/run.sh tests/agent -x`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,13 @@ if ! command -v chromium >/dev/null 2>&1 || ! dpkg -s fonts-wqy-microhei >/dev/n
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     chromium fonts-wqy-microhei
+fi
+
+# bubblewrap: every `exec` runs in it, and the containment tests need the real thing.
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
 $PY -m pip install -q --disable-pip-version-check -e '.[test]'

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import threading
+
 import pytest
 
 from countbot.masking import MASK, SecretMasker
@@ -16,6 +19,23 @@ SECRETS = [
     ("AKIAIOSFODNN7EXAMPLE", "AKIA"),
     ("xoxb-1234567890-abcdefghijkl", "xoxb"),
     ("AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIza"),
+    ("sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "sk-o"),
+    ("sk-0123456789abcdef0123456789abcdef", "sk-0"),  # DeepSeek
+    ("gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "gsk_"),
+    ("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_a"),
+    ("sk_live_51HabcdefghijklmnopqrstuvWXYZ", "sk_l"),
+    ("rk_live_51HabcdefghijklmnopqrstuvWXYZ", "rk_l"),
+    ("ASIAIOSFODNN7EXAMPLE", "ASIA"),
+    ("gho_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ", "gho_"),
+    ("ghs_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ", "ghs_"),
+    ("glpat-abcdefghijklmnopqrst", "glpa"),
+    ("xoxp-1234567890-abcdefghijkl", "xoxp"),
+    ("xapp-1-A0123456789-0123456789-abcdef", "xapp"),
+    (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJh",
+    ),
 ]
 
 
@@ -39,6 +59,18 @@ def test_token_shapes_are_masked_keeping_a_short_prefix(secret: str, prefix: str
         ("db_passwd: s3cr3tvalue", "s3cr3tvalue"),
         ("SECRET_TOKEN: 'abcdef123456'", "abcdef123456"),
         ("{'client_secret': 'q1w2e3r4t5'}", "q1w2e3r4t5"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        ("    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVk=", "LS0tLS1CRUdJTiBSU0Eg"),
+        ("    token: kube-token-0123456789abcdef", "kube-token-0123456789abcdef"),
+        ('{"auths": {"ghcr.io": {"auth": "dXNlcjpodW50ZXIy"}}}', "dXNlcjpodW50ZXIy"),
+        ("machine api.example.com login alice password hunter2!", "hunter2!"),
+        ("machine example.com\n  login bob\n  password s3cr3tpw\n", "s3cr3tpw"),
+        ("postgres://app:Sup3rS3cret@db.internal:5432/app", "Sup3rS3cret"),
+        ("https://user:p%40ss-w0rd@example.com/repo.git", "p%40ss-w0rd"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
     ],
 )
 def test_values_of_secret_named_keys_are_masked(text: str, secret: str) -> None:
@@ -56,6 +88,8 @@ def test_ordinary_configuration_and_prose_are_left_alone() -> None:
     text = (
         "max_tokens: 4096\ntotal_tokens=123456\nThe password policy is strict.\n"
         "Run `git status` and read https://example.com/docs?page=2.\nsk-short\n"
+        "author: Ada Lovelace\nA basic understanding helps. Call task-runner-0123456789abcdef.\n"
+        "ssh://git@github.com:org/repo.git and mailto:someone@example.com\n"
     )
     assert SecretMasker().mask(text) == text
 
@@ -121,3 +155,65 @@ def test_contains_secret() -> None:
 def test_large_output_without_secrets_comes_back_unchanged() -> None:
     text = ("a-b.c_d " * 10_000) + ("token" * 10_000) + ("0123456789abcdef" * 10_000)
     assert SecretMasker().mask(text) == text
+
+
+def test_url_credentials_keep_the_user_and_host() -> None:
+    masked = SecretMasker().mask("clone https://alice:hunter2hunter2@git.example.com/x.git")
+    assert masked == f"clone https://alice:hun{MASK}@git.example.com/x.git"
+
+
+def test_pgp_private_key_blocks_are_masked() -> None:
+    block = (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF1234567890abcdefABCDEF\n"
+        "-----END PGP PRIVATE KEY BLOCK-----"
+    )
+    masked = SecretMasker().mask(block)
+    assert "lQOYBF1234567890abcdefABCDEF" not in masked
+    assert masked.endswith("-----END PGP PRIVATE KEY BLOCK-----")
+
+
+@pytest.mark.parametrize("prefix", [b"", b"x", b"xy", b"KEY=", b'{"k": "'])
+def test_base64_of_a_registered_value_is_masked_at_any_offset(prefix: bytes) -> None:
+    secret = "my-registered-key-0123456789"
+    masker = SecretMasker([secret])
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(prefix + secret.encode() + b"\n").decode()
+        masked = masker.mask(f"output: {encoded}")
+        assert MASK in masked and encoded not in masked
+        # What is left of the encoding holds at most a few bytes of the value.
+        assert encoded[len(prefix) + 12 : -12] not in masked
+
+
+HOSTILE = [
+    "sk-" + "a" * 1_000_000,
+    "eyJ-" * 250_000,
+    "eyJa.eyJa." * 100_000,
+    "https://" + "a" * 1_000_000,
+    "a://b:" * 170_000,
+    "login a password " * 60_000,
+    "-----BEGIN RSA PRIVATE KEY-----\n" * 30_000,
+    "token" * 200_000,
+    "token = " + '"' + "x" * 1_000_000,
+    "api_key:" * 125_000,
+    "Bearer " * 140_000,
+    "1234567890:" * 90_000,
+    "password \n" * 100_000,
+    "AKIA" * 250_000,
+    "-" * 1_000_000,
+]
+
+
+def test_hostile_megabyte_inputs_are_masked_in_linear_time() -> None:
+    """A generous bound, not a benchmark: a quadratic pattern would take minutes here."""
+    masker = SecretMasker(["registered-secret-value"])
+    done: list[int] = []
+
+    def work() -> None:
+        for text in HOSTILE:
+            masker.mask(text)
+            done.append(len(text))
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert len(done) == len(HOSTILE), f"stuck on hostile input #{len(done)}"

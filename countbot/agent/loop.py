@@ -40,6 +40,7 @@ from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
 from countbot.llm.types import ImagePart, Message, ToolCall, Usage
+from countbot.tools.approval import Approver
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
 
@@ -103,6 +104,7 @@ class AgentLoop:
         *,
         context: str | None = None,
         cancel_token: CancelToken | None = None,
+        approver: Approver | None = None,
     ) -> str:
         """Run one turn and return its final text (an error or cancel becomes a message)."""
         final = ""
@@ -113,6 +115,7 @@ class AgentLoop:
             channel=channel,
             chat_id=chat_id,
             cancel_token=cancel_token,
+            approver=approver,
         ):
             if isinstance(event, TurnDone):
                 final = event.content
@@ -134,13 +137,20 @@ class AgentLoop:
         *,
         unattended: bool = False,
         steering: SteeringInbox | None = None,
+        approver: Approver | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn, yielding its events; the last one is done, error or cancelled."""
+        """Run one turn, yielding its events; the last one is done, error or cancelled.
+
+        `approver` asks the user where the turn came from (None: nobody can, tools that need a
+        yes are denied).
+        """
         token = cancel_token or CancelToken()
         turn = _Turn(
             session_id=session_id,
             token=token,
-            tool_context=ToolContext(session_id, self._workspace, channel, chat_id, token.event),
+            tool_context=ToolContext(
+                session_id, self._workspace, channel, chat_id, token.event, approver
+            ),
             user_text=message,
             steering=steering,
             usage=Usage(),

@@ -56,8 +56,14 @@ class AccessControl:
         self._pairing = pairing
         self._clock = clock
 
+    async def allows(self, sender: SenderInfo) -> bool:
+        """Listed or paired; never offers a code (for answers to questions, not messages)."""
+        return self._listed(sender) or await self._pairing.is_paired(
+            self._channel, sender.sender_id
+        )
+
     async def check(self, sender: SenderInfo, *, private: bool) -> AccessDecision:
-        if self._listed(sender) or await self._pairing.is_paired(self._channel, sender.sender_id):
+        if await self.allows(sender):
             return AccessDecision(True)
         if not private:
             return AccessDecision(False)

@@ -8,10 +8,11 @@ between (access, commands, rendering) is shared, so a new platform is one module
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
+from countbot.channels.approvals import Button
 from countbot.config.settings import ChannelSettings
 from countbot.llm.types import ImagePart
 from countbot.runtime.outbound import ChannelSender
@@ -85,6 +86,13 @@ class ChatOutput(Protocol):
 
     async def typing(self) -> None:
         """Show that an answer is being written (the platform shows it for a few seconds)."""
+        ...
+
+    async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
+        """Send a Markdown message with buttons under it (an approval question); its id.
+
+        Editing the message later (`edit`) removes the buttons.
+        """
         ...
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from countbot.agent.events import (
     TERMINAL_TYPES,
@@ -23,12 +24,17 @@ from countbot.agent.events import (
     TurnDone,
     TurnError,
 )
-from countbot.channels.base import ChannelCapabilities, ChatOutput
+from countbot.channels.approvals import buttons, question_text, settled_text
+from countbot.channels.base import ChannelCapabilities, ChatOutput, SendError
 from countbot.channels.rendering import RenderSettings, TurnRenderer
+from countbot.channels.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
+from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -38,15 +44,23 @@ class _Chat:
     current: TurnRenderer | None = None
     previous: TurnRenderer | None = None
     renderers: set[asyncio.Task[None]] = field(default_factory=set)
+    # Approval cards by question id: the task posting each (its result is the message id).
+    cards: dict[str, asyncio.Task[str | None]] = field(default_factory=dict)
 
 
 class SessionFeed:
     """Renders the turns of the sessions it was asked to `watch`; run `run()` as a task."""
 
     def __init__(
-        self, hub: EventHub, capabilities: ChannelCapabilities, settings: RenderSettings
+        self,
+        hub: EventHub,
+        capabilities: ChannelCapabilities,
+        settings: RenderSettings,
+        channel: str = "",
     ) -> None:
         self._hub = hub
+        # Approval questions of turns that came from this channel are put to its chats.
+        self._channel = channel
         self._caps = capabilities
         self._settings = settings
         self._chats: dict[str, _Chat] = {}
@@ -121,7 +135,9 @@ class SessionFeed:
         chat.last_seq = seq
         if isinstance(event, SubagentUpdate):
             return  # the report that follows is a turn of its own, shown like any other
-        if isinstance(event, MessageAccepted):
+        if isinstance(event, ApprovalAsked | ApprovalSettled):
+            self._approval(chat, event)
+        elif isinstance(event, MessageAccepted):
             # Not queued: its turn starts now, so the typing indicator should too.
             if not event.queued:
                 self._renderer(chat)
@@ -129,6 +145,24 @@ class SessionFeed:
             self._renderer(chat).feed(event)
             if event.type in TERMINAL_TYPES:
                 chat.previous, chat.current = chat.current, None
+
+    def _approval(self, chat: _Chat, event: ApprovalAsked | ApprovalSettled) -> None:
+        """Post a question's card with its buttons; on its end, edit it to show the decision."""
+        if isinstance(event, ApprovalAsked):
+            if event.channel == self._channel and event.id not in chat.cards:
+                card = _post_card(chat.output, event)
+                chat.cards[event.id] = self._spawn(chat, card)
+            return
+        posted = chat.cards.pop(event.id, None)
+        if posted is not None:
+            self._spawn(chat, _settle_card(chat.output, posted, event))
+
+    def _spawn(self, chat: _Chat, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        task = asyncio.create_task(work)
+        chat.renderers.add(task)  # type: ignore[arg-type]
+        task.add_done_callback(chat.renderers.discard)  # type: ignore[arg-type]
+        task.add_done_callback(_log_failure)  # type: ignore[arg-type]
+        return task
 
     def _renderer(self, chat: _Chat) -> TurnRenderer:
         """The renderer of the chat's running turn, started with the turn's first event."""
@@ -154,6 +188,28 @@ def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
     if kind == "cancelled":
         return TurnCancelled()
     return None
+
+
+async def _post_card(output: ChatOutput, asked: ApprovalAsked) -> str | None:
+    try:
+        return await send_retrying(
+            lambda: output.post_buttons(question_text(asked), buttons(asked))
+        )
+    except SendError as exc:
+        log.warning("an approval question could not be shown: %s", exc.detail)
+        return None
+
+
+async def _settle_card(
+    output: ChatOutput, posted: asyncio.Task[str | None], settled: ApprovalSettled
+) -> None:
+    message_id = await posted
+    if message_id is None:
+        return
+    try:
+        await send_retrying(lambda: output.edit(message_id, settled_text(settled)))
+    except SendError as exc:
+        log.warning("an approval card could not be updated: %s", exc.detail)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

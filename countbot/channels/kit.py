@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from countbot.channels.approvals import ApprovalAnswers
 from countbot.channels.intake import Intake
 from countbot.channels.media import MediaFolder
 from countbot.config.settings import ChannelSettings
@@ -21,3 +22,5 @@ class ChannelKit:
     state: ChannelStateStore
     media: MediaFolder
     masker: SecretMasker
+    # Where the buttons of approval questions report the user's answer.
+    answers: ApprovalAnswers

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from countbot.channels.access import AccessControl
+from countbot.channels.approvals import ApprovalAnswers
 from countbot.channels.backoff import Backoff
 from countbot.channels.base import Channel
 from countbot.channels.commands import ChatCommands
@@ -158,11 +159,13 @@ class ChannelManager:
             self._gateway.hub,
             kind.capabilities,
             RenderSettings(edit_interval=settings().stream_edit_interval),
+            name,
         )
+        access = AccessControl(name, lambda: settings().allow_from, self._pairing)
         intake = Intake(
             name,
             gateway=self._gateway,
-            access=AccessControl(name, lambda: settings().allow_from, self._pairing),
+            access=access,
             limiter=RateLimiter(settings().rate_limit_per_minute),
             commands=ChatCommands(
                 self._gateway, self._state, runtime.sessions, lambda: runtime.settings.model.name
@@ -171,7 +174,9 @@ class ChannelManager:
             feed=feed,
         )
         media = MediaFolder(runtime.settings.workspace)
-        return kind(ChannelKit(settings, intake, self._state, media, runtime.masker)), feed
+        answers = ApprovalAnswers(name, self._gateway.approvals, access)
+        kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
+        return kind(kit), feed
 
     async def _supervise(self, entry: _Entry, channel: Channel) -> None:
         loop = asyncio.get_running_loop()

@@ -68,11 +68,20 @@ def onboard(target: str, model: str, api_base: str, force: bool) -> None:
 
 @main.command()
 @config_option
-def doctor(config_path: str | None) -> None:
+@click.option(
+    "--security",
+    is_flag=True,
+    help="review the security posture instead (exit 1 when something is dangerous)",
+)
+def doctor(config_path: str | None, security: bool) -> None:
     """Check the config, the workspace, the data folder, and that the model answers."""
+    settings = settings_or_exit(config_path, require_model=False)
+    if security:
+        from countbot.cli.security import print_review, review, sandbox_view
+
+        sys.exit(print_review(settings, review(settings, sandbox_view(settings))))
     from countbot.cli.doctor import run_checks
 
-    settings = settings_or_exit(config_path, require_model=False)
     sys.exit(run_async(lambda: run_checks(settings)))
 
 

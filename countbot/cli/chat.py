@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from collections.abc import AsyncIterator
 
 import click
@@ -18,21 +17,31 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnError,
 )
-from countbot.agent.loop import AgentLoop
+from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
 from countbot.cli.daemon_client import answer_via_daemon
 from countbot.config.settings import Settings
-from countbot.runtime.assembly import open_runtime
+from countbot.runtime.approvals import TurnAddress
+from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.tools.approval import Approver
 
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", ":q"}
 
 
 async def run_once(settings: Settings, message: str, session_id: str) -> int:
-    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error."""
-    answer = await answer_via_daemon(settings, message, session_id)
+    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error.
+
+    Questions are asked at the terminal when stdin is one, else denied at once.
+    """
+    reader = terminal_reader(LineReader())
+    answer = await answer_via_daemon(settings, message, session_id, reader)
     if answer is None:
         runtime = await open_runtime(settings)
         try:
-            answer = await runtime.agent.process_direct(message, session_id, channel="cli")
+            token = CancelToken()
+            approver = _approver(runtime, session_id, token, reader)
+            answer = await runtime.agent.process_direct(
+                message, session_id, channel="cli", cancel_token=token, approver=approver
+            )
         finally:
             await runtime.close()
     click.echo(answer)
@@ -43,56 +52,38 @@ async def run_interactive(settings: Settings, session_id: str) -> None:
     """A prompt loop; Ctrl-C during an answer cancels that turn, at the prompt it exits."""
     runtime = await open_runtime(settings)
     click.echo(f"CountBot ({settings.model.name}) — session {session_id}. Type 'exit' to leave.")
+    reader = LineReader()
     try:
         while True:
             try:
-                line = await _read_line("\nyou › ")
+                line = await reader.read("\nyou › ")
             except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
                 click.echo()
                 return
             if line.strip().lower() in EXIT_WORDS:
                 return
             if line.strip():
-                await _one_turn(runtime.agent, line, session_id)
+                await _one_turn(runtime, line, session_id, reader)
     finally:
         await runtime.close()
 
 
-async def _read_line(prompt: str) -> str:
-    """`input()` in a daemon thread: Ctrl-C at the prompt must not wait for Enter to exit.
-
-    `asyncio.to_thread` would leave a worker that `asyncio.run` joins on shutdown, blocking in
-    `input()` until the user pressed Enter.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
-
-    def read() -> None:
-        try:
-            line = input(prompt)
-        except BaseException as exc:  # EOFError or KeyboardInterrupt, handed to the loop
-            loop.call_soon_threadsafe(_settle, future, None, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, future, line, None)
-
-    threading.Thread(target=read, name="countbot-prompt", daemon=True).start()
-    return await future
+def _approver(
+    runtime: Runtime, session_id: str, token: CancelToken, reader: LineReader | None
+) -> Approver:
+    """Questions of an in-process turn go to this terminal (or are denied without one)."""
+    terminal = TerminalApprovals(runtime.approvals, reader)
+    address = TurnAddress(session_id, "cli")
+    return runtime.approvals.approver(address, cancelled=token.event, show=terminal.show)
 
 
-def _settle(future: asyncio.Future[str], line: str | None, exc: BaseException | None) -> None:
-    if future.done():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(line or "")
-
-
-async def _one_turn(agent: AgentLoop, line: str, session_id: str) -> None:
+async def _one_turn(runtime: Runtime, line: str, session_id: str, reader: LineReader) -> None:
     token = CancelToken()
-    turn = asyncio.create_task(
-        _render(agent.process_message(line, session_id, channel="cli", cancel_token=token))
+    approver = _approver(runtime, session_id, token, reader)
+    events = runtime.agent.process_message(
+        line, session_id, channel="cli", cancel_token=token, approver=approver
     )
+    turn = asyncio.create_task(_render(events))
     while not turn.done():
         try:
             await asyncio.shield(turn)

@@ -103,6 +103,8 @@ def run(config_path: str | None, job_id: str) -> None:
     if result is None:
         fail(f"no job {job_id!r}", 1)
     click.echo(result.output or result.error)
+    if result.notes:
+        click.echo(f"(note: {result.notes})", err=True)
     if result.delivered:
         click.echo(f"(delivered: {result.delivery_detail})", err=True)
     sys.exit(0 if result.status == "ok" else 1)

@@ -45,7 +45,9 @@ async def run_in_daemon(settings: Settings, job_id: str, time_limit: float) -> J
 async def run_in_process(settings: Settings, job_id: str) -> JobRun | None:
     """Run `job_id` here, through a gateway of our own; None if there is no such job."""
     runtime = await open_runtime(settings)
-    gateway = Gateway(runtime.agent, runtime.sessions, settings.gateway)
+    gateway = Gateway(
+        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+    )
     try:
         return await build_scheduler(runtime, gateway).service.run_now(job_id)
     finally:

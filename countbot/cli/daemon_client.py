@@ -7,6 +7,7 @@ answer the WebSocket handshake, the caller runs the turn in-process instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -14,6 +15,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from countbot.cli.approval_prompt import WHO, LineReader, ask
 from countbot.config.settings import Settings
 from countbot.web.instance import read_daemon_info
 
@@ -35,8 +37,13 @@ def error_text(response: httpx.Response) -> str:
     return str(data.get("error", "")) if isinstance(data, dict) else ""
 
 
-async def answer_via_daemon(settings: Settings, message: str, session_id: str) -> str | None:
-    """The turn's final text from the running daemon (errors as "Error: ..."); None if none runs."""
+async def answer_via_daemon(
+    settings: Settings, message: str, session_id: str, reader: LineReader | None = None
+) -> str | None:
+    """The turn's final text from the running daemon (errors as "Error: ..."); None if none runs.
+
+    The turn's approval questions are asked through `reader` (None: denied at once).
+    """
     info = await asyncio.to_thread(read_daemon_info, settings.data_dir)
     if info is None:
         return None
@@ -55,16 +62,39 @@ async def answer_via_daemon(settings: Settings, message: str, session_id: str) -
         frame = {"type": "message", "session_id": session_id, "content": message}
         await connection.send(json.dumps(frame))
         try:
-            return await _final_text(connection, session_id)
+            return await _final_text(connection, session_id, reader)
         except ConnectionClosed:
             return "Error: the daemon closed the connection before the turn finished"
 
 
-async def _final_text(connection: ClientConnection, session_id: str) -> str:
+async def _final_text(
+    connection: ClientConnection, session_id: str, reader: LineReader | None
+) -> str:
+    asking: set[asyncio.Task[None]] = set()
+    try:
+        return await _read_frames(connection, session_id, reader, asking)
+    finally:
+        for task in asking:
+            task.cancel()
+
+
+async def _read_frames(
+    connection: ClientConnection,
+    session_id: str,
+    reader: LineReader | None,
+    asking: set[asyncio.Task[None]],
+) -> str:
     async for raw in connection:
         frame: dict[str, Any] = json.loads(raw)
         kind = frame.get("type")
-        if kind == "error" and frame.get("session_id") in (None, session_id):
+        if kind == "approval_request" and frame.get("session_id") == session_id:
+            task = asyncio.create_task(_answer(connection, frame, reader))
+            asking.add(task)
+            task.add_done_callback(asking.discard)
+            continue
+        # A late answer to a question that already ended is refused; the turn goes on.
+        late = str(frame.get("error", "")).startswith("approval_response:")
+        if kind == "error" and frame.get("session_id") in (None, session_id) and not late:
             return f"Error: {frame.get('error')}"
         if frame.get("session_id") != session_id:
             continue
@@ -73,3 +103,13 @@ async def _final_text(connection: ClientConnection, session_id: str) -> str:
         if kind == "cancelled":
             return "(cancelled)"
     return "Error: the daemon closed the connection before the turn finished"
+
+
+async def _answer(
+    connection: ClientConnection, frame: dict[str, Any], reader: LineReader | None
+) -> None:
+    decision = await ask(reader, frame)
+    via = WHO if reader is not None else f"{WHO}:no-terminal"
+    response = {"type": "approval_response", "id": frame["id"], "decision": decision, "via": via}
+    with contextlib.suppress(ConnectionClosed):
+        await connection.send(json.dumps(response))

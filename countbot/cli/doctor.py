@@ -1,4 +1,7 @@
-"""`countbot doctor`: checks a user can act on, each printed as one line with ✓ or ✗."""
+"""`countbot doctor`: checks a user can act on, each printed as one line with ✓, ! or ✗.
+
+! is a warning: CountBot works, but less safely than it could (the exec sandbox is off).
+"""
 
 from __future__ import annotations
 
@@ -13,12 +16,17 @@ from countbot.config.settings import Settings
 from countbot.llm.types import ChatRequest, StreamDone, StreamError, TextPart, UserMessage
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.runtime.models import ModelResolver
+from countbot.tools.sandbox import SandboxStatus
 
 Check = Callable[[], Awaitable[str]]
 
 
 class CheckFailed(Exception):
     """A failed check; its message says what to do."""
+
+
+class CheckWarning(Exception):
+    """A check that passes with a caveat; its message says what to change."""
 
 
 async def run_checks(settings: Settings) -> int:
@@ -42,9 +50,15 @@ async def run_checks(settings: Settings) -> int:
         note = f"; unavailable: {'; '.join(missing)}" if missing else ""
         return f"{len(catalog.skills)} skills{note}"
 
+    async def sandbox() -> str:
+        if runtime is None:
+            raise CheckFailed("skipped: the store did not open")
+        return _sandbox_line(runtime.sandbox.status)
+
     checks: list[tuple[str, Check]] = [
         ("workspace", lambda: _writable(settings.workspace)),
         ("store", open_store),
+        ("sandbox", sandbox),
         ("skills", skills),
         ("model", lambda: _model_answers(settings)),
     ]
@@ -52,12 +66,28 @@ async def run_checks(settings: Settings) -> int:
         try:
             detail = await check()
             click.echo(f"✓ {name}: {detail}")
+        except CheckWarning as exc:
+            click.echo(f"! {name}: {exc}")
         except (CheckFailed, OSError) as exc:
             failures += 1
             click.echo(f"✗ {name}: {exc}")
     if runtime is not None:
         await runtime.close()
     return 1 if failures else 0
+
+
+def _sandbox_line(status: SandboxStatus) -> str:
+    """Active is fine; off, or unavailable in auto mode, warns; a required one missing fails."""
+    if status.active:
+        return f"exec runs in the sandbox ({status.detail})"
+    if status.mode == "bwrap":
+        raise CheckFailed(f"{status.detail}; install bubblewrap (apt-get install bubblewrap)")
+    hint = (
+        "set tools.exec.sandbox: auto"
+        if status.mode == "off"
+        else "install bubblewrap (apt-get install bubblewrap)"
+    )
+    raise CheckWarning(f"exec is NOT sandboxed: {status.detail}; {hint}")
 
 
 async def _writable(folder: Path) -> str:

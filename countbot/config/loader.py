@@ -1,7 +1,8 @@
 """Read `config.yaml` into `Settings`, write changes back, and show settings without secrets.
 
 Where the file is: `--config`, else `$COUNTBOT_CONFIG`, else `./config.yaml` (which may be
-absent: then every default applies). String values may use `${VAR}` / `${VAR:-default}`.
+absent: then every default applies). String values may use `${VAR}` / `${VAR:-default}`, and
+`${secret:NAME}` for an entry of `secrets.yaml` beside the config (`secrets_file.py`).
 Relative `workspace`, `data_dir`, `personas_dir` and `skills_dir` resolve against the config
 file's folder; unset `personas_dir` / `skills_dir` mean the `personas/` and `skills/` folders
 shipped in the repository beside the `countbot` package. These functions do blocking file I/O:
@@ -10,11 +11,9 @@ call them before the event loop starts or through `asyncio.to_thread`.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import stat
-import tempfile
 import zoneinfo
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,9 +23,10 @@ import yaml
 from pydantic import BaseModel, SecretStr, ValidationError
 
 import countbot
-from countbot.config import env_vars, fields, yaml_text
+from countbot.config import env_vars, fields, secrets_file, yaml_text
 from countbot.config.errors import ConfigError
 from countbot.config.fields import Loc, dotted
+from countbot.config.file_write import replace_file
 from countbot.config.problems import explain, show
 from countbot.config.settings import Settings
 
@@ -104,7 +104,8 @@ def load_settings(
     chosen = config_path_from(None, env) if path is None else Path(path)
     file = _absolute(chosen)
     if file.is_file():
-        settings = _validate(_parse(_read(file), file), file, env)
+        secrets = secrets_file.read_secrets(secrets_file.secrets_path(file))
+        settings = _validate(_parse(_read(file), file), file, env, secrets)
         base = file.parent
     elif file.exists():
         raise ConfigError(f"The config file {file} is not a regular file.")
@@ -123,13 +124,19 @@ def load_settings(
     return settings
 
 
-def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
+def save_settings_patch(path: Path, patch: Mapping[str, Any], *, references: bool = False) -> None:
     """Apply a nested patch to the YAML file at `path`: validated first, written atomically.
 
     A value equal to what `masked_settings` currently shows for it is "unchanged", so masked
     secrets (`MASK`), `${VAR}` references and untouched defaults survive a form round trip; ""
     or None for a secret clears it. Comments survive when every change replaces a value already
     written in the file; otherwise the file is rewritten from its data and its comments are lost.
+
+    What the patch brings is literal: `${VAR}` in it is written escaped and never expanded (a
+    persona named `${OPENAI_API_KEY}` is just that name). A new secret goes into `secrets.yaml`
+    (mode 0600) and the config gets only its reference, `${secret:model.api_key}`.
+    `references=True` is for the owner's own command line (never for the API): references in
+    the patch are written as references, and a secret given as one stays in the config.
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
@@ -143,12 +150,19 @@ def save_settings_patch(path: Path, patch: Mapping[str, Any]) -> None:
     changes = _changes(patch, shown, ())
     if not changes:
         return
+    secrets_at = secrets_file.secrets_path(file)
+    old_secrets = secrets_file.read_secrets(secrets_at)
+    secrets = dict(old_secrets)
+    changes = [_written(loc, value, secrets, references) for loc, value in changes]
     merged = _apply(raw, changes)
     # Duplicated keys stay an error: the file must be fixed by hand before it can be patched.
-    _validate(yaml_text.YamlDocument(merged, None, document.duplicates), file, os.environ)
+    document_after = yaml_text.YamlDocument(merged, None, document.duplicates)
+    _validate(document_after, file, os.environ, secrets)
     new_text = yaml_text.replace_values(text, document.root, changes)
     if new_text is None or _parse(new_text, file).data != merged:
         new_text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)
+    if secrets != old_secrets:
+        secrets_file.write_secrets(secrets_at, secrets)
     _write_atomic(target, new_text)
 
 
@@ -184,9 +198,14 @@ def _parse(text: str, source: Path) -> yaml_text.YamlDocument:
         raise ConfigError(f"YAML syntax error in {source}{where}: {detail}") from None
 
 
-def _validate(document: yaml_text.YamlDocument, source: Path, env: Mapping[str, str]) -> Settings:
+def _validate(
+    document: yaml_text.YamlDocument,
+    source: Path,
+    env: Mapping[str, str],
+    secrets: Mapping[str, str],
+) -> Settings:
     """Interpolate and validate parsed YAML, raising one `ConfigError` listing every problem."""
-    data, missing = env_vars.interpolate(_require_mapping(document.data, source), env)
+    data, missing = env_vars.interpolate(_require_mapping(document.data, source), env, secrets)
     problems = [(ref.loc, _missing_variable(ref)) for ref in missing]
     data = fields.drop_empty_sections(data)
     problems += _loader_problems(data)
@@ -239,6 +258,12 @@ def _require_mapping(data: Any, source: Path) -> dict[str, Any]:
 
 
 def _missing_variable(ref: env_vars.MissingVariable) -> str:
+    if ref.secret:
+        return (
+            f"`{dotted(ref.loc)}` uses ${{secret:{ref.name}}}, but {secrets_file.FILE_NAME} "
+            f"beside the config file has no entry `{ref.name}` (type the key again on the "
+            "settings page, or add the entry)"
+        )
     return (
         f"`{dotted(ref.loc)}` uses ${{{ref.name}}}, but the environment variable {ref.name} "
         f"is not set (set it, or write ${{{ref.name}:-default}})"
@@ -288,6 +313,21 @@ def _changes(patch: Mapping[str, Any], shown: Any, loc: Loc) -> list[tuple[Loc, 
     return changes
 
 
+def _written(loc: Loc, value: Any, secrets: dict[str, str], references: bool) -> tuple[Loc, Any]:
+    """What a change writes into the config: a secret's reference (the value goes to `secrets`,
+    a cleared one leaves it) or the value made literal (kept as given with `references`)."""
+    if references and (not fields.is_secret(loc) or "${" in str(value)):
+        return loc, value
+    if not fields.is_secret(loc):
+        return loc, env_vars.literal(value)
+    name = dotted(loc)
+    if value is None:
+        secrets.pop(name, None)
+        return loc, None
+    secrets[name] = str(value)
+    return loc, secrets_file.reference(name)
+
+
 def _apply(raw: dict[str, Any], changes: list[tuple[Loc, Any]]) -> dict[str, Any]:
     merged = copy.deepcopy(raw)
     for loc, value in changes:
@@ -302,22 +342,12 @@ def _apply(raw: dict[str, Any], changes: list[tuple[Loc, Any]]) -> dict[str, Any
 
 def _write_atomic(target: Path, text: str) -> None:
     """Readers see the old file or the new one, never half of it; the file keeps its mode."""
-    temp: str | None = None
     try:
         # A new file gets owner-only access: it may hold API keys.
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o600
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
     except OSError as err:
-        if temp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
         raise ConfigError(f"Cannot write the config file {target}: {err}") from None
+    replace_file(target, text, mode, "config file")
 
 
 def _mask_section(

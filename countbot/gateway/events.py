@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from countbot.agent.events import AgentEvent, event_to_dict
 from countbot.llm.types import ImagePart
+from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,8 @@ class SubagentUpdate:
     type: Literal["subagent"] = "subagent"
 
 
-GatewayEvent = AgentEvent | MessageAccepted | SubagentUpdate
+# Approval questions and their ends travel in the session's stream like the agent's events.
+GatewayEvent = AgentEvent | MessageAccepted | ApprovalAsked | ApprovalSettled | SubagentUpdate
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class SessionEvent:
                         {"type": "image", "media_type": i.media_type, "data": i.data}
                         for i in event.media
                     ]
+        elif isinstance(event, ApprovalAsked | ApprovalSettled):
+            body = event.to_dict()
         else:
             body = event_to_dict(event)
         body["session_id"] = self.session_id

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from countbot.agent.events import TERMINAL_TYPES
 from countbot.gateway.events import GatewayEvent, MessageAccepted, SessionEvent
 from countbot.gateway.watchers import Watcher
@@ -15,8 +17,12 @@ class TurnFollower:
     event is skipped.
     """
 
-    def __init__(self, watcher: Watcher) -> None:
+    def __init__(
+        self, watcher: Watcher, on_event: Callable[[GatewayEvent], None] | None = None
+    ) -> None:
+        """`on_event` sees our turn's other events (a job notes denied approvals from them)."""
         self._watcher = watcher
+        self._on_event = on_event
         self._others = 0
         self._ahead: int | None = None
 
@@ -43,3 +49,5 @@ class TurnFollower:
                     self._ahead -= 1
                 else:
                     return event
+            elif self.ours_running and self._on_event is not None:
+                self._on_event(event)

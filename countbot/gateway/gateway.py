@@ -25,6 +25,8 @@ from countbot.gateway.messages import InboundMessage, QueueMode
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import EventHub, Watcher
 from countbot.llm.types import ImagePart
+from countbot.runtime.approvals import ApprovalBroker, ApprovalEvent, TurnAddress
+from countbot.tools.approval import Approver
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,7 @@ class TurnSource(Protocol):
         *,
         unattended: bool = False,
         steering: SteeringInbox | None = None,
+        approver: Approver | None = None,
     ) -> AsyncIterator[AgentEvent]: ...
 
 
@@ -82,8 +85,11 @@ class Gateway:
         *,
         hub: EventHub | None = None,
         kill_grace: float = KILL_GRACE,
+        approvals: ApprovalBroker | None = None,
     ) -> None:
         self.hub = hub or EventHub()
+        # Asks the user on a turn's behalf; without it every approval is denied.
+        self.approvals = approvals
         self._agent = agent
         self._sessions = sessions
         # Read on every use, so a settings change applies to the next message.
@@ -194,6 +200,7 @@ class Gateway:
             cancel_token=turn.token,
             unattended=message.unattended,
             steering=turn.steering,
+            approver=self._approver(session_id, turn),
         )
         async with contextlib.aclosing(events):  # type: ignore[type-var]
             async for event in events:
@@ -202,6 +209,19 @@ class Gateway:
                 if isinstance(event, TurnCancelled) and turn.token.reason == DEADLINE_REASON:
                     event = TurnError(_deadline_text(self._settings.turn_deadline), True)
                 self._publish(session_id, turn, event)
+
+    def _approver(self, session_id: str, turn: RunningTurn) -> Approver | None:
+        """The turn's questions go into its session's event stream, where its surfaces watch."""
+        if self.approvals is None:
+            return None
+        message = turn.message
+        address = TurnAddress(session_id, message.channel, message.chat_id, message.unattended)
+
+        def show(event: ApprovalEvent) -> None:
+            if not turn.silenced:
+                self.hub.publish(session_id, event)
+
+        return self.approvals.approver(address, cancelled=turn.token.event, show=show)
 
     def _publish(self, session_id: str, turn: RunningTurn, event: GatewayEvent) -> None:
         if turn.silenced or turn.ended:

@@ -16,14 +16,17 @@ from countbot.agent.context import ContextBuilder
 from countbot.agent.loop import AgentLoop
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
+from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
+from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
+from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
@@ -34,6 +37,7 @@ from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, Memory
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
+from countbot.tools.sandbox import Sandbox
 from countbot.tools.skill_tools import ReadSkillTool
 from countbot.tools.workspace_guard import WorkspaceGuard
 
@@ -55,6 +59,8 @@ class Runtime:
     tools: ToolRegistry
     agent: AgentLoop
     outbound: OutboundRouter
+    sandbox: Sandbox
+    approvals: ApprovalBroker
 
     async def close(self) -> None:
         await self.audit.close()
@@ -70,6 +76,12 @@ def secret_masker(settings: Settings) -> SecretMasker:
     for secret in _secrets(settings):
         masker.add(secret.get_secret_value())
     return masker
+
+
+def config_files(settings: Settings) -> list[Path]:
+    """The config file and its `secrets.yaml`: never readable by a tool (nor in the sandbox)."""
+    config = settings.config_path
+    return [config, secrets_path(config)] if config else []
 
 
 def _secrets(model: BaseModel) -> Iterator[SecretStr]:
@@ -98,7 +110,11 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
-    tools = _tool_registry(settings, workspace, masker, memory, skills, _RouterOutbox(outbound))
+    # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
+    sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
+    tools = _tool_registry(
+        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
+    )
     context = ContextBuilder(
         workspace=workspace,
         persona_loader=personas,
@@ -133,7 +149,26 @@ async def open_runtime(settings: Settings) -> Runtime:
         tools,
         agent,
         outbound,
+        sandbox,
+        ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
     )
+
+
+def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:
+    """The probed sandbox `exec` runs in; CountBot's own data and config are hidden in it too.
+
+    Blocking (it runs bwrap once): call it in a worker thread.
+    """
+    hidden = [settings.data_dir, *config_files(settings)]
+    sandbox = Sandbox(
+        settings.tools.exec.sandbox,
+        settings.workspace,
+        network=settings.tools.exec.network,
+        hidden=hidden,
+        skill_env=skills.env_names if skills is not None else None,
+    )
+    sandbox.probe()
+    return sandbox
 
 
 def _tool_registry(
@@ -143,6 +178,7 @@ def _tool_registry(
     memory: MemoryFile,
     skills: SkillsLoader,
     outbox: Outbox,
+    sandbox: Sandbox,
 ) -> ToolRegistry:
     registry = ToolRegistry(
         default_timeout=settings.agent.tool_timeout,
@@ -150,8 +186,10 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = [settings.config_path] if settings.config_path else []
-    for tool in builtin_tools(settings.tools, workspace, sensitive_paths=sensitive, masker=masker):
+    sensitive = config_files(settings)
+    for tool in builtin_tools(
+        settings.tools, workspace, sensitive_paths=sensitive, masker=masker, sandbox=sandbox
+    ):
         registry.register(tool)
     for tool in (
         MemoryReadTool(memory),

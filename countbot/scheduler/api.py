@@ -81,6 +81,7 @@ def run_json(run: JobRun) -> dict[str, Any]:
         "output": run.output,
         "delivered": run.delivered,
         "delivery_detail": run.delivery_detail,
+        "notes": run.notes,
     }
 
 

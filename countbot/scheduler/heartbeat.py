@@ -126,6 +126,8 @@ class Heartbeat:
         else:
             request = TurnRequest(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION)
         outcome = await self._turns.run(request, self._time_limit)
+        for note in outcome.notes:  # the heartbeat keeps no run history; the log has it
+            log.warning("heartbeat: %s", note)
         if outcome.status != "ok":
             return BeatResult("failed", outcome.error)
         if only_acknowledges(outcome.text):

@@ -152,6 +152,8 @@ class JobRun:
     output: str = ""
     delivered: bool = False
     delivery_detail: str = ""
+    # E.g. a command denied because nobody was there to approve it; one per line.
+    notes: str = ""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> JobRun:
@@ -167,6 +169,7 @@ class JobRun:
             output=row["output"],
             delivered=bool(row["delivered"]),
             delivery_detail=row["delivery_detail"],
+            notes=row.get("notes") or "",
         )
 
 

@@ -110,7 +110,10 @@ class JobExecutor:
             "output": outcome.text,
             "delivered": delivered,
             "delivery_detail": detail,
+            "notes": "\n".join(outcome.notes),
         }
+        for note in outcome.notes:
+            log.warning("job %s (%s): %s", job.id, job.name, note)
         await self._book.store.finish_run(run_id, finished)
         return finished
 

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from countbot.agent.events import TurnDone, TurnError
+from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
+from countbot.runtime.approvals import ApprovalSettled
 
 # How often a job waiting for a busy session looks again, in seconds.
 IDLE_POLL = 0.2
@@ -36,6 +38,8 @@ class TurnOutcome:
     status: Literal["ok", "error", "timeout"]
     text: str = ""
     error: str = ""
+    # What the run's record should mention, e.g. a command denied because nobody could approve.
+    notes: tuple[str, ...] = ()
 
 
 class TurnRunner(Protocol):
@@ -60,17 +64,18 @@ class GatewayTurns:
         watcher = Watcher()
         hub = self._gateway.hub
         hub.subscribe(request.session_id, watcher)
-        follower = TurnFollower(watcher)
+        notes: list[str] = []
+        follower = TurnFollower(watcher, lambda event: _note_denial(event, notes))
         try:
             async with asyncio.timeout(time_limit):
                 await self._until_idle(request.session_id, watcher)
                 submission = await self._gateway.submit(_message(request), origin=watcher)
-                return _terminal_outcome(await follower.terminal(submission.queued))
+                return _terminal_outcome(await follower.terminal(submission.queued), tuple(notes))
         except TimeoutError:
             if follower.ours_running:
                 self._gateway.cancel(request.session_id)
             stopped = f"took longer than {time_limit:g} s and was stopped"
-            return TurnOutcome("timeout", error=stopped)
+            return TurnOutcome("timeout", error=stopped, notes=tuple(notes))
         except GatewayClosedError as exc:
             return TurnOutcome("error", error=str(exc))
         finally:
@@ -89,12 +94,24 @@ class GatewayTurns:
                 continue
 
 
-def _terminal_outcome(event: object) -> TurnOutcome:
+def _terminal_outcome(event: object, notes: tuple[str, ...]) -> TurnOutcome:
     if isinstance(event, TurnDone):
-        return TurnOutcome("ok", text=event.content)
+        return TurnOutcome("ok", text=event.content, notes=notes)
     if isinstance(event, TurnError):
-        return TurnOutcome("error", error=event.error)
-    return TurnOutcome("error", error="the turn was cancelled")
+        return TurnOutcome("error", error=event.error, notes=notes)
+    return TurnOutcome("error", error="the turn was cancelled", notes=notes)
+
+
+def _note_denial(event: GatewayEvent, notes: list[str]) -> None:
+    if isinstance(event, ApprovalSettled) and event.outcome == "unattended":
+        notes.append(_denial_note(event))
+
+
+def _denial_note(event: ApprovalSettled) -> str:
+    return (
+        f"{event.tool} was denied without asking (nobody can approve in an unattended run): "
+        f"{event.summary}"
+    )
 
 
 def _message(request: TurnRequest) -> InboundMessage:

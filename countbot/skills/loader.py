@@ -60,6 +60,11 @@ class SkillsLoader:
                 self._catalog = self._build_catalog(scan)
             return self._catalog
 
+    async def env_names(self) -> tuple[str, ...]:
+        """The environment variables enabled skills declare: exactly what `exec` passes on."""
+        catalog = await self.catalog()
+        return tuple(dict.fromkeys(e for s in catalog.skills if s.enabled for e in s.requires_env))
+
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Turn a skill on or off; takes effect at the next `catalog()` call."""
         if enabled:

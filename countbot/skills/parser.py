@@ -34,7 +34,10 @@ def parse_skill(path: Path, text: str, source: SkillSource) -> Skill:
         body=body,
         source=source,
         requires_bins=_names(r.get("bins") for r in requires),
-        requires_env=_names(r.get("env") for r in requires),
+        # `primaryEnv` (openclaw) names the one key a skill runs on: it is required too.
+        requires_env=_names(
+            [*(r.get("env") for r in requires), *(b.get("primaryEnv") for b in blocks)]
+        ),
     )
 
 

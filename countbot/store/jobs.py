@@ -40,6 +40,7 @@ RUN_COLUMNS = (
     "output",
     "delivered",
     "delivery_detail",
+    "notes",
 )
 # The newest run of each job, for listings.
 _LAST_RUN = (

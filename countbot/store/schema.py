@@ -137,7 +137,22 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX cron_runs_by_job ON cron_runs (job_id, id);
     """,
-    # 4: background subagents: what each was asked, where its report goes, how it ended.
+    # 4: approvals: what the user said "Always allow" to (per tool and exact key, revocable), and
+    # a note on a job's run (e.g. a command denied because nobody was there to approve it).
+    """
+    CREATE TABLE approval_rules (
+        tool TEXT NOT NULL,
+        key TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        -- Who said "Always allow", and where (web, telegram:<user id>, cli).
+        allowed_by TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        PRIMARY KEY (tool, key)
+    ) WITHOUT ROWID;
+
+    ALTER TABLE cron_runs ADD COLUMN notes TEXT NOT NULL DEFAULT '';
+    """,
+    # 5: background subagents: what each was asked, where its report goes, how it ended.
     """
     CREATE TABLE subagents (
         id TEXT PRIMARY KEY,

@@ -12,7 +12,8 @@ from countbot.config.settings import ToolsSettings
 from countbot.masking import SecretMasker
 from countbot.tools.base import Tool
 from countbot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
-from countbot.tools.shell import ExecTool
+from countbot.tools.sandbox import Sandbox
+from countbot.tools.shell import ExecPolicy, ExecTool
 from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.web_fetch import WebFetchTool
 from countbot.tools.web_search import WebSearchTool
@@ -25,10 +26,12 @@ def builtin_tools(
     *,
     sensitive_paths: Iterable[Path],
     masker: SecretMasker,
+    sandbox: Sandbox,
 ) -> list[Tool]:
     """read_file, write_file, edit_file, list_dir, exec, web_fetch and web_search.
 
-    Raises ValueError for an invalid pattern in tools.exec.deny_patterns/allow_patterns.
+    `sandbox` must have been probed (`Sandbox.probe`). Raises ValueError for an invalid pattern
+    in tools.exec.deny_patterns/allow_patterns.
     """
     guard = WorkspaceGuard(
         workspace, restrict=settings.restrict_to_workspace, sensitive_paths=sensitive_paths
@@ -42,9 +45,11 @@ def builtin_tools(
         ExecTool(
             shell_guard,
             guard,
+            sandbox,
             timeout=settings.exec.timeout,
             max_output=settings.exec.max_output,
             masker=masker,
+            policy=ExecPolicy(settings.exec.approval, settings.exec.approval_timeout),
         ),
         WebFetchTool(settings.web),
         WebSearchTool(settings.web),

@@ -1,16 +1,17 @@
 """The file tools: read_file, write_file, edit_file and list_dir, confined by a WorkspaceGuard.
 
-Each call does its path resolution and file work together in one worker thread, so the event loop
-never blocks and the path checked is the path used.
+Each call runs in one worker thread, so the event loop never blocks. The guard hands out file
+descriptors, never paths: the file checked is the file read, written or listed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -43,9 +44,8 @@ async def _in_thread(user_path: str, work: Callable[[], ToolResult]) -> ToolResu
         return ToolResult.error(f"{user_path!r}: {exc.strerror or exc}")
 
 
-def _read_text(path: Path) -> str | None:
-    """The file's UTF-8 text, or None when it is binary."""
-    data = path.read_bytes()
+def _decode(data: bytes) -> str | None:
+    """The UTF-8 text of `data`, or None when it is binary."""
     if b"\0" in data[:_SNIFF_BYTES]:
         return None
     try:
@@ -54,39 +54,33 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _regular_file(guard: WorkspaceGuard, user_path: str) -> Path:
-    """The resolved path of an existing regular file (never a device or a FIFO that never ends)."""
-    real = guard.resolve(user_path)
-    mode = real.stat().st_mode
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(user_path)
-    if not stat.S_ISREG(mode):
-        raise PathRefused(f"{user_path!r} is not a regular file")
-    return real
-
-
 def _not_text(user_path: str) -> ToolResult:
     return ToolResult.error(f"{user_path!r} is a binary file; these tools only handle UTF-8 text")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file and `os.replace`, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = _NEW_FILE_MODE
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+def write_atomic(guard: WorkspaceGuard, user_path: str, text: str) -> Path:
+    """Write through a temporary file and a rename inside the same folder, so readers never see
+    half a file; both are made relative to the folder's descriptor, never by path."""
+    with guard.parent(user_path) as (folder, name, real):
+        try:
+            mode = stat.S_IMODE(os.stat(name, dir_fd=folder).st_mode)
+        except FileNotFoundError:
+            mode = _NEW_FILE_MODE
+        temp = f".{name}.{secrets.token_hex(6)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+            raise
+        return real
 
 
 class ReadFileTool(Tool):
@@ -118,20 +112,19 @@ class ReadFileTool(Tool):
         return await _in_thread(path, lambda: self._read_lines(path, offset, limit))
 
     def _read_whole(self, user_path: str) -> ToolResult:
-        real = _regular_file(self.guard, user_path)
-        size = real.stat().st_size
-        if size > MAX_READ_BYTES:
-            return ToolResult.error(
-                f"{user_path!r} is {size:,} bytes; read it in parts with offset and limit"
-            )
-        text = _read_text(real)
+        with self.guard.open_regular(user_path) as (handle, _):
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_READ_BYTES:
+                return ToolResult.error(
+                    f"{user_path!r} is {size:,} bytes; read it in parts with offset and limit"
+                )
+            text = _decode(handle.read())
         if text is None:
             return _not_text(user_path)
         return ToolResult(text or "(empty file)")
 
     def _read_lines(self, user_path: str, offset: int, limit: int | None) -> ToolResult:
-        real = _regular_file(self.guard, user_path)
-        with real.open("rb") as handle:
+        with self.guard.open_regular(user_path) as (handle, _):
             if b"\0" in handle.read(_SNIFF_BYTES):
                 return _not_text(user_path)
             handle.seek(0)
@@ -173,8 +166,7 @@ class WriteFileTool(Tool):
         return await _in_thread(path, lambda: self._write(path, content))
 
     def _write(self, user_path: str, content: str) -> ToolResult:
-        real = self.guard.resolve(user_path)
-        write_atomic(real, content)
+        real = write_atomic(self.guard, user_path, content)
         size = len(content.encode("utf-8"))
         return ToolResult(f"Wrote {size:,} bytes to {self.guard.display(real)}")
 
@@ -204,8 +196,8 @@ class EditFileTool(Tool):
         return await _in_thread(path, lambda: self._edit(path, args["old_text"], args["new_text"]))
 
     def _edit(self, user_path: str, old: str, new: str) -> ToolResult:
-        real = _regular_file(self.guard, user_path)
-        text = _read_text(real)
+        with self.guard.open_regular(user_path) as (handle, _):
+            text = _decode(handle.read())
         if text is None:
             return _not_text(user_path)
         count = text.count(old)
@@ -219,7 +211,7 @@ class EditFileTool(Tool):
                 f"old_text matches {count} places in {user_path!r}. Include more surrounding "
                 "lines so it matches exactly once."
             )
-        write_atomic(real, text.replace(old, new, 1))
+        real = write_atomic(self.guard, user_path, text.replace(old, new, 1))
         return ToolResult(f"Edited {self.guard.display(real)}: replaced 1 occurrence")
 
 
@@ -246,13 +238,25 @@ class ListDirTool(Tool):
         return await _in_thread(path, lambda: self._list(path))
 
     def _list(self, user_path: str) -> ToolResult:
-        real = self.guard.resolve(user_path)
-        with os.scandir(real) as scan:
-            entries = sorted(scan, key=lambda e: e.name)
-        if not entries:
-            return ToolResult(f"{self.guard.display(real)} is empty")
-        names = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_LIST_ENTRIES]]
+        with self.guard.open(user_path, os.O_RDONLY | os.O_DIRECTORY) as (fd, real):
+            with os.scandir(fd) as scan:  # scandir reads through its own dup of fd
+                entries = sorted(scan, key=lambda e: e.name)
+            if not entries:
+                return ToolResult(f"{self.guard.display(real)} is empty")
+            names = [self._line(real, fd, e) for e in entries[:MAX_LIST_ENTRIES]]
         hidden = len(entries) - len(names)
         if hidden:
             names.append(f"... and {hidden} more (showing the first {MAX_LIST_ENTRIES})")
         return ToolResult("\n".join(names))
+
+    def _line(self, folder: Path, folder_fd: int, entry: os.DirEntry[str]) -> str:
+        """One entry; a symlink shows its target, and a broken one says why instead of failing."""
+        if not entry.is_symlink():
+            return entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+        try:
+            target = os.readlink(entry.name, dir_fd=folder_fd)
+        except OSError:
+            return f"{entry.name} -> ? (broken: cannot read the link)"
+        is_dir, problem = self.guard.link_note(folder, entry.name)
+        note = f" ({problem})" if problem else ""
+        return f"{entry.name}{'/' if is_dir else ''} -> {target}{note}"

@@ -7,6 +7,8 @@ answered, so the model never tells the user something arrived that did not.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -73,22 +75,35 @@ class MessageTool(Tool):
                 f"this conversation is not in a chat: name a channel (running: {running}) "
                 "and a chat_id"
             )
+        folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="countbot-send-"))
         try:
-            files = await asyncio.to_thread(self._resolve_files, names)
-        except PathRefused as exc:
-            return ToolResult.error(exc.reason)
-        report = await self._outbox.deliver(channel, str(chat_id), text, files)
+            try:
+                files = await asyncio.to_thread(self._snapshot, names, folder)
+            except PathRefused as exc:
+                return ToolResult.error(exc.reason)
+            report = await self._outbox.deliver(channel, str(chat_id), text, files)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
         where = f"{channel}:{chat_id}"
         if not report.delivered:
             return ToolResult.error(f"not delivered to {where}: {report.detail}")
         ids = ", ".join(report.message_ids)
         return ToolResult(f"Delivered to {where}" + (f" (message ids {ids})." if ids else "."))
 
-    def _resolve_files(self, names: list[str]) -> list[Path]:
+    def _snapshot(self, names: list[str], folder: Path) -> list[Path]:
+        """Private copies of the files, read through the guard's descriptors: what is sent is
+        what was checked, even if a name is swapped for a symlink while the upload runs."""
         files = []
-        for name in names:
-            path = self._guard.resolve(name)
-            if not path.is_file():
-                raise PathRefused(f"{name!r} is not a file in the workspace")
-            files.append(path)
+        for index, name in enumerate(names):
+            try:
+                with self._guard.open_regular(name) as (source, real):
+                    copy = folder / str(index) / real.name
+                    copy.parent.mkdir()
+                    with copy.open("wb") as target:
+                        shutil.copyfileobj(source, target)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raise PathRefused(f"{name!r} is not a file in the workspace") from None
+            except OSError as exc:
+                raise PathRefused(f"{name!r}: {exc.strerror or exc}") from None
+            files.append(copy)
         return files

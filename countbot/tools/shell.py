@@ -1,10 +1,14 @@
 """The exec tool: runs one shell command in the workspace and returns its exit code and output.
 
+The command runs inside the bubblewrap sandbox (`tools/sandbox.py`). When the sandbox is off or
+does not work here, or the approval mode says so, the user is asked first (`tools/approval.py`);
+nobody to ask means deny. The guard (`tools/shell_guard.py`) is only a tripwire in front.
+
 The command runs in its own process group with stdin closed. When it finishes, times out or is
 cancelled, the whole group gets SIGTERM and, 2 s later, SIGKILL, so background jobs it started do
 not outlive it. Environment variables whose names contain KEY, TOKEN, SECRET, PASSWORD, PASSWD or
 CREDENTIAL, or whose values look like a secret to the masker, are not passed on: the model has no
-business reading the daemon's credentials.
+business reading the daemon's credentials (inside the sandbox only an allow-list passes).
 """
 
 from __future__ import annotations
@@ -12,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
 from countbot.masking import SecretMasker
+from countbot.tools.approval import ApprovalMode, ApprovalRequest, approval_reason
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.sandbox import Sandbox
 from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
@@ -108,14 +115,23 @@ async def _drain(pipe: BinaryIO, output: _CappedOutput) -> None:
         transport.close()
 
 
+@dataclass(frozen=True, slots=True)
+class ExecPolicy:
+    """When exec asks the user first (tools.exec.approval) and how long it waits for an answer."""
+
+    approval: ApprovalMode = "auto"
+    approval_timeout: float = 120.0
+
+
 class ExecTool(Tool):
-    """Runs shell commands that pass the ShellGuard, in the workspace."""
+    """Runs shell commands that pass the ShellGuard, in the sandbox, asking when it must."""
 
     name: ClassVar[str] = "exec"
     description: ClassVar[str] = (
         "Run a shell command (bash -c) in the workspace and return its exit code and combined "
         "stdout/stderr. stdin is closed, so interactive commands fail; long output keeps its "
-        "beginning and end. Dangerous commands (sudo, rm -rf /, ...) are refused."
+        "beginning and end. It runs in a sandbox: only the workspace is writable, /tmp is "
+        "private, credentials are hidden. Dangerous commands (sudo, rm -rf /, ...) are refused."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -134,42 +150,56 @@ class ExecTool(Tool):
         self,
         guard: ShellGuard,
         workspace_guard: WorkspaceGuard,
+        sandbox: Sandbox,
         *,
         timeout: float = 60.0,
         max_output: int = 30_000,
         masker: SecretMasker | None = None,
+        policy: ExecPolicy = ExecPolicy(),
     ) -> None:
         self._guard = guard
         self._workspace_guard = workspace_guard
+        self._sandbox = sandbox
+        self._policy = policy
         self._command_timeout = timeout
         self._max_output = max_output
         self._masker = masker
         self._shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
-        # The registry's deadline leaves room for our own timeout to stop the group cleanly.
-        self.timeout = timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0
+        # The registry's deadline leaves room for the user's answer and for our own timeout to
+        # stop the group cleanly.
+        self.timeout = policy.approval_timeout + timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = args["command"]
-        refusal = self._guard.check(command)
-        if refusal is not None:
-            return ToolResult.error(f"command refused: {refusal}")
+        # The guard is pure CPU work on model-written text: never on the event loop.
+        verdict = await asyncio.to_thread(self._guard.inspect, command)
+        if verdict.refusal is not None:
+            return ToolResult.error(f"command refused: {verdict.refusal}")
+        status = self._sandbox.status
+        if status.mode == "bwrap" and not status.active:
+            return ToolResult.error(f"the sandbox is required but unavailable: {status.detail}")
+        denial = await self._approve(command, ctx, verdict.allow_listed)
+        if denial is not None:
+            return ToolResult.error(denial)
         try:
             cwd = await asyncio.to_thread(self._working_dir, args.get("working_dir"))
         except PathRefused as exc:
             return ToolResult.error(exc.reason)
+        if status.active:
+            argv, env = await self._sandbox.command(self._shell, command, cwd)
+        else:
+            argv, env = [self._shell, "-c", command], command_env(self._masker)
         # Our own pipe rather than asyncio's: `Process.wait()` would also wait for every
         # background job that inherited the pipe to close it.
         read_fd, write_fd = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                self._shell,
-                "-c",
-                command,
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=cwd,
-                env=command_env(self._masker),
+                env=env,
                 start_new_session=True,
             )
         except OSError as exc:
@@ -181,6 +211,32 @@ class ExecTool(Tool):
         finally:
             os.close(write_fd)
         return await self._supervise(process, os.fdopen(read_fd, "rb", buffering=0), ctx)
+
+    async def _approve(self, command: str, ctx: ToolContext, allow_listed: bool) -> str | None:
+        """None when the command may run, else why not (the user said no, or nobody could)."""
+        reason = approval_reason(
+            self._policy.approval, sandboxed=self._sandbox.status.active, allow_listed=allow_listed
+        )
+        if reason is None:
+            return None
+        needs = f"not run: this command needs the user's approval ({reason})"
+        advice = "Do not retry it unchanged; tell the user what you wanted to run and why."
+        if ctx.approver is None:
+            return f"{needs} and nobody can give it here. {advice}"
+        request = ApprovalRequest(tool="exec", summary=command, reason=reason, key=command)
+        try:
+            # The approver answers "deny" on its own timeout; this bound is only the backstop.
+            decision = await asyncio.wait_for(
+                ctx.approver(request), self._policy.approval_timeout + 1.0
+            )
+        except TimeoutError:
+            decision = "deny"
+        if decision == "deny":
+            return (
+                f"{needs} and the user did not approve it (they denied it, did not answer in "
+                f"time, or nobody can answer in this turn, as in a scheduled run). {advice}"
+            )
+        return None
 
     def _working_dir(self, user_path: str | None) -> Path:
         if user_path is None:

@@ -1,99 +1,138 @@
 """The tripwire in front of `exec`: refuses commands that would wreck the machine or escalate.
 
-This is a guard against an over-eager model, not a sandbox: a determined author can always hide a
-command (`eval`, base64, a script file). Its decisions come only from code and config, never from
-the model. `git push --force`/`-f`/`+refspec` is refused because it destroys history other people
-may rely on; `--force-with-lease` stays allowed since it refuses to overwrite unseen work.
+The sandbox (`tools/sandbox.py`) is what contains a command; this guard only catches the obvious
+ones early with a reason the model can read, and decides whether a command is allow-listed
+(`tools.exec.allow_patterns`: runs without asking in approval mode `on-miss`). A determined author
+can always hide a command (`eval`, base64, a script file). Its decisions come only from code and
+config, never from the model. It works on the simple commands `shell_words` splits out, each cut
+to a bounded length, so its cost is linear in the command and text inside quotes (a README line
+that mentions `rm -rf /`) is not mistaken for a command. It is CPU work: callers run it off the
+event loop. `git push --force`/`-f`/`+refspec` is refused because it destroys history other
+people may rely on; `--force-with-lease` stays allowed since it refuses to overwrite unseen work.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# Where a command word may start: the beginning, after a separator, or inside `$(`/backticks,
-# optionally behind wrappers (`env X=1 nohup ...`) or a directory (`/bin/rm`).
-_START = r"(?:^|[;&|\n(`]|\$\()\s*(?:(?:env|nohup|nice|time|command|exec|xargs)\s+(?:-\S+\s+)*)*"
-_START += r"(?:\w+=\S*\s+)*(?:\S*/)?"
-# Arguments of the same simple command (up to the next separator).
-_ARGS = r"[^;&|\n]*"
+from countbot.tools.shell_words import DATA, Segment, split_commands
+
+# Only this much of a command is inspected, and of each simple command in it: the rules' cost is
+# bounded per simple command, and the sandbox, not this guard, contains what lies beyond.
+MAX_INSPECTED = 65_536
+_SEGMENT_CAP = 2_000
+# A command word, optionally behind wrappers (`env X=1 nohup timeout 5 ...`) or a directory.
+_WRAPPER = (
+    r"(?:(?:env|nohup|nice|time|command|exec|xargs|setsid|stdbuf|ionice|unbuffer|busybox)"
+    r"(?:\s+-\S+)*\s+|timeout(?:\s+-\S+)*\s+\S+\s+)"
+)
+_START = r"^" + _WRAPPER + r"*(?:\w+=\S*\s+)*(?:\S*/)?"
+_START_RE = re.compile(_START)
+# Arguments of the same simple command.
+_ARGS = r"[^\n]*"
 # Paths whose recursive deletion, search-and-delete or permission change is never wanted.
 _ROOTS = (
-    r"""["']?(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*?"""
-    r"""|/(?:etc|usr|bin|sbin|lib|lib64|boot|var|home|root|opt|dev|proc|sys|srv|mnt|Users)/?\*?)["']?"""
+    r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*?"
+    r"|/(?:etc|usr|bin|sbin|lib|lib64|boot|var|home|root|opt|dev|proc|sys|srv|mnt|Users)/?\*?)"
 )
-# For rm also the working directory, its parent and everything in it.
-_BROAD = r"""(?:""" + _ROOTS + r"""|["']?(?:\.\.?/?|\*|\.\*)["']?)"""
-_END = r"(?=\s|$|[;&|)])"
+# For rm also the working directory, its parents and everything in them.
+_BROAD = r"(?:" + _ROOTS + r"|\.\.?/?|\*|\.\*|\./\*|(?:\.\./)+\.?\.?/?\*?)"
+_END = r"(?=\s|$)"
 _RECURSIVE = r"(?=" + _ARGS + r"\s(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?:\s|$))"
 _DEVICE = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"
-_INTERPRETER = (
-    r"(?:sudo\s+)?(?:\S*/)?(?:(?:ba|z|k|da|fi)?sh\b"
-    # python/perl/... only when they run stdin as the program (`| python3 -m json.tool` is fine).
-    r"|(?:python[0-9.]*|perl|ruby|node)(?=\s*(?:-\s*)?(?:$|[;&|)])))"
+_SHELLS = r"(?:(?:ba|z|k|da|fi)?sh|busybox|eval|source|\.)"
+# A program that runs what it reads on stdin (`| python3 -m json.tool` is a filter, not that).
+_STDIN_PROGRAM = re.compile(
+    r"^(?:sudo\s+)?" + _WRAPPER + r"*(?:\S*/)?(?:" + _SHELLS + r"(?:\s|$)"
+    r"|(?:python[0-9.]*|perl|ruby|node)\s*(?:-\s*)?$)"
 )
+_INTERPRETER = re.compile(r"^(?:\S*/)?(?:" + _SHELLS + r"|python[0-9.]*|perl|ruby|node)$")
+_DOWNLOAD = re.compile(_START + r"(?:curl|wget)\b")
+# `\b` first: a long word is tried once at its start, not at each of its characters.
+_FORK_BOMB = re.compile(r"(\b\w+|:)\s*\(\)\s*\{[^}]{0,200}\1\s*\|\s*\1\s*&")
 
 BUILTIN_DENY: tuple[tuple[str, str], ...] = (
     (
         _START + r"rm(?=\s)" + _RECURSIVE + _ARGS + r"\s" + _BROAD + _END,
         "recursive delete of a broad path",
     ),
-    (_START + r"(?:mkfs(?:\.\w+)?|mke2fs|wipefs)\b", "formatting a filesystem"),
+    (
+        _START + r"(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|"
+        r"parted|blkdiscard)\b",
+        "partitioning or formatting a disk",
+    ),
     (r"\bdd\b" + _ARGS + r"\bof=" + _DEVICE, "dd onto a disk device"),
     (r">\s*" + _DEVICE, "writing to a raw disk device"),
     (r"\bshred\b" + _ARGS + _DEVICE, "shredding a disk device"),
+    (r"/proc/sysrq-trigger", "triggering a kernel SysRq action"),
     (_START + r"(?:shutdown|reboot|halt|poweroff)\b", "shutting down or rebooting the machine"),
     (_START + r"(?:init|telinit)\s+[06]\b", "shutting down or rebooting the machine"),
-    (_START + r"systemctl\s+(?:poweroff|reboot|halt|kexec)\b", "shutting down the machine"),
-    (r"(\w+|:)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&", "a fork bomb"),
     (
-        r"\b(?:curl|wget)\b" + _ARGS + r"\|\s*" + _INTERPRETER,
-        "piping a download into an interpreter",
-    ),
-    (
-        r"\b(?:(?:ba|z|k|da)?sh|python[0-9.]*)\b" + _ARGS + r"(?:<\(|\$\(|`)\s*(?:curl|wget)\b",
-        "running a downloaded script",
+        _START + r"systemctl\s+(?:-\S+\s+)*(?:poweroff|reboot|halt|kexec|kill|isolate)\b",
+        "shutting down the machine",
     ),
     (
         _START + r"ch(?:mod|own|grp)(?=\s)" + _RECURSIVE + _ARGS + r"\s" + _ROOTS + _END,
         "recursive ownership or permission change on a system path",
     ),
     (_START + r"(?:sudo|doas|pkexec|su)(?:\s|$)", "privilege escalation is not allowed"),
-    (r"\bkill\s+(?:-\S+\s+)*-?1" + _END, "killing init or every process"),
-    (r"\b(?:killall|pkill)\s" + _ARGS + r"\b(?:init|systemd)\b", "killing init"),
+    (_START + r"kill\s+(?:-\S+\s+)*-?1" + _END, "killing init or every process"),
+    (_START + r"(?:killall|pkill)\s" + _ARGS + r"\b(?:init|systemd)\b", "killing init"),
     (r"/etc/(?:shadow|gshadow|sudoers)\b", "touching the password or sudo database"),
     (
-        r"(?:>>?\s*|\b(?:tee|sed\s+-i|vi|vim|nano|emacs|ed|cp|mv|ln)\b" + _ARGS + r")"
+        r"(?:>>?\s*|^(?:tee|sed\s+-i|vi|vim|nano|emacs|ed|cp|mv|ln)\b" + _ARGS + r")"
         r"/etc/(?:passwd|group)\b",
         "editing the user database",
     ),
     (_START + r"(?:visudo|chpasswd|usermod|useradd|userdel|passwd)\b", "changing system accounts"),
-    (r"\bcrontab\b" + _ARGS + r"\s-[a-zA-Z]*r\b", "removing the crontab"),
+    (r"^crontab\b" + _ARGS + r"\s-[a-zA-Z]*r\b", "removing the crontab"),
     (
-        r"\bhistory\s+-[a-z]*c|\bunset\s+HISTFILE\b|\bHISTFILE=/dev/null"
-        r"|(?:>\s*|\b(?:rm|shred|truncate)\b" + _ARGS + r")\S*\.(?:bash|zsh|sh)_history",
+        r"^history\s+-[a-z]*c|^unset\s+HISTFILE\b|\bHISTFILE=/dev/null"
+        r"|(?:>\s*|^(?:rm|shred|truncate)\b" + _ARGS + r")\S*\.(?:bash|zsh|sh)_history",
         "wiping shell history",
     ),
     (
-        r"\bfind\s+(?:-\S+\s+)*" + _ROOTS + r"\s" + _ARGS + r"(?:-delete\b|-exec\s+(?:\S*/)?rm\b)",
+        _START
+        + r"find\s+(?:-\S+\s+)*"
+        + _ROOTS
+        + r"\s"
+        + _ARGS
+        + r"(?:-delete\b|-exec\s+(?:\S*/)?rm\b)",
         "deleting files across a broad path with find",
     ),
     (
-        r"\bgit\b" + _ARGS + r"\spush\b" + _ARGS + r"(?:\s--force(?!-)|\s-[a-zA-Z]*f\b|\s\+\S)",
+        _START
+        + r"git\b"
+        + _ARGS
+        + r"\spush\b"
+        + _ARGS
+        + r"(?:\s--force(?!-)|\s-[a-zA-Z]*f\b|\s\+\S)",
         "force-pushing rewrites shared history; use --force-with-lease",
     ),
 )
 
-# When an allow-list is active these would smuggle an unchecked command into an allowed one.
-_SUBSTITUTION = re.compile(r"\$\(|`|<\(|>\(")
+# An allow-listed command may write only inside the workspace: these targets are outside it.
+_REDIRECT = re.compile(r"(?:^|[^<&0-9])[0-9]*(?:&>>?|>>?\|?)\s*([^\s>]*)")
+_OUTSIDE = re.compile(r"^(?:[/~$]|\.\.(?:/|$))|/\.\.(?:/|$)|" + re.escape(DATA))
+_HARMLESS_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr")
+_WRITERS = frozenset({"tee", "cd", "pushd"})
+_SUBSTITUTION = frozenset({"$(", "<(", ">(", "`"})
 
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
     regex: re.Pattern[str]
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class GuardVerdict:
+    """`refusal` is why the command may not run at all; `allow_listed` skips asking in on-miss."""
+
+    refusal: str | None
+    allow_listed: bool
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -104,46 +143,80 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 class ShellGuard:
-    """Decides whether `exec` may run a command: built-in denials, configured ones, allow-list."""
+    """Built-in and configured denials, plus the allow-list that lets a command skip asking."""
 
     def __init__(self, deny_patterns: Iterable[str] = (), allow_patterns: Iterable[str] = ()):
-        self._deny = [_Rule(re.compile(p), reason) for p, reason in BUILTIN_DENY]
-        self._deny += [
+        self._deny = [_Rule(re.compile(p, re.MULTILINE), reason) for p, reason in BUILTIN_DENY]
+        self._custom = [
             _Rule(_compile(p), f"matches {p!r} in tools.exec.deny_patterns") for p in deny_patterns
         ]
         self._allow = [_compile(p) for p in allow_patterns]
 
+    def inspect(self, command: str) -> GuardVerdict:
+        """Both answers from one split of the command (CPU work: call it off the event loop)."""
+        text = command[:MAX_INSPECTED]
+        segments = split_commands(text)
+        refusal = self._refusal(text, segments)
+        allowed = refusal is None and self._allow_listed(segments)
+        return GuardVerdict(refusal, allowed)
+
     def check(self, command: str) -> str | None:
         """None when the command may run, else the reason it may not."""
-        for rule in self._deny:
-            if rule.regex.search(command):
+        return self.inspect(command).refusal
+
+    def _refusal(self, text: str, segments: list[Segment]) -> str | None:
+        # Configured patterns see the command as written, like the user who wrote them.
+        for rule in self._custom:
+            if rule.regex.search(text[: _SEGMENT_CAP * 4]):
                 return rule.reason
-        if self._allow:
-            return self._check_allowed(command)
+        if _FORK_BOMB.search(text[:_SEGMENT_CAP]):
+            return "a fork bomb"
+        for index, segment in enumerate(segments):
+            line = segment.text[:_SEGMENT_CAP]
+            for rule in self._deny:
+                if rule.regex.search(line):
+                    return rule.reason
+            if _runs_a_download(segments, index):
+                return "running a downloaded script"
         return None
 
-    def _check_allowed(self, command: str) -> str | None:
-        """Every simple command in a pipeline or list must match an allow pattern."""
-        if _SUBSTITUTION.search(command):
-            return "command substitution is not allowed while tools.exec.allow_patterns is set"
-        try:
-            segments = _segments(command)
-        except ValueError as exc:
-            return f"could not parse the command ({exc})"
+    def _allow_listed(self, segments: list[Segment]) -> bool:
+        """Every simple command matches a pattern, none substitutes, none writes outside."""
+        if not self._allow or not segments:
+            return False
         for segment in segments:
-            if not any(allowed.search(segment) for allowed in self._allow):
-                return f"{segment!r} is not in tools.exec.allow_patterns"
-        return None
+            line = segment.text[:_SEGMENT_CAP]
+            if segment.joiner in _SUBSTITUTION or segment.parent:
+                return False
+            if not any(allowed.search(line) for allowed in self._allow):
+                return False
+            if _writes_outside(segment):
+                return False
+        return True
 
 
-def _segments(command: str) -> list[str]:
-    """The simple commands of a shell list, split at `;`, `&&`, `||`, `|`, `&` and newlines."""
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    segments: list[list[str]] = [[]]
-    for token in lexer:
-        if not token.strip(";&|"):
-            segments.append([])
-        else:
-            segments[-1].append(token)
-    return [shlex.join(words) for words in segments if words]
+def _runs_a_download(segments: list[Segment], index: int) -> bool:
+    """`curl … | sh`, `bash <(curl …)`, `sh -c "$(curl …)"`."""
+    segment = segments[index]
+    if not _DOWNLOAD.search(segment.text[:_SEGMENT_CAP]):
+        return False
+    if segment.joiner in _SUBSTITUTION and _INTERPRETER.search(segment.parent):
+        return True
+    following = segments[index + 1] if index + 1 < len(segments) else None
+    return (
+        following is not None
+        and following.joiner == "|"
+        and bool(_STDIN_PROGRAM.search(following.text[:_SEGMENT_CAP]))
+    )
+
+
+def _writes_outside(segment: Segment) -> bool:
+    """A redirection, `tee` or `cd` whose target is not plainly inside the workspace."""
+    targets = [m.group(1) for m in _REDIRECT.finditer(segment.text[:_SEGMENT_CAP])]
+    command = _START_RE.sub("", segment.words[0]) if segment.words else ""
+    if command in _WRITERS:
+        targets += [word for word in segment.words[1:] if not word.startswith("-")]
+    return any(
+        target not in _HARMLESS_TARGETS and (not target or _OUTSIDE.search(target))
+        for target in targets
+    )

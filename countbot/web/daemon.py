@@ -116,7 +116,9 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     runtime = await open_runtime(settings)
-    gateway = Gateway(agent or runtime.agent, runtime.sessions, settings.gateway)
+    gateway = Gateway(
+        agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+    )
     subagents = await start_subagents(gateway, runtime)
     channels = ChannelManager(runtime, gateway)
     await channels.start()  # returns at once; each channel connects in its own task

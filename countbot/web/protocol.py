@@ -7,15 +7,19 @@ See docs/protocol.md for the contract.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from countbot.gateway.messages import QUEUE_MODES, QueueMode
 from countbot.llm.types import ImagePart
+from countbot.runtime.approvals import DECISIONS
+from countbot.tools.approval import ApprovalDecision
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_SESSION_ID = 200
 MAX_CLIENT_ID = 64
+_VIA = re.compile(r"[a-z][a-z0-9:_-]{0,31}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +52,17 @@ class Ping:
     pass
 
 
-ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping
+@dataclass(frozen=True, slots=True)
+class ApprovalResponse:
+    """The user's answer to an `approval_request`."""
+
+    id: str
+    decision: ApprovalDecision
+    # Which client answered, for the audit ("cli" for `countbot chat`); "web" when not given.
+    via: str = "web"
+
+
+ClientFrame = SendMessage | Cancel | Subscribe | Unsubscribe | Ping | ApprovalResponse
 
 
 class ProtocolError(ValueError):
@@ -137,10 +151,23 @@ def _subscribe(data: dict[str, Any]) -> Subscribe:
     return Subscribe(session_id, last_seq)
 
 
+def _approval_response(data: dict[str, Any]) -> ApprovalResponse:
+    approval_id, decision = data.get("id"), data.get("decision")
+    if not isinstance(approval_id, str) or not approval_id or len(approval_id) > MAX_CLIENT_ID:
+        raise ProtocolError(f"approval_response: 'id' must be a string of at most {MAX_CLIENT_ID}")
+    if decision not in DECISIONS:
+        raise ProtocolError(f"approval_response: 'decision' must be one of {', '.join(DECISIONS)}")
+    via = data.get("via", "web")
+    if not isinstance(via, str) or not _VIA.fullmatch(via):
+        raise ProtocolError("approval_response: 'via' must be a short lowercase name like 'cli'")
+    return ApprovalResponse(approval_id, decision, via)
+
+
 _PARSERS = {
     "message": _message,
     "cancel": lambda data: Cancel(_session_id(data, "cancel")),
     "subscribe": _subscribe,
     "unsubscribe": lambda data: Unsubscribe(_session_id(data, "unsubscribe")),
     "ping": lambda data: Ping(),
+    "approval_response": _approval_response,
 }

@@ -21,6 +21,7 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.web.context import DaemonContext
 from countbot.web.protocol import (
+    ApprovalResponse,
     Cancel,
     ClientFrame,
     Ping,
@@ -94,6 +95,14 @@ class Connection:
             self._hub.unsubscribe(frame.session_id, self.watcher)
         elif isinstance(frame, Ping):
             self._reply({"type": "pong"})
+        elif isinstance(frame, ApprovalResponse):
+            self._answer(frame)
+
+    def _answer(self, frame: ApprovalResponse) -> None:
+        approvals = self._daemon.gateway.approvals
+        if approvals is None or not approvals.answer(frame.id, frame.decision, frame.via):
+            # Answered elsewhere, expired or cancelled: its `approval_settled` already went out.
+            self._error(f"approval_response: no open question {frame.id!r}")
 
     async def _send_message(self, frame: SendMessage) -> None:
         message = InboundMessage(

@@ -68,6 +68,8 @@ class _BotMessage:
     text: str
     edits: int = 0
     kind: str = "text"
+    # The inline keyboard's buttons as (label, callback data); an edit without one removes it.
+    buttons: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -206,6 +208,30 @@ class FakeTelegram:
         file_id = f"file{len(self._files) + 1}"
         self._files[file_id] = (path, data)
         return file_id
+
+    def user_presses(
+        self, chat_id: int | str, message_id: int, data: str, *, user: FakeUser | None = None
+    ) -> int:
+        """A user presses an inline button under a bot message; returns the update's id."""
+        user = user or FakeUser(100)
+        message = self._message_json(self._messages[(str(chat_id), message_id)])
+        query = {
+            "id": f"q{next(self._update_ids)}",
+            "from": user.as_json(),
+            "message": message,
+            "chat_instance": "ci1",
+            "data": data,
+        }
+        update_id = next(self._update_ids)
+        self._updates.append({"update_id": update_id, "callback_query": query})
+        self._arrived.set()
+        return update_id
+
+    def buttons_of(self, chat_id: int | str, message_id: int) -> list[tuple[str, str]]:
+        return self._messages[(str(chat_id), message_id)].buttons
+
+    def message_text(self, chat_id: int | str, message_id: int) -> str:
+        return self._messages[(str(chat_id), message_id)].text
 
     def repeat_last_message(self) -> int:
         """Deliver the last user message again in a new update (as Telegram may, rarely)."""
@@ -358,7 +384,12 @@ class FakeTelegram:
                 await asyncio.wait_for(self._arrived.wait(), remaining)
 
     async def _sendMessage(self, call: Call) -> dict[str, Any]:
-        return self._message_json(self._new_message(call, call.text))
+        message = self._new_message(call, call.text)
+        message.buttons = _buttons(call)
+        return self._message_json(message)
+
+    async def _answerCallbackQuery(self, call: Call) -> bool:
+        return True
 
     async def _editMessageText(self, call: Call) -> dict[str, Any] | Response:
         key = (str(call.chat_id), int(call.params["message_id"]))
@@ -369,6 +400,7 @@ class FakeTelegram:
             return _error(400, "Bad Request: message is not modified")
         message.text = call.text
         message.edits += 1
+        message.buttons = _buttons(call)
         return self._message_json(message)
 
     async def _sendChatAction(self, call: Call) -> bool:
@@ -444,6 +476,13 @@ def _error(status: int, description: str, *, retry_after: int | None = None) -> 
     if retry_after is not None:
         body["parameters"] = {"retry_after": retry_after}
     return JSONResponse(body, status_code=status)
+
+
+def _buttons(call: Call) -> list[tuple[str, str]]:
+    if "reply_markup" not in call.params:
+        return []
+    rows = sent_json(call, "reply_markup").get("inline_keyboard", [])
+    return [(b["text"], b["callback_data"]) for row in rows for b in row]
 
 
 def sent_json(call: Call, key: str) -> Any:

@@ -56,7 +56,9 @@ def use_fake_telegram(settings: Settings, fake: FakeTelegram, **overrides: Any) 
 async def running_bot(settings: Settings, fake: FakeTelegram) -> AsyncIterator[Bot]:
     """Start the channels the way the daemon does; stop them the way it does."""
     runtime = await open_runtime(settings)
-    gateway = Gateway(runtime.agent, runtime.sessions, settings.gateway)
+    gateway = Gateway(
+        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+    )
     manager = ChannelManager(runtime, gateway, restart_delay=0.2)
     bot = Bot(fake, settings, runtime, gateway, manager)
     await manager.start()

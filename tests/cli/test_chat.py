@@ -150,6 +150,14 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     doctor = run("doctor", "--config", str(config), cwd=tmp_path)
     assert "✓ workspace" in doctor.stdout and "✓ store" in doctor.stdout
     assert "✓ model" in doctor.stdout, doctor.stdout
+    assert "✓ sandbox: exec runs in the sandbox (bubblewrap" in doctor.stdout
+    starter = config.read_text()
+    assert "    sandbox: auto" in starter
+    config.write_text(starter.replace("    sandbox: auto", "    sandbox: 'off'", 1))
+    model_server.script(Reply.text("OK"))
+    warned = run("doctor", "--config", str(config), cwd=tmp_path)
+    assert "! sandbox: exec is NOT sandboxed: off in tools.exec.sandbox" in warned.stdout
+    assert warned.returncode == doctor.returncode == 0, warned.stdout
 
 
 def test_killed_process_leaves_committed_messages_readable(

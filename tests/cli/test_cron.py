@@ -96,7 +96,9 @@ async def test_run_without_a_daemon_runs_the_job_here(
 @pytest.fixture
 async def daemon(runtime: Runtime, settings: Settings) -> AsyncIterator[Scheduler]:
     """This test process plays the daemon: scheduler routes on loopback, and daemon.json."""
-    gateway = Gateway(runtime.agent, runtime.sessions, settings.gateway)
+    gateway = Gateway(
+        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+    )
     scheduler = await start_scheduler(runtime, gateway, paused=True)
     app = Starlette(routes=[Mount("/api", routes=scheduler.routes())])
     listener = socket.socket()

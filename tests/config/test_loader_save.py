@@ -202,3 +202,84 @@ def test_file_with_duplicate_keys_must_be_fixed_before_saving(tmp_path: Path) ->
     with pytest.raises(ConfigError, match="duplicate key `model`"):
         save_settings_patch(path, {"model": {"temperature": 0.1}})
     assert path.read_text(encoding="utf-8") == text
+
+
+# -- values from the settings page are literal; keys go to secrets.yaml ------------------------
+
+
+def test_a_new_key_goes_to_a_private_secrets_file_and_config_holds_only_a_reference(
+    config: Path,
+) -> None:
+    save_settings_patch(config, {"model": {"api_key": "sk-typed-on-the-page-0123"}})
+    text = config.read_text(encoding="utf-8")
+    assert "sk-typed-on-the-page-0123" not in text
+    assert "${secret:model.api_key}" in text
+    assert "# My assistant." in text  # edited in place, comments kept
+    secrets = config.parent / "secrets.yaml"
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert "model.api_key: sk-typed-on-the-page-0123" in secrets.read_text(encoding="utf-8")
+    key = load_settings(config, env={}).model.api_key
+    assert key is not None and key.get_secret_value() == "sk-typed-on-the-page-0123"
+    # Cleared on the page: gone from both files.
+    save_settings_patch(config, {"model": {"api_key": ""}})
+    assert load_settings(config, env={}).model.api_key is None
+    assert "sk-typed" not in secrets.read_text(encoding="utf-8")
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+
+
+def test_references_typed_on_the_page_are_never_expanded(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_KEY", SECRET)
+    patch = {
+        "persona": {"name": "${CB_TEST_KEY}", "personality": "costs $${CB_TEST_KEY:-5} a day"},
+        "model": {"fallbacks": ["${CB_TEST_KEY}"], "api_key": "${CB_TEST_KEY}"},
+    }
+    save_settings_patch(config, patch)
+    settings = load_settings(config)
+    assert settings.persona.name == "${CB_TEST_KEY}"
+    assert settings.persona.personality == "costs $${CB_TEST_KEY:-5} a day"
+    assert settings.model.fallbacks == ["${CB_TEST_KEY}"]
+    assert settings.model.api_key is not None
+    assert settings.model.api_key.get_secret_value() == "${CB_TEST_KEY}"
+    assert SECRET not in json.dumps(masked_settings(settings))
+
+
+def test_environment_references_written_by_hand_still_work_beside_secret_references(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_SEARCH", SEARCH_SECRET)
+    path = write(
+        tmp_path,
+        "model:\n  name: a\n  api_key: ${secret:model.api_key}\n"
+        "tools:\n  web:\n    search_api_key: ${CB_TEST_SEARCH}\n",
+    )
+    (tmp_path / "secrets.yaml").write_text(f"model.api_key: {SECRET}\n")
+    settings = load_settings(path)
+    assert settings.model.api_key is not None
+    assert settings.model.api_key.get_secret_value() == SECRET
+    assert settings.tools.web.search_api_key is not None
+    assert settings.tools.web.search_api_key.get_secret_value() == SEARCH_SECRET
+
+
+def test_a_reference_to_a_missing_secret_is_a_clear_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "model:\n  name: a\n  api_key: ${secret:model.api_key}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, env={})
+    assert "secrets.yaml beside the config file has no entry `model.api_key`" in str(caught.value)
+
+
+def test_the_owners_command_line_may_write_references(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_KEY", SECRET)
+    path = tmp_path / "config.yaml"
+    patch = {"model": {"name": "a", "api_key": "${CB_TEST_KEY}", "api_base": "${CB_BASE:-x}"}}
+    save_settings_patch(path, patch, references=True)
+    text = path.read_text(encoding="utf-8")
+    assert "${CB_TEST_KEY}" in text and "${CB_BASE:-x}" in text
+    assert not (tmp_path / "secrets.yaml").exists()
+    settings = load_settings(path)
+    assert settings.model.api_key is not None
+    assert settings.model.api_key.get_secret_value() == SECRET
+    assert settings.model.api_base == "x"

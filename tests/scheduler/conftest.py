@@ -63,7 +63,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
-    gw = Gateway(runtime.agent, runtime.sessions, runtime.settings.gateway)
+    gw = Gateway(
+        runtime.agent, runtime.sessions, runtime.settings.gateway, approvals=runtime.approvals
+    )
     yield gw
     await gw.close(grace=5)
 

@@ -230,7 +230,9 @@ async def test_a_job_added_by_another_process_is_picked_up(
 
 async def restart(settings: Settings, clock: FakeClock) -> tuple[Runtime, Gateway, Scheduler]:
     runtime = await open_runtime(settings)
-    gateway = Gateway(runtime.agent, runtime.sessions, settings.gateway)
+    gateway = Gateway(
+        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+    )
     scheduler = await start_scheduler(runtime, gateway, clock=clock, paused=True)
     return runtime, gateway, scheduler
 

@@ -143,6 +143,17 @@ async def test_disabled_skills_stay_listed_but_out_of_the_prompt(dirs: tuple[Pat
     assert catalog.summary_lines() == ["- extra: e"]
 
 
+async def test_env_names_are_what_enabled_skills_declare(dirs: tuple[Path, Path]) -> None:
+    builtin, workspace = dirs
+    write_skill(builtin, "maps", "name: maps\nrequires:\n  env: [MAPS_KEY, REGION]")
+    write_skill(
+        workspace, "mail", 'name: mail\nmetadata: {"openclaw": {"primaryEnv": "MAIL_TOKEN"}}'
+    )
+    write_skill(workspace, "off", "name: off\nrequires:\n  env: [OFF_SECRET, REGION]")
+    loader = SkillsLoader(builtin, workspace, disabled=["off"])
+    assert sorted(await loader.env_names()) == ["MAIL_TOKEN", "MAPS_KEY", "REGION"]
+
+
 async def test_no_builtin_dir_and_missing_workspace_dir(tmp_path: Path) -> None:
     catalog = await SkillsLoader(None, tmp_path / "missing").catalog()
     assert catalog.skills == ()

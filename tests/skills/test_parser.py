@@ -31,6 +31,12 @@ def test_requirement_blocks_in_every_accepted_shape(requires: str) -> None:
     assert skill.error == ""
 
 
+def test_primary_env_counts_as_a_required_variable() -> None:
+    meta = '{"openclaw": {"primaryEnv": "GEMINI_API_KEY", "requires": {"env": ["REGION"]}}}'
+    skill = parse_skill(PATH, f"---\nname: g\nmetadata: {meta}\n---\nx", "workspace")
+    assert skill.requires_env == ("REGION", "GEMINI_API_KEY")
+
+
 def test_always_may_sit_at_the_top_or_in_a_vendor_block() -> None:
     top = parse_skill(PATH, "---\nname: a\nalways: true\n---\nx", "builtin")
     vendor = parse_skill(

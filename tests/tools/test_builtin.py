@@ -10,11 +10,15 @@ from countbot.masking import SecretMasker
 from countbot.tools.base import ToolContext
 from countbot.tools.builtin import builtin_tools
 from countbot.tools.registry import ToolRegistry
+from tests.tools.exec_support import RecordingApprover, probed_sandbox
 
 
 def registry_for(settings: ToolsSettings, workspace: Path, config: Path) -> ToolRegistry:
     registry = ToolRegistry(masker=SecretMasker())
-    tools = builtin_tools(settings, workspace, sensitive_paths=[config], masker=SecretMasker())
+    sandbox = probed_sandbox(settings.exec.sandbox, workspace, hidden=[config])
+    tools = builtin_tools(
+        settings, workspace, sensitive_paths=[config], masker=SecretMasker(), sandbox=sandbox
+    )
     for tool in tools:
         registry.register(tool)
     return registry
@@ -58,12 +62,39 @@ async def test_unrestricted_settings_still_hide_the_config_file(tmp_path: Path) 
     assert secret.status == "error" and "credentials" in secret.content
 
 
-async def test_exec_follows_the_configured_policy(tmp_path: Path) -> None:
-    settings = ToolsSettings(exec=ExecSettings(allow_patterns=[r"^echo\b"], timeout=5))
-    registry = registry_for(settings, tmp_path, tmp_path / "config.yaml")
-    ctx = ToolContext("s1", tmp_path)
-    allowed = await registry.execute(call("exec", command="echo hi"), ctx)
-    refused = await registry.execute(call("exec", command="touch x"), ctx)
+async def test_exec_asks_for_what_the_allow_list_does_not_cover_in_on_miss_mode(
+    tmp_path: Path,
+) -> None:
+    exec_settings = ExecSettings(allow_patterns=[r"^echo\b"], approval="on-miss", timeout=5)
+    registry = registry_for(ToolsSettings(exec=exec_settings), tmp_path, tmp_path / "config.yaml")
+    unattended = ToolContext("s1", tmp_path)
+    allowed = await registry.execute(call("exec", command="echo hi"), unattended)
+    unasked = await registry.execute(call("exec", command="touch x"), unattended)
     assert allowed.content == "exit code 0\nhi\n"
-    assert refused.status == "error" and "allow_patterns" in refused.content
+    assert unasked.status == "error" and "allow_patterns" in unasked.content
+    assert "nobody can give it" in unasked.content
     assert not (tmp_path / "x").exists()
+
+    refuser = RecordingApprover("deny")
+    denied = await registry.execute(
+        call("exec", command="touch x"), ToolContext("s1", tmp_path, approver=refuser)
+    )
+    assert denied.status == "error" and "did not approve" in denied.content
+    assert [r.key for r in refuser.requests] == ["touch x"]
+    assert not (tmp_path / "x").exists()
+
+    approved = await registry.execute(
+        call("exec", command="touch x && echo made"),
+        ToolContext("s1", tmp_path, approver=RecordingApprover("always")),
+    )
+    assert approved.content == "exit code 0\nmade\n" and (tmp_path / "x").exists()
+
+
+async def test_an_allow_listed_command_writing_outside_the_workspace_asks(tmp_path: Path) -> None:
+    exec_settings = ExecSettings(allow_patterns=[r"^echo\b"], approval="on-miss", timeout=5)
+    registry = registry_for(ToolsSettings(exec=exec_settings), tmp_path, tmp_path / "config.yaml")
+    approver = RecordingApprover("deny")
+    result = await registry.execute(
+        call("exec", command="echo hi >> ~/.bashrc"), ToolContext("s1", tmp_path, approver=approver)
+    )
+    assert result.status == "error" and len(approver.requests) == 1

@@ -19,20 +19,8 @@ from countbot.tools.workspace_guard import WorkspaceGuard
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def guard(workspace: Path) -> WorkspaceGuard:
     return WorkspaceGuard(workspace)
-
-
-@pytest.fixture
-def ctx(workspace: Path) -> ToolContext:
-    return ToolContext("s1", workspace)
 
 
 async def test_write_then_read_round_trip_creating_parents(

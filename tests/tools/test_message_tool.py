@@ -4,6 +4,7 @@ talking in, and hears the truth when Telegram refuses."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -89,3 +90,23 @@ async def test_outside_a_chat_the_model_must_name_one(
     model_server.script(Reply.text("Done."))
     await bot.runtime.agent.process_direct("remind alice", "web-session", channel="web")
     assert bot.fake.chat_messages(ALICE) == ["Reminder!"]
+
+
+async def test_a_hard_linked_or_symlinked_way_out_is_refused(
+    bot: Bot, model_server: ScriptedModelServer, settings: Settings
+) -> None:
+    secret = settings.workspace.parent / "outside.txt"
+    secret.write_text("not for chat")
+    os.link(secret, settings.workspace / "linked.txt")
+    (settings.workspace / "pointer.txt").symlink_to(secret)
+    model_server.script(send(files=["linked.txt"]), Reply.text("No."))
+    model_server.script(send(files=["pointer.txt"]), Reply.text("No."))
+    bot.fake.user_says("send me linked.txt")
+    await bot.fake.wait_for_messages(ALICE)
+    bot.fake.user_says("send me pointer.txt")
+    await bot.fake.wait_for_messages(ALICE, 2)
+
+    linked, pointer = tool_results(model_server)
+    assert linked.startswith("Error:") and "hard links" in linked
+    assert pointer.startswith("Error:") and "outside the workspace" in pointer
+    assert bot.fake.calls_to("sendDocument") == []

@@ -13,9 +13,7 @@ from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.shell import ExecTool
-from countbot.tools.shell_guard import ShellGuard
-from countbot.tools.workspace_guard import WorkspaceGuard
+from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
 from tests.tools.proc import is_running, read_pid
 
 
@@ -127,16 +125,21 @@ async def test_a_slow_tool_times_out(ctx: ToolContext) -> None:
 
 
 def exec_registry(workspace: Path) -> ToolRegistry:
+    """Exec on the host (the user approves), so the test can see the command's pids."""
     registry = ToolRegistry(masker=SecretMasker())
-    registry.register(ExecTool(ShellGuard(), WorkspaceGuard(workspace), timeout=60))
+    registry.register(make_exec(workspace, sandbox=probed_sandbox("off", workspace)))
     return registry
+
+
+def host_ctx(workspace: Path) -> ToolContext:
+    return ToolContext("s1", workspace, approver=RecordingApprover("once"))
 
 
 BACKGROUND_SLEEP = "sleep 30 & echo $! > sleep.pid; wait"
 
 
 async def test_user_cancel_kills_the_running_subprocess(tmp_path: Path) -> None:
-    ctx = ToolContext("s1", tmp_path)
+    ctx = host_ctx(tmp_path)
     registry = exec_registry(tmp_path)
     running = asyncio.create_task(
         registry.execute(call("exec", {"command": BACKGROUND_SLEEP}), ctx)
@@ -152,7 +155,7 @@ async def test_user_cancel_kills_the_running_subprocess(tmp_path: Path) -> None:
 async def test_cancelling_the_awaiting_task_kills_the_subprocess_and_propagates(
     tmp_path: Path,
 ) -> None:
-    ctx = ToolContext("s1", tmp_path)
+    ctx = host_ctx(tmp_path)
     registry = exec_registry(tmp_path)
     running = asyncio.create_task(
         registry.execute(call("exec", {"command": BACKGROUND_SLEEP}), ctx)
@@ -207,7 +210,7 @@ async def test_tools_that_are_not_idempotent_are_never_retried(ctx: ToolContext)
 async def test_a_nonzero_exit_is_a_normal_result_and_not_retried(tmp_path: Path) -> None:
     registry = exec_registry(tmp_path)
     command = "echo run >> runs.txt; exit 7"
-    result = await registry.execute(call("exec", {"command": command}), ToolContext("s", tmp_path))
+    result = await registry.execute(call("exec", {"command": command}), host_ctx(tmp_path))
     assert result.status == "ok" and "exit code 7" in result.content
     assert (tmp_path / "runs.txt").read_text() == "run\n"
 

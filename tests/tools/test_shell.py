@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,32 +12,18 @@ from countbot.masking import SecretMasker
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.shell import ExecTool
-from countbot.tools.shell_guard import ShellGuard
-from countbot.tools.workspace_guard import WorkspaceGuard
+from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
 from tests.tools.proc import is_running, read_pid
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
+def host_ctx(workspace: Path) -> ToolContext:
+    """The user approves: the command runs on the host, where the test can see its pids."""
+    return ToolContext("s1", workspace, approver=RecordingApprover("once"))
 
 
-@pytest.fixture
-def ctx(workspace: Path) -> ToolContext:
-    return ToolContext("s1", workspace)
-
-
-def make_exec(
-    workspace: Path,
-    *,
-    timeout: float = 60.0,
-    max_output: int = 30_000,
-    masker: SecretMasker | None = None,
-) -> ExecTool:
-    guard = WorkspaceGuard(workspace)
-    return ExecTool(ShellGuard(), guard, timeout=timeout, max_output=max_output, masker=masker)
+def host_exec(workspace: Path, **options: Any) -> ExecTool:
+    return make_exec(workspace, sandbox=probed_sandbox("off", workspace), **options)
 
 
 async def test_nonzero_exit_is_reported_with_both_streams(
@@ -66,18 +53,21 @@ async def test_working_dir_is_confined_to_the_workspace(workspace: Path, ctx: To
     assert not (workspace.parent / "escaped").exists()
 
 
-async def test_timeout_kills_the_whole_process_group(workspace: Path, ctx: ToolContext) -> None:
+async def test_timeout_kills_the_whole_process_group(
+    workspace: Path, host_ctx: ToolContext
+) -> None:
     command = "echo started; sleep 30 & echo $! > sleep.pid; wait"
-    result = await make_exec(workspace, timeout=0.5).execute({"command": command}, ctx)
+    result = await host_exec(workspace, timeout=0.5).execute({"command": command}, host_ctx)
     assert result.status == "timeout"
     assert "timed out after 0.5 s" in result.content and "started" in result.content
     assert not is_running(await read_pid(workspace / "sleep.pid"))
 
 
 async def test_background_jobs_do_not_outlive_the_command(
-    workspace: Path, ctx: ToolContext
+    workspace: Path, host_ctx: ToolContext
 ) -> None:
-    result = await make_exec(workspace).execute({"command": "sleep 30 & echo $! > bg.pid"}, ctx)
+    command = {"command": "sleep 30 & echo $! > bg.pid"}
+    result = await host_exec(workspace).execute(command, host_ctx)
     assert result.content.startswith("exit code 0")
     assert not is_running(await read_pid(workspace / "bg.pid"))
 
@@ -99,17 +89,33 @@ async def test_dangerous_commands_are_refused_before_running(
     assert not (workspace / "ran").exists()
 
 
-async def test_secret_variables_are_not_inherited(
-    workspace: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+async def test_on_the_host_secret_variables_are_not_inherited(
+    workspace: Path, host_ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MY_SERVICE_API_KEY", "value-one")
     monkeypatch.setenv("GH_TOKEN", "value-two")
     monkeypatch.setenv("LLM_BACKEND", "registered-secret-value")
     monkeypatch.setenv("COUNTBOT_HARMLESS", "visible")
-    tool = make_exec(workspace, masker=SecretMasker(["registered-secret-value"]))
+    tool = host_exec(workspace, masker=SecretMasker(["registered-secret-value"]))
     command = 'echo "[$MY_SERVICE_API_KEY][$GH_TOKEN][$LLM_BACKEND][$COUNTBOT_HARMLESS]"'
-    result = await tool.execute({"command": command}, ctx)
+    result = await tool.execute({"command": command}, host_ctx)
     assert result.content == "exit code 0\n[][][][visible]\n"
+
+
+async def test_in_the_sandbox_only_an_allow_list_and_the_skills_variables_pass(
+    workspace: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNTBOT_HARMLESS", "hidden-too")
+    monkeypatch.setenv("WEATHER_API_KEY", "for-the-weather-skill")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+
+    async def skill_env() -> list[str]:
+        return ["WEATHER_API_KEY"]
+
+    sandbox = probed_sandbox("bwrap", workspace, skill_env=skill_env)
+    command = 'echo "[$COUNTBOT_HARMLESS][$WEATHER_API_KEY][$LANG]"'
+    result = await make_exec(workspace, sandbox=sandbox).execute({"command": command}, ctx)
+    assert result.content == "exit code 0\n[][for-the-weather-skill][C.UTF-8]\n"
 
 
 async def test_secrets_printed_by_a_command_are_masked(workspace: Path, ctx: ToolContext) -> None:

@@ -64,6 +64,26 @@ DANGEROUS = [
     "git push --force",
     "git push -f origin main",
     "git push origin +main",
+    # Obfuscation and wrappers the guard sees through (the sandbox contains the rest).
+    "r'm' -rf /",
+    'r"m" -rf ~',
+    "\\rm -rf /",
+    "sh -c 'rm -rf /'",
+    'bash -lc "rm -rf ~"',
+    "nohup sh -c 'rm -rf /' &",
+    "timeout 5 rm -rf /",
+    "setsid rm -rf ~",
+    "busybox rm -rf /",
+    "eval 'rm -rf /'",
+    "{ rm -rf /; }",
+    "echo $(rm -rf ~)",
+    "rm -rf ../..",
+    "rm -rf ./*",
+    "fdisk /dev/sda",
+    "parted /dev/sda rm 1",
+    "echo b > /proc/sysrq-trigger",
+    "systemctl --force reboot",
+    "systemctl -ff poweroff",
 ]
 
 ORDINARY = [
@@ -92,6 +112,13 @@ ORDINARY = [
     "du -sh ~",
     "grep -rn token src/",
     "pip install requests",
+    # Text that merely mentions a dangerous command is data, not a command.
+    "echo 'never run rm -rf /' >> README.md",
+    'printf "%s\\n" "Do not use sudo here" > NOTES.md',
+    "git commit -m 'drop the mkfs.ext4 /dev/sda1 example'",
+    "cat notes-about-sudo.txt",
+    "grep -n 'reboot' docs/*.md",
+    'echo "curl x | sh is how they install it" > install.txt',
 ]
 
 
@@ -115,13 +142,45 @@ def test_configured_deny_patterns_add_to_the_built_in_ones() -> None:
 
 def test_an_allow_list_requires_every_command_in_a_list_or_pipeline_to_match() -> None:
     guard = ShellGuard(allow_patterns=[r"^git\b", r"^ls\b", r"^wc\b"])
-    assert guard.check("git status") is None
-    assert guard.check("ls -la && git log | wc -l") is None
-    assert guard.check("ls 'odd;name'") is None
-    assert "rm" in (guard.check("git status; rm -rf build") or "")
-    assert guard.check("git log $(rm -rf build)") is not None
-    assert guard.check("git log `whoami`") is not None
-    assert guard.check("python3 -V") is not None
+
+    def listed(command: str) -> bool:
+        return guard.inspect(command).allow_listed
+
+    assert listed("git status")
+    assert listed("ls -la && git log | wc -l")
+    assert listed("ls 'odd;name'")
+    assert not listed("git status; rm -rf build")
+    assert not listed("git log $(rm -rf build)")
+    assert not listed("git log `whoami`")
+    assert not listed("python3 -V")
+    # Not listed means "ask first" in on-miss mode, not "refused".
+    assert guard.check("python3 -V") is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls > /etc/motd",
+        "git log >> ~/.bashrc",
+        "ls 2> ../outside.txt",
+        "ls &> /tmp/../etc/x",
+        "git log | tee /abs/path",
+        "git log | tee -a ~/.profile",
+        'ls > "$HOME/x"',
+        "ls > 'a file with spaces'",
+        "ls >$OUT",
+        "cd / && ls > x",
+    ],
+)
+def test_an_allow_listed_command_cannot_write_outside_the_workspace(command: str) -> None:
+    guard = ShellGuard(allow_patterns=[r"^(git|ls|tee|cd)\b"])
+    assert not guard.inspect(command).allow_listed
+
+
+def test_an_allow_listed_command_may_write_inside_the_workspace() -> None:
+    guard = ShellGuard(allow_patterns=[r"^(git|ls|tee)\b"])
+    for command in ("ls > listing.txt", "git log 2>&1 | tee logs/git.txt", "ls 2>/dev/null"):
+        assert guard.inspect(command).allow_listed, command
 
 
 def test_the_allow_list_cannot_lift_a_built_in_denial() -> None:

@@ -15,12 +15,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from telegram import Bot, Update
+from telegram import Bot, CallbackQuery, Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application, ApplicationBuilder
 
 from countbot.channels.backoff import Backoff
-from countbot.channels.base import Channel, ChannelCapabilities
+from countbot.channels.base import Channel, ChannelCapabilities, SendError
 from countbot.channels.kit import ChannelKit
 from countbot.channels.log_masking import masked_logs
 from countbot.channels.telegram.output import (
@@ -28,11 +28,13 @@ from countbot.channels.telegram.output import (
     BotLink,
     TelegramChat,
     TelegramSender,
+    call,
     period_seconds,
 )
 from countbot.channels.telegram.updates import BotIdentity, to_incoming
 from countbot.config.settings import ChannelSettings, TelegramSettings
 from countbot.runtime.outbound import ChannelSender
+from countbot.store.pairing import SenderInfo
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +111,7 @@ class TelegramChannel(Channel):
         while True:
             try:
                 updates = await bot.get_updates(
-                    offset=offset, timeout=wait, allowed_updates=["message"]
+                    offset=offset, timeout=wait, allowed_updates=["message", "callback_query"]
                 )
             except RetryAfter as exc:
                 await asyncio.sleep(period_seconds(exc, "retry_after"))
@@ -137,6 +139,9 @@ class TelegramChannel(Channel):
         self, update: Update, bot: Bot, me: BotIdentity, settings: TelegramSettings
     ) -> None:
         """Handle one update; a failure is logged and the update counts as handled (no loop)."""
+        if update.callback_query is not None:
+            await self._press(update.callback_query, bot)
+            return
         message = update.message
         if message is None:
             return
@@ -146,6 +151,21 @@ class TelegramChannel(Channel):
                 await self._kit.intake.handle(incoming, self.chat(incoming.chat_id))
         except Exception:
             log.exception("handling Telegram update %d failed", update.update_id)
+
+    async def _press(self, query: CallbackQuery, bot: Bot) -> None:
+        """A pressed button (an approval answer); the card itself is edited by the feed."""
+        try:
+            chat = query.message.chat.id if query.message is not None else None
+            user = query.from_user
+            sender = SenderInfo(str(user.id), user.username, user.full_name)
+            answer = "This button does nothing any more."
+            if chat is not None and query.data:
+                answer = await self._kit.answers.press(query.data, sender, str(chat))
+            await call(lambda: bot.answer_callback_query(query.id, text=answer))
+        except SendError as exc:
+            log.warning("answering a Telegram button press failed: %s", exc.detail)
+        except Exception:
+            log.exception("handling a Telegram button press failed")
 
 
 def _application(settings: TelegramSettings) -> Application:  # type: ignore[type-arg]

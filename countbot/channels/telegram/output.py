@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import aiofiles
-from telegram import Bot, Message
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -27,6 +27,7 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
+from countbot.channels.approvals import Button
 from countbot.channels.base import SendError
 from countbot.channels.retry import send_retrying
 from countbot.channels.splitting import split_markdown
@@ -123,6 +124,19 @@ class TelegramChat:
     async def typing(self) -> None:
         bot = self._link.require()
         await call(lambda: bot.send_chat_action(self._ref, ChatAction.TYPING))
+
+    async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
+        """An inline keyboard, one button a row (long labels stay readable on a phone)."""
+        bot = self._link.require()
+        keyboard = InlineKeyboardMarkup(
+            [[InlineKeyboardButton(b.label, callback_data=b.data)] for b in buttons]
+        )
+
+        async def send(body: str, mode: str | None) -> Message:
+            return await bot.send_message(self._ref, body, parse_mode=mode, reply_markup=keyboard)
+
+        message = await self._formatted(send, text, True)
+        return str(message.message_id)
 
     async def send_file(self, path: Path) -> str:
         """Upload a file: pictures as photos, anything else as a document."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Mount
 
 from countbot.web.api import (
+    approvals,
     audit,
     channels,
     health,
@@ -29,6 +30,7 @@ def api_mount(extra: list[BaseRoute]) -> Mount:
         *audit.routes,
         *usage.routes,
         *channels.routes,
+        *approvals.routes,
         *subagents.routes,
     ]
     return Mount("/api", routes=routes)

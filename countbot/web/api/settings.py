@@ -76,6 +76,8 @@ async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     data = masked_settings(daemon.runtime.settings)
     presets = await daemon.runtime.personas.available()
     data["persona_presets"] = [{"name": p.preset, "description": p.description} for p in presets]
+    # Read-only: whether exec is contained on this machine, and if not, why.
+    data["sandbox"] = daemon.runtime.sandbox.status.as_dict()
     return data
 
 

@@ -4,6 +4,7 @@
 
 import { api } from "../lib/api.js";
 import { toast, toastKey } from "../lib/toast.js";
+import { ApprovalCard } from "./approvalCard.js";
 import { renderRecords } from "./records.js";
 
 const PAGE_SIZE = 50;
@@ -35,6 +36,7 @@ export class Chat {
     this.queued = [];
     this.oldestId = null;
     this.sent = 0;
+    this.approvals = new Map(); // open question id -> ApprovalCard
   }
 
   static lastSession() {
@@ -51,6 +53,7 @@ export class Chat {
     this.queued = [];
     this.oldestId = null;
     this.setRunning(false);
+    this.clearApprovals();
     this.transcript.clear();
     this.remember(sessionId);
     this.subagents.show(sessionId);
@@ -72,9 +75,11 @@ export class Chat {
     this.loading = true;
     this.buffered = [];
     const path = `/api/sessions/${encodeURIComponent(this.sessionId)}/messages?limit=${PAGE_SIZE}`;
+    const open = `/api/approvals?session_id=${encodeURIComponent(this.sessionId)}`;
     let page;
+    let questions;
     try {
-      page = await api(path);
+      [page, questions] = await Promise.all([api(path), api(open).catch(() => ({ pending: [] }))]);
     } catch (error) {
       if (view !== this.view || load !== this.load) return;
       this.loading = false;
@@ -87,10 +92,13 @@ export class Chat {
       return;
     }
     if (view !== this.view || load !== this.load) return;
+    this.clearApprovals();
     this.transcript.clear();
     renderRecords(this.transcript, page.messages);
     this.paged(page);
     this.loading = false;
+    // Questions still waiting for an answer (a reload while one was open shows it again).
+    for (const question of questions.pending) this.apply({ type: "approval_request", ...question });
     const stored = page.messages.filter((r) => r.type === "user").at(-1)?.content;
     for (const frame of this.buffered.splice(0)) {
       // The user message may already be stored; the stream after it is not.
@@ -263,6 +271,12 @@ export class Chat {
         transcript.notice("cancelled", { key: "chat.cancelled" });
         this.turnEnded();
         break;
+      case "approval_request":
+        this.ask(frame);
+        break;
+      case "approval_settled":
+        this.settled(frame);
+        break;
       case "subagent":
         this.subagents.update(frame);
         this.onActivity(); // its session joins the sidebar
@@ -270,6 +284,34 @@ export class Chat {
       default:
         break;
     }
+  }
+
+  ask(frame) {
+    if (this.approvals.has(frame.id)) return;
+    const answer = (decision) => this.socket.send({ type: "approval_response", id: frame.id, decision });
+    const card = new ApprovalCard(frame, answer);
+    this.approvals.set(frame.id, card);
+    this.transcript.endLive();
+    this.transcript.add(card.el);
+    this.transcript.scrollToEnd();
+  }
+
+  settled(frame) {
+    const card = this.approvals.get(frame.id);
+    if (card) {
+      card.settle(frame);
+      this.approvals.delete(frame.id);
+    } else if (frame.outcome === "unattended") {
+      this.transcript.notice("error", {
+        key: "approval.unattended",
+        args: { tool: frame.tool, summary: frame.summary },
+      });
+    }
+  }
+
+  clearApprovals() {
+    for (const card of this.approvals.values()) card.dispose();
+    this.approvals.clear();
   }
 
   turnEnded() {

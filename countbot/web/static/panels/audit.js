@@ -4,6 +4,7 @@ import { api, query } from "../lib/api.js";
 import { debounce, h } from "../lib/dom.js";
 import { formatDuration, formatTime } from "../lib/format.js";
 import { statusLabel } from "../chat/toolCard.js";
+import { renderAllowed } from "./allowed.js";
 import { loadPanel } from "./panel.js";
 
 const STATUSES = ["ok", "error", "timeout", "cancelled", "skipped"];
@@ -46,7 +47,9 @@ export function renderAudit(root, { openSession }) {
       "limit",
     ),
   );
-  root.replaceChildren(h("h2", { class: "visually-hidden", i18n: "audit.title" }), form, results);
+  const allowed = h("div", { class: "allowed-rules" });
+  root.replaceChildren(h("h2", { class: "visually-hidden", i18n: "audit.title" }), allowed, form, results);
+  renderAllowed(allowed);
   return refresh();
 }
 

@@ -209,7 +209,12 @@ function runTable(data) {
               i18n: run.delivered ? "common.yes" : "common.no",
               title: run.delivery_detail || "",
             }),
-            h("td", {}, run.error || run.output || ""),
+            h(
+              "td",
+              {},
+              run.error || run.output || "",
+              run.notes ? h("div", { class: "muted run-notes", testid: "cron-run-notes" }, run.notes) : null,
+            ),
           ),
         ),
       ),

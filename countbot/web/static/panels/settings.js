@@ -21,6 +21,28 @@ function presetList(data) {
   );
 }
 
+/** Read-only: whether `exec` runs in the sandbox on this machine, and if not, why. */
+function sandboxSection(sandbox) {
+  if (!sandbox) return null;
+  return h(
+    "fieldset",
+    { testid: "settings-sandbox" },
+    h("legend", { i18n: "settings.sandbox" }),
+    h(
+      "p",
+      {},
+      h("span", {
+        class: sandbox.active ? "badge" : "badge warn",
+        testid: "settings-sandbox-state",
+        i18n: sandbox.active ? "settings.sandboxActive" : "settings.sandboxInactive",
+      }),
+      " ",
+      h("span", { class: "field-hint" }, sandbox.detail),
+    ),
+    h("p", { class: "field-hint", i18n: "settings.sandboxHint", i18nArgs: { mode: sandbox.mode } }),
+  );
+}
+
 /** The form for `data` (GET /api/settings); `saved` shows that it is the result of a save. */
 function settingsForm(data, saved = false) {
   const model = data.model || {};
@@ -138,6 +160,7 @@ function settingsForm(data, saved = false) {
       field("settings.language", inputs.language),
       field("settings.personality", inputs.personality),
     ),
+    sandboxSection(data.sandbox),
     h(
       "div",
       { class: "form-actions" },

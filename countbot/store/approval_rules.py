@@ -1,0 +1,65 @@
+"""What the user answered "Always allow" to: one row per tool and exact key, until revoked.
+
+Kept in SQLite so the answer survives a restart; readable and revocable through the REST API
+(`/api/approvals`) or any SQLite tool.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any
+
+from countbot.store.database import Database
+
+
+class ApprovalRules:
+    """The "Always allow" list of the approval broker."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def allows(self, tool: str, key: str) -> bool:
+        return await self._db.run(_allows, tool, key)
+
+    async def allow(self, tool: str, key: str, *, summary: str, allowed_by: str) -> None:
+        await self._db.run(_allow, tool, key, summary, allowed_by, time.time())
+
+    async def revoke(self, tool: str, key: str) -> bool:
+        """Forget one rule; False when there was none."""
+        return await self._db.run(_revoke, tool, key)
+
+    async def list(self) -> list[dict[str, Any]]:
+        """Every rule, newest first."""
+        return await self._db.run(_list)
+
+
+def _allows(conn: sqlite3.Connection, tool: str, key: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM approval_rules WHERE tool = ? AND key = ?", (tool, key)
+    ).fetchone()
+    return row is not None
+
+
+def _allow(
+    conn: sqlite3.Connection, tool: str, key: str, summary: str, allowed_by: str, now: float
+) -> None:
+    conn.execute(
+        "INSERT INTO approval_rules (tool, key, summary, allowed_by, created_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool, key) DO NOTHING",
+        (tool, key, summary, allowed_by, now),
+    )
+
+
+def _revoke(conn: sqlite3.Connection, tool: str, key: str) -> bool:
+    cursor = conn.execute("DELETE FROM approval_rules WHERE tool = ? AND key = ?", (tool, key))
+    return cursor.rowcount > 0
+
+
+def _list(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT tool, key, summary, allowed_by, created_at FROM approval_rules"
+        " ORDER BY created_at DESC"
+    ).fetchall()
+    columns = ("tool", "key", "summary", "allowed_by", "created_at")
+    return [dict(zip(columns, row, strict=True)) for row in rows]

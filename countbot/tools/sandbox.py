@@ -1,0 +1,261 @@
+"""The bubblewrap sandbox every `exec` command runs in, and whether it works on this machine.
+
+Containment must not depend on recognising the command, so the command runs where damage is
+impossible: the workspace is the only writable place, the rest of / is read-only, the user's
+credentials and CountBot's own data and config are covered by empty tmpfs (or /dev/null for
+files), /tmp is private, the sandbox has its own PID namespace and /proc (the daemon's
+`/proc/<pid>/environ` is not there), no capabilities, a scrubbed environment, and limits on
+processes, memory, CPU time and file size. `--die-with-parent` ends everything when the daemon
+or the exec tool stops it.
+
+`auto` probes once whether bwrap works here; when it does not, `status.active` is False and the
+exec tool asks for approval for every command instead (fail closed, never silently unsandboxed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+from countbot.tools.pids_cgroup import create_pids_cgroup
+
+SandboxMode = Literal["auto", "bwrap", "off"]
+# The env var names enabled skills declare (`requires.env`, `primaryEnv`); async, it may rescan.
+SkillEnvNames = Callable[[], Awaitable[Iterable[str]]]
+
+# Under the user's home: what a command has no business reading.
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".node_repl_history",
+    ".lesshst",
+    ".local/share/fish/fish_history",
+)
+# Outside the home: the system's own secrets (readable when the daemon runs as root) and the
+# sockets of services that act for whoever connects (D-Bus and systemd can reboot the machine,
+# docker gives root, the user's session bus and agents hold keys). A read-only bind does not stop
+# connect() on a socket, so they are covered like secrets.
+HOST_SECRETS = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/run/dbus",
+    "/run/systemd/private",
+    "/run/systemd/notify",
+    "/run/user",
+    "/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/snapd.socket",
+    "/run/libvirt",
+)
+# The only variables of the daemon's environment a command sees (plus the skills' own).
+ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "SHELL")
+_ENV_ALLOW_PREFIX = "LC_"
+# Where the sandbox sees its pids cgroup's `cgroup.procs` (on the private /tmp).
+_PIDS_FILE = "/tmp/.countbot-pids"
+_PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """Per-command limits. Memory and CPU are per process (rlimits); processes are per sandbox."""
+
+    processes: int = 256
+    memory_bytes: int = 4 << 30
+    cpu_seconds: int = 300
+    file_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """What `doctor` and the Settings page show: is the sandbox on, and if not, why."""
+
+    mode: SandboxMode
+    active: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class Sandbox:
+    """Builds the bwrap command line for one shell command; `probe()` once before use."""
+
+    def __init__(
+        self,
+        mode: SandboxMode,
+        workspace: Path,
+        *,
+        network: bool = True,
+        hidden: Iterable[Path] = (),
+        home: Path | None = None,
+        bwrap: str = "bwrap",
+        limits: SandboxLimits = SandboxLimits(),
+        skill_env: SkillEnvNames | None = None,
+    ) -> None:
+        self._mode: SandboxMode = mode
+        self._workspace = workspace.resolve()
+        self._network = network
+        self._home = (home or Path.home()).resolve()
+        self._hidden = [Path(path).resolve() for path in hidden]
+        self._bwrap = bwrap
+        self._limits = limits
+        self._skill_env = skill_env
+        self._sysrq = False
+        self._pids_cgroup: Path | None = None
+        self.status = SandboxStatus(mode, False, "not probed yet")
+
+    def probe(self) -> SandboxStatus:
+        """Find out once whether bwrap works here (blocking: run it off the event loop)."""
+        self.status = self._probe()
+        return self.status
+
+    def _probe(self) -> SandboxStatus:
+        if self._mode == "off":
+            return SandboxStatus("off", False, "off in tools.exec.sandbox: every command asks")
+        bwrap = shutil.which(self._bwrap)
+        if bwrap is None:
+            return self._unavailable("bubblewrap (bwrap) is not installed")
+        self._bwrap = bwrap
+        self._sysrq = Path("/proc/sysrq-trigger").exists()
+        limit_note = self._join_pids_cgroup()
+        try:
+            result = self._run_probe()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return self._unavailable(f"bwrap did not run: {exc}")
+        if result.returncode != 0:
+            error = result.stderr.decode(errors="replace").strip().splitlines()
+            return self._unavailable(f"bwrap does not work here: {error[-1] if error else '?'}")
+        network = "network on" if self._network else "no network"
+        return SandboxStatus(self._mode, True, f"bubblewrap, {network}{limit_note}")
+
+    def _run_probe(self) -> subprocess.CompletedProcess[bytes]:
+        """`exit 0` in the sandbox; before the workspace exists (`doctor --security` on a fresh
+        install) an empty folder stands in for it."""
+        with contextlib.ExitStack() as stack:
+            workspace = self._workspace
+            if not workspace.is_dir():
+                workspace = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            argv = self._argv("/bin/sh", "exit 0", workspace, workspace)
+            return subprocess.run(
+                argv, env=self._env(()), capture_output=True, timeout=_PROBE_TIMEOUT, check=False
+            )
+
+    def _unavailable(self, why: str) -> SandboxStatus:
+        then = "every command asks" if self._mode == "auto" else "exec refuses every command"
+        return SandboxStatus(self._mode, False, f"{why}: {then}")
+
+    def _join_pids_cgroup(self) -> str:
+        """Root ignores RLIMIT_NPROC: then the sandboxes share a pids cgroup, if one can be made."""
+        if os.geteuid() != 0:
+            return ""
+        self._pids_cgroup = create_pids_cgroup(self._limits.processes)
+        if self._pids_cgroup is None:
+            return "; no process limit (root is exempt from RLIMIT_NPROC, no pids cgroup)"
+        return ""
+
+    async def command(
+        self, shell: str, command: str, cwd: Path
+    ) -> tuple[list[str], dict[str, str]]:
+        """argv and environment that run `command` with `shell -c` inside the sandbox."""
+        names = await self._skill_env() if self._skill_env is not None else ()
+        # Which secrets exist is a few dozen stats: file system work stays off the event loop.
+        argv = await asyncio.to_thread(self._argv, shell, command, cwd)
+        return argv, self._env(names)
+
+    def _argv(
+        self, shell: str, command: str, cwd: Path, workspace: Path | None = None
+    ) -> list[str]:
+        workspace = workspace or self._workspace
+        argv = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
+        argv += ["--proc", "/proc", "--tmpfs", "/tmp"]
+        # The fresh /proc still reaches the kernel: root in the sandbox could write sysctls or
+        # SysRq (reboot the machine) by file permissions alone.
+        argv += ["--ro-bind", "/proc/sys", "/proc/sys"]
+        if self._sysrq:
+            argv += ["--ro-bind", "/dev/null", "/proc/sysrq-trigger"]
+        # Covers around the workspace (data_dir holds it by default) first, so its bind mount
+        # lands on top of them; covers inside the workspace last, so they hide what they cover.
+        secrets = self._secret_paths()
+        argv += _cover([p for p in secrets if not p.is_relative_to(workspace)])
+        argv += ["--bind", str(workspace), str(workspace)]
+        argv += _cover([p for p in secrets if p.is_relative_to(workspace)])
+        argv += ["--unshare-all", "--share-net"] if self._network else ["--unshare-all"]
+        argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+        if self._pids_cgroup is not None:
+            argv += ["--bind", str(self._pids_cgroup / "cgroup.procs"), _PIDS_FILE]
+        argv += ["--chdir", str(cwd), "--", shell, "-c", f"{self._prelude(shell)}\n{command}"]
+        return argv
+
+    def _prelude(self, shell: str) -> str:
+        """The limits, set by the command's own shell before anything of the command runs.
+
+        Shell built-ins rather than a wrapper program: no extra exec on every command. Hard and
+        soft limits both, and without capabilities nothing in the sandbox can raise them again.
+        RLIMIT_NPROC counts per user namespace, so it must be set here, inside the sandbox.
+        """
+        limits, bash = self._limits, shell.endswith("bash")
+        steps = [
+            f"ulimit -t {limits.cpu_seconds}",
+            f"ulimit -v {limits.memory_bytes // 1024}",
+            # -f counts 1024-byte blocks in bash, 512-byte ones in POSIX sh.
+            f"ulimit -f {limits.file_bytes // (1024 if bash else 512)}",
+            "ulimit -c 0",
+            f"ulimit {'-u' if bash else '-p'} {limits.processes}",
+        ]
+        if self._pids_cgroup is not None:
+            steps.append(f"echo $$ > {_PIDS_FILE}")
+        checked = " && ".join(steps)
+        return f"{{ {checked}; }} 2>/dev/null || {{ echo 'sandbox limits failed' >&2; exit 125; }}"
+
+    def _secret_paths(self) -> list[Path]:
+        """The credentials, data folder and config file that exist here (checked per command)."""
+        paths = [self._home / name for name in HOME_SECRETS] + self._hidden
+        paths += [Path(name) for name in HOST_SECRETS]
+        return [path for path in dict.fromkeys(paths) if path.exists()]
+
+    def _env(self, skill_names: Iterable[str]) -> dict[str, str]:
+        wanted = set(ENV_ALLOW) | set(skill_names)
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            if name in wanted or name.startswith(_ENV_ALLOW_PREFIX)
+        }
+        env["HOME"] = str(self._home)
+        return env
+
+
+def _cover(paths: Sequence[Path]) -> list[str]:
+    """An empty tmpfs over each folder, /dev/null over each file."""
+    args: list[str] = []
+    for path in paths:
+        args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+    return args

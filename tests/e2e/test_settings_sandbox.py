@@ -1,0 +1,30 @@
+"""The Settings page in a real browser says whether shell commands run in the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import expect
+
+from tests.e2e.conftest import CHROMIUM
+from tests.e2e.ui import ChatPage
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; tests/run.sh installs Debian's chromium"
+)
+
+
+async def test_the_settings_page_shows_the_sandbox_status_in_both_languages(
+    chat: ChatPage,
+) -> None:
+    await chat.by_testid("nav-settings").click()
+    section = chat.by_testid("settings-sandbox")
+    await expect(section).to_contain_text("Shell sandbox")
+    await expect(chat.by_testid("settings-sandbox-state")).to_have_text(
+        "Commands run in the sandbox"
+    )
+    await expect(section).to_contain_text("bubblewrap, network on")
+    await expect(section).to_contain_text("tools.exec.sandbox: auto")
+    await chat.by_testid("lang-switch").select_option("zh-CN")
+    await expect(chat.by_testid("settings-sandbox-state")).to_have_text("命令在沙箱中运行")
+    await expect(section).to_contain_text("命令沙箱")
+    await section.scroll_into_view_if_needed()
