@@ -370,6 +370,32 @@ async def test_every_subagent_tool_call_is_audited_with_its_parent(
         await client.close()
 
 
+async def test_a_subagents_tool_that_needs_approval_is_denied(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    conv = Conversations()
+    conv.main.extend([Reply.tool_calls(spawn("Clean up", "cleanup")), Reply.text("Cleaning.")])
+    conv.subagent(
+        "cleanup",
+        Reply.tool_calls(("exec", json.dumps({"command": "echo hi > marker.txt"}))),
+        Reply.text("I could not run it."),
+    )
+    model_server.responder = conv
+
+    def always_ask(settings: Any) -> None:
+        settings.tools.exec.approval = "always"
+
+    async with subagent_daemon(tmp_path, model_server, tune=always_ask) as daemon:
+        client = await _chat(daemon, "Clean up my workspace")
+        await _until(client, lambda c: "Relayed: cleanup" in _dones(c), "the report")
+        # Nobody attends a subagent: the question is not asked anywhere, the call is denied.
+        denied = conv.of("cleanup")[-1]["messages"][-1]
+        assert denied["role"] == "tool" and "nobody can give it here" in denied["content"]
+        assert not (daemon.settings.workspace / "marker.txt").exists()
+        assert not client.of("approval_request")
+        await client.close()
+
+
 async def test_a_subagent_may_be_limited_to_some_tools(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
