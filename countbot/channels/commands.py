@@ -64,8 +64,12 @@ class ChatCommands:
         if name == "new":
             return await self._new(ctx)
         if name == "stop":
-            # When a turn was running, its own "Stopped." is the confirmation that it really did.
-            return None if self._gateway.cancel(ctx.session_id) else "Nothing is running."
+            # When a turn was running, its own "Stopped." is the confirmation that it really did;
+            # background work (the chat's subagents) stopping alone gets one here.
+            turn = self._gateway.busy(ctx.session_id)
+            if not self._gateway.cancel(ctx.session_id):
+                return "Nothing is running."
+            return None if turn else "Stopped."
         if name == "status":
             return await self._status(ctx)
         return HELP

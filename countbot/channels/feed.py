@@ -29,7 +29,7 @@ from countbot.channels.approvals import buttons, question_text, settled_text
 from countbot.channels.base import ChannelCapabilities, ChatOutput, SendError
 from countbot.channels.rendering import RenderSettings, TurnRenderer
 from countbot.channels.retry import send_retrying
-from countbot.gateway.events import MessageAccepted, SessionEvent
+from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 
@@ -124,7 +124,7 @@ class SessionFeed:
             self._hub.subscribe(session_id, self._watcher, chat.last_seq)
 
     def _dispatch(self, item: SessionEvent | dict[str, Any]) -> None:
-        event: AgentEvent | MessageAccepted | None
+        event: AgentEvent | MessageAccepted | SubagentUpdate | None
         if isinstance(item, SessionEvent):
             session_id, seq, event = item.session_id, item.seq, item.event
         else:  # a replayed frame
@@ -134,6 +134,8 @@ class SessionFeed:
         if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
             return
         chat.last_seq = seq
+        if isinstance(event, SubagentUpdate):
+            return  # the report that follows is a turn of its own, shown like any other
         if isinstance(event, ApprovalAsked | ApprovalSettled):
             self._approval(chat, event)
         elif isinstance(event, MessageAccepted):

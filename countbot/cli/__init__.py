@@ -16,6 +16,7 @@ from countbot.cli.common import (
     store_settings,
 )
 from countbot.cli.cron import cron
+from countbot.cli.subagents import subagents
 
 
 @click.group()
@@ -145,3 +146,4 @@ def pairing_list(config_path: str | None) -> None:
 
 
 main.add_command(cron)
+main.add_command(subagents)

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import httpx
 
-from countbot.cli.daemon_client import auth_headers
+from countbot.cli.daemon_client import auth_headers, error_text
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import open_runtime
@@ -32,7 +32,7 @@ async def run_in_daemon(settings: Settings, job_id: str, time_limit: float) -> J
             response = await client.post(url, headers=headers)
         except httpx.TransportError:
             raise NoDaemonError from None
-    error = _error_of(response)
+    error = error_text(response)
     if response.status_code == 404:
         if error.startswith("no job"):
             return None
@@ -53,11 +53,3 @@ async def run_in_process(settings: Settings, job_id: str) -> JobRun | None:
     finally:
         await gateway.close(settings.web.shutdown_grace)
         await runtime.close()
-
-
-def _error_of(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text[:200]
-    return str(data.get("error", "")) if isinstance(data, dict) else ""

@@ -27,6 +27,7 @@ from countbot.config.settings import Settings
 from countbot.web.instance import read_daemon_info
 
 if TYPE_CHECKING:
+    import httpx
     from websockets.asyncio.client import ClientConnection
 
 CONNECT_TIMEOUT = 5.0
@@ -36,6 +37,15 @@ def auth_headers(settings: Settings) -> dict[str, str]:
     """What a client of the local daemon sends to pass its token check."""
     token = settings.web.token
     return {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
+
+
+def error_text(response: httpx.Response) -> str:
+    """The `error` of a daemon's JSON error answer (or the start of whatever it sent)."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    return str(data.get("error", "")) if isinstance(data, dict) else ""
 
 
 async def answer_via_daemon(

@@ -123,6 +123,15 @@ class SchedulerSettings(_Strict):
     misfire_grace_seconds: int = Field(300, ge=0)
 
 
+class SubagentSettings(_Strict):
+    """Background subagents: how deep they nest, how many run at once, how long one may take."""
+
+    max_depth: int = Field(1, ge=0, description="spawn levels; 0 turns the spawn tool off")
+    max_concurrent: int = Field(3, ge=1, description="subagents running at once; others queue")
+    max_iterations: int = Field(15, ge=1, description="model calls and tool calls per subagent")
+    timeout: float = Field(600.0, gt=0, description="s one subagent may run before it is stopped")
+
+
 # "HH:MM-HH:MM", wrapping past midnight when the end is earlier than the start.
 _QUIET_HOURS = r"^([01]?\d|2[0-3]):[0-5]\d-([01]?\d|2[0-3]):[0-5]\d$"
 # "<channel>:<chat_id>", "web", or empty for nowhere.
@@ -182,6 +191,7 @@ class Settings(_Strict):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.

@@ -29,8 +29,22 @@ class MessageAccepted:
     type: Literal["accepted"] = "accepted"
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentUpdate:
+    """A subagent of this session was spawned, started or ended (for the chat's running list).
+
+    Not part of any turn: chat channels ignore it, the web UI shows it under the chat.
+    """
+
+    id: str
+    label: str
+    status: str
+    subagent_session: str
+    type: Literal["subagent"] = "subagent"
+
+
 # Approval questions and their ends travel in the session's stream like the agent's events.
-GatewayEvent = AgentEvent | MessageAccepted | ApprovalAsked | ApprovalSettled
+GatewayEvent = AgentEvent | MessageAccepted | ApprovalAsked | ApprovalSettled | SubagentUpdate
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -98,6 +98,7 @@ class Gateway:
         self._lanes: dict[str, SessionLane] = {}
         self._registered: set[str] = set()
         self._accepting = True
+        self._cancel_listeners: list[Callable[[str], bool]] = []
 
     @property
     def accepting(self) -> bool:
@@ -149,9 +150,18 @@ class Gateway:
         return Submission(session_id, queued, mode)
 
     def cancel(self, session_id: str) -> bool:
-        """Cancel the session's running turn; False if nothing was running."""
+        """Cancel the session's running turn and what listeners stop with it; False if nothing was
+        running."""
         lane = self._lanes.get(session_id)
-        return lane is not None and lane.cancel()
+        stopped = lane is not None and lane.cancel()
+        for listener in self._cancel_listeners:
+            stopped = listener(session_id) or stopped
+        return stopped
+
+    def add_cancel_listener(self, listener: Callable[[str], bool]) -> None:
+        """Also call `listener(session_id)` on every cancel; it returns whether it stopped work
+        (the subagents a chat started stop with it)."""
+        self._cancel_listeners.append(listener)
 
     async def close(self, grace: float) -> None:
         """Take no more turns; let the running ones finish within `grace` s, then cancel them.
@@ -200,6 +210,7 @@ class Gateway:
         events = self._agent.process_message(
             message.content,
             session_id,
+            context=message.context,
             media=list(message.media) or None,
             channel=message.channel,
             chat_id=message.chat_id,

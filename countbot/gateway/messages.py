@@ -30,6 +30,8 @@ class InboundMessage:
     mode: QueueMode | None = None
     # A scheduled run: no one is there to answer a question, the final answer is the deliverable.
     unattended: bool = False
+    # Facts for the model only, added to the turn's context line (a subagent report says so).
+    context: str | None = None
 
     def __post_init__(self) -> None:
         # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client

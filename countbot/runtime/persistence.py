@@ -31,8 +31,15 @@ class TurnRecorder:
         self._usage = usage
         self._audit = audit
 
-    def hooks(self) -> AgentHooks:
-        return AgentHooks(on_message=self.on_message, on_tool_call=self.on_tool_call)
+    def hooks(self, *, parent_session: str | None = None) -> AgentHooks:
+        """Hooks for a turn; a subagent's turn names its parent session in every audit record."""
+        if parent_session is None:
+            return AgentHooks(on_message=self.on_message, on_tool_call=self.on_tool_call)
+
+        async def on_tool_call(record: ToolCallRecord) -> None:
+            await self._record_tool_call({**dataclasses.asdict(record), "parent": parent_session})
+
+        return AgentHooks(on_message=self.on_message, on_tool_call=on_tool_call)
 
     async def on_message(self, session_id: str, entry: HistoryEntry) -> None:
         await self._sessions.append(session_id, to_record(entry))
@@ -43,7 +50,10 @@ class TurnRecorder:
             )
 
     async def on_tool_call(self, record: ToolCallRecord) -> None:
+        await self._record_tool_call(dataclasses.asdict(record))
+
+    async def _record_tool_call(self, fields: dict[str, Any]) -> None:
         # Arguments can carry secrets the model wrote; results were masked by the registry.
-        data: dict[str, Any] = self._masker.mask_obj(dataclasses.asdict(record))
+        data: dict[str, Any] = self._masker.mask_obj(fields)
         self._audit.write(data)
         await self._tool_calls.record(data)

@@ -11,8 +11,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from countbot.agent.events import TERMINAL_TYPES, TurnDone, TurnError
-from countbot.gateway.events import MessageAccepted, SessionEvent
+from countbot.agent.events import TurnDone, TurnError
+from countbot.gateway.events import GatewayEvent
+from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
@@ -63,17 +64,18 @@ class GatewayTurns:
         watcher = Watcher()
         hub = self._gateway.hub
         hub.subscribe(request.session_id, watcher)
-        follower = _Follower(watcher)
+        notes: list[str] = []
+        follower = TurnFollower(watcher, lambda event: _note_denial(event, notes))
         try:
             async with asyncio.timeout(time_limit):
                 await self._until_idle(request.session_id, watcher)
                 submission = await self._gateway.submit(_message(request), origin=watcher)
-                return await follower.outcome(submission.queued)
+                return _terminal_outcome(await follower.terminal(submission.queued), tuple(notes))
         except TimeoutError:
             if follower.ours_running:
                 self._gateway.cancel(request.session_id)
             stopped = f"took longer than {time_limit:g} s and was stopped"
-            return TurnOutcome("timeout", error=stopped, notes=tuple(follower.notes))
+            return TurnOutcome("timeout", error=stopped, notes=tuple(notes))
         except GatewayClosedError as exc:
             return TurnOutcome("error", error=str(exc))
         finally:
@@ -92,53 +94,17 @@ class GatewayTurns:
                 continue
 
 
-class _Follower:
-    """Finds our turn's terminal event in the session's stream.
-
-    Turns in a lane finish in the order their messages were accepted; a message accepted after
-    we started watching but before ours (a race with a chat message) runs first, so its terminal
-    event is skipped.
-    """
-
-    def __init__(self, watcher: Watcher) -> None:
-        self._watcher = watcher
-        self._others = 0
-        self._ahead: int | None = None
-        self.notes: list[str] = []
-
-    @property
-    def ours_running(self) -> bool:
-        return self._ahead == 0
-
-    async def outcome(self, queued: bool) -> TurnOutcome:
-        while True:
-            item = await self._watcher.queue.get()
-            if not isinstance(item, SessionEvent):
-                continue
-            event = item.event
-            if isinstance(event, MessageAccepted):
-                if event.origin is self._watcher:
-                    self._ahead = self._others or int(queued)
-                elif self._ahead is None:
-                    self._others += 1
-            elif isinstance(event, ApprovalSettled):
-                if self.ours_running and event.outcome == "unattended":
-                    self.notes.append(_denial_note(event))
-            elif event.type in TERMINAL_TYPES:
-                if self._ahead is None:
-                    self._others = max(0, self._others - 1)
-                elif self._ahead > 0:
-                    self._ahead -= 1
-                else:
-                    return _terminal_outcome(event, tuple(self.notes))
-
-
 def _terminal_outcome(event: object, notes: tuple[str, ...]) -> TurnOutcome:
     if isinstance(event, TurnDone):
         return TurnOutcome("ok", text=event.content, notes=notes)
     if isinstance(event, TurnError):
         return TurnOutcome("error", error=event.error, notes=notes)
     return TurnOutcome("error", error="the turn was cancelled", notes=notes)
+
+
+def _note_denial(event: GatewayEvent, notes: list[str]) -> None:
+    if isinstance(event, ApprovalSettled) and event.outcome == "unattended":
+        notes.append(_denial_note(event))
 
 
 def _denial_note(event: ApprovalSettled) -> str:

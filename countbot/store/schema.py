@@ -152,4 +152,30 @@ MIGRATIONS: list[str] = [
 
     ALTER TABLE cron_runs ADD COLUMN notes TEXT NOT NULL DEFAULT '';
     """,
+    # 5: background subagents: what each was asked, where its report goes, how it ended.
+    """
+    CREATE TABLE subagents (
+        id TEXT PRIMARY KEY,
+        parent_session TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        label TEXT NOT NULL DEFAULT '',
+        task TEXT NOT NULL,
+        -- JSON list of tool names, or NULL for every tool a subagent may have.
+        tools TEXT,
+        depth INTEGER NOT NULL,
+        -- The parent turn's address, so the report turn runs as that chat.
+        channel TEXT,
+        chat_id TEXT,
+        status TEXT NOT NULL CHECK (status IN
+            ('queued', 'running', 'done', 'error', 'timeout', 'cancelled', 'interrupted')),
+        result TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        started_at REAL,
+        ended_at REAL,
+        -- The report went into the parent session (a restart delivers the ones that did not).
+        reported INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX subagents_by_parent ON subagents (parent_session, created_at);
+    CREATE INDEX subagents_by_status ON subagents (status);
+    """,
 ]

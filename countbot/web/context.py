@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
+from countbot.gateway.subagents import SubagentManager
 from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import Scheduler
 
@@ -19,6 +20,7 @@ class DaemonContext:
     gateway: Gateway
     channels: ChannelManager
     scheduler: Scheduler
+    subagents: SubagentManager
     litellm_ready: bool = False
 
     @property

@@ -23,6 +23,7 @@ import uvicorn
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
+from countbot.gateway.subagents import start_subagents
 from countbot.llm.litellm_import import preload_litellm
 from countbot.llm.provider_choice import takes_direct_path
 from countbot.logs import configure_logging
@@ -131,10 +132,11 @@ async def serve_daemon(
     gateway = Gateway(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
+    subagents = await start_subagents(gateway, runtime)
     channels = ChannelManager(runtime, gateway)
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(runtime, gateway)
-    context = DaemonContext(runtime, gateway, channels, scheduler)
+    context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
     port = listener.getsockname()[1]
     server = _DaemonServer(_uvicorn_config(context, port))
@@ -144,6 +146,7 @@ async def serve_daemon(
         yield RunningDaemon(context, port, serving)
     finally:
         await scheduler.stop()
+        await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)
         await channels.stop()  # after the gateway, so chats still see their turn end
         server.should_exit = True

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import socket
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -22,10 +21,9 @@ from countbot.scheduler.assembly import Scheduler, start_scheduler
 from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import Delivery
 from countbot.web.instance import INFO_FILE
+from tests.cli.process import countbot
 from tests.scheduler.conftest import RecordingSender
 from tests.support.scripted_model import Reply, ScriptedModelServer
-
-COUNTBOT = [sys.executable, "-m", "countbot"]
 
 
 @pytest.fixture
@@ -44,23 +42,6 @@ def config(tmp_path: Path, settings: Settings, model_server: ScriptedModelServer
         encoding="utf-8",
     )
     return path
-
-
-async def countbot(*args: str, config: Path, unset: tuple[str, ...] = ()) -> tuple[int, str, str]:
-    """Run `countbot ARGS --config CONFIG` without $COUNTBOT_CONFIG and the `unset` variables."""
-    env = {k: v for k, v in os.environ.items() if k != "COUNTBOT_CONFIG" and k not in unset}
-    process = await asyncio.create_subprocess_exec(
-        *COUNTBOT,
-        *args,
-        "--config",
-        str(config),
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_add_list_disable_enable_remove(config: Path) -> None:

@@ -13,6 +13,7 @@ from countbot.web.api import (
     sessions,
     settings,
     skills,
+    subagents,
     usage,
 )
 
@@ -30,5 +31,6 @@ def api_mount(extra: list[BaseRoute]) -> Mount:
         *usage.routes,
         *channels.routes,
         *approvals.routes,
+        *subagents.routes,
     ]
     return Mount("/api", routes=routes)

@@ -15,7 +15,7 @@ MAX_TITLE = 200
 MAX_PAGE = 200
 
 
-def session_json(info: SessionInfo) -> dict[str, Any]:
+def session_json(info: SessionInfo, parent: str | None = None) -> dict[str, Any]:
     return {
         "id": info.id,
         "title": info.title,
@@ -23,6 +23,8 @@ def session_json(info: SessionInfo) -> dict[str, Any]:
         "created_at": info.created_at,
         "updated_at": info.updated_at,
         "message_count": info.message_count,
+        # The session that spawned this one (a subagent's), else null.
+        "parent": parent,
     }
 
 
@@ -33,7 +35,8 @@ async def list_sessions(request: Request) -> JSONResponse:
         offset=int_param(request, "offset", 0, low=0, high=1 << 31),
         query=text_param(request, "q"),
     )
-    return JSONResponse({"sessions": [session_json(info) for info in found]})
+    parents = await daemon_of(request).subagents.parents([info.id for info in found])
+    return JSONResponse({"sessions": [session_json(info, parents.get(info.id)) for info in found]})
 
 
 async def create_session(request: Request) -> JSONResponse:

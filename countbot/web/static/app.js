@@ -4,6 +4,7 @@
 import { Chat } from "./chat/chat.js";
 import { Composer } from "./chat/composer.js";
 import { SessionList } from "./chat/sessions.js";
+import { SubagentStrip } from "./chat/subagents.js";
 import { Transcript } from "./chat/transcript.js";
 import { api } from "./lib/api.js";
 import { label, translateTree } from "./lib/dom.js";
@@ -175,9 +176,13 @@ function start() {
     onSend: (content, media, mode) => chat.send(content, media, mode),
     onStop: () => chat.cancel(),
   });
+  const subagents = new SubagentStrip($("#subagents"), {
+    onOpen: (sessionId) => router.openSession(sessionId),
+  });
   const chat = new Chat({
     socket,
     transcript,
+    subagents,
     onRunning: (running) => composer.setRunning(running),
     onSessionChange: (sessionId) => {
       sessions.setActive(sessionId);

@@ -14,11 +14,13 @@ const TERMINAL = new Set(["done", "error", "cancelled"]);
 export class Chat {
   /**
    * onRunning(bool): a turn started or ended. onSessionChange(id | null): another session is
-   * shown. onActivity(): sessions changed (new, renamed by the agent, updated).
+   * shown. onActivity(): sessions changed (new, renamed by the agent, updated). `subagents`
+   * shows the session's running subagents.
    */
-  constructor({ socket, transcript, onRunning, onSessionChange, onActivity }) {
+  constructor({ socket, transcript, subagents, onRunning, onSessionChange, onActivity }) {
     this.socket = socket;
     this.transcript = transcript;
+    this.subagents = subagents;
     this.onRunning = onRunning;
     this.onSessionChange = onSessionChange;
     this.onActivity = onActivity;
@@ -54,6 +56,7 @@ export class Chat {
     this.clearApprovals();
     this.transcript.clear();
     this.remember(sessionId);
+    this.subagents.show(sessionId);
     if (!sessionId) return;
     this.socket.watch(sessionId);
     await this.reload();
@@ -301,6 +304,10 @@ export class Chat {
         break;
       case "approval_settled":
         this.settled(frame);
+        break;
+      case "subagent":
+        this.subagents.update(frame);
+        this.onActivity(); // its session joins the sidebar
         break;
       default:
         break;

@@ -3,6 +3,7 @@
 import { api, query } from "../lib/api.js";
 import { debounce, h, label } from "../lib/dom.js";
 import { formatTime } from "../lib/format.js";
+import { t } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
 
 const PAGE_SIZE = 50;
@@ -82,7 +83,10 @@ export class SessionList {
       ? h("span", { class: "session-title" }, session.title)
       : h("span", { class: "session-title untitled", i18n: "sessions.untitled" });
     const meta = [formatTime(session.updated_at)];
-    if (session.channel && session.channel !== "web") meta.push(session.channel);
+    if (session.parent) {
+      const parent = this.titleOf(session.parent) || session.parent;
+      meta.push(t("sessions.subagentOf", { parent }));
+    } else if (session.channel && session.channel !== "web") meta.push(session.channel);
     li.replaceChildren(
       h(
         "button",

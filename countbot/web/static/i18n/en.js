@@ -47,6 +47,10 @@ export default {
   "chat.state.queued": "Queued",
   "chat.state.failed": "Not sent",
 
+  "subagents.queued": "Waiting",
+  "subagents.running": "Working",
+  "subagents.stop": "Stop",
+  "sessions.subagentOf": "Subagent of {parent}",
   "composer.label": "Message",
   "composer.placeholder": "Message CountBot…",
   "composer.placeholderRunning": "Add to the running answer…",

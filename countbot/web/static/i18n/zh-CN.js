@@ -47,6 +47,10 @@ export default {
   "chat.state.queued": "排队中",
   "chat.state.failed": "未发送",
 
+  "subagents.queued": "排队中",
+  "subagents.running": "进行中",
+  "subagents.stop": "停止",
+  "sessions.subagentOf": "{parent} 的子代理",
   "composer.label": "消息",
   "composer.placeholder": "给 CountBot 发消息…",
   "composer.placeholderRunning": "补充到正在进行的回答…",

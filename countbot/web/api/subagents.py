@@ -1,0 +1,57 @@
+"""Subagents: list them (all, one session's, or only the running ones) and cancel one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from countbot.store.subagents import SubagentRecord
+from countbot.web.api.errors import ApiError, daemon_of, text_param
+
+
+def subagent_json(record: SubagentRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "parent_session": record.parent_session,
+        "session_id": record.session_id,
+        "label": record.label,
+        "task": record.task,
+        "tools": list(record.tools) if record.tools is not None else None,
+        "depth": record.depth,
+        "status": record.status,
+        "result": record.result,
+        "created_at": record.created_at,
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+    }
+
+
+async def list_subagents(request: Request) -> JSONResponse:
+    """`?session=` one parent's; `?active=1` only queued and running ones."""
+    found = await daemon_of(request).subagents.list(
+        parent_session=text_param(request, "session"),
+        active_only=request.query_params.get("active") in {"1", "true"},
+    )
+    return JSONResponse({"subagents": [subagent_json(record) for record in found]})
+
+
+async def cancel_subagent(request: Request) -> JSONResponse:
+    manager = daemon_of(request).subagents
+    subagent_id = request.path_params["subagent_id"]
+    if await manager.cancel(subagent_id):
+        record = await manager.get(subagent_id)
+        assert record is not None
+        return JSONResponse(subagent_json(record), 202)
+    record = await manager.get(subagent_id)
+    if record is None:
+        raise ApiError(404, f"no subagent {subagent_id!r}")
+    raise ApiError(409, f"subagent {subagent_id} already ended ({record.status})")
+
+
+routes = [
+    Route("/subagents", list_subagents, methods=["GET"]),
+    Route("/subagents/{subagent_id}/cancel", cancel_subagent, methods=["POST"]),
+]
