@@ -51,7 +51,13 @@ def _telegram() -> type[Channel]:
     return TelegramChannel
 
 
-CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {"telegram": _telegram}
+def _qq() -> type[Channel]:
+    from countbot.channels.qq.channel import QQChannel
+
+    return QQChannel
+
+
+CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {"telegram": _telegram, "qq": _qq}
 
 
 @dataclass(slots=True)

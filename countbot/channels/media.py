@@ -49,3 +49,19 @@ class MediaFolder:
 
 def inline_image(data: bytes, media_type: str) -> ImagePart:
     return ImagePart(media_type=media_type, data=base64.b64encode(data).decode("ascii"))
+
+
+async def take_in(
+    media: MediaFolder, stored_name: str, data: bytes, *, name: str, media_type: str, kind: str
+) -> tuple[list[ImagePart], list[str]]:
+    """Save a received file; returns what the model gets: the image inline, or a note where the
+    file is so its file tools can read it."""
+    saved = await media.save(stored_name, data)
+    where = media.shown(saved)
+    if kind in ("photo", "image") or media_type in INLINE_IMAGE_TYPES:
+        return [inline_image(data, media_type)], [f"[Image saved as {where}]"]
+    size = f"{len(data) / 1024:.0f} KB"
+    return [], [
+        f"[The user sent a {kind} {name!r} ({media_type}, {size}), saved as "
+        f"{where}; read it with your file tools if needed.]"
+    ]
