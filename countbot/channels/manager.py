@@ -57,7 +57,17 @@ def _qq() -> type[Channel]:
     return QQChannel
 
 
-CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {"telegram": _telegram, "qq": _qq}
+def _feishu() -> type[Channel]:
+    from countbot.channels.feishu.channel import FeishuChannel
+
+    return FeishuChannel
+
+
+CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
+    "telegram": _telegram,
+    "qq": _qq,
+    "feishu": _feishu,
+}
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ from countbot.llm.types import ImagePart
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 # Images a vision model is shown inline (others are stored and described).
 INLINE_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+_MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
 
 
 class MediaFolder:
@@ -65,3 +66,13 @@ async def take_in(
         f"[The user sent a {kind} {name!r} ({media_type}, {size}), saved as "
         f"{where}; read it with your file tools if needed.]"
     ]
+
+
+def sniff_image_type(data: bytes) -> str:
+    """A picture's media type from its first bytes (platforms that send pictures without one)."""
+    for magic, media_type in _MAGIC.items():
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return "image/jpeg"

@@ -161,9 +161,19 @@ class QQSettings(ChannelSettings):
     path: str = "/onebot/v11/ws"
 
 
+class FeishuSettings(ChannelSettings):
+    """`channels.feishu`: a Feishu (or Lark) app's bot over the long connection (no public URL)."""
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None
+    # https://open.feishu.cn for Feishu, https://open.larksuite.com for Lark.
+    domain: str = "https://open.feishu.cn"
+
+
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     qq: QQSettings = Field(default_factory=QQSettings)
+    feishu: FeishuSettings = Field(default_factory=FeishuSettings)
 
 
 class Settings(_Strict):

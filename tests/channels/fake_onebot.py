@@ -24,7 +24,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 TOKEN = "onebot-access-token-for-tests"
 BOT_QQ = 3889000001
-WAIT = 20.0
+# Generous: the first turn of a test session pays for importing litellm, on a busy machine.
+WAIT = 45.0
 
 
 @dataclass(slots=True)

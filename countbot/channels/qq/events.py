@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from countbot.channels.base import Incoming
-from countbot.channels.media import MediaFolder, take_in
+from countbot.channels.media import MediaFolder, sniff_image_type, take_in
 from countbot.llm.types import ImagePart
 from countbot.store.pairing import SenderInfo
 
@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 MAX_DOWNLOAD = 20 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 30.0
 _CQ = re.compile(r"\[CQ:(?P<type>[\w.-]+)(?P<args>(?:,[^\]]*)?)\]")
-_IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
 
 Segment = dict[str, Any]
 
@@ -145,7 +144,7 @@ async def _attachments(
             log.warning("downloading a QQ %s failed: %s", kind, exc)
             notes.append(f"[The user sent a {kind}, but downloading it failed: {exc}]")
             continue
-        media_type = _image_type(content) if kind == "image" else "application/octet-stream"
+        media_type = sniff_image_type(content) if kind == "image" else "application/octet-stream"
         stored = f"qq-{chat_id}-{message_id}-{index}-{name}"
         more_images, more_notes = await take_in(
             media, stored, content, name=name, media_type=media_type, kind=kind
@@ -164,12 +163,3 @@ async def _download(client: httpx.AsyncClient, url: str) -> bytes:
             if len(content) > MAX_DOWNLOAD:
                 raise ValueError(f"larger than {MAX_DOWNLOAD // 1_048_576} MB")
     return bytes(content)
-
-
-def _image_type(content: bytes) -> str:
-    for magic, media_type in _IMAGE_TYPES.items():
-        if content.startswith(magic):
-            return media_type
-    if content[:4] == b"RIFF" and content[8:12] == b"WEBP":
-        return "image/webp"
-    return "image/jpeg"
