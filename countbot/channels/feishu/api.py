@@ -3,19 +3,17 @@
 lark-oapi's REST calls fetch and refresh the tenant token with blocking `requests` inside every
 call, even the `a*` variants, so each call runs in a worker thread. Its long-connection client
 schedules everything on a module-level event loop it grabbed at import and `start()` blocks
-forever: `LongConnection` gives it a fresh loop in a thread of its own per run, hands each event
-to the daemon's loop, and stops it by cancelling that loop's tasks.
+forever: `LongConnection` runs it in an `SdkThread` (a fresh loop in a thread of its own per
+run, stopped by stopping that loop) and hands each event to the daemon's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import io
 import json
 import logging
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,6 +33,7 @@ from lark_oapi.api.im.v1 import (
 )
 
 from countbot.channels.base import SendError
+from countbot.channels.sdk_thread import SdkThread
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +137,8 @@ class FeishuApi:
 
 
 class LongConnection:
-    """lark-oapi's long-connection client in a thread; `on_message` runs on the daemon's loop.
+    """lark-oapi's long-connection client in an `SdkThread`; `on_message` runs on the daemon's
+    loop.
 
     An event is acknowledged to Feishu only after the daemon took it (or `HANDLE_TIMEOUT`), so
     Feishu sends again what a crash interrupted; the intake drops what it already saw.
@@ -154,7 +154,6 @@ class LongConnection:
     ) -> None:
         self._daemon_loop = asyncio.get_running_loop()
         self._on_message = on_message
-        self._on_state = on_state
         handler = (
             lark.EventDispatcherHandler.builder("", "")
             .register_p2_im_message_receive_v1(self._received)
@@ -165,51 +164,17 @@ class LongConnection:
         )
         self._client.on_reconnecting = lambda: on_state("reconnecting to Feishu")
         self._client.on_reconnected = lambda: on_state(None)
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # The SDK has no public close; its own `_disconnect` closes the socket.
+        self._thread = SdkThread("feishu-long-connection", self._start, self._client._disconnect)
 
     async def run(self) -> None:
-        """Connect and serve until cancelled; raises what ended the SDK's loop."""
-        ended: concurrent.futures.Future[None] = concurrent.futures.Future()
-        ready = threading.Event()
-        thread = threading.Thread(
-            target=self._thread, args=(ended, ready), name="feishu-long-connection", daemon=True
-        )
-        thread.start()
-        try:
-            await asyncio.to_thread(ready.wait)
-            await asyncio.wrap_future(ended)
-        finally:
-            self._stop()
-            await asyncio.to_thread(thread.join, 10)
+        """Connect and serve until cancelled; raises what ended the SDK otherwise."""
+        await self._thread.run()
 
-    def _thread(self, ended: concurrent.futures.Future[None], ready: threading.Event) -> None:
-        loop = self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        # The SDK schedules its tasks on this module-level loop (set once at import).
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        # The SDK schedules its tasks on the module-level loop it bound at import.
         lark_ws.loop = loop
-        ready.set()
-        try:
-            self._client.start()
-            ended.set_result(None)
-        except BaseException as exc:  # cancelled on stop, or the SDK gave up (wrong app)
-            if not ended.done():
-                ended.set_exception(exc if isinstance(exc, Exception) else SystemExit("stopped"))
-        finally:
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(self._client._disconnect())
-            loop.close()
-
-    def _stop(self) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-
-        def cancel_all() -> None:
-            for task in asyncio.all_tasks(loop):
-                task.cancel()
-
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(cancel_all)
+        self._client.start()
 
     def _received(self, event: P2ImMessageReceiveV1) -> None:
         """Runs in the SDK's thread: hand the event over and wait until it was taken."""
