@@ -63,10 +63,17 @@ def _feishu() -> type[Channel]:
     return FeishuChannel
 
 
+def _dingtalk() -> type[Channel]:
+    from countbot.channels.dingtalk.channel import DingTalkChannel
+
+    return DingTalkChannel
+
+
 CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "telegram": _telegram,
     "qq": _qq,
     "feishu": _feishu,
+    "dingtalk": _dingtalk,
 }
 
 

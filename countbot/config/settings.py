@@ -170,10 +170,21 @@ class FeishuSettings(ChannelSettings):
     domain: str = "https://open.feishu.cn"
 
 
+class DingTalkSettings(ChannelSettings):
+    """`channels.dingtalk`: a DingTalk app's robot in Stream mode (no public URL)."""
+
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    # The OpenAPI (Stream connections, robot messages) and the older API (media uploads).
+    endpoint: str = "https://api.dingtalk.com"
+    oapi_endpoint: str = "https://oapi.dingtalk.com"
+
+
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     qq: QQSettings = Field(default_factory=QQSettings)
     feishu: FeishuSettings = Field(default_factory=FeishuSettings)
+    dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
 
 
 class Settings(_Strict):
