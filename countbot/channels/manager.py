@@ -69,11 +69,18 @@ def _dingtalk() -> type[Channel]:
     return DingTalkChannel
 
 
+def _wecom() -> type[Channel]:
+    from countbot.channels.wecom.channel import WeComChannel
+
+    return WeComChannel
+
+
 CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "telegram": _telegram,
     "qq": _qq,
     "feishu": _feishu,
     "dingtalk": _dingtalk,
+    "wecom": _wecom,
 }
 
 

@@ -180,11 +180,20 @@ class DingTalkSettings(ChannelSettings):
     oapi_endpoint: str = "https://oapi.dingtalk.com"
 
 
+class WeComSettings(ChannelSettings):
+    """`channels.wecom`: a WeCom (企业微信) AI bot over its long connection (no public URL)."""
+
+    bot_id: str | None = None
+    secret: SecretStr | None = None
+    ws_url: str = "wss://openws.work.weixin.qq.com"
+
+
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     qq: QQSettings = Field(default_factory=QQSettings)
     feishu: FeishuSettings = Field(default_factory=FeishuSettings)
     dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
+    wecom: WeComSettings = Field(default_factory=WeComSettings)
 
 
 class Settings(_Strict):
