@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import base64
 import itertools
+import logging
 import re
 import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiofiles
 import aiofiles.os
 
 from countbot.llm.types import ImagePart
+
+log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 # Images a vision model is shown inline (others are stored and described).
@@ -76,3 +81,46 @@ def sniff_image_type(data: bytes) -> str:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return "image/jpeg"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """Something a user sent with a message, fetched on demand from its platform.
+
+    `kind` is "image" (shown to vision models) or "file"; `fetch` raises one of the `failures`
+    given to `take_in_all` when the platform cannot hand it over.
+    """
+
+    kind: str
+    name: str
+    fetch: Callable[[], Awaitable[bytes]]
+
+
+async def take_in_all(
+    media: MediaFolder,
+    prefix: str,
+    attachments: Sequence[Attachment],
+    failures: tuple[type[Exception], ...],
+) -> tuple[list[ImagePart], list[str]]:
+    """Fetch and save every attachment (`take_in`); one that cannot be fetched becomes a note."""
+    images: list[ImagePart] = []
+    notes: list[str] = []
+    for index, item in enumerate(attachments):
+        try:
+            data = await item.fetch()
+        except failures as exc:
+            log.warning("downloading a %s (%s) failed: %s", item.kind, prefix, exc)
+            notes.append(f"[The user sent a {item.kind}, but downloading it failed: {exc}]")
+            continue
+        media_type = sniff_image_type(data) if item.kind == "image" else "application/octet-stream"
+        more_images, more_notes = await take_in(
+            media,
+            f"{prefix}-{index}-{item.name}",
+            data,
+            name=item.name,
+            media_type=media_type,
+            kind=item.kind,
+        )
+        images += more_images
+        notes += more_notes
+    return images, notes

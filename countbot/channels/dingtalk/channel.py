@@ -34,7 +34,7 @@ class DingTalkChannel(Channel):
 
     def __init__(self, kit: ChannelKit) -> None:
         self._kit = kit
-        self._link = ApiLink()
+        self._link = ApiLink("DingTalk")
         self._sender = DingTalkSender(self._link)
         self._problem: str | None = "connecting"
 
@@ -73,12 +73,12 @@ class DingTalkChannel(Channel):
             connection = stream.StreamConnection(
                 settings.client_id, secret, settings.endpoint, self._on_message, self._set_problem
             )
-            self._link.api = api
+            self._link.current = api
             started()
             try:
                 await connection.run()
             finally:
-                self._link.api = None
+                self._link.current = None
                 self._problem = "connecting"
 
     def _set_problem(self, problem: str | None) -> None:

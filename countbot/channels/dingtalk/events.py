@@ -7,16 +7,13 @@ rich text) are downloaded through the OpenAPI by their `downloadCode`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from countbot.channels.base import Incoming, SendError
-from countbot.channels.media import MediaFolder, sniff_image_type, take_in
-from countbot.llm.types import ImagePart
+from countbot.channels.media import Attachment, MediaFolder, take_in_all
 from countbot.store.pairing import SenderInfo
-
-log = logging.getLogger(__name__)
 
 PRIVATE = "1"
 
@@ -36,21 +33,11 @@ async def to_incoming(
         return None
     chat_id = f"private:{sender_id}" if private else f"group:{message.conversation_id}"
     text = "\n".join(t.strip() for t in (message.get_text_list() or []) if t and t.strip())
-    images: list[ImagePart] = []
-    notes: list[str] = []
-    for index, code in enumerate(message.get_image_list() or []):
-        try:
-            data = await download(code)
-        except SendError as exc:
-            log.warning("downloading a DingTalk picture failed: %s", exc.detail)
-            notes.append(f"[The user sent a picture, but downloading it failed: {exc.detail}]")
-            continue
-        stored = f"dingtalk-{message.message_id}-{index}-picture"
-        more_images, more_notes = await take_in(
-            media, stored, data, name="picture", media_type=sniff_image_type(data), kind="image"
-        )
-        images += more_images
-        notes += more_notes
+    found = [
+        Attachment("image", "picture", partial(download, code))
+        for code in message.get_image_list() or []
+    ]
+    images, notes = await take_in_all(media, f"dingtalk-{message.message_id}", found, (SendError,))
     if not text and not images and not notes:
         return None
     sender = SenderInfo(str(sender_id), None, str(message.sender_nick or ""))

@@ -13,6 +13,7 @@ from pathlib import Path
 from countbot.channels.base import SendError
 from countbot.channels.delivery import deliver, read_upload
 from countbot.channels.dingtalk.api import DingTalkApi
+from countbot.channels.link import Link
 from countbot.channels.plaintext import markdown_to_plain
 from countbot.channels.splitting import truncate
 from countbot.runtime.outbound import DeliveryResult
@@ -23,14 +24,7 @@ PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".bmp"})
 TITLE_LENGTH = 30
 
 
-class ApiLink:
-    def __init__(self) -> None:
-        self.api: DingTalkApi | None = None
-
-    def require(self) -> DingTalkApi:
-        if self.api is None:
-            raise SendError("the DingTalk channel is not connected right now")
-        return self.api
+ApiLink = Link[DingTalkApi]
 
 
 class DingTalkChat:

@@ -37,7 +37,7 @@ class FeishuChannel(Channel):
 
     def __init__(self, kit: ChannelKit) -> None:
         self._kit = kit
-        self._link = ApiLink()
+        self._link = ApiLink("Feishu")
         self._sent = RecentIds()
         self._sender = FeishuSender(self._link, self._sent)
         self._bot: tuple[str, str] | None = None
@@ -58,7 +58,7 @@ class FeishuChannel(Channel):
     def details(self) -> dict[str, Any]:
         return {
             "bot": self._bot[1] if self._bot else None,
-            "connection": self._problem or ("ok" if self._link.api else "down"),
+            "connection": self._problem or ("ok" if self._link.current else "down"),
         }
 
     def _settings(self) -> FeishuSettings:
@@ -77,13 +77,13 @@ class FeishuChannel(Channel):
         connection = api.LongConnection(
             settings.app_id, secret, settings.domain, self._on_message, self._set_problem
         )
-        self._link.api = client
+        self._link.current = client
         self._problem = None
         started()
         try:
             await connection.run()
         finally:
-            self._link.api = None
+            self._link.current = None
 
     def _set_problem(self, problem: str | None) -> None:
         # Called from the SDK's thread; a plain attribute write is safe to read from the loop.

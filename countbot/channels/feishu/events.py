@@ -9,16 +9,14 @@ to the model inline.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from countbot.channels.base import Incoming, SendError
-from countbot.channels.media import MediaFolder, sniff_image_type, take_in
+from countbot.channels.media import Attachment, MediaFolder, take_in_all
 from countbot.llm.types import ImagePart
 from countbot.store.pairing import SenderInfo
-
-log = logging.getLogger(__name__)
 
 # (message_id, key, "image" | "file") -> the bytes
 Download = Callable[[str, str, str], Awaitable[bytes]]
@@ -110,20 +108,9 @@ async def _attachments(
     media: MediaFolder,
     download: Download,
 ) -> tuple[list[ImagePart], list[str]]:
-    images: list[ImagePart] = []
-    notes: list[str] = []
-    for index, (kind, key, name) in enumerate(attachments):
-        try:
-            data = await download(str(message.message_id), key, kind)
-        except SendError as exc:
-            log.warning("downloading a Feishu %s failed: %s", kind, exc.detail)
-            notes.append(f"[The user sent a {kind}, but downloading it failed: {exc.detail}]")
-            continue
-        media_type = sniff_image_type(data) if kind == "image" else "application/octet-stream"
-        stored = f"feishu-{message.message_id}-{index}-{name}"
-        more_images, more_notes = await take_in(
-            media, stored, data, name=name, media_type=media_type, kind=kind
-        )
-        images += more_images
-        notes += more_notes
-    return images, notes
+    message_id = str(message.message_id)
+    found = [
+        Attachment(kind, name, partial(download, message_id, key, kind))
+        for kind, key, name in attachments
+    ]
+    return await take_in_all(media, f"feishu-{message_id}", found, (SendError,))

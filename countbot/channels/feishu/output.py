@@ -8,30 +8,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from countbot.channels.base import SendError
 from countbot.channels.dedup import RecentIds
 from countbot.channels.delivery import deliver, read_upload
 from countbot.channels.feishu.cards import card
+from countbot.channels.link import Link
 from countbot.runtime.outbound import DeliveryResult
 
 if TYPE_CHECKING:
-    from countbot.channels.feishu.api import FeishuApi
+    pass
 
 # A card may hold about 30 KB of JSON; 6000 characters leave room for Chinese (3 bytes each).
 MAX_MESSAGE = 6000
 PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"})
 
 
-class ApiLink:
-    """The OpenAPI client of the running channel (None while it is not running)."""
-
-    def __init__(self) -> None:
-        self.api: FeishuApi | None = None
-
-    def require(self) -> FeishuApi:
-        if self.api is None:
-            raise SendError("the Feishu channel is not connected right now")
-        return self.api
+ApiLink = Link["FeishuApi"]
 
 
 class FeishuChat:

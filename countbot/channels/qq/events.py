@@ -9,19 +9,17 @@ in the media folder and shown to the model inline.
 from __future__ import annotations
 
 import html
-import logging
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import httpx
 
 from countbot.channels.base import Incoming
-from countbot.channels.media import MediaFolder, sniff_image_type, take_in
+from countbot.channels.media import Attachment, MediaFolder, take_in_all
 from countbot.llm.types import ImagePart
 from countbot.store.pairing import SenderInfo
-
-log = logging.getLogger(__name__)
 
 MAX_DOWNLOAD = 20 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 30.0
@@ -126,32 +124,23 @@ async def _attachments(
     media: MediaFolder,
     client: httpx.AsyncClient,
 ) -> tuple[list[ImagePart], list[str]]:
-    images: list[ImagePart] = []
+    found: list[Attachment] = []
     notes: list[str] = []
-    for index, part in enumerate(parts):
+    for part in parts:
         kind = part.get("type")
         if kind not in ("image", "file"):
             continue
         data = part["data"]
         name = str(data.get("name") or data.get("file") or kind)[:80]
         url = str(data.get("url") or "")
-        if not url.startswith(("http://", "https://")):
+        if url.startswith(("http://", "https://")):
+            found.append(Attachment(str(kind), name, partial(_download, client, url)))
+        else:
             notes.append(f"[The user sent a {kind} ({name}) that the QQ client did not offer.]")
-            continue
-        try:
-            content = await _download(client, url)
-        except (httpx.HTTPError, ValueError) as exc:
-            log.warning("downloading a QQ %s failed: %s", kind, exc)
-            notes.append(f"[The user sent a {kind}, but downloading it failed: {exc}]")
-            continue
-        media_type = sniff_image_type(content) if kind == "image" else "application/octet-stream"
-        stored = f"qq-{chat_id}-{message_id}-{index}-{name}"
-        more_images, more_notes = await take_in(
-            media, stored, content, name=name, media_type=media_type, kind=kind
-        )
-        images += more_images
-        notes += more_notes
-    return images, notes
+    images, more_notes = await take_in_all(
+        media, f"qq-{chat_id}-{message_id}", found, (httpx.HTTPError, ValueError)
+    )
+    return images, notes + more_notes
 
 
 async def _download(client: httpx.AsyncClient, url: str) -> bytes:

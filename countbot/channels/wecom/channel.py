@@ -48,7 +48,7 @@ class WeComChannel(Channel):
 
     def __init__(self, kit: ChannelKit) -> None:
         self._kit = kit
-        self._link = ClientLink()
+        self._link = ClientLink("WeCom")
         self._sender = WeComSender(self._link)
         self._problem: str | None = "connecting"
 
@@ -81,13 +81,13 @@ class WeComChannel(Channel):
             try:
                 if await self._connect(client):
                     backoff.reset()
-                    self._link.client, self._problem = client.sdk, None
+                    self._link.current, self._problem = client.sdk, None
                     if not announced:
                         started()
                         announced = True
                     await client.closed()
             finally:
-                self._link.client = None
+                self._link.current = None
                 with contextlib.suppress(Exception):
                     client.sdk.disconnect()
             delay = backoff.next()
@@ -117,7 +117,7 @@ class WeComChannel(Channel):
         return connection.authenticated and not connection.gone.is_set()
 
     async def _on_frame(self, frame: dict[str, Any]) -> None:
-        client = self._link.client
+        client = self._link.current
         if client is None:
             return
         try:

@@ -7,17 +7,14 @@ SDK downloads and decrypts them.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from countbot.channels.base import Incoming
-from countbot.channels.media import MediaFolder, sniff_image_type, take_in
-from countbot.llm.types import ImagePart
+from countbot.channels.media import Attachment, MediaFolder, take_in_all
 from countbot.store.pairing import SenderInfo
-
-log = logging.getLogger(__name__)
 
 _LEADING_MENTION = re.compile(r"^\s*@\S+\s*")
 
@@ -40,28 +37,24 @@ async def to_incoming(
     text = "\n".join(str(i["text"].get("content", "")) for i in items if i["msgtype"] == "text")
     if not private:
         text = _LEADING_MENTION.sub("", text, count=1)
-    images: list[ImagePart] = []
-    notes: list[str] = []
     message_id = str(body.get("msgid") or "")
-    for index, item in enumerate(i for i in items if i["msgtype"] == "image"):
-        picture = item["image"]
-        try:
-            data, _ = await download(str(picture.get("url", "")), picture.get("aeskey"))
-        except Exception as exc:  # the SDK raises aiohttp's, ValueError or RuntimeError
-            log.warning("downloading a WeCom picture failed: %s", exc)
-            notes.append(f"[The user sent a picture, but downloading it failed: {exc}]")
-            continue
-        stored = f"wecom-{message_id}-{index}-picture"
-        more_images, more_notes = await take_in(
-            media, stored, data, name="picture", media_type=sniff_image_type(data), kind="image"
-        )
-        images += more_images
-        notes += more_notes
+    found = [
+        Attachment("image", "picture", partial(_decrypted, download, item["image"]))
+        for item in items
+        if item["msgtype"] == "image"
+    ]
+    # The SDK raises aiohttp's errors, ValueError or RuntimeError (a bad key).
+    images, notes = await take_in_all(media, f"wecom-{message_id}", found, (Exception,))
     text = text.strip()
     if not chat_id or (not text and not images and not notes):
         return None
     body_text = "\n\n".join(part for part in (text, *notes) if part)
     return Incoming(chat_id, SenderInfo(sender), message_id, body_text, tuple(images), private)
+
+
+async def _decrypted(download: Download, picture: dict[str, Any]) -> bytes:
+    data, _ = await download(str(picture.get("url", "")), picture.get("aeskey"))
+    return data
 
 
 def _items(body: dict[str, Any]) -> list[dict[str, Any]]:

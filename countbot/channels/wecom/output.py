@@ -18,6 +18,7 @@ from typing import Any
 
 from countbot.channels.base import SendError
 from countbot.channels.delivery import deliver
+from countbot.channels.link import Link
 from countbot.runtime.outbound import DeliveryResult
 
 # A stream message holds at most 20480 bytes of UTF-8: 6000 characters of Chinese fit.
@@ -27,16 +28,8 @@ REPLY_WINDOW = 300.0
 STREAM = "stream:"
 
 
-class ClientLink:
-    """The SDK client of the live connection (None while disconnected)."""
-
-    def __init__(self) -> None:
-        self.client: Any = None
-
-    def require(self) -> Any:
-        if self.client is None:
-            raise SendError("the WeCom channel is not connected right now")
-        return self.client
+# The SDK's `WSClient` of the live connection.
+ClientLink = Link[Any]
 
 
 async def _call(request: Any) -> Any:
