@@ -14,27 +14,22 @@ import asyncio
 import contextlib
 import itertools
 import json
-import socket
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from tests.channels.fake_telegram import _Server
+from tests.channels.loopback import LoopbackServer, wait_until
 
 APP_KEY = "dingfaketestappkey"
 APP_SECRET = "fake-dingtalk-secret"
 ROBOT = "dingrobotuserid"
-# Generous: the first turn of a test session pays for importing litellm, on a busy machine.
-WAIT = 45.0
 
 
 @dataclass(slots=True)
@@ -54,7 +49,6 @@ class RobotMessage:
 
 @dataclass
 class FakeDingTalk:
-    port: int = 0
     sent: list[RobotMessage] = field(default_factory=list)
     uploads: list[tuple[str, str, bytes]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
@@ -67,21 +61,15 @@ class FakeDingTalk:
         self._wake = asyncio.Event()
         self._down = False
         self._refusals: dict[str, int] = {}
-        self._server: _Server | None = None
-        self._serving: asyncio.Task[None] | None = None
+        self._http = LoopbackServer()
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://127.0.0.1:{self._http.port}"
 
     async def start(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.port = listener.getsockname()[1]
-        app = Starlette(
-            routes=[
+        await self._http.serve(
+            [
                 Route("/v1.0/oauth2/accessToken", self._token, methods=["POST"]),
                 Route("/v1.0/gateway/connections/open", self._open, methods=["POST"]),
                 Route("/v1.0/robot/oToMessages/batchSend", self._send, methods=["POST"]),
@@ -90,23 +78,12 @@ class FakeDingTalk:
                 Route("/files/{code}", self._file, methods=["GET"]),
                 Route("/media/upload", self._upload, methods=["POST"]),
                 WebSocketRoute("/connect", self._stream),
-            ]
+            ],
         )
-        config = uvicorn.Config(
-            app, lifespan="off", log_level="warning", timeout_graceful_shutdown=1
-        )
-        self._server = _Server(config)
-        self._serving = asyncio.create_task(self._server.serve(sockets=[listener]))
-        server = self._server
-        await self.wait_until(lambda: server.started, "the fake DingTalk to start")
 
     async def stop(self) -> None:
-        if self._server is None or self._serving is None:
-            return
-        self._server.should_exit = True
         self._wake.set()
-        await self._serving
-        self._server = self._serving = None
+        await self._http.shutdown()
 
     # --- what users and tests do --------------------------------------------------------------
 
@@ -188,11 +165,7 @@ class FakeDingTalk:
         return [m.text for m in self.sent if m.chat == chat]
 
     async def wait_until(self, check: Callable[[], bool], what: str = "condition") -> None:
-        deadline = time.monotonic() + WAIT
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; calls: {self.calls[-20:]}")
-            await asyncio.sleep(0.02)
+        await wait_until(check, what, lambda: self.calls[-20:])
 
     async def wait_for_messages(self, chat: str, count: int = 1) -> list[str]:
         await self.wait_until(
@@ -213,7 +186,7 @@ class FakeDingTalk:
         body = await request.json()
         self.calls.append("open")
         assert body["clientId"] == APP_KEY and body["clientSecret"] == APP_SECRET
-        url = f"ws://127.0.0.1:{self.port}/connect"
+        url = f"ws://127.0.0.1:{self._http.port}/connect"
         return JSONResponse({"endpoint": url, "ticket": uuid.uuid4().hex})
 
     async def _send(self, request: Request) -> Response:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -22,22 +21,18 @@ from dataclasses import dataclass, field
 from email.parser import BytesParser
 from typing import Any
 
-import uvicorn
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from countbot.channels.feishu.cards import card_text
-from tests.channels.fake_telegram import _Server
+from tests.channels.loopback import LoopbackServer, wait_until
 
 APP_ID = "cli_fake_app_for_tests"
 APP_SECRET = "fake-app-secret-for-tests"
 BOT_OPEN_ID = "ou_countbot_bot"
-# Generous: the first turn of a test session pays for importing litellm, on a busy machine.
-WAIT = 45.0
 
 
 @dataclass(slots=True)
@@ -57,7 +52,6 @@ class SentMessage:
 
 @dataclass
 class FakeFeishu:
-    port: int = 0
     sent: list[SentMessage] = field(default_factory=list)
     uploads: list[tuple[str, bytes]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
@@ -70,22 +64,16 @@ class FakeFeishu:
         self._socket: WebSocket | None = None
         self._wake = asyncio.Event()
         self._down = False
-        self._server: _Server | None = None
-        self._serving: asyncio.Task[None] | None = None
+        self._http = LoopbackServer()
         self._refusals: dict[str, int] = {}
 
     @property
     def domain(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://127.0.0.1:{self._http.port}"
 
     async def start(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.port = listener.getsockname()[1]
-        app = Starlette(
-            routes=[
+        await self._http.serve(
+            [
                 Route(
                     "/open-apis/auth/v3/tenant_access_token/internal", self._token, methods=["POST"]
                 ),
@@ -101,23 +89,12 @@ class FakeFeishu:
                 Route("/open-apis/im/v1/images", self._upload, methods=["POST"]),
                 Route("/open-apis/im/v1/files", self._upload, methods=["POST"]),
                 WebSocketRoute("/ws", self._long_connection),
-            ]
+            ],
         )
-        config = uvicorn.Config(
-            app, lifespan="off", log_level="warning", timeout_graceful_shutdown=1
-        )
-        self._server = _Server(config)
-        self._serving = asyncio.create_task(self._server.serve(sockets=[listener]))
-        server = self._server
-        await self.wait_until(lambda: server.started, "the fake Feishu to start")
 
     async def stop(self) -> None:
-        if self._server is None or self._serving is None:
-            return
-        self._server.should_exit = True
         self._wake.set()
-        await self._serving
-        self._server = self._serving = None
+        await self._http.shutdown()
 
     # --- what users and tests do --------------------------------------------------------------
 
@@ -203,11 +180,7 @@ class FakeFeishu:
         return [m for m in self.sent if m.chat_id == chat_id]
 
     async def wait_until(self, check: Callable[[], bool], what: str = "condition") -> None:
-        deadline = time.monotonic() + WAIT
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; calls: {self.calls[-20:]}")
-            await asyncio.sleep(0.02)
+        await wait_until(check, what, lambda: self.calls[-20:])
 
     async def wait_for_messages(self, chat_id: str, count: int = 1) -> list[str]:
         """Wait for `count` finished messages (no card still streaming, marked " …")."""
@@ -247,7 +220,7 @@ class FakeFeishu:
             "ReconnectNonce": 0,
             "PingInterval": 120,
         }
-        url = f"ws://127.0.0.1:{self.port}/ws?device_id=dev1&service_id=7"
+        url = f"ws://127.0.0.1:{self._http.port}/ws?device_id=dev1&service_id=7"
         return JSONResponse({"code": 0, "msg": "ok", "data": {"URL": url, "ClientConfig": config}})
 
     def _refused(self, what: str) -> Response | None:

@@ -22,10 +22,10 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.channels.loopback import wait_until
+
 TOKEN = "onebot-access-token-for-tests"
 BOT_QQ = 3889000001
-# Generous: the first turn of a test session pays for importing litellm, on a busy machine.
-WAIT = 45.0
 
 
 @dataclass(slots=True)
@@ -172,12 +172,7 @@ class FakeQQClient:
         return [a for a in self.actions if a.action == action]
 
     async def wait_until(self, check: Callable[[], bool], what: str = "condition") -> None:
-        deadline = time.monotonic() + WAIT
-        while not check():
-            if time.monotonic() > deadline:
-                done = ", ".join(a.action for a in self.actions[-20:])
-                raise AssertionError(f"timed out waiting for {what}; actions: {done}")
-            await asyncio.sleep(0.02)
+        await wait_until(check, what, lambda: [a.action for a in self.actions[-20:]])
 
     async def wait_for_messages(self, chat: str, count: int = 1) -> list[str]:
         await self.wait_until(

@@ -17,31 +17,24 @@ import contextlib
 import itertools
 import json
 import os
-import socket
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import trustme
-import uvicorn
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
-from websockets.exceptions import InvalidState
 
-from tests.channels.fake_telegram import _Server
+from tests.channels.loopback import LoopbackServer, wait_until
 
 BOT_ID = "aibFakeBotIdForTests"
 SECRET = "fake-wecom-bot-secret"
-# Generous: the first turn of a test session pays for importing litellm, on a busy machine.
-WAIT = 45.0
 
 
 def trust_fake_wecom(ca: trustme.CA) -> None:
@@ -65,7 +58,6 @@ class BotMessage:
 @dataclass
 class FakeWeCom:
     ca: trustme.CA
-    port: int = 0
     messages: list[BotMessage] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
 
@@ -78,52 +70,31 @@ class FakeWeCom:
         self._wake = asyncio.Event()
         self._down = False
         self._refusals: dict[str, int] = {}
-        self._server: _Server | None = None
-        self._serving: asyncio.Task[None] | None = None
+        self._http = LoopbackServer()
         self._certs = tempfile.TemporaryDirectory()
 
     @property
     def ws_url(self) -> str:
-        return f"wss://127.0.0.1:{self.port}/"
+        return f"wss://127.0.0.1:{self._http.port}/"
 
     async def start(self) -> None:
         folder = Path(self._certs.name)
         cert = self.ca.issue_cert("127.0.0.1", "localhost")
         cert.private_key_pem.write_to_path(folder / "key.pem")
         cert.cert_chain_pems[0].write_to_path(folder / "cert.pem")
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.port = listener.getsockname()[1]
-        app = Starlette(
-            routes=[
+        await self._http.serve(
+            [
                 Route("/files/{name}", self._file, methods=["GET"]),
                 WebSocketRoute("/", self._long_connection),
-            ]
-        )
-        config = uvicorn.Config(
-            app,
-            lifespan="off",
-            log_level="warning",
-            timeout_graceful_shutdown=1,
+            ],
             ssl_certfile=os.fspath(folder / "cert.pem"),
             ssl_keyfile=os.fspath(folder / "key.pem"),
         )
-        self._server = _Server(config)
-        self._serving = asyncio.create_task(self._server.serve(sockets=[listener]))
-        server = self._server
-        await self.wait_until(lambda: server.started, "the fake WeCom to start")
 
     async def stop(self) -> None:
-        if self._server is not None and self._serving is not None:
-            await self.outage()
-            self._server.should_exit = True
-            self._wake.set()
-            # uvicorn may still be closing the socket the client just closed.
-            with contextlib.suppress(InvalidState):
-                await self._serving
-            self._server = self._serving = None
+        await self.outage()
+        self._wake.set()
+        await self._http.shutdown()
         self._certs.cleanup()
 
     # --- what users and tests do --------------------------------------------------------------
@@ -196,11 +167,7 @@ class FakeWeCom:
         return [m for m in self.messages if m.chat == chat]
 
     async def wait_until(self, check: Callable[[], bool], what: str = "condition") -> None:
-        deadline = time.monotonic() + WAIT
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; calls: {self.calls[-20:]}")
-            await asyncio.sleep(0.02)
+        await wait_until(check, what, lambda: self.calls[-20:])
 
     async def wait_for_messages(self, chat: str, count: int = 1) -> list[str]:
         """Wait for `count` messages in the chat, every stream finished."""
@@ -219,7 +186,7 @@ class FakeWeCom:
         encryptor = Cipher(algorithms.AES(key), modes.CBC(key[:16])).encryptor()
         name = f"pic{next(self._ids)}"
         self._files[name] = encryptor.update(plain) + encryptor.finalize()
-        url = f"https://127.0.0.1:{self.port}/files/{name}"
+        url = f"https://127.0.0.1:{self._http.port}/files/{name}"
         return {"url": url, "aeskey": base64.b64encode(key).decode().rstrip("=")}
 
     async def _file(self, request: Request) -> Response:
