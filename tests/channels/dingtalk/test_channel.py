@@ -4,21 +4,22 @@ the fake DingTalk platform, turns answered by the scripted model through the rea
 
 from __future__ import annotations
 
-import base64
 import time
-from datetime import UTC, datetime
 
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.scheduler.assembly import start_scheduler
-from countbot.scheduler.book import JobDraft
-from countbot.scheduler.jobs import Delivery
 from countbot.store.pairing import PairingStore
 from tests.channels.dingtalk.conftest import ALICE
 from tests.channels.fake_dingtalk import FakeDingTalk
 from tests.channels.harness import Bot
-from tests.channels.telegram.test_channel import PHOTO, user_texts
-from tests.scheduler.conftest import FakeClock
+from tests.channels.scenarios import (
+    PHOTO,
+    assert_listing_intact,
+    assert_model_saw_photo,
+    long_listing,
+    run_due_job,
+    user_texts,
+)
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 ME = f"private:{ALICE}"
@@ -58,17 +59,13 @@ async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
 async def test_a_long_answer_is_split_with_the_code_intact(
     bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer
 ) -> None:
-    code = "\n".join(f"print('line {n:04d} of a long listing')" for n in range(200))
-    answer = f"{'Here it is. ' * 100}\n\n```python\n{code}\n```\n\nRun it."
+    code, answer = long_listing(200)
     model_server.script(Reply.text(answer))
     fake_dingtalk.user_says("a long script please", staff_id=ALICE)
 
     await fake_dingtalk.wait_until(lambda: "Run it." in "".join(fake_dingtalk.chat_messages(ME)))
-    messages = fake_dingtalk.chat_messages(ME)
-    assert len(messages) >= 3 and all(len(m) <= 4000 for m in messages)
-    assert all(m.count("```") % 2 == 0 for m in messages), "a code fence was broken"
-    listed = [line for m in messages for line in m.splitlines() if "print(" in line]
-    assert "\n".join(listed) == code
+    messages = await fake_dingtalk.wait_for_messages(ME, 2)
+    assert_listing_intact(messages, code, 4000, fences=True)
 
 
 async def test_a_group_message_is_answered_only_when_it_mentions_the_robot(
@@ -90,11 +87,7 @@ async def test_a_picture_reaches_the_model_as_an_image(
     fake_dingtalk.user_says("what is this?", staff_id=ALICE, picture=PHOTO)
 
     assert await fake_dingtalk.wait_for_messages(ME) == ["A lovely photo."]
-    content = model_server.requests[0]["messages"][-1]["content"]
-    images = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
-    assert images == [f"data:image/jpeg;base64,{base64.b64encode(PHOTO).decode()}"]
-    assert "what is this?" in user_texts(model_server.requests[0])
-    assert [p.read_bytes() for p in (settings.workspace / "media").iterdir()] == [PHOTO]
+    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -153,16 +146,5 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
 async def test_a_due_job_arrives_in_the_dingtalk_chat(
     bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer
 ) -> None:
-    bot.settings.timezone = "UTC"
-    clock = FakeClock(datetime(2026, 3, 27, 6, 0, tzinfo=UTC))
-    scheduler = await start_scheduler(bot.runtime, bot.gateway, clock=clock, paused=True)
-    try:
-        model_server.script(Reply.text("Good morning!"))
-        draft = JobDraft("Hi", "cron", "0 8 * * 1-5", "Greet me", Delivery("dingtalk", ME))
-        await scheduler.service.book.create(draft)
-        clock.now = datetime(2026, 3, 27, 8, 0, 1, tzinfo=UTC)
-        (run,) = await scheduler.service.run_due()
-        assert run.status == "ok" and run.delivered
-        assert await fake_dingtalk.wait_for_messages(ME) == ["Good morning!"]
-    finally:
-        await scheduler.stop()
+    await run_due_job(bot, model_server, "dingtalk", ME, "Good morning!")
+    assert await fake_dingtalk.wait_for_messages(ME) == ["Good morning!"]

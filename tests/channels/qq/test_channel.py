@@ -4,23 +4,24 @@ answered by the scripted model through the real gateway and agent loop.
 
 from __future__ import annotations
 
-import base64
 import time
-from datetime import UTC, datetime
 
 import pytest
 from websockets.exceptions import InvalidStatus
 
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.scheduler.assembly import start_scheduler
-from countbot.scheduler.book import JobDraft
-from countbot.scheduler.jobs import Delivery
 from countbot.store.pairing import PairingStore
 from tests.channels.fake_onebot import BOT_QQ, FakeQQClient
 from tests.channels.harness import ALICE, Bot
-from tests.channels.telegram.test_channel import PHOTO, user_texts
-from tests.scheduler.conftest import FakeClock
+from tests.channels.scenarios import (
+    PHOTO,
+    assert_listing_intact,
+    assert_model_saw_photo,
+    long_listing,
+    run_due_job,
+    user_texts,
+)
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 ME = f"private:{ALICE}"
@@ -78,18 +79,13 @@ async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
 async def test_a_long_answer_is_split_at_the_qq_limit_with_the_code_intact(
     bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
 ) -> None:
-    code = "\n".join(f"print('line {n:04d} of a long listing')" for n in range(150))
-    intro = "Here is the script you asked for. " * 40
-    answer = f"{intro}\n\n```python\n{code}\n```\n\nRun it with `python script.py`."
+    code, answer = long_listing(150)
     model_server.script(Reply.text(answer))
     await fake_qq.user_says("write me a long script", user=ALICE)
 
-    await fake_qq.wait_until(lambda: "python script.py" in "".join(fake_qq.chat_messages(ME)))
-    messages = fake_qq.chat_messages(ME)
-    assert len(messages) >= 3 and all(len(m) <= 3000 for m in messages)
-    assert not any("```" in m for m in messages), "QQ shows no Markdown fences"
-    listed = [line for m in messages for line in m.splitlines() if "print(" in line]
-    assert "\n".join(listed) == code, "a line of the listing was lost or cut"
+    await fake_qq.wait_until(lambda: "Run it." in "".join(fake_qq.chat_messages(ME)))
+    messages = await fake_qq.wait_for_messages(ME, 2)
+    assert_listing_intact(messages, code, 3000, fences=False)
 
 
 async def test_a_group_message_needs_a_mention_or_a_reply(
@@ -123,11 +119,7 @@ async def test_a_picture_reaches_the_model_as_an_image(
     await fake_qq.user_says("what is this?", user=ALICE, picture=PHOTO)
 
     assert await fake_qq.wait_for_messages(ME) == ["A lovely photo."]
-    content = model_server.requests[0]["messages"][-1]["content"]
-    images = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
-    assert images == [f"data:image/jpeg;base64,{base64.b64encode(PHOTO).decode()}"]
-    assert "what is this?" in user_texts(model_server.requests[0])
-    assert [p.read_bytes() for p in (settings.workspace / "media").iterdir()] == [PHOTO]
+    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -206,19 +198,8 @@ async def test_files_go_out_through_the_message_path(
 async def test_a_due_job_arrives_in_the_qq_chat(
     bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
 ) -> None:
-    bot.settings.timezone = "UTC"
-    clock = FakeClock(datetime(2026, 3, 27, 6, 0, tzinfo=UTC))
-    scheduler = await start_scheduler(bot.runtime, bot.gateway, clock=clock, paused=True)
-    try:
-        model_server.script(Reply.text("Good morning! The 8:12 train is on time."))
-        draft = JobDraft("Train", "cron", "0 8 * * *", "Check the train", Delivery("qq", ME))
-        await scheduler.service.book.create(draft)
-        clock.now = datetime(2026, 3, 27, 8, 0, 1, tzinfo=UTC)
-        (run,) = await scheduler.service.run_due()
-        assert run.status == "ok" and run.delivered
-        assert await fake_qq.wait_for_messages(ME) == ["Good morning! The 8:12 train is on time."]
-    finally:
-        await scheduler.stop()
+    await run_due_job(bot, model_server, "qq", ME, "Good morning! The 8:12 train is on time.")
+    assert await fake_qq.wait_for_messages(ME) == ["Good morning! The 8:12 train is on time."]
 
 
 @pytest.mark.parametrize(
