@@ -5,8 +5,10 @@ that reached the model, and a scheduled job delivered into a chat.
 from __future__ import annotations
 
 import base64
+import json
 from datetime import UTC, datetime
 
+from countbot.config.loader import MASK
 from countbot.config.settings import Settings
 from countbot.scheduler.assembly import start_scheduler
 from countbot.scheduler.book import JobDraft
@@ -25,6 +27,12 @@ def user_texts(request: dict) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(part.get("text", "") for part in content)
+
+
+def assert_secret_masked(bot: Bot, key: str, secret: str) -> None:
+    """The Channels page shows the channel's secret as set, never its value."""
+    assert bot.state()["settings"][key] == MASK
+    assert secret not in json.dumps(bot.manager.states())
 
 
 def long_listing(lines: int) -> tuple[str, str]:

@@ -10,12 +10,13 @@ from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
 from countbot.store.pairing import PairingStore
 from tests.channels.dingtalk.conftest import ALICE
-from tests.channels.fake_dingtalk import FakeDingTalk
+from tests.channels.fake_dingtalk import APP_SECRET, FakeDingTalk
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
     PHOTO,
     assert_listing_intact,
     assert_model_saw_photo,
+    assert_secret_masked,
     long_listing,
     run_due_job,
     user_texts,
@@ -38,6 +39,7 @@ async def test_a_streamed_answer_arrives_once_as_markdown(
     assert message.key == "sampleMarkdown" and message.params["title"] == "Plan"
     assert "tell me a story" in user_texts(model_server.requests[0])
     assert bot.state()["connection"] == "ok"
+    assert_secret_masked(bot, "client_secret", APP_SECRET)
 
 
 async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(

@@ -9,13 +9,14 @@ import time
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
 from countbot.store.pairing import PairingStore
-from tests.channels.fake_feishu import FakeFeishu
+from tests.channels.fake_feishu import APP_SECRET, FakeFeishu
 from tests.channels.feishu.conftest import ALICE
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
     PHOTO,
     assert_listing_intact,
     assert_model_saw_photo,
+    assert_secret_masked,
     long_listing,
     run_due_job,
     user_texts,
@@ -39,6 +40,7 @@ async def test_the_answer_streams_into_one_card_updated_in_place(
     assert card.content["elements"][0]["tag"] == "markdown"
     assert "tell me a story" in user_texts(model_server.requests[0])
     assert bot.state()["bot"] == "CountBot" and bot.state()["connection"] == "ok"
+    assert_secret_masked(bot, "app_secret", APP_SECRET)
 
 
 async def test_markdown_is_shown_as_card_markdown_without_tags(

@@ -18,6 +18,7 @@ from tests.channels.scenarios import (
     PHOTO,
     assert_listing_intact,
     assert_model_saw_photo,
+    assert_secret_masked,
     long_listing,
     run_due_job,
     user_texts,
@@ -42,6 +43,7 @@ async def test_an_allowed_user_gets_the_answer_as_plain_text(
     session = await bot.runtime.sessions.get(f"qq:{ME}")
     assert session is not None and session.message_count == 2
     assert bot.state()["bot"] == str(BOT_QQ)
+    assert_secret_masked(bot, "access_token", fake_qq.token)
 
 
 async def test_a_streamed_answer_arrives_once_complete(

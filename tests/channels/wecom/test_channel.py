@@ -9,12 +9,13 @@ import time
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
 from countbot.store.pairing import PairingStore
-from tests.channels.fake_wecom import FakeWeCom
+from tests.channels.fake_wecom import SECRET, FakeWeCom
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
     PHOTO,
     assert_listing_intact,
     assert_model_saw_photo,
+    assert_secret_masked,
     long_listing,
     run_due_job,
     user_texts,
@@ -37,6 +38,7 @@ async def test_the_answer_streams_into_one_message(
     assert message.updates >= 2, "the stream was not updated while the answer was written"
     assert "tell me a story" in user_texts(model_server.requests[0])
     assert bot.state()["connection"] == "ok"
+    assert_secret_masked(bot, "secret", SECRET)
 
 
 async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
