@@ -68,6 +68,7 @@ class _Turn:
     steering: SteeringInbox | None
     usage: Usage
     tool_calls_made: int = 0
+    vision: bool = False
 
 
 class AgentLoop:
@@ -147,6 +148,7 @@ class AgentLoop:
         )
         try:
             choice = await self._resolve_model()
+            turn.vision = choice.vision
             entries = await self._load_history(session_id, choice.provider)
             turn_context = self._context.turn_context(
                 channel=channel, chat_id=chat_id, unattended=unattended
@@ -257,10 +259,15 @@ class AgentLoop:
         self, turn: _Turn, call: ToolCall, result: ToolResult, messages: list[Message]
     ) -> None:
         entry = ToolResultEntry(
-            call.id, call.name, result.content, result.status, result.duration_ms
+            call.id,
+            call.name,
+            result.content,
+            result.status,
+            result.duration_ms,
+            images=result.images,
         )
         await self._commit(turn.session_id, entry)
-        ContextBuilder.add_tool_result(messages, call, result.content, result.is_error)
+        ContextBuilder.add_tool_result(messages, entry, vision=turn.vision)
         record = ToolCallRecord(
             session_id=turn.session_id,
             tool_call_id=call.id,

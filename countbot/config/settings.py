@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 
 class _Strict(BaseModel):
@@ -124,6 +124,32 @@ class SkillsSettings(_Strict):
     disabled: list[str] = Field(default_factory=list)
 
 
+class McpServerSettings(_Strict):
+    """One MCP server: a command started over stdio, or a streamable-HTTP `url`."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(default_factory=dict, description="the server's only env")
+    url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    enabled: bool = True
+    tools: list[str] | None = Field(None, description="allow-list of the server's tools")
+    approval: Literal["auto", "always"] = "auto"
+    timeout: float = Field(60.0, gt=0, description="s one tool call may take")
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+        return self
+
+
+class McpSettings(_Strict):
+    """MCP servers whose tools the agent may call, by name (`<name>__<tool>`)."""
+
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+
 class ChannelSettings(_Strict):
     """What every chat channel has: on/off, who may talk to it, and a flood limit."""
 
@@ -163,6 +189,7 @@ class Settings(_Strict):
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")
