@@ -6,10 +6,11 @@ part of the public contract (scripts and docs rely on them).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 
 class _Strict(BaseModel):
@@ -148,6 +149,17 @@ class McpSettings(_Strict):
     """MCP servers whose tools the agent may call, by name (`<name>__<tool>`)."""
 
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for name in servers:
+            if not re.fullmatch(r"[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*", name) or len(name) > 30:
+                raise ValueError(
+                    f"server name {name!r}: use up to 30 letters, digits, - and single _ "
+                    "(tools are named <server>__<tool>)"
+                )
+        return servers
 
 
 class ChannelSettings(_Strict):

@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
@@ -16,7 +17,7 @@ from countbot.agent.context import ContextBuilder
 from countbot.agent.loop import AgentLoop
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
-from countbot.config.settings import Settings
+from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.models import ModelResolver
@@ -30,6 +31,7 @@ from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
+from countbot.tools.mcp.manager import McpManager
 from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool
@@ -57,8 +59,10 @@ class Runtime:
     agent: AgentLoop
     outbound: OutboundRouter
     sandbox: Sandbox
+    mcp: McpManager
 
     async def close(self) -> None:
+        await self.mcp.close()
         await self.audit.close()
         await self.db.close()
 
@@ -81,6 +85,12 @@ def _secrets(model: BaseModel) -> Iterator[SecretStr]:
             yield value
         elif isinstance(value, BaseModel):
             yield from _secrets(value)
+        elif isinstance(value, dict):  # MCP servers' env and headers, and the servers
+            for item in value.values():
+                if isinstance(item, SecretStr):
+                    yield item
+                elif isinstance(item, BaseModel):
+                    yield from _secrets(item)
 
 
 async def open_runtime(settings: Settings) -> Runtime:
@@ -105,6 +115,8 @@ async def open_runtime(settings: Settings) -> Runtime:
     tools = _tool_registry(
         settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
     )
+    mcp = mcp_manager(settings, tools, sandbox)
+    mcp.start()  # in the background: nothing waits for the servers
     context = ContextBuilder(
         workspace=workspace,
         persona_loader=personas,
@@ -140,10 +152,22 @@ async def open_runtime(settings: Settings) -> Runtime:
         agent,
         outbound,
         sandbox,
+        mcp,
     )
 
 
-def exec_sandbox(settings: Settings, skills: SkillsLoader) -> Sandbox:
+def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> McpManager:
+    """The configured MCP servers; stdio servers run in the sandbox when it works."""
+    return McpManager(
+        settings.mcp,
+        tools,
+        workspace=settings.workspace,
+        log_dir=settings.data_dir / "mcp",
+        launcher=sandbox.server_command if sandbox.status.active else None,
+    )
+
+
+def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:
     """The probed sandbox `exec` runs in; CountBot's own data and config are hidden in it too.
 
     Blocking (it runs bwrap once): call it in a worker thread.
@@ -154,10 +178,33 @@ def exec_sandbox(settings: Settings, skills: SkillsLoader) -> Sandbox:
         settings.workspace,
         network=settings.tools.exec.network,
         hidden=hidden,
-        skill_env=skills.env_names,
+        skill_env=skills.env_names if skills is not None else None,
     )
     sandbox.probe()
     return sandbox
+
+
+async def probe_mcp_servers(
+    settings: Settings, names: Sequence[str], wait: float
+) -> list[dict[str, Any]]:
+    """Connect to the named servers outside a daemon (`countbot mcp list/test`) and report them.
+
+    Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
+    """
+    servers = {
+        name: server.model_copy(update={"enabled": True})
+        for name, server in settings.mcp.servers.items()
+        if name in names
+    }
+    sandbox = await asyncio.to_thread(exec_sandbox, settings, None)
+    probe = settings.model_copy(update={"mcp": McpSettings(servers=servers)})
+    manager = mcp_manager(probe, ToolRegistry(), sandbox)
+    manager.start()
+    try:
+        await asyncio.gather(*(c.wait_ready(wait) for c in manager.connections.values()))
+        return manager.status()
+    finally:
+        await manager.close()
 
 
 def _tool_registry(

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Mount
 
-from countbot.web.api import audit, channels, health, memory, sessions, settings, skills, usage
+from countbot.web.api import (
+    audit,
+    channels,
+    health,
+    mcp,
+    memory,
+    sessions,
+    settings,
+    skills,
+    usage,
+)
 
 
 def api_mount(extra: list[BaseRoute]) -> Mount:
@@ -16,6 +26,7 @@ def api_mount(extra: list[BaseRoute]) -> Mount:
         *settings.routes,
         *memory.routes,
         *skills.routes,
+        *mcp.routes,
         *audit.routes,
         *usage.routes,
         *channels.routes,

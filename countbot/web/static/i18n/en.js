@@ -128,6 +128,18 @@ export default {
   "skills.enabled": "Enabled",
   "skills.disabled": "Disabled",
 
+  "mcp.title": "MCP servers",
+  "mcp.none": "No MCP servers configured (mcp.servers in config.yaml).",
+  "mcp.tools": "Tools: {items}",
+  "mcp.skipped": "Skipped: {items}",
+  "mcp.error": "Last error: {error}",
+  "mcp.approval": "Asks before each call",
+  "mcp.state.ready": "Ready",
+  "mcp.state.connecting": "Connecting",
+  "mcp.state.restarting": "Restarting",
+  "mcp.state.stopped": "Stopped",
+  "mcp.state.disabled": "Disabled",
+
   "audit.title": "Audit",
   "audit.tool": "Tool",
   "audit.status": "Status",

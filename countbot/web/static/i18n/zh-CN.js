@@ -128,6 +128,18 @@ export default {
   "skills.enabled": "已启用",
   "skills.disabled": "已停用",
 
+  "mcp.title": "MCP 服务器",
+  "mcp.none": "未配置 MCP 服务器（config.yaml 中的 mcp.servers）。",
+  "mcp.tools": "工具：{items}",
+  "mcp.skipped": "已跳过：{items}",
+  "mcp.error": "最近的错误：{error}",
+  "mcp.approval": "每次调用前询问",
+  "mcp.state.ready": "就绪",
+  "mcp.state.connecting": "连接中",
+  "mcp.state.restarting": "重启中",
+  "mcp.state.stopped": "已停止",
+  "mcp.state.disabled": "已停用",
+
   "audit.title": "审计",
   "audit.tool": "工具",
   "audit.status": "状态",
