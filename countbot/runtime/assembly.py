@@ -196,6 +196,8 @@ async def probe_mcp_servers(
         for name, server in settings.mcp.servers.items()
         if name in names
     }
+    # The servers run in the workspace (and the sandbox binds it): it must exist.
+    await asyncio.to_thread(seed_workspace, settings.workspace)
     sandbox = await asyncio.to_thread(exec_sandbox, settings, None)
     probe = settings.model_copy(update={"mcp": McpSettings(servers=servers)})
     manager = mcp_manager(probe, ToolRegistry(), sandbox)
