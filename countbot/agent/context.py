@@ -25,6 +25,7 @@ from countbot.agent.history import (
     tool_result_message,
 )
 from countbot.agent.persona import Persona, PersonaLoader
+from countbot.agent.skill_invocation import invoked_skill
 from countbot.config.settings import PersonaSettings
 from countbot.llm.types import AssistantMessage, Message, SystemMessage
 from countbot.memory.memory_file import MemoryFile
@@ -134,6 +135,10 @@ class ContextBuilder:
                 "you have; your final answer is the deliverable.]"
             )
         return text
+
+    async def skill_invocation(self, text: str) -> tuple[str, str] | None:
+        """(message, context) for `/skillname args`; see `agent/skill_invocation.py`."""
+        return await invoked_skill(text, self._skills)
 
     @staticmethod
     def add_assistant_message(messages: list[Message], message: AssistantMessage) -> None:

@@ -153,6 +153,10 @@ class AgentLoop:
             turn_context = self._context.turn_context(
                 channel=channel, chat_id=chat_id, unattended=unattended
             )
+            invocation = await self._context.skill_invocation(message)
+            if invocation is not None:
+                message, loaded = invocation
+                context = f"{context}\n{loaded}" if context else loaded
             if context:
                 turn_context = f"{turn_context}\n{context}"
             user = UserEntry(message, tuple(media or ()), turn_context)

@@ -107,6 +107,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         settings.skills_dir or SHIPPED_ROOT / "skills",
         workspace / "skills",
         disabled=settings.skills.disabled,
+        has_config=lambda key: setting_is_set(settings, key),
     )
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
@@ -165,6 +166,16 @@ def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> Mc
         log_dir=settings.data_dir / "mcp",
         launcher=sandbox.server_command if sandbox.status.active else None,
     )
+
+
+def setting_is_set(settings: Settings, key: str) -> bool:
+    """Whether the dotted settings `key` has a non-empty value (a skill's `requires.config`)."""
+    value: Any = settings
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
+        if value is None:
+            return False
+    return bool(value.get_secret_value() if isinstance(value, SecretStr) else value)
 
 
 def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:

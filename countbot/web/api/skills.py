@@ -28,6 +28,9 @@ def skill_json(skill: Skill) -> dict[str, Any]:
         "missing": list(skill.missing) or ([skill.unavailable_reason] if skill.error else []),
         "enabled": skill.enabled,
         "source": skill.source,
+        "install": list(skill.install_hints),
+        "user_invocable": skill.user_invocable,
+        "model_invocable": skill.model_invocable,
     }
 
 

@@ -127,6 +127,7 @@ export default {
   "skills.missing": "Missing: {items}",
   "skills.enabled": "Enabled",
   "skills.disabled": "Disabled",
+  "skills.install": "To install (not run for you): {items}",
 
   "mcp.title": "MCP servers",
   "mcp.none": "No MCP servers configured (mcp.servers in config.yaml).",

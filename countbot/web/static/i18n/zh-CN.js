@@ -127,6 +127,7 @@ export default {
   "skills.missing": "缺少：{items}",
   "skills.enabled": "已启用",
   "skills.disabled": "已停用",
+  "skills.install": "安装方法（不会自动运行）：{items}",
 
   "mcp.title": "MCP 服务器",
   "mcp.none": "未配置 MCP 服务器（config.yaml 中的 mcp.servers）。",

@@ -104,5 +104,8 @@ function skillCard(skill) {
     missing.length
       ? h("p", { class: "muted", i18n: "skills.missing", i18nArgs: { items: missing.join(", ") } })
       : null,
+    missing.length && (skill.install || []).length
+      ? h("p", { class: "muted", testid: "skill-install", i18n: "skills.install", i18nArgs: { items: skill.install.join("; ") } })
+      : null,
   );
 }
