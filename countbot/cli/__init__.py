@@ -11,6 +11,7 @@ import click
 from countbot.cli.common import config_option, run_async, settings_or_exit
 from countbot.cli.cron import cron
 from countbot.cli.mcp import mcp
+from countbot.cli.skills import skills
 
 
 @click.group()
@@ -117,3 +118,4 @@ def pairing_list(config_path: str | None) -> None:
 
 main.add_command(cron)
 main.add_command(mcp)
+main.add_command(skills)

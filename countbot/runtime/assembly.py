@@ -103,12 +103,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
-    skills = SkillsLoader(
-        settings.skills_dir or SHIPPED_ROOT / "skills",
-        workspace / "skills",
-        disabled=settings.skills.disabled,
-        has_config=lambda key: setting_is_set(settings, key),
-    )
+    skills = skills_loader(settings)
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
@@ -165,6 +160,16 @@ def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> Mc
         workspace=settings.workspace,
         log_dir=settings.data_dir / "mcp",
         launcher=sandbox.server_command if sandbox.status.active else None,
+    )
+
+
+def skills_loader(settings: Settings) -> SkillsLoader:
+    """The shipped skills and the workspace's own, with the switches and config of `settings`."""
+    return SkillsLoader(
+        settings.skills_dir or SHIPPED_ROOT / "skills",
+        settings.workspace / "skills",
+        disabled=settings.skills.disabled,
+        has_config=lambda key: setting_is_set(settings, key),
     )
 
 
