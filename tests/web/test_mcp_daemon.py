@@ -12,6 +12,9 @@ from click.testing import CliRunner
 from countbot.cli import main
 from countbot.config.loader import load_settings
 from countbot.web.daemon import bind_listener, serve_daemon
+from tests.channels.fake_telegram import FakeTelegram
+from tests.channels.harness import ALICE, use_fake_telegram
+from tests.skills.formats import clawdbot_skill
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, write_config
 
@@ -100,3 +103,29 @@ async def _wait_ready(daemon: Daemon, name: str) -> None:
                 return
             await asyncio.sleep(0.05)
     raise AssertionError(f"{name} did not connect: {server}")
+
+
+async def test_telegram_chat_uses_the_mcp_tool_and_a_slash_skill(
+    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
+) -> None:
+    config = write_config(tmp_path, model_server)
+    args = ["mcp", "import", str(claude_desktop_file(tmp_path)), "--yes", "--config", str(config)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    settings = load_settings(config)
+    use_fake_telegram(settings, fake_telegram)
+    clawdbot_skill(settings.workspace / "skills")
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as running:
+            await _wait_ready(Daemon(running.port, running.context, settings), "notes")
+            model_server.script(
+                Reply.tool_calls(("notes__add", '{"a": 20, "b": 22}')), Reply.text("It is 42.")
+            )
+            fake_telegram.user_says("what is 20 + 22? use the notes server")
+            assert (await fake_telegram.wait_for_messages(ALICE))[-1] == "It is 42."
+            model_server.script(Reply.text("Drafted."))
+            fake_telegram.user_says("/release-notes for v2")
+            assert (await fake_telegram.wait_for_messages(ALICE, 2))[-1] == "Drafted."
+    tool_message = model_server.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and "42" in tool_message["content"]
+    skill_turn = model_server.requests[2]["messages"][-1]["content"]
+    assert "Sign with ~RN~" in skill_turn and skill_turn.rstrip().endswith("for v2")
