@@ -20,6 +20,10 @@ from countbot.config.loader import save_settings_patch, write_config_text
 from countbot.config.settings import McpServerSettings, McpSettings
 
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9-]+")
+# `servers: {}` (or empty) right under a top-level `mcp:`, with its comment, up to the line end.
+_EMPTY_SERVERS = re.compile(
+    r"(?<=^mcp:\n)( +)servers:[ \t]*(?:\{\}|null|~)?[ \t]*(?:#.*)?\n?", re.MULTILINE
+)
 
 
 def servers_from_json(text: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -85,7 +89,13 @@ def write_servers(config_path: Path, servers: dict[str, dict[str, Any]]) -> None
     if not isinstance(data, dict) or "mcp" not in data:
         block = yaml.safe_dump({"mcp": {"servers": servers}}, sort_keys=False, allow_unicode=True)
         separator = "" if not text or text.endswith("\n") else "\n"
-        save_text = f"{text}{separator}\n{block}" if text else block
-        write_config_text(config_path, save_text)
+        write_config_text(config_path, f"{text}{separator}\n{block}" if text else block)
+        return
+    empty = _EMPTY_SERVERS.search(text)
+    if empty is not None and not (data.get("mcp") or {}).get("servers"):
+        # The shipped file's `servers: {}`: replaced by the block, every comment kept.
+        block = yaml.safe_dump({"servers": servers}, sort_keys=False, allow_unicode=True)
+        indented = "".join(f"{empty.group(1)}{line}\n" for line in block.splitlines())
+        write_config_text(config_path, text[: empty.start()] + indented + text[empty.end() :])
         return
     save_settings_patch(config_path, {"mcp": {"servers": servers}})

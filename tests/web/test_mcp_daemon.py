@@ -129,3 +129,18 @@ async def test_telegram_chat_uses_the_mcp_tool_and_a_slash_skill(
     assert tool_message["role"] == "tool" and "42" in tool_message["content"]
     skill_turn = model_server.requests[2]["messages"][-1]["content"]
     assert "Sign with ~RN~" in skill_turn and skill_turn.rstrip().endswith("for v2")
+
+
+def test_import_into_the_shipped_config_keeps_its_comments(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    shipped = (ROOT / "config.yaml").read_text(encoding="utf-8")
+    config.write_text(shipped, encoding="utf-8")
+    args = ["mcp", "import", str(claude_desktop_file(tmp_path)), "--yes", "--config", str(config)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    text = config.read_text(encoding="utf-8")
+
+    def comment_lines(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.lstrip().startswith("#")]
+
+    assert comment_lines(text) == comment_lines(shipped)  # only `servers: {}` was replaced
+    assert list(load_settings(config).mcp.servers) == ["notes"]
