@@ -14,6 +14,9 @@ from mcp_types import CallToolResult, EmbeddedResource, ImageContent, ResourceLi
 from countbot.llm.types import ImagePart
 from countbot.tools.base import ToolResult
 
+# Base64 characters of one image passed on to the model (about 5 MiB of image).
+MAX_IMAGE_CHARS = 7_000_000
+
 
 def tool_result(source: str, result: CallToolResult) -> ToolResult:
     """`source` is `mcp:<server>/<tool>`, shown in the marker."""
@@ -22,6 +25,9 @@ def tool_result(source: str, result: CallToolResult) -> ToolResult:
     for block in result.content:
         if isinstance(block, TextContent):
             texts.append(block.text)
+        elif isinstance(block, ImageContent) and len(block.data) > MAX_IMAGE_CHARS:
+            # Every later request of the session would carry it: refused, and said so.
+            texts.append(f"[image not passed on: {len(block.data) * 3 // 4 >> 20} MiB is too big]")
         elif isinstance(block, ImageContent):
             images.append(ImagePart(block.mime_type, data=block.data))
             texts.append(f"[image {len(images)}: {block.mime_type}]")
