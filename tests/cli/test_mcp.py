@@ -54,3 +54,12 @@ def test_test_exits_non_zero_for_a_server_that_does_not_connect(tmp_path: Path) 
     assert bad.exit_code == 1 and "last error" in bad.output
     unknown = CliRunner().invoke(main, ["mcp", "test", "nope", "--config", path])
     assert unknown.exit_code == 2 and "configured: broken, notes, off" in unknown.output
+
+
+def test_doctor_checks_the_enabled_servers(tmp_path: Path) -> None:
+    path = config(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    del data["mcp"]["servers"]["broken"]
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = CliRunner().invoke(main, ["doctor", "--config", str(path)])
+    assert "✓ mcp: 1 servers connected, 2 tools" in result.output, result.output
