@@ -78,6 +78,15 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@server.tool()
+async def grow_legacy(ctx: Context) -> str:
+    """Like `grow`, announced as a `tools/list_changed` notification (the pre-2026 way)."""
+    if "extra" not in {tool.name for tool in await server.list_tools()}:
+        server.add_tool(_extra, name="extra", description="Added at run time.")
+    await ctx.request_context.session.send_tool_list_changed()
+    return "grown"
+
+
 def _extra() -> str:
     return "extra!"
 

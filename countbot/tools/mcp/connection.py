@@ -68,6 +68,7 @@ class McpConnection:
         on_tools: ToolsChanged,
         launcher: Launcher | None = None,
         backoff: tuple[float, float] = (0.5, 60.0),
+        protocol: str = "auto",
     ) -> None:
         self.name = name
         self.settings = settings
@@ -80,6 +81,8 @@ class McpConnection:
         self._on_tools = on_tools
         self._launcher = launcher
         self._backoff = backoff
+        # "auto" negotiates; "legacy" forces the pre-2026 handshake (as older servers speak it).
+        self._protocol = protocol
         self._client: Client | None = None
         self._lost = asyncio.Event()
         self._changed = asyncio.Event()
@@ -172,6 +175,7 @@ class McpConnection:
             client = Client(
                 transport,
                 message_handler=self._on_message,
+                mode=self._protocol,
                 client_info=mcp_types.Implementation(name="countbot", version="1"),
             )
             # asyncio's timeout, not anyio's: the client's task group outlives this block.

@@ -36,6 +36,7 @@ class McpManager:
         workspace: Path,
         log_dir: Path,
         launcher: Launcher | None = None,
+        protocol: str = "auto",
     ) -> None:
         self._settings = settings
         self._registry = registry
@@ -48,6 +49,7 @@ class McpManager:
                 log_dir=log_dir,
                 on_tools=self._sync,
                 launcher=launcher if server.command else None,
+                protocol=protocol,
             )
             for name, server in settings.servers.items()
             if server.enabled

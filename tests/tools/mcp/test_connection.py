@@ -157,3 +157,20 @@ async def test_a_server_that_cannot_start_reports_why(tmp_path: Path) -> None:
         assert not [n for n in registry.names() if n.startswith("bad__")]
     finally:
         await manager.close()
+
+
+async def test_a_server_on_the_older_protocol_is_pinged_and_its_changes_followed(
+    start_manager, ctx
+) -> None:
+    manager, registry = await start_manager({"t": stdio_server()}, protocol="legacy")
+    connection = manager.connections["t"]
+    assert "echo: old" in (await registry.execute(call("t__echo", text="old"), ctx)).content
+    await registry.execute(call("t__grow_legacy"), ctx)
+    for _ in range(100):
+        if registry.get("t__extra") is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert registry.get("t__extra") is not None
+    await registry.execute(call("t__crash"), ctx)
+    assert await connection.wait_ready(30)
+    assert "echo: back" in (await registry.execute(call("t__echo", text="back"), ctx)).content
