@@ -17,10 +17,17 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from countbot.agent.history import HistoryEntry, UserEntry, project
+from countbot.agent.history import (
+    HistoryEntry,
+    ToolResultEntry,
+    UserEntry,
+    project,
+    tool_result_message,
+)
 from countbot.agent.persona import Persona, PersonaLoader
+from countbot.agent.skill_invocation import invoked_skill
 from countbot.config.settings import PersonaSettings
-from countbot.llm.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
+from countbot.llm.types import AssistantMessage, Message, SystemMessage
 from countbot.memory.memory_file import MemoryFile
 from countbot.skills.catalog import SkillCatalog
 from countbot.skills.loader import SkillsLoader
@@ -129,15 +136,17 @@ class ContextBuilder:
             )
         return text
 
+    async def skill_invocation(self, text: str) -> tuple[str, str] | None:
+        """(message, context) for `/skillname args`; see `agent/skill_invocation.py`."""
+        return await invoked_skill(text, self._skills)
+
     @staticmethod
     def add_assistant_message(messages: list[Message], message: AssistantMessage) -> None:
         messages.append(message)
 
     @staticmethod
-    def add_tool_result(
-        messages: list[Message], call: ToolCall, result_content: str, is_error: bool
-    ) -> None:
-        messages.append(ToolResultMessage(call.id, call.name, result_content, is_error))
+    def add_tool_result(messages: list[Message], entry: ToolResultEntry, *, vision: bool) -> None:
+        messages.append(tool_result_message(entry, vision=vision))
 
     # --- rendering ---------------------------------------------------------------------------
 

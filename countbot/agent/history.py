@@ -55,6 +55,7 @@ class ToolResultEntry:
     duration_ms: float = 0.0
     ts: float = field(default_factory=time.time)
     type: Literal["tool_result"] = "tool_result"
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +90,7 @@ def to_record(entry: HistoryEntry) -> dict[str, Any]:
         return {
             "type": "user",
             "content": entry.content,
-            "images": [
-                {"media_type": i.media_type, "data": i.data, "url": i.url} for i in entry.images
-            ],
+            "images": _image_records(entry.images),
             "context": entry.context,
             "ts": entry.ts,
         }
@@ -128,6 +127,7 @@ def to_record(entry: HistoryEntry) -> dict[str, Any]:
             "content": entry.content,
             "status": entry.status,
             "duration_ms": entry.duration_ms,
+            **({"images": _image_records(entry.images)} if entry.images else {}),
             "ts": entry.ts,
         }
     record: dict[str, Any] = {"type": entry.type, "text": entry.text, "ts": entry.ts}
@@ -141,7 +141,7 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
     kind = record["type"]
     ts = float(record.get("ts") or 0.0)
     if kind == "user":
-        images = tuple(ImagePart(**i) for i in record.get("images") or ())
+        images = _images(record)
         return UserEntry(record.get("content", ""), images, record.get("context", ""), ts)
     if kind == "assistant":
         calls = tuple(
@@ -166,12 +166,21 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
             record.get("status", "ok"),
             float(record.get("duration_ms") or 0.0),
             ts,
+            images=_images(record),
         )
     if kind == "summary":
         return SummaryEntry(record.get("text", ""), ts)
     if kind == "note":
         return NoteEntry(record.get("text", ""), ts, record.get("code", ""))
     raise ValueError(f"unknown history entry type: {kind!r}")
+
+
+def _image_records(images: tuple[ImagePart, ...]) -> list[dict[str, str]]:
+    return [{"media_type": i.media_type, "data": i.data, "url": i.url} for i in images]
+
+
+def _images(record: dict[str, Any]) -> tuple[ImagePart, ...]:
+    return tuple(ImagePart(**i) for i in record.get("images") or ())
 
 
 def user_message(entry: UserEntry, *, vision: bool) -> UserMessage:
@@ -181,6 +190,16 @@ def user_message(entry: UserEntry, *, vision: bool) -> UserMessage:
     for image in entry.images:
         parts.append(image if vision else TextPart(f"[image attached: {image.media_type}]"))
     return UserMessage(tuple(parts))
+
+
+def tool_result_message(entry: ToolResultEntry, *, vision: bool) -> ToolResultMessage:
+    """The model's view of a tool result; a blind model reads a placeholder for each image."""
+    content, images = entry.content, entry.images
+    if images and not vision:
+        content += "".join(f"\n[image returned: {image.media_type}]" for image in images)
+        images = ()
+    failed = entry.status != "ok"
+    return ToolResultMessage(entry.tool_call_id, entry.name, content, failed, images=images)
 
 
 def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message]:
@@ -206,11 +225,7 @@ def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message
                         )
                     )
         elif isinstance(entry, ToolResultEntry):
-            messages.append(
-                ToolResultMessage(
-                    entry.tool_call_id, entry.name, entry.content, entry.status != "ok"
-                )
-            )
+            messages.append(tool_result_message(entry, vision=vision))
         elif isinstance(entry, SummaryEntry):
             note = f"[Summary of earlier conversation, also saved in MEMORY.md]\n{entry.text}"
             messages.append(UserMessage((TextPart(note),)))

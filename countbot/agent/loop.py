@@ -84,6 +84,7 @@ class _Turn:
     steering: SteeringInbox | None
     usage: Usage
     tool_calls_made: int = 0
+    vision: bool = False
 
 
 class AgentLoop:
@@ -174,6 +175,10 @@ class AgentLoop:
             turn_context = self._context.turn_context(
                 channel=channel, chat_id=chat_id, unattended=unattended
             )
+            invocation = await self._context.skill_invocation(message)
+            if invocation is not None:
+                message, loaded = invocation
+                context = f"{context}\n{loaded}" if context else loaded
             if context:
                 turn_context = f"{turn_context}\n{context}"
             user = UserEntry(message, tuple(media or ()), turn_context)
@@ -183,6 +188,7 @@ class AgentLoop:
                 await self._commit(session_id, user)
                 yield await self._end_note(session_id, "no_model", NO_MODEL)
                 return
+            turn.vision = choice.vision
             entries = await self._load_history(session_id, choice.provider)
             await self._commit(session_id, user)
             if user.images and not choice.vision:
@@ -290,10 +296,15 @@ class AgentLoop:
         self, turn: _Turn, call: ToolCall, result: ToolResult, messages: list[Message]
     ) -> None:
         entry = ToolResultEntry(
-            call.id, call.name, result.content, result.status, result.duration_ms
+            call.id,
+            call.name,
+            result.content,
+            result.status,
+            result.duration_ms,
+            images=result.images,
         )
         await self._commit(turn.session_id, entry)
-        ContextBuilder.add_tool_result(messages, call, result.content, result.is_error)
+        ContextBuilder.add_tool_result(messages, entry, vision=turn.vision)
         record = ToolCallRecord(
             session_id=turn.session_id,
             tool_call_id=call.id,

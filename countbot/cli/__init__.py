@@ -16,6 +16,8 @@ from countbot.cli.common import (
     store_settings,
 )
 from countbot.cli.cron import cron
+from countbot.cli.mcp import mcp
+from countbot.cli.skills import skills
 from countbot.cli.subagents import subagents
 
 
@@ -147,3 +149,5 @@ def pairing_list(config_path: str | None) -> None:
 
 main.add_command(cron)
 main.add_command(subagents)
+main.add_command(mcp)
+main.add_command(skills)

@@ -21,6 +21,8 @@ from countbot.tools.sandbox import SandboxStatus
 Check = Callable[[], Awaitable[str]]
 # Seconds the model probe may take; a local model answering "OK" needs far less.
 PROBE_TIMEOUT = 10.0
+# Seconds each MCP server gets to connect (a first `npx`/`uvx` start downloads the server).
+MCP_WAIT = 60.0
 
 
 class CheckFailed(Exception):
@@ -57,11 +59,17 @@ async def run_checks(settings: Settings) -> int:
             raise CheckFailed("skipped: the store did not open")
         return _sandbox_line(runtime.sandbox.status)
 
+    async def mcp() -> str:
+        if runtime is None:
+            raise CheckFailed("skipped: the store did not open")
+        return await _mcp_line(runtime)
+
     checks: list[tuple[str, Check]] = [
         ("workspace", lambda: _writable(settings.workspace)),
         ("store", open_store),
         ("sandbox", sandbox),
         ("skills", skills),
+        ("mcp", mcp),
         ("model", lambda: _model_answers(settings)),
     ]
     for name, check in checks:
@@ -76,6 +84,24 @@ async def run_checks(settings: Settings) -> int:
     if runtime is not None:
         await runtime.close()
     return 1 if failures else 0
+
+
+async def _mcp_line(runtime: Runtime) -> str:
+    """Every enabled MCP server connects (each gets up to MCP_WAIT seconds)."""
+    connections = runtime.mcp.connections
+    if not connections:
+        return "no MCP servers enabled"
+    await asyncio.gather(*(c.wait_ready(MCP_WAIT) for c in connections.values()))
+    rows = runtime.mcp.status()
+    broken = [
+        f"{r['name']} ({r['last_error'] or r['state']})"
+        for r in rows
+        if r["enabled"] and r["state"] != "ready"
+    ]
+    if broken:
+        raise CheckFailed(f"not connected: {'; '.join(broken)}; see `countbot mcp test NAME`")
+    tools = sum(len(r["tools"]) for r in rows)
+    return f"{len(connections)} servers connected, {tools} tools"
 
 
 def _sandbox_line(status: SandboxStatus) -> str:

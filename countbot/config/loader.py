@@ -173,6 +173,15 @@ def save_settings_patch(
     _write_atomic(target, new_text)
 
 
+def write_config_text(path: Path, text: str) -> None:
+    """Replace the config file with `text` (for appending a whole section): validated first,
+    written atomically, through a symlink."""
+    file = _absolute(path)
+    secrets = secrets_file.read_secrets(secrets_file.secrets_path(file))
+    _validate(_parse(text, file), file, os.environ, secrets)
+    _write_atomic(Path(os.path.realpath(file)), text)
+
+
 def masked_settings(settings: Settings) -> dict[str, Any]:
     """The settings as a JSON-ready dict in which every secret reads `MASK` ("" when unset)."""
     secrets: list[str] = []

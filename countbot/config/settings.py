@@ -10,7 +10,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 
 class _Strict(BaseModel):
@@ -154,6 +162,43 @@ class SkillsSettings(_Strict):
     disabled: list[str] = Field(default_factory=list)
 
 
+class McpServerSettings(_Strict):
+    """One MCP server: a command started over stdio, or a streamable-HTTP `url`."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(default_factory=dict, description="the server's only env")
+    url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    enabled: bool = True
+    tools: list[str] | None = Field(None, description="allow-list of the server's tools")
+    approval: Literal["auto", "always"] = "auto"
+    timeout: float = Field(60.0, gt=0, description="s one tool call may take")
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+        return self
+
+
+class McpSettings(_Strict):
+    """MCP servers whose tools the agent may call, by name (`<name>__<tool>`)."""
+
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for name in servers:
+            if not re.fullmatch(r"[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*", name) or len(name) > 30:
+                raise ValueError(
+                    f"server name {name!r}: use up to 30 letters, digits, - and single _ "
+                    "(tools are named <server>__<tool>)"
+                )
+        return servers
+
+
 class ChannelSettings(_Strict):
     """What every chat channel has: on/off, who may talk to it, and a flood limit."""
 
@@ -238,6 +283,7 @@ class Settings(_Strict):
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

@@ -21,7 +21,21 @@ from countbot.llm.types import (
 
 
 def to_openai_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
-    return [_message(m) for m in messages]
+    """The wire messages; images of a run of tool results follow that run as one user message
+    (tool messages are text-only on the OpenAI format, and nothing may sit between them)."""
+    wire: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for message in messages:
+        if pending and not isinstance(message, ToolResultMessage):
+            wire.append({"role": "user", "content": pending})
+            pending = []
+        wire.append(_message(message))
+        if isinstance(message, ToolResultMessage) and message.images:
+            pending.append({"type": "text", "text": f"[images returned by {message.name}]"})
+            pending += [_image(image) for image in message.images]
+    if pending:
+        wire.append({"role": "user", "content": pending})
+    return wire
 
 
 def to_openai_tools(tools: tuple[ToolSpec, ...] | list[ToolSpec]) -> list[dict[str, Any]]:
@@ -69,8 +83,12 @@ def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
         if isinstance(part, TextPart):
             parts.append({"type": "text", "text": part.text})
         else:
-            parts.append({"type": "image_url", "image_url": {"url": image_url(part)}})
+            parts.append(_image(part))
     return parts
+
+
+def _image(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": image_url(image)}}
 
 
 def _assistant(message: AssistantMessage) -> dict[str, Any]:

@@ -95,11 +95,15 @@ class AssistantMessage:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultMessage:
+    """A tool's answer. Tool messages carry only text on most wire formats, so a provider sends
+    `images` in a user message right after the tool results (`llm/openai_format.py`)."""
+
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
     role: Literal["tool"] = "tool"
+    images: tuple[ImagePart, ...] = ()
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage

@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
@@ -17,7 +18,7 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
-from countbot.config.settings import Settings
+from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.approvals import ApprovalBroker
@@ -33,6 +34,7 @@ from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
+from countbot.tools.mcp.manager import McpManager
 from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool
@@ -62,8 +64,10 @@ class Runtime:
     sandbox: Sandbox
     approvals: ApprovalBroker
     models: ModelResolver
+    mcp: McpManager
 
     async def close(self) -> None:
+        await self.mcp.close()
         await self.models.aclose()
         await self.audit.close()
         await self.db.close()
@@ -93,6 +97,12 @@ def _secrets(model: BaseModel) -> Iterator[SecretStr]:
             yield value
         elif isinstance(value, BaseModel):
             yield from _secrets(value)
+        elif isinstance(value, dict):  # MCP servers' env and headers, and the servers
+            for item in value.values():
+                if isinstance(item, SecretStr):
+                    yield item
+                elif isinstance(item, BaseModel):
+                    yield from _secrets(item)
 
 
 async def open_runtime(settings: Settings) -> Runtime:
@@ -105,11 +115,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
-    skills = SkillsLoader(
-        settings.skills_dir or SHIPPED_ROOT / "skills",
-        workspace / "skills",
-        disabled=settings.skills.disabled,
-    )
+    skills = skills_loader(settings)
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
@@ -117,6 +123,8 @@ async def open_runtime(settings: Settings) -> Runtime:
     tools = _tool_registry(
         settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
     )
+    mcp = mcp_manager(settings, tools, sandbox)
+    mcp.start()  # in the background: nothing waits for the servers
     context = ContextBuilder(
         workspace=workspace,
         persona_loader=personas,
@@ -155,7 +163,39 @@ async def open_runtime(settings: Settings) -> Runtime:
         sandbox,
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
         models,
+        mcp,
     )
+
+
+def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> McpManager:
+    """The configured MCP servers; stdio servers run in the sandbox when it works."""
+    return McpManager(
+        settings.mcp,
+        tools,
+        workspace=settings.workspace,
+        log_dir=settings.data_dir / "mcp",
+        launcher=sandbox.server_command if sandbox.status.active else None,
+    )
+
+
+def skills_loader(settings: Settings) -> SkillsLoader:
+    """The shipped skills and the workspace's own, with the switches and config of `settings`."""
+    return SkillsLoader(
+        settings.skills_dir or SHIPPED_ROOT / "skills",
+        settings.workspace / "skills",
+        disabled=settings.skills.disabled,
+        has_config=lambda key: setting_is_set(settings, key),
+    )
+
+
+def setting_is_set(settings: Settings, key: str) -> bool:
+    """Whether the dotted settings `key` has a non-empty value (a skill's `requires.config`)."""
+    value: Any = settings
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
+        if value is None:
+            return False
+    return bool(value.get_secret_value() if isinstance(value, SecretStr) else value)
 
 
 def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:
@@ -173,6 +213,31 @@ def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:
     )
     sandbox.probe()
     return sandbox
+
+
+async def probe_mcp_servers(
+    settings: Settings, names: Sequence[str], wait: float
+) -> list[dict[str, Any]]:
+    """Connect to the named servers outside a daemon (`countbot mcp list/test`) and report them.
+
+    Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
+    """
+    servers = {
+        name: server.model_copy(update={"enabled": True})
+        for name, server in settings.mcp.servers.items()
+        if name in names
+    }
+    # The servers run in the workspace (and the sandbox binds it): it must exist.
+    await asyncio.to_thread(seed_workspace, settings.workspace)
+    sandbox = await asyncio.to_thread(exec_sandbox, settings, None)
+    probe = settings.model_copy(update={"mcp": McpSettings(servers=servers)})
+    manager = mcp_manager(probe, ToolRegistry(), sandbox)
+    manager.start()
+    try:
+        await asyncio.gather(*(c.wait_ready(wait) for c in manager.connections.values()))
+        return manager.status()
+    finally:
+        await manager.close()
 
 
 def _tool_registry(

@@ -12,7 +12,8 @@ import asyncio
 import dataclasses
 import os
 import shutil
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from countbot.skills.skill import Skill, SkillSource
 
 SKILL_FILE = "SKILL.md"
 
+# Whether a CountBot settings key (dotted, `tools.web.search_api_key`) is set: `requires.config`.
+ConfigCheck = Callable[[str], bool]
 # (source, SKILL.md path, mtime_ns, size) for every skill file, in override order.
 Fingerprint = tuple[tuple[SkillSource, str, int, int], ...]
 
@@ -41,12 +44,14 @@ class SkillsLoader:
         workspace_skills_dir: Path,
         *,
         disabled: Iterable[str] = (),
+        has_config: ConfigCheck = lambda key: False,
     ) -> None:
         # Later sources override earlier ones by name.
         self._sources: list[tuple[Path, SkillSource]] = [(workspace_skills_dir, "workspace")]
         if builtin_dir is not None:
             self._sources.insert(0, (builtin_dir, "builtin"))
         self._disabled = set(disabled)
+        self._has_config = has_config
         self._lock = asyncio.Lock()
         self._scan: _Scan | None = None
         self._catalog: SkillCatalog | None = None
@@ -54,7 +59,7 @@ class SkillsLoader:
     async def catalog(self) -> SkillCatalog:
         """The current skills; the same object until a file, availability or a toggle changes."""
         async with self._lock:
-            scan = await asyncio.to_thread(_rescan, self._sources, self._scan)
+            scan = await asyncio.to_thread(_rescan, self._sources, self._scan, self._has_config)
             if scan != self._scan or self._catalog is None:
                 self._scan = scan
                 self._catalog = self._build_catalog(scan)
@@ -84,14 +89,16 @@ class SkillsLoader:
 # --- blocking parts, run in one worker thread per call ---------------------------------------
 
 
-def _rescan(sources: list[tuple[Path, SkillSource]], previous: _Scan | None) -> _Scan:
+def _rescan(
+    sources: list[tuple[Path, SkillSource]], previous: _Scan | None, has_config: ConfigCheck
+) -> _Scan:
     """Reparse only if the files changed; always refresh availability."""
     fingerprint = _fingerprint(sources)
     if previous is not None and previous.fingerprint == fingerprint:
         parsed: Iterable[Skill] = previous.skills
     else:
         parsed = _parse_all(fingerprint)
-    return _Scan(fingerprint, tuple(_with_availability(skill) for skill in parsed))
+    return _Scan(fingerprint, tuple(_with_availability(skill, has_config) for skill in parsed))
 
 
 def _fingerprint(sources: list[tuple[Path, SkillSource]]) -> Fingerprint:
@@ -120,9 +127,15 @@ def _parse_all(fingerprint: Fingerprint) -> list[Skill]:
     return list(by_name.values())
 
 
-def _with_availability(skill: Skill) -> Skill:
+def _with_availability(skill: Skill, has_config: ConfigCheck) -> Skill:
     if skill.error:
         return skill
-    missing = [f"binary {b}" for b in skill.requires_bins if shutil.which(b) is None]
+    missing = []
+    if skill.os and sys.platform not in skill.os:
+        missing.append(f"os {' or '.join(skill.os)} (this is {sys.platform})")
+    missing += [f"binary {b}" for b in skill.requires_bins if shutil.which(b) is None]
+    if skill.requires_any_bins and not any(shutil.which(b) for b in skill.requires_any_bins):
+        missing.append(f"one of the binaries {', '.join(skill.requires_any_bins)}")
     missing += [f"env var {e}" for e in skill.requires_env if not os.environ.get(e)]
+    missing += [f"config {key}" for key in skill.requires_config if not has_config(key)]
     return dataclasses.replace(skill, available=not missing, missing=tuple(missing))

@@ -25,6 +25,18 @@ class Skill:
     source: SkillSource
     requires_bins: tuple[str, ...] = ()
     requires_env: tuple[str, ...] = ()
+    # At least one of these binaries (`requires.anyBins`).
+    requires_any_bins: tuple[str, ...] = ()
+    # CountBot settings keys (dotted) that must be set (`requires.config`).
+    requires_config: tuple[str, ...] = ()
+    # Operating systems it runs on (`os`: linux, darwin, win32); empty means any.
+    os: tuple[str, ...] = ()
+    # `disable-model-invocation`: only the user may load it (`/name`), the model is not told.
+    model_invocable: bool = True
+    # `user-invocable: false`: `/name` does not load it.
+    user_invocable: bool = True
+    # How to get what it needs (`install`), shown to people, never run.
+    install_hints: tuple[str, ...] = ()
     available: bool = True
     missing: tuple[str, ...] = ()
     error: str = ""

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from countbot.llm.types import ImagePart
+
 if TYPE_CHECKING:
     from countbot.tools.approval import Approver
 
@@ -19,9 +21,12 @@ ToolStatus = Literal["ok", "error", "timeout", "cancelled", "skipped"]
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
+    """What a tool answers; `images` (from MCP servers) reach vision models after the text."""
+
     content: str
     status: ToolStatus = "ok"
     duration_ms: float = 0.0
+    images: tuple[ImagePart, ...] = ()
 
     @property
     def is_error(self) -> bool:

@@ -64,6 +64,12 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         self._specs = None
 
+    def unregister(self, name: str) -> None:
+        """Remove a tool (an MCP server's tool list changed); unknown names are ignored."""
+        if self._tools.pop(name, None) is not None:
+            del self._validators[name]
+            self._specs = None
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 

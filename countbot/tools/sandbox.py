@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -82,6 +84,12 @@ _ENV_ALLOW_PREFIX = "LC_"
 # Where the sandbox sees its pids cgroup's `cgroup.procs` (on the private /tmp).
 _PIDS_FILE = "/tmp/.countbot-pids"
 _PROBE_TIMEOUT = 10.0
+# Package runners (npx, uvx, pip) need a writable cache; home is read-only in the sandbox.
+_SERVER_CACHES = {
+    "XDG_CACHE_HOME": "/tmp/.cache",
+    "npm_config_cache": "/tmp/.npm",
+    "UV_CACHE_DIR": "/tmp/.cache/uv",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +98,7 @@ class SandboxLimits:
 
     processes: int = 256
     memory_bytes: int = 4 << 30
-    cpu_seconds: int = 300
+    cpu_seconds: int | None = 300  # None: unlimited (long-running servers)
     file_bytes: int = 1 << 30
 
 
@@ -164,7 +172,7 @@ class Sandbox:
             workspace = self._workspace
             if not workspace.is_dir():
                 workspace = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-            argv = self._argv("/bin/sh", "exit 0", workspace, workspace)
+            argv = self._argv("/bin/sh", "exit 0", workspace, workspace=workspace)
             return subprocess.run(
                 argv, env=self._env(()), capture_output=True, timeout=_PROBE_TIMEOUT, check=False
             )
@@ -191,8 +199,28 @@ class Sandbox:
         argv = await asyncio.to_thread(self._argv, shell, command, cwd)
         return argv, self._env(names)
 
+    async def server_command(
+        self, argv: Sequence[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """argv and environment that run a long-running server (an MCP server) in the sandbox.
+
+        The same mounts and limits as a command, except CPU time (a server runs for days); the
+        environment is the scrubbed base plus only `env`, and caches go to the private /tmp.
+        """
+        quoted = " ".join(shlex.quote(part) for part in argv)
+        limits = dataclasses.replace(self._limits, cpu_seconds=None)
+        command = await asyncio.to_thread(
+            self._argv, "/bin/sh", f"exec {quoted}", self._workspace, limits
+        )
+        return command, {**_SERVER_CACHES, **self._env(()), **env}
+
     def _argv(
-        self, shell: str, command: str, cwd: Path, workspace: Path | None = None
+        self,
+        shell: str,
+        command: str,
+        cwd: Path,
+        limits: SandboxLimits | None = None,
+        workspace: Path | None = None,
     ) -> list[str]:
         workspace = workspace or self._workspace
         argv = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
@@ -212,19 +240,20 @@ class Sandbox:
         argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
         if self._pids_cgroup is not None:
             argv += ["--bind", str(self._pids_cgroup / "cgroup.procs"), _PIDS_FILE]
-        argv += ["--chdir", str(cwd), "--", shell, "-c", f"{self._prelude(shell)}\n{command}"]
+        prelude = self._prelude(shell, limits or self._limits)
+        argv += ["--chdir", str(cwd), "--", shell, "-c", f"{prelude}\n{command}"]
         return argv
 
-    def _prelude(self, shell: str) -> str:
+    def _prelude(self, shell: str, limits: SandboxLimits) -> str:
         """The limits, set by the command's own shell before anything of the command runs.
 
         Shell built-ins rather than a wrapper program: no extra exec on every command. Hard and
         soft limits both, and without capabilities nothing in the sandbox can raise them again.
         RLIMIT_NPROC counts per user namespace, so it must be set here, inside the sandbox.
         """
-        limits, bash = self._limits, shell.endswith("bash")
+        bash = shell.endswith("bash")
         steps = [
-            f"ulimit -t {limits.cpu_seconds}",
+            f"ulimit -t {limits.cpu_seconds or 'unlimited'}",
             f"ulimit -v {limits.memory_bytes // 1024}",
             # -f counts 1024-byte blocks in bash, 512-byte ones in POSIX sh.
             f"ulimit -f {limits.file_bytes // (1024 if bash else 512)}",

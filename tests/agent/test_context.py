@@ -255,5 +255,6 @@ def test_message_helpers_append_in_order() -> None:
     messages: list = []
     call = ToolCall("c9", "read_file", '{"path": "a"}', {"path": "a"})
     ContextBuilder.add_assistant_message(messages, AssistantMessage("", (call,)))
-    ContextBuilder.add_tool_result(messages, call, "Error: no such file", True)
+    entry = ToolResultEntry("c9", "read_file", "Error: no such file", "error")
+    ContextBuilder.add_tool_result(messages, entry, vision=False)
     assert messages[1] == ToolResultMessage("c9", "read_file", "Error: no such file", True)

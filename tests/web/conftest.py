@@ -110,9 +110,12 @@ def start_daemon(tmp_path: Path, model_server: ScriptedModelServer) -> DaemonFac
     @contextlib.asynccontextmanager
     async def start(**web: Any) -> AsyncIterator[Daemon]:
         gateway = web.pop("gateway", None)
+        mcp = web.pop("mcp", None)
         settings = load_settings(write_config(tmp_path, model_server, **web))
         if gateway:
             settings.gateway = settings.gateway.model_copy(update=gateway)
+        if mcp:
+            settings.mcp = mcp
         listener = bind_listener("127.0.0.1", 0)
         with listener:
             async with serve_daemon(settings, listener) as running:

@@ -13,8 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.config.loader import ConfigError, save_settings_patch
+from countbot.config.loader import ConfigError
 from countbot.config.settings import Settings
+from countbot.config.skill_switches import save_skill_switch
 from countbot.skills.skill import Skill
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 
@@ -28,6 +29,9 @@ def skill_json(skill: Skill) -> dict[str, Any]:
         "missing": list(skill.missing) or ([skill.unavailable_reason] if skill.error else []),
         "enabled": skill.enabled,
         "source": skill.source,
+        "install": list(skill.install_hints),
+        "user_invocable": skill.user_invocable,
+        "model_invocable": skill.model_invocable,
     }
 
 
@@ -62,22 +66,10 @@ def _save_lock(request: Request) -> asyncio.Lock:
 
 
 async def _save_disabled(settings: Settings, name: str, enabled: bool) -> None:
-    """Write the new list to the config file (when there is one), then to the live settings."""
-    disabled = set(settings.skills.disabled)
-    if enabled:
-        disabled.discard(name)
-    else:
-        disabled.add(name)
-    wanted = sorted(disabled)
-    if wanted == settings.skills.disabled:
-        return
-    if settings.config_path is not None:
-        patch = {"skills": {"disabled": wanted}}
-        try:
-            await asyncio.to_thread(save_settings_patch, settings.config_path, patch)
-        except ConfigError as exc:
-            raise ApiError(500, f"the switch was not saved: {'; '.join(exc.problems)}") from None
-    settings.skills.disabled = wanted
+    try:
+        await asyncio.to_thread(save_skill_switch, settings, name, enabled)
+    except ConfigError as exc:
+        raise ApiError(500, f"the switch was not saved: {'; '.join(exc.problems)}") from None
 
 
 routes = [

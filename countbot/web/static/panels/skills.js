@@ -7,13 +7,54 @@ import { toast } from "../lib/toast.js";
 import { loadPanel } from "./panel.js";
 
 export function renderSkills(root) {
-  return loadPanel(root, "skills.title", () => api("/api/skills"), skillList);
+  const load = async () => {
+    const [skills, mcp] = await Promise.all([api("/api/skills"), api("/api/mcp")]);
+    return { ...skills, servers: mcp.servers || [] };
+  };
+  return loadPanel(root, "skills.title", load, (data) =>
+    h("div", {}, skillList(data), mcpSection(data.servers)),
+  );
 }
 
 function skillList(data) {
   const skills = data.skills || [];
   if (!skills.length) return h("p", { class: "muted", i18n: "skills.none" });
   return h("ul", { class: "card-list" }, skills.map(skillCard));
+}
+
+// MCP servers: their state, the tools they gave the assistant, and why the last start failed.
+function mcpSection(servers) {
+  const body = servers.length
+    ? h("ul", { class: "card-list" }, servers.map(serverCard))
+    : h("p", { class: "muted", i18n: "mcp.none" });
+  return h("section", { testid: "mcp-servers" }, h("h3", { i18n: "mcp.title" }), body);
+}
+
+function serverCard(server) {
+  const ready = server.state === "ready";
+  const skipped = Object.entries(server.skipped || {}).map(([tool, why]) => `${tool}: ${why}`);
+  return h(
+    "li",
+    { class: "card", testid: "mcp-server", dataset: { server: server.name, state: server.state } },
+    h(
+      "div",
+      { class: "card-head" },
+      h("strong", {}, server.name),
+      h("span", { class: "badge" }, server.transport),
+      badge(`mcp.state.${server.state}`, ready ? "" : "warn"),
+      server.approval === "always" ? badge("mcp.approval") : null,
+    ),
+    h("p", { class: "muted" }, server.target || ""),
+    server.tools.length
+      ? h("p", { i18n: "mcp.tools", i18nArgs: { items: server.tools.join(", ") } })
+      : null,
+    skipped.length
+      ? h("p", { class: "muted", i18n: "mcp.skipped", i18nArgs: { items: skipped.join("; ") } })
+      : null,
+    server.last_error
+      ? h("p", { class: "muted", testid: "mcp-error", i18n: "mcp.error", i18nArgs: { error: server.last_error } })
+      : null,
+  );
 }
 
 function badge(key, kind = "") {
@@ -69,6 +110,9 @@ function skillCard(skill) {
     skill.description ? h("p", {}, describe(skill)) : null,
     missing.length
       ? h("p", { class: "muted", i18n: "skills.missing", i18nArgs: { items: missing.join(", ") } })
+      : null,
+    missing.length && (skill.install || []).length
+      ? h("p", { class: "muted", testid: "skill-install", i18n: "skills.install", i18nArgs: { items: skill.install.join("; ") } })
       : null,
   );
 }

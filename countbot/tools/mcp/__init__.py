@@ -1,0 +1,1 @@
+"""MCP servers' tools as CountBot tools: connections, schema repair, results, import."""
