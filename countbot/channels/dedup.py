@@ -23,3 +23,6 @@ class RecentIds:
         if len(self._seen) > self._capacity:
             self._seen.popitem(last=False)
         return True
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._seen

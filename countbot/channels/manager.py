@@ -52,7 +52,37 @@ def _telegram() -> type[Channel]:
     return TelegramChannel
 
 
-CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {"telegram": _telegram}
+def _qq() -> type[Channel]:
+    from countbot.channels.qq.channel import QQChannel
+
+    return QQChannel
+
+
+def _feishu() -> type[Channel]:
+    from countbot.channels.feishu.channel import FeishuChannel
+
+    return FeishuChannel
+
+
+def _dingtalk() -> type[Channel]:
+    from countbot.channels.dingtalk.channel import DingTalkChannel
+
+    return DingTalkChannel
+
+
+def _wecom() -> type[Channel]:
+    from countbot.channels.wecom.channel import WeComChannel
+
+    return WeComChannel
+
+
+CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
+    "telegram": _telegram,
+    "qq": _qq,
+    "feishu": _feishu,
+    "dingtalk": _dingtalk,
+    "wecom": _wecom,
+}
 
 
 @dataclass(slots=True)

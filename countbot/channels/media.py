@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import base64
 import itertools
+import logging
 import re
 import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiofiles
@@ -15,9 +18,12 @@ import aiofiles.os
 
 from countbot.llm.types import ImagePart
 
+log = logging.getLogger(__name__)
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 # Images a vision model is shown inline (others are stored and described).
 INLINE_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+_MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
 
 
 class MediaFolder:
@@ -49,3 +55,72 @@ class MediaFolder:
 
 def inline_image(data: bytes, media_type: str) -> ImagePart:
     return ImagePart(media_type=media_type, data=base64.b64encode(data).decode("ascii"))
+
+
+async def take_in(
+    media: MediaFolder, stored_name: str, data: bytes, *, name: str, media_type: str, kind: str
+) -> tuple[list[ImagePart], list[str]]:
+    """Save a received file; returns what the model gets: the image inline, or a note where the
+    file is so its file tools can read it."""
+    saved = await media.save(stored_name, data)
+    where = media.shown(saved)
+    if kind in ("photo", "image") or media_type in INLINE_IMAGE_TYPES:
+        return [inline_image(data, media_type)], [f"[Image saved as {where}]"]
+    size = f"{len(data) / 1024:.0f} KB"
+    return [], [
+        f"[The user sent a {kind} {name!r} ({media_type}, {size}), saved as "
+        f"{where}; read it with your file tools if needed.]"
+    ]
+
+
+def sniff_image_type(data: bytes) -> str:
+    """A picture's media type from its first bytes (platforms that send pictures without one)."""
+    for magic, media_type in _MAGIC.items():
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return "image/jpeg"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """Something a user sent with a message, fetched on demand from its platform.
+
+    `kind` is "image" (shown to vision models) or "file"; `fetch` raises one of the `failures`
+    given to `take_in_all` when the platform cannot hand it over.
+    """
+
+    kind: str
+    name: str
+    fetch: Callable[[], Awaitable[bytes]]
+
+
+async def take_in_all(
+    media: MediaFolder,
+    prefix: str,
+    attachments: Sequence[Attachment],
+    failures: tuple[type[Exception], ...],
+) -> tuple[list[ImagePart], list[str]]:
+    """Fetch and save every attachment (`take_in`); one that cannot be fetched becomes a note."""
+    images: list[ImagePart] = []
+    notes: list[str] = []
+    for index, item in enumerate(attachments):
+        try:
+            data = await item.fetch()
+        except failures as exc:
+            log.warning("downloading a %s (%s) failed: %s", item.kind, prefix, exc)
+            notes.append(f"[The user sent a {item.kind}, but downloading it failed: {exc}]")
+            continue
+        media_type = sniff_image_type(data) if item.kind == "image" else "application/octet-stream"
+        more_images, more_notes = await take_in(
+            media,
+            f"{prefix}-{index}-{item.name}",
+            data,
+            name=item.name,
+            media_type=media_type,
+            kind=item.kind,
+        )
+        images += more_images
+        notes += more_notes
+    return images, notes

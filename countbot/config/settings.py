@@ -136,6 +136,8 @@ class ChannelSettings(_Strict):
     rate_limit_per_minute: int = Field(20, ge=1, description="messages a sender may send a minute")
     # Where the platform edits messages in place, how often the streaming answer is updated.
     stream_edit_interval: float = Field(1.0, ge=0.05, description="s between draft edits")
+    # mention: in groups, answer only when mentioned or replied to; ignore: private chats only.
+    group_mode: Literal["mention", "ignore"] = "mention"
 
 
 class TelegramSettings(ChannelSettings):
@@ -146,13 +148,55 @@ class TelegramSettings(ChannelSettings):
     # The Bot API base URLs exactly as python-telegram-bot takes them (self-hosted servers, tests).
     base_url: str = "https://api.telegram.org/bot"
     base_file_url: str = "https://api.telegram.org/file/bot"
-    # mention: in groups, answer only when mentioned or replied to; ignore: private chats only.
-    group_mode: Literal["mention", "ignore"] = "mention"
     poll_timeout: int = Field(30, ge=0, le=50, description="s one long-poll request waits")
+
+
+class QQSettings(ChannelSettings):
+    """`channels.qq`: the OneBot v11 reverse WebSocket a QQ client (NapCat, LLOneBot) connects to.
+
+    The endpoint is CountBot's own listener, separate from the web UI's port: the QQ client is
+    no browser, and a token of its own keeps the web UI's token out of the QQ client's config.
+    """
+
+    access_token: SecretStr | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(6199, ge=0, le=65535, description="port the QQ client connects to")
+    path: str = "/onebot/v11/ws"
+
+
+class FeishuSettings(ChannelSettings):
+    """`channels.feishu`: a Feishu (or Lark) app's bot over the long connection (no public URL)."""
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None
+    # https://open.feishu.cn for Feishu, https://open.larksuite.com for Lark.
+    domain: str = "https://open.feishu.cn"
+
+
+class DingTalkSettings(ChannelSettings):
+    """`channels.dingtalk`: a DingTalk app's robot in Stream mode (no public URL)."""
+
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    # The OpenAPI (Stream connections, robot messages) and the older API (media uploads).
+    endpoint: str = "https://api.dingtalk.com"
+    oapi_endpoint: str = "https://oapi.dingtalk.com"
+
+
+class WeComSettings(ChannelSettings):
+    """`channels.wecom`: a WeCom (企业微信) AI bot over its long connection (no public URL)."""
+
+    bot_id: str | None = None
+    secret: SecretStr | None = None
+    ws_url: str = "wss://openws.work.weixin.qq.com"
 
 
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    qq: QQSettings = Field(default_factory=QQSettings)
+    feishu: FeishuSettings = Field(default_factory=FeishuSettings)
+    dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
+    wecom: WeComSettings = Field(default_factory=WeComSettings)
 
 
 class Settings(_Strict):

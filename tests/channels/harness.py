@@ -8,9 +8,9 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -23,18 +23,25 @@ from tests.channels.fake_telegram import FakeTelegram
 ALICE = 100  # on the allow-list in every test that does not say otherwise
 
 
+class FakePlatform(Protocol):
+    """What the harness needs of a fake platform: a way to wait for the bot."""
+
+    async def wait_until(self, check: Callable[[], bool], what: str = "condition") -> None: ...
+
+
 @dataclass
 class Bot:
     """The daemon side of a test: read its parts, drive it through `fake`."""
 
-    fake: FakeTelegram
+    fake: Any
     settings: Settings
     runtime: Runtime
     gateway: Gateway
     manager: ChannelManager
+    channel: str = "telegram"
 
     def state(self) -> dict[str, Any]:
-        return next(s for s in self.manager.states() if s["name"] == "telegram")
+        return next(s for s in self.manager.states() if s["name"] == self.channel)
 
 
 def use_fake_telegram(settings: Settings, fake: FakeTelegram, **overrides: Any) -> None:
@@ -53,14 +60,16 @@ def use_fake_telegram(settings: Settings, fake: FakeTelegram, **overrides: Any) 
 
 
 @contextlib.asynccontextmanager
-async def running_bot(settings: Settings, fake: FakeTelegram) -> AsyncIterator[Bot]:
+async def running_bot(
+    settings: Settings, fake: FakePlatform, channel: str = "telegram"
+) -> AsyncIterator[Bot]:
     """Start the channels the way the daemon does; stop them the way it does."""
     runtime = await open_runtime(settings)
     gateway = Gateway(
         runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     manager = ChannelManager(runtime, gateway, restart_delay=0.2)
-    bot = Bot(fake, settings, runtime, gateway, manager)
+    bot = Bot(fake, settings, runtime, gateway, manager, channel)
     await manager.start()
     try:
         settled = ("running", "misconfigured", "disabled")

@@ -12,25 +12,20 @@ import html
 import re
 from collections.abc import Callable
 
-_FENCED = re.compile(
-    r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)(?:^ {0,3}(?P=fence)[ \t]*$|\Z)",
-    re.MULTILINE | re.DOTALL,
+from countbot.channels.markdown_syntax import (
+    BULLET,
+    EMPHASIS,
+    FENCED,
+    HEADING,
+    INLINE_CODE,
+    LINK,
+    Kept,
 )
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(\s*([^)\s]+)\s*\)")
+
 _SAFE_URL = re.compile(r"^(https?://|tg://|mailto:)", re.IGNORECASE)
 _LANGUAGE = re.compile(r"[\w+#.-]+")
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+", re.MULTILINE)
-_INLINE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\*\*(?=\S)([^\n]+?)(?<=\S)\*\*"), r"<b>\1</b>"),
-    (re.compile(r"(?<!\w)__(?=\S)([^\n]+?)(?<=\S)__(?!\w)"), r"<b>\1</b>"),
-    (re.compile(r"~~(?=\S)([^\n]+?)(?<=\S)~~"), r"<s>\1</s>"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"), r"<i>\1</i>"),
-    (re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"), r"<i>\1</i>"),
-)
+_TAGS = {"bold": "b", "italic": "i", "strike": "s"}
 _TAG = re.compile(r"<(/?)([a-z]+)[^>]*>")
-_PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 
 
 def markdown_to_html(text: str) -> str:
@@ -40,24 +35,20 @@ def markdown_to_html(text: str) -> str:
 
 
 def _convert(text: str, *, inline: bool) -> str:
-    kept: list[str] = []
-
-    def keep(fragment: str) -> str:
-        kept.append(fragment)
-        return f"\x00{len(kept) - 1}\x00"
-
+    kept = Kept()
     text = text.replace("\x00", "")
-    text = _FENCED.sub(lambda m: keep(_code_block(m)), text)
-    text = _INLINE_CODE.sub(lambda m: keep(f"<code>{html.escape(m.group(1))}</code>"), text)
+    text = FENCED.sub(lambda m: kept.keep(_code_block(m)), text)
+    text = INLINE_CODE.sub(lambda m: kept.keep(f"<code>{html.escape(m.group(1))}</code>"), text)
     if inline:
-        text = _LINK.sub(_link(keep), text)
+        text = LINK.sub(_link(kept.keep), text)
     text = html.escape(text, quote=False)
     if inline:
-        text = _HEADING.sub(r"<b>\1</b>", text)
-        text = _BULLET.sub("\\1• ", text)
-        for pattern, replacement in _INLINE:
-            text = pattern.sub(replacement, text)
-    return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], text)
+        text = HEADING.sub(r"<b>\1</b>", text)
+        text = BULLET.sub("\\1• ", text)
+        for pattern, kind in EMPHASIS:
+            tag = _TAGS[kind]
+            text = pattern.sub(rf"<{tag}>\1</{tag}>", text)
+    return kept.restore(text)
 
 
 def _code_block(match: re.Match[str]) -> str:

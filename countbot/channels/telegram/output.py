@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import aiofiles
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
@@ -29,8 +28,7 @@ from telegram.warnings import PTBDeprecationWarning
 
 from countbot.channels.approvals import Button
 from countbot.channels.base import SendError
-from countbot.channels.retry import send_retrying
-from countbot.channels.splitting import split_markdown
+from countbot.channels.delivery import deliver, read_upload
 from countbot.channels.telegram.markup import markdown_to_html
 from countbot.runtime.outbound import DeliveryResult
 
@@ -141,13 +139,7 @@ class TelegramChat:
     async def send_file(self, path: Path) -> str:
         """Upload a file: pictures as photos, anything else as a document."""
         bot = self._link.require()
-        try:
-            async with aiofiles.open(path, "rb") as handle:
-                data = await handle.read()
-        except OSError as exc:
-            raise SendError(
-                f"cannot read {path.name}: {exc.strerror or exc}", permanent=True
-            ) from exc
+        data = await read_upload(path)
         if path.suffix.lower() in PHOTO_SUFFIXES and len(data) <= MAX_PHOTO_BYTES:
             message = await call(lambda: bot.send_photo(self._ref, data, filename=path.name))
         else:
@@ -179,19 +171,4 @@ class TelegramSender:
 
     async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
         chat = TelegramChat(self._link, chat_id)
-        pieces = split_markdown(text, MAX_MESSAGE) if text.strip() else []
-        sends: list[Callable[[], Awaitable[str]]] = [
-            *(lambda piece=piece: chat.post(piece) for piece in pieces),
-            *(lambda path=path: chat.send_file(path) for path in files),
-        ]
-        delivered: list[str] = []
-        for send in sends:
-            try:
-                delivered.append(await send_retrying(send))
-            except SendError as exc:
-                done = (
-                    f" ({len(delivered)} of {len(sends)} messages were sent)" if delivered else ""
-                )
-                detail = f"Telegram refused: {exc.detail}{done}"
-                return DeliveryResult(False, detail, tuple(delivered), not exc.permanent)
-        return DeliveryResult(True, f"sent {len(delivered)} message(s)", tuple(delivered))
+        return await deliver(chat, "Telegram", text, files, MAX_MESSAGE)

@@ -17,7 +17,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from countbot.channels.base import Incoming
-from countbot.channels.media import INLINE_IMAGE_TYPES, MediaFolder, inline_image
+from countbot.channels.media import MediaFolder, take_in
 from countbot.channels.telegram.output import period_seconds
 from countbot.llm.types import ImagePart
 from countbot.store.pairing import SenderInfo
@@ -147,17 +147,13 @@ async def _attachments(
     except TelegramError as exc:
         log.warning("downloading a Telegram %s failed: %s", item.kind, exc)
         return [], [f"[The user sent a {item.kind}, but downloading it failed: {exc.message}]"]
-    saved = await media.save(f"telegram-{message.chat.id}-{message.message_id}-{item.name}", data)
-    where = media.shown(saved)
-    if item.kind == "photo" or item.media_type in INLINE_IMAGE_TYPES:
-        return [inline_image(data, item.media_type)], [f"[Image saved as {where}]"]
+    stored = f"telegram-{message.chat.id}-{message.message_id}-{item.name}"
     if item.kind == "voice":
+        where = media.shown(await media.save(stored, data))
         return [], [
             f"[The user sent a voice note ({item.duration or 0} s), saved as {where}. It is not "
             "transcribed: you cannot hear it, so say so if they expect you to.]"
         ]
-    size = f"{len(data) / 1024:.0f} KB"
-    return [], [
-        f"[The user sent a {item.kind} {item.name!r} ({item.media_type}, {size}), saved as "
-        f"{where}; read it with your file tools if needed.]"
-    ]
+    return await take_in(
+        media, stored, data, name=item.name, media_type=item.media_type, kind=item.kind
+    )

@@ -37,18 +37,24 @@ function channelTable(data) {
   const channels = data.channels || [];
   if (!channels.length) return h("p", { class: "muted", testid: "channels-empty", i18n: "channels.none" });
   return table(
-    ["channels.name", "channels.enabled", "channels.state", "channels.detail"],
+    ["channels.name", "channels.enabled", "channels.state", "channels.connection", "channels.detail"],
     channels.map((channel) =>
       h(
         "tr",
         { testid: "channel-item", dataset: { state: channel.state || "" } },
-        h("td", {}, channel.name),
+        h("td", { i18n: `channels.kind.${channel.name}` }),
         h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
         h("td", {}, h("span", { class: `state state-${channel.state}` }, channel.state || "")),
+        h("td", { testid: "channel-connection" }, connection(channel)),
         h("td", {}, channel.detail || ""),
       ),
     ),
   );
+}
+
+/** "@my_bot · ok": which account the channel runs as and how its link to the platform is. */
+function connection(channel) {
+  return [channel.bot, channel.connection].filter(Boolean).join(" · ");
 }
 
 /** "Mallory · @mallory · 555": every way the owner might recognise a sender. */

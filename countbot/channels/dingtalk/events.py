@@ -1,0 +1,45 @@
+"""DingTalk robot messages (`ChatbotMessage`) to `Incoming`.
+
+DingTalk delivers a group message to a robot only when it @mentions the robot, so every group
+message that arrives is addressed to it (still checked: `isInAtList`). Pictures (also inside
+rich text) are downloaded through the OpenAPI by their `downloadCode`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from countbot.channels.base import Incoming, SendError
+from countbot.channels.media import Attachment, MediaFolder, take_in_all
+from countbot.store.pairing import SenderInfo
+
+PRIVATE = "1"
+
+
+async def to_incoming(
+    message: Any,
+    group_mode: str,
+    media: MediaFolder,
+    download: Callable[[str], Awaitable[bytes]],
+) -> Incoming | None:
+    """The message as the assistant should see it, or None when it is not for the assistant."""
+    private = str(message.conversation_type) == PRIVATE
+    if not private and (group_mode != "mention" or not message.is_in_at_list):
+        return None
+    sender_id = message.sender_staff_id or message.sender_id
+    if not sender_id:
+        return None
+    chat_id = f"private:{sender_id}" if private else f"group:{message.conversation_id}"
+    text = "\n".join(t.strip() for t in (message.get_text_list() or []) if t and t.strip())
+    found = [
+        Attachment("image", "picture", partial(download, code))
+        for code in message.get_image_list() or []
+    ]
+    images, notes = await take_in_all(media, f"dingtalk-{message.message_id}", found, (SendError,))
+    if not text and not images and not notes:
+        return None
+    sender = SenderInfo(str(sender_id), None, str(message.sender_nick or ""))
+    body = "\n\n".join(part for part in (text, *notes) if part)
+    return Incoming(chat_id, sender, str(message.message_id), body, tuple(images), private)

@@ -1,0 +1,73 @@
+"""Sending to DingTalk through the robot OpenAPI: a chat as the shared code's `ChatOutput` and the
+channel's sender for the outbound path.
+
+Robot messages cannot be edited (only AI cards built from a template made in the developer
+console can stream), so answers arrive once complete, as DingTalk Markdown messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from countbot.channels.base import SendError
+from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.dingtalk.api import DingTalkApi
+from countbot.channels.link import Link
+from countbot.channels.plaintext import markdown_to_plain
+from countbot.channels.splitting import truncate
+from countbot.runtime.outbound import DeliveryResult
+
+# DingTalk shows Markdown messages up to about 5000 characters whole.
+MAX_MESSAGE = 4000
+PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".bmp"})
+TITLE_LENGTH = 30
+
+
+ApiLink = Link[DingTalkApi]
+
+
+class DingTalkChat:
+    """One DingTalk chat (`private:<staffId>` or `group:<conversationId>`), a `ChatOutput`."""
+
+    def __init__(self, link: ApiLink, chat_id: str) -> None:
+        self._link = link
+        self.chat_id = chat_id
+
+    async def post(self, text: str, *, markdown: bool = True) -> str:
+        # The title is what notifications and the chat list show.
+        title = truncate(markdown_to_plain(text).strip().split("\n", 1)[0], TITLE_LENGTH) or "…"
+        if markdown:
+            return await self._link.require().send(
+                self.chat_id, "sampleMarkdown", {"title": title, "text": text}
+            )
+        return await self._link.require().send(self.chat_id, "sampleText", {"content": text})
+
+    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
+        raise SendError("DingTalk robot messages cannot be edited", permanent=True)
+
+    async def typing(self) -> None:
+        """DingTalk has no typing indicator for robots."""
+
+    async def send_file(self, path: Path) -> str:
+        api = self._link.require()
+        data = await read_upload(path)
+        if path.suffix.lower() in PICTURE_SUFFIXES:
+            media_id = await api.upload("image", path.name, data)
+            return await api.send(self.chat_id, "sampleImageMsg", {"photoURL": media_id})
+        media_id = await api.upload("file", path.name, data)
+        kind = path.suffix.lstrip(".").lower() or "file"
+        params = {"mediaId": media_id, "fileName": path.name, "fileType": kind}
+        return await api.send(self.chat_id, "sampleFile", params)
+
+
+class DingTalkSender:
+    name = "dingtalk"
+
+    def __init__(self, link: ApiLink) -> None:
+        self._link = link
+
+    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
+        return await deliver(
+            DingTalkChat(self._link, chat_id), "DingTalk", text, files, MAX_MESSAGE
+        )

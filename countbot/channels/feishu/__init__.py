@@ -1,0 +1,1 @@
+"""The Feishu / Lark channel: lark-oapi's long connection in, its OpenAPI client out."""

@@ -1,0 +1,70 @@
+"""Sending to Feishu: a chat as the shared code's `ChatOutput` (answers are cards, updated in
+place while they stream), and the channel's sender for the outbound path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from countbot.channels.dedup import RecentIds
+from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.feishu.cards import card
+from countbot.channels.link import Link
+from countbot.runtime.outbound import DeliveryResult
+
+if TYPE_CHECKING:
+    pass
+
+# A card may hold about 30 KB of JSON; 6000 characters leave room for Chinese (3 bytes each).
+MAX_MESSAGE = 6000
+PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"})
+
+
+ApiLink = Link["FeishuApi"]
+
+
+class FeishuChat:
+    """One Feishu chat (its `chat_id`, `oc_...`), a `ChatOutput`."""
+
+    def __init__(self, link: ApiLink, chat_id: str, sent: RecentIds) -> None:
+        self._link = link
+        self.chat_id = chat_id
+        self._sent = sent
+
+    async def post(self, text: str, *, markdown: bool = True) -> str:
+        message_id = await self._link.require().send(
+            self.chat_id, "interactive", card(text, markdown=markdown)
+        )
+        self._sent.first_time(message_id)
+        return message_id
+
+    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
+        await self._link.require().update_card(message_id, card(text, markdown=markdown))
+
+    async def typing(self) -> None:
+        """Feishu has no typing indicator for bots; the updating card shows progress."""
+
+    async def send_file(self, path: Path) -> str:
+        api = self._link.require()
+        data = await read_upload(path)
+        if path.suffix.lower() in PICTURE_SUFFIXES:
+            key = await api.upload_image(data)
+            return await api.send(self.chat_id, "image", {"image_key": key})
+        key = await api.upload_file(path.name, data)
+        return await api.send(self.chat_id, "file", {"file_key": key})
+
+
+class FeishuSender:
+    """The outbound path into Feishu (`ChannelSender`)."""
+
+    name = "feishu"
+
+    def __init__(self, link: ApiLink, sent: RecentIds) -> None:
+        self._link = link
+        self._sent = sent
+
+    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
+        chat = FeishuChat(self._link, chat_id, self._sent)
+        return await deliver(chat, "Feishu", text, files, MAX_MESSAGE)

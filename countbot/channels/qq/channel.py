@@ -1,0 +1,202 @@
+"""The QQ channel: CountBot hosts a OneBot v11 reverse WebSocket; the QQ client connects to it.
+
+The endpoint is a listener of its own (`channels.qq.host`/`port`/`path`), not a route of the web
+UI's server: it admits only a client that presents `channels.qq.access_token` (as OneBot's
+`Authorization: Bearer` header or `?access_token=`), compared in constant time, and refuses
+any request a browser makes (it carries an `Origin`), so a web page cannot reach it. One client
+at a time: a new connection (the client reconnecting) replaces the old one.
+
+Events are queued and handled one after another in their own task, so the socket keeps reading
+answers to the calls a handler makes. A client that reconnects and sends an event again is not
+answered twice (the intake drops duplicates); answers due while it was away are retried until it
+is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from countbot.channels.base import Channel, ChannelCapabilities
+from countbot.channels.dedup import RecentIds
+from countbot.channels.kit import ChannelKit
+from countbot.channels.qq.events import to_incoming
+from countbot.channels.qq.onebot import OneBotConnection, OneBotLink
+from countbot.channels.qq.output import MAX_MESSAGE, QQChat, QQSender
+from countbot.config.settings import ChannelSettings, QQSettings
+from countbot.runtime.outbound import ChannelSender
+
+log = logging.getLogger(__name__)
+
+# Events waiting to be handled; beyond this a flood from the client is dropped, not buffered.
+MAX_QUEUED_EVENTS = 1000
+MAX_FRAME = 16 * 1024 * 1024
+
+
+class QQChannel(Channel):
+    """Serves the OneBot endpoint and feeds each message event to the channel's `Intake`."""
+
+    name = "qq"
+    capabilities = ChannelCapabilities(
+        edits_in_place=False,
+        max_message_length=MAX_MESSAGE,
+        markup="plain",
+        media_in=True,
+        media_out=True,
+        typing_indicator=False,
+    )
+
+    def __init__(self, kit: ChannelKit) -> None:
+        self._kit = kit
+        self._link = OneBotLink()
+        self._sent = RecentIds()
+        self._sender = QQSender(self._link, self._sent)
+        self._endpoint: str | None = None
+        self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(MAX_QUEUED_EVENTS)
+
+    @staticmethod
+    def problem(settings: ChannelSettings) -> str | None:
+        if not isinstance(settings, QQSettings) or settings.access_token is None:
+            return (
+                "channels.qq.access_token is not set (choose one and give the QQ client the same)"
+            )
+        return None
+
+    @property
+    def sender(self) -> ChannelSender:
+        return self._sender
+
+    def details(self) -> dict[str, Any]:
+        connected = self._link.connection is not None
+        return {
+            "bot": self._link.self_id,
+            "endpoint": self._endpoint,
+            "connection": "ok" if connected else "waiting for the QQ client to connect",
+        }
+
+    def _settings(self) -> QQSettings:
+        settings = self._kit.settings()
+        assert isinstance(settings, QQSettings)
+        return settings
+
+    def chat(self, chat_id: str) -> QQChat:
+        return QQChat(self._link, chat_id, self._sent)
+
+    async def run(self, started: Callable[[], None]) -> None:
+        settings = self._settings()
+        async with (
+            httpx.AsyncClient(follow_redirects=True) as client,
+            serve(
+                self._serve_client,
+                settings.host,
+                settings.port,
+                process_request=self._admit,
+                max_size=MAX_FRAME,
+                server_header=None,
+            ) as server,
+        ):
+            host, port = next(iter(server.sockets)).getsockname()[:2]
+            self._endpoint = f"ws://{host}:{port}{settings.path}"
+            started()
+            handling = asyncio.create_task(self._handle_events(client))
+            try:
+                await server.serve_forever()
+            finally:
+                handling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await handling
+                self._link.connection = None
+
+    def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Only the QQ client with the access token gets in; browsers never do."""
+        settings = self._settings()
+        url = urlsplit(request.path)
+        if url.path.rstrip("/") != settings.path.rstrip("/"):
+            return connection.respond(HTTPStatus.NOT_FOUND, "not found\n")
+        if "Origin" in request.headers:
+            return connection.respond(HTTPStatus.FORBIDDEN, "browsers may not connect here\n")
+        role = request.headers.get("X-Client-Role", "Universal")
+        if role.lower() != "universal":
+            return connection.respond(
+                HTTPStatus.BAD_REQUEST, "use the Universal (event + API) reverse WebSocket\n"
+            )
+        expected = settings.access_token.get_secret_value() if settings.access_token else ""
+        offered = _offered_token(request.headers.get("Authorization", ""), url.query)
+        if not expected or not hmac.compare_digest(offered.encode(), expected.encode()):
+            log.warning("a QQ client was refused: wrong or missing access token")
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "wrong access token\n")
+        return None
+
+    async def _serve_client(self, socket: ServerConnection) -> None:
+        assert socket.request is not None
+        self_id = socket.request.headers.get("X-Self-ID") or self._link.self_id
+        connection = OneBotConnection(socket, self_id)
+        previous, self._link.connection = self._link.connection, connection
+        self._link.self_id = self_id
+        if previous is not None:
+            await previous.close()
+        log.info("QQ client %s connected", self_id or "(unknown account)")
+        try:
+            async for raw in socket:
+                self._received(connection, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            connection.closed()
+            if self._link.connection is connection:
+                self._link.connection = None
+            log.info("QQ client %s disconnected", self_id or "(unknown account)")
+
+    def _received(self, connection: OneBotConnection, raw: str | bytes) -> None:
+        try:
+            frame = json.loads(raw)
+        except ValueError:
+            log.warning("the QQ client sent something that is not JSON; ignored")
+            return
+        if not isinstance(frame, dict) or connection.received(frame):
+            return
+        if frame.get("self_id") is not None:
+            connection.self_id = self._link.self_id = str(frame["self_id"])
+        if frame.get("post_type") != "message":
+            return  # heartbeats, lifecycle, notices: nothing to answer
+        try:
+            self._events.put_nowait(frame)
+        except asyncio.QueueFull:
+            log.warning("too many QQ messages waiting; dropped message %s", frame.get("message_id"))
+
+    async def _handle_events(self, client: httpx.AsyncClient) -> None:
+        while True:
+            event = await self._events.get()
+            try:
+                incoming = await to_incoming(
+                    event,
+                    self._link.self_id,
+                    self._settings().group_mode,
+                    self._sent.__contains__,
+                    self._kit.media,
+                    client,
+                )
+                if incoming is not None:
+                    await self._kit.intake.handle(incoming, self.chat(incoming.chat_id))
+            except Exception:
+                log.exception("handling QQ message %s failed", event.get("message_id"))
+
+
+def _offered_token(authorization: str, query: str) -> str:
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() in ("bearer", "token") and value.strip():
+        return value.strip()
+    tokens = parse_qs(query).get("access_token")
+    return tokens[0] if tokens else ""

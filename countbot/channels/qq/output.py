@@ -1,0 +1,88 @@
+"""Sending to QQ through the connected OneBot client: a chat as the shared code's `ChatOutput`,
+and the channel's sender for the outbound path.
+
+QQ shows no Markdown and OneBot v11 cannot edit a sent message, so answers go out as plain text
+once they are complete. Files go as `base64://` payloads, so the QQ client may run on another
+machine (or in a container) than the workspace.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from countbot.channels.base import SendError
+from countbot.channels.dedup import RecentIds
+from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.plaintext import markdown_to_plain
+from countbot.channels.qq.onebot import OneBotLink
+from countbot.runtime.outbound import DeliveryResult
+
+# QQ folds or refuses longer text messages; 3000 characters stays well inside what it shows whole.
+MAX_MESSAGE = 3000
+PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp"})
+
+
+class QQChat:
+    """One private or group chat (`private:<user id>`, `group:<group id>`), a `ChatOutput`."""
+
+    def __init__(self, link: OneBotLink, chat_id: str, sent: RecentIds) -> None:
+        kind, _, number = chat_id.partition(":")
+        if kind not in ("private", "group") or not number.isdigit():
+            raise SendError(
+                f"{chat_id!r} is no QQ chat: use private:<QQ number> or group:<group number>",
+                permanent=True,
+            )
+        self._link = link
+        self._group = kind == "group"
+        self._number = int(number)
+        self._sent = sent
+
+    async def post(self, text: str, *, markdown: bool = True) -> str:
+        body = markdown_to_plain(text) if markdown else text
+        return await self._send([{"type": "text", "data": {"text": body}}])
+
+    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
+        raise SendError("OneBot v11 cannot edit a sent message", permanent=True)
+
+    async def typing(self) -> None:
+        """OneBot v11 has no typing indicator; nothing to show."""
+
+    async def send_file(self, path: Path) -> str:
+        payload = "base64://" + base64.b64encode(await read_upload(path)).decode("ascii")
+        if path.suffix.lower() in PICTURE_SUFFIXES:
+            return await self._send([{"type": "image", "data": {"file": payload}}])
+        action = "upload_group_file" if self._group else "upload_private_file"
+        data = await self._link.call(action, {**self._target(), "file": payload, "name": path.name})
+        return str((data or {}).get("file_id") or f"file:{path.name}")
+
+    async def _send(self, message: list[dict[str, Any]]) -> str:
+        action = "send_group_msg" if self._group else "send_private_msg"
+        data = await self._link.call(action, {**self._target(), "message": message})
+        message_id = str((data or {}).get("message_id", ""))
+        if not message_id:
+            raise SendError(f"the QQ client accepted {action} but returned no message id")
+        self._sent.first_time(message_id)
+        return message_id
+
+    def _target(self) -> dict[str, int]:
+        return {"group_id": self._number} if self._group else {"user_id": self._number}
+
+
+class QQSender:
+    """The outbound path into QQ (`ChannelSender`)."""
+
+    name = "qq"
+
+    def __init__(self, link: OneBotLink, sent: RecentIds) -> None:
+        self._link = link
+        self._sent = sent
+
+    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
+        try:
+            chat = QQChat(self._link, chat_id, self._sent)
+        except SendError as exc:
+            return DeliveryResult(False, exc.detail)
+        return await deliver(chat, "QQ", text, files, MAX_MESSAGE)

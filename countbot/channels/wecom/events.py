@@ -1,0 +1,70 @@
+"""WeCom AI bot message callbacks to `Incoming`.
+
+WeCom delivers a group message to an AI bot only when it @mentions the bot; the mention opens
+the text and is removed. Pictures (alone or in mixed messages) come as a URL and an AES key: the
+SDK downloads and decrypts them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from countbot.channels.base import Incoming
+from countbot.channels.media import Attachment, MediaFolder, take_in_all
+from countbot.store.pairing import SenderInfo
+
+_LEADING_MENTION = re.compile(r"^\s*@\S+\s*")
+
+# (url, aes key) -> the decrypted bytes
+Download = Callable[[str, str | None], Awaitable[tuple[bytes, str | None]]]
+
+
+async def to_incoming(
+    frame: dict[str, Any], group_mode: str, media: MediaFolder, download: Download
+) -> Incoming | None:
+    body = frame.get("body") or {}
+    sender = str((body.get("from") or {}).get("userid") or "")
+    if not sender:
+        return None
+    private = body.get("chattype") != "group"
+    if not private and group_mode != "mention":
+        return None
+    chat_id = sender if private else str(body.get("chatid") or "")
+    items = _items(body)
+    text = "\n".join(str(i["text"].get("content", "")) for i in items if i["msgtype"] == "text")
+    if not private:
+        text = _LEADING_MENTION.sub("", text, count=1)
+    message_id = str(body.get("msgid") or "")
+    found = [
+        Attachment("image", "picture", partial(_decrypted, download, item["image"]))
+        for item in items
+        if item["msgtype"] == "image"
+    ]
+    # The SDK raises aiohttp's errors, ValueError or RuntimeError (a bad key).
+    images, notes = await take_in_all(media, f"wecom-{message_id}", found, (Exception,))
+    text = text.strip()
+    if not chat_id or (not text and not images and not notes):
+        return None
+    body_text = "\n\n".join(part for part in (text, *notes) if part)
+    return Incoming(chat_id, SenderInfo(sender), message_id, body_text, tuple(images), private)
+
+
+async def _decrypted(download: Download, picture: dict[str, Any]) -> bytes:
+    data, _ = await download(str(picture.get("url", "")), picture.get("aeskey"))
+    return data
+
+
+def _items(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's parts: one for text or image messages, several for mixed ones."""
+    mixed = (body.get("mixed") or {}).get("msg_item") or []
+    parts = mixed if body.get("msgtype") == "mixed" else [body]
+    return [
+        p
+        for p in parts
+        if isinstance(p, dict)
+        and p.get("msgtype") in ("text", "image")
+        and isinstance(p.get(p["msgtype"]), dict)
+    ]
