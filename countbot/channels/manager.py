@@ -76,12 +76,19 @@ def _wecom() -> type[Channel]:
     return WeComChannel
 
 
+def _slack() -> type[Channel]:
+    from countbot.channels.slack.channel import SlackChannel
+
+    return SlackChannel
+
+
 CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "telegram": _telegram,
     "qq": _qq,
     "feishu": _feishu,
     "dingtalk": _dingtalk,
     "wecom": _wecom,
+    "slack": _slack,
 }
 
 

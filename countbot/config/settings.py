@@ -191,12 +191,22 @@ class WeComSettings(ChannelSettings):
     ws_url: str = "wss://openws.work.weixin.qq.com"
 
 
+class SlackSettings(ChannelSettings):
+    """`channels.slack`: a Slack app's bot over Socket Mode (no public URL)."""
+
+    bot_token: SecretStr | None = None  # xoxb-: the Web API
+    app_token: SecretStr | None = None  # xapp- with connections:write: Socket Mode
+    # The Web API base; Socket Mode asks it for its WebSocket URL too.
+    api_url: str = "https://slack.com/api/"
+
+
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     qq: QQSettings = Field(default_factory=QQSettings)
     feishu: FeishuSettings = Field(default_factory=FeishuSettings)
     dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
     wecom: WeComSettings = Field(default_factory=WeComSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
 
 
 class Settings(_Strict):
