@@ -82,6 +82,12 @@ def _slack() -> type[Channel]:
     return SlackChannel
 
 
+def _discord() -> type[Channel]:
+    from countbot.channels.discord.channel import DiscordChannel
+
+    return DiscordChannel
+
+
 CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "telegram": _telegram,
     "qq": _qq,
@@ -89,6 +95,7 @@ CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "dingtalk": _dingtalk,
     "wecom": _wecom,
     "slack": _slack,
+    "discord": _discord,
 }
 
 

@@ -200,6 +200,15 @@ class SlackSettings(ChannelSettings):
     api_url: str = "https://slack.com/api/"
 
 
+class DiscordSettings(ChannelSettings):
+    """`channels.discord`: a Discord bot over the gateway WebSocket (no public URL)."""
+
+    token: SecretStr | None = None
+    # The REST API and the gateway exactly as discord.py takes them (tests point them at a fake).
+    api_url: str = "https://discord.com/api/v10"
+    gateway_url: str = "wss://gateway.discord.gg/"
+
+
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     qq: QQSettings = Field(default_factory=QQSettings)
@@ -207,6 +216,7 @@ class ChannelsSettings(_Strict):
     dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
     wecom: WeComSettings = Field(default_factory=WeComSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    discord: DiscordSettings = Field(default_factory=DiscordSettings)
 
 
 class Settings(_Strict):

@@ -18,13 +18,16 @@ from countbot.channels.slack.events import chat_ref
 from countbot.channels.slack.mrkdwn import escape, markdown_to_mrkdwn
 from countbot.runtime.outbound import DeliveryResult
 
+# The API module imports the optional SDK, so the link's type is only named for checkers.
 if TYPE_CHECKING:
-    pass
+    from countbot.channels.slack.api import SlackApi
+
+    ApiLink = Link[SlackApi]
+else:
+    ApiLink = Link
 
 # Slack accepts 40,000 characters but advises (and shows whole) messages up to 4,000.
 MAX_MESSAGE = 4000
-
-ApiLink = Link["SlackApi"]
 
 
 class SlackChat:
