@@ -88,6 +88,12 @@ def _discord() -> type[Channel]:
     return DiscordChannel
 
 
+def _email() -> type[Channel]:
+    from countbot.channels.email.channel import EmailChannel
+
+    return EmailChannel
+
+
 CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "telegram": _telegram,
     "qq": _qq,
@@ -96,6 +102,7 @@ CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "wecom": _wecom,
     "slack": _slack,
     "discord": _discord,
+    "email": _email,
 }
 
 

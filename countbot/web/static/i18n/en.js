@@ -180,6 +180,7 @@ export default {
   "channels.kind.wecom": "WeCom",
   "channels.kind.slack": "Slack",
   "channels.kind.discord": "Discord",
+  "channels.kind.email": "Email",
   "channels.pairing": "Pairing requests",
   "channels.pairingHint": "Someone who is not on a channel's allow-list gets a pairing code when they write to your bot. Approve it here, or on the command line with countbot pairing approve, and the assistant answers them from their next message on.",
   "channels.who": "Who",

@@ -180,6 +180,7 @@ export default {
   "channels.kind.wecom": "企业微信",
   "channels.kind.slack": "Slack",
   "channels.kind.discord": "Discord",
+  "channels.kind.email": "电子邮件",
   "channels.pairing": "配对请求",
   "channels.pairingHint": "不在渠道白名单中的人给你的机器人发消息时，会收到一个配对码。在这里批准（或在命令行运行 countbot pairing approve）后，助手会从对方的下一条消息起回复。",
   "channels.who": "发送者",
