@@ -9,6 +9,7 @@ with backoff; unread mail waits on the server meanwhile.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,8 @@ from countbot.channels.email.postman import Postman
 from countbot.channels.kit import ChannelKit
 from countbot.config.settings import ChannelSettings, EmailSettings
 from countbot.runtime.outbound import ChannelSender
+
+log = logging.getLogger(__name__)
 
 # Threads remembered for replies (subject, last mail); the oldest are forgotten first.
 MAX_THREADS = 1000
@@ -91,7 +94,7 @@ class EmailChannel(Channel):
                 for uid in await asyncio.to_thread(mailbox.unseen):
                     raw = await asyncio.to_thread(mailbox.fetch, uid)
                     if raw is not None:
-                        await self._take(raw)
+                        await self._take_safely(raw)
                     await asyncio.to_thread(mailbox.mark_seen, uid)
                 if mailbox.can_idle:
                     await asyncio.to_thread(mailbox.idle, settings.poll_interval)
@@ -101,6 +104,14 @@ class EmailChannel(Channel):
             self._link.current = None
             self._mode = "connecting"
             await asyncio.to_thread(mailbox.close)
+
+    async def _take_safely(self, raw: bytes) -> None:
+        """A mail that cannot be handled is logged and left (read) on the server: one odd mail
+        must not stop the channel by failing again after every reconnect."""
+        try:
+            await self._take(raw)
+        except Exception:
+            log.exception("email: a mail could not be handled; it stays in the mailbox")
 
     async def _take(self, raw: bytes) -> None:
         settings = self._settings()

@@ -61,7 +61,7 @@ async def to_incoming(
     if not text and not images and not notes:
         return None
     body = "\n\n".join(part for part in (text, *notes) if part)
-    sender = SenderInfo(str(user), None, str(event.get("user_name") or ""))
+    sender = SenderInfo(str(user))  # events carry only the member id
     return Incoming(chat_id, sender, str(ts), body, tuple(images), private)
 
 
