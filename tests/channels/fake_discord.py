@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from tests.channels.loopback import LoopbackServer, wait_until
+from tests.channels.loopback import LoopbackServer, wait_for_finished, wait_until
 
 TOKEN = "fake.discord.bot-token"
 BOT_ID = 900000000000000001
@@ -222,15 +222,9 @@ class FakeDiscord:
         await wait_until(check, what, lambda: self.calls[-20:])
 
     async def wait_for_messages(self, channel: str, count: int = 1) -> list[str]:
-        """Wait for `count` finished messages (none still streaming, marked " …")."""
-        await self.wait_until(
-            lambda: (
-                len(self.chat_messages(channel)) >= count
-                and not any(t.endswith(" …") for t in self.chat_messages(channel))
-            ),
-            f"{count} finished message(s) in {channel}",
+        return await wait_for_finished(
+            lambda: self.chat_messages(channel), count, channel, lambda: self.calls[-20:]
         )
-        return self.chat_messages(channel)
 
     # --- REST ---------------------------------------------------------------------------------
 

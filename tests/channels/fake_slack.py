@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from tests.channels.loopback import LoopbackServer, wait_until
+from tests.channels.loopback import LoopbackServer, wait_for_finished, wait_until
 
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-fake-app-token"
@@ -198,15 +198,9 @@ class FakeSlack:
         await wait_until(check, what, lambda: self.calls[-20:])
 
     async def wait_for_messages(self, chat: str, count: int = 1) -> list[str]:
-        """Wait for `count` finished messages (none still streaming, marked " …")."""
-        await self.wait_until(
-            lambda: (
-                len(self.chat_messages(chat)) >= count
-                and not any(t.endswith(" …") for t in self.chat_messages(chat))
-            ),
-            f"{count} finished message(s) in {chat}",
+        return await wait_for_finished(
+            lambda: self.chat_messages(chat), count, chat, lambda: self.calls[-20:]
         )
-        return self.chat_messages(chat)
 
     # --- Web API ------------------------------------------------------------------------------
 
