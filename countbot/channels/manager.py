@@ -76,12 +76,33 @@ def _wecom() -> type[Channel]:
     return WeComChannel
 
 
+def _slack() -> type[Channel]:
+    from countbot.channels.slack.channel import SlackChannel
+
+    return SlackChannel
+
+
+def _discord() -> type[Channel]:
+    from countbot.channels.discord.channel import DiscordChannel
+
+    return DiscordChannel
+
+
+def _email() -> type[Channel]:
+    from countbot.channels.email.channel import EmailChannel
+
+    return EmailChannel
+
+
 CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
     "telegram": _telegram,
     "qq": _qq,
     "feishu": _feishu,
     "dingtalk": _dingtalk,
     "wecom": _wecom,
+    "slack": _slack,
+    "discord": _discord,
+    "email": _email,
 }
 
 

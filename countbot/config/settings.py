@@ -263,12 +263,52 @@ class WeComSettings(ChannelSettings):
     ws_url: str = "wss://openws.work.weixin.qq.com"
 
 
+class SlackSettings(ChannelSettings):
+    """`channels.slack`: a Slack app's bot over Socket Mode (no public URL)."""
+
+    bot_token: SecretStr | None = None  # xoxb-: the Web API
+    app_token: SecretStr | None = None  # xapp- with connections:write: Socket Mode
+    # The Web API base; Socket Mode asks it for its WebSocket URL too.
+    api_url: str = "https://slack.com/api/"
+
+
+class DiscordSettings(ChannelSettings):
+    """`channels.discord`: a Discord bot over the gateway WebSocket (no public URL)."""
+
+    token: SecretStr | None = None
+    # The REST API and the gateway exactly as discord.py takes them (tests point them at a fake).
+    api_url: str = "https://discord.com/api/v10"
+    gateway_url: str = "wss://gateway.discord.gg/"
+
+
+class EmailSettings(ChannelSettings):
+    """`channels.email`: the assistant's own mailbox, IMAP in and SMTP out."""
+
+    address: str | None = None
+    username: str | None = None  # defaults to the address
+    password: SecretStr | None = None
+    imap_host: str | None = None
+    imap_port: int = Field(993, ge=1, le=65535)
+    imap_security: Literal["ssl", "starttls", "none"] = "ssl"
+    smtp_host: str | None = None
+    smtp_port: int = Field(465, ge=1, le=65535)
+    smtp_security: Literal["ssl", "starttls", "none"] = "ssl"
+    mailbox: str = "INBOX"
+    poll_interval: float = Field(60.0, ge=1, le=1500, description="s between looks for new mail")
+    # Whose Authentication-Results header counts (your provider's host); None: the topmost one.
+    authserv_id: str | None = None
+    require_authentication: bool = True
+
+
 class ChannelsSettings(_Strict):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     qq: QQSettings = Field(default_factory=QQSettings)
     feishu: FeishuSettings = Field(default_factory=FeishuSettings)
     dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
     wecom: WeComSettings = Field(default_factory=WeComSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    discord: DiscordSettings = Field(default_factory=DiscordSettings)
+    email: EmailSettings = Field(default_factory=EmailSettings)
 
 
 class Settings(_Strict):

@@ -70,3 +70,15 @@ async def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; seen: {seen()}")
         await asyncio.sleep(0.02)
+
+
+async def wait_for_finished(
+    texts: Callable[[], list[str]], count: int, what: str, seen: Callable[[], object]
+) -> list[str]:
+    """Wait for `count` messages of which none is still streaming (marked " …"); their texts."""
+    await wait_until(
+        lambda: len(texts()) >= count and not any(t.endswith(" …") for t in texts()),
+        f"{count} finished message(s) in {what}",
+        seen,
+    )
+    return texts()

@@ -1,0 +1,63 @@
+"""Sending to Discord: a chat (a channel id, DM or server channel) as the shared code's
+`ChatOutput` and the channel's sender for the outbound path.
+
+Discord shows Markdown itself, so answers go as they are; mentions in them never ping anyone
+(the client sends `allowed_mentions` empty). Answers stream by editing the message in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from countbot.channels.approvals import Button
+from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.link import Link
+from countbot.runtime.outbound import DeliveryResult
+
+# The client module imports the optional SDK, so the link's type is only named for checkers.
+if TYPE_CHECKING:
+    from countbot.channels.discord.client import DiscordConnection
+
+    ConnectionLink = Link[DiscordConnection]
+else:
+    ConnectionLink = Link
+
+# Discord's limit for a message's content, in characters.
+MAX_MESSAGE = 2000
+
+
+class DiscordChat:
+    def __init__(self, link: ConnectionLink, chat_id: str) -> None:
+        self._link = link
+        self.chat_id = chat_id
+
+    async def post(self, text: str, *, markdown: bool = True) -> str:
+        return await self._link.require().post(self.chat_id, text)
+
+    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
+        await self._link.require().edit(self.chat_id, message_id, text)
+
+    async def typing(self) -> None:
+        await self._link.require().typing(self.chat_id)
+
+    async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
+        return await self._link.require().post(self.chat_id, text, tuple(buttons))
+
+    async def send_file(self, path: Path) -> str:
+        connection = self._link.require()
+        return await connection.upload(self.chat_id, path.name, await read_upload(path))
+
+
+class DiscordSender:
+    """The outbound path into Discord (`ChannelSender`): text split to fit, then files."""
+
+    name = "discord"
+
+    def __init__(self, link: ConnectionLink) -> None:
+        self._link = link
+
+    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
+        chat = DiscordChat(self._link, chat_id)
+        return await deliver(chat, "Discord", text, files, MAX_MESSAGE)
