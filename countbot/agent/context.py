@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from countbot.agent.history import HistoryEntry, UserEntry, project
 from countbot.agent.persona import Persona, PersonaLoader
 from countbot.config.settings import PersonaSettings
-from countbot.llm.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
+from countbot.llm.types import Message, SystemMessage
 from countbot.memory.memory_file import MemoryFile
 from countbot.skills.catalog import SkillCatalog
 from countbot.skills.loader import SkillsLoader
@@ -128,16 +128,6 @@ class ContextBuilder:
                 "you have; your final answer is the deliverable.]"
             )
         return text
-
-    @staticmethod
-    def add_assistant_message(messages: list[Message], message: AssistantMessage) -> None:
-        messages.append(message)
-
-    @staticmethod
-    def add_tool_result(
-        messages: list[Message], call: ToolCall, result_content: str, is_error: bool
-    ) -> None:
-        messages.append(ToolResultMessage(call.id, call.name, result_content, is_error))
 
     # --- rendering ---------------------------------------------------------------------------
 

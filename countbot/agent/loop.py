@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from countbot.agent.cancel import CancelToken
+from countbot.agent.compaction import ContextKeeper
 from countbot.agent.context import ContextBuilder
+from countbot.agent.context_budget import counted
 from countbot.agent.events import (
     AgentEvent,
     ToolEnd,
@@ -25,21 +27,14 @@ from countbot.agent.events import (
     TurnDone,
     TurnError,
 )
-from countbot.agent.history import (
-    HistoryEntry,
-    NoteEntry,
-    SummaryEntry,
-    ToolResultEntry,
-    UserEntry,
-    from_record,
-    user_message,
-)
+from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, UserEntry
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.ports import AgentHooks, SessionHistory, SteeringInbox, ToolCallRecord
 from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
+from countbot.llm.model_info import DEFAULT_CONTEXT_WINDOW
 from countbot.llm.provider import LLMProvider
-from countbot.llm.types import ImagePart, Message, ToolCall, Usage
+from countbot.llm.types import ImagePart, ToolCall, Usage
 from countbot.tools.approval import Approver
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
@@ -55,6 +50,13 @@ class ModelChoice:
     temperature: float | None = None
     max_tokens: int | None = None
     vision: bool = False
+    # The smallest window of the model and its fallbacks, so a failover never overflows.
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+
+    @property
+    def model(self) -> str:
+        """The model name whose tokenizer counts this choice's requests."""
+        return self.provider.model
 
 
 ModelResolver = Callable[[], Awaitable[ModelChoice]]
@@ -68,6 +70,8 @@ class _Turn:
     user_text: str
     steering: SteeringInbox | None
     usage: Usage
+    # The turn's history as it grows; each request is fitted from it (stored history unchanged).
+    entries: list[HistoryEntry]
     tool_calls_made: int = 0
 
 
@@ -89,8 +93,9 @@ class AgentLoop:
         self._resolve_model = resolve_model
         self._context = context
         self._tools = tools
-        self._history = history
-        self._summarizer = summarizer
+        self._keeper = ContextKeeper(
+            history=history, summarizer=summarizer, context=context, tools=tools, settings=settings
+        )
         self._settings = settings
         self._workspace = workspace
         self._hooks = hooks or AgentHooks()
@@ -154,19 +159,21 @@ class AgentLoop:
             user_text=message,
             steering=steering,
             usage=Usage(),
+            entries=[],
         )
         try:
             choice = await self._resolve_model()
-            entries = await self._load_history(session_id, choice.provider)
             turn_context = self._context.turn_context(
                 channel=channel, chat_id=chat_id, unattended=unattended
             )
             if context:
                 turn_context = f"{turn_context}\n{context}"
-            user = UserEntry(message, tuple(media or ()), turn_context)
-            await self._commit(session_id, user)
-            messages = await self._context.build_messages(entries, user, vision=choice.vision)
-            async for event in self._iterate(turn, choice, messages):
+            user = await counted(UserEntry(message, tuple(media or ()), turn_context), choice.model)
+            turn.entries = await self._keeper.load(
+                session_id, choice, user, turn.tool_context, self._flush_recorder(turn)
+            )
+            await self._add(turn, user, choice)
+            async for event in self._iterate(turn, choice):
                 yield event
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
@@ -179,15 +186,14 @@ class AgentLoop:
 
     # --- the iterations ----------------------------------------------------------------------
 
-    async def _iterate(
-        self, turn: _Turn, choice: ModelChoice, messages: list[Message]
-    ) -> AsyncIterator[AgentEvent]:
+    async def _iterate(self, turn: _Turn, choice: ModelChoice) -> AsyncIterator[AgentEvent]:
         limit = self._settings.max_iterations
         for _ in range(limit):
             if turn.token.cancelled:
                 yield await self._end_cancelled(turn)
                 return
-            await self._apply_steering(turn, messages, choice.vision)
+            await self._apply_steering(turn, choice)
+            messages = await self._keeper.messages(turn.entries, choice)
             model_turn = ModelTurn()
             async for event in stream_model(
                 choice, messages, self._tools.specs(), turn.token, model_turn
@@ -203,20 +209,19 @@ class AgentLoop:
                 yield await self._end_error(turn, model_turn)
                 return
             assistant = model_turn.entry()
-            await self._commit(turn.session_id, assistant)
-            ContextBuilder.add_assistant_message(messages, model_turn.message())
+            await self._add(turn, assistant, choice)
             if not assistant.tool_calls:
                 await self._call_hook(self._hooks.on_turn_end, turn.session_id, assistant.text)
                 yield TurnDone(assistant.text, turn.usage)
                 return
-            async for event in self._run_tools(turn, assistant.tool_calls, messages):
+            async for event in self._run_tools(turn, assistant.tool_calls, choice):
                 yield event
             if turn.tool_calls_made >= limit:
                 break  # the tool-call budget is spent: more model calls could only be refused
         yield await self._end_limit(turn)
 
     async def _run_tools(
-        self, turn: _Turn, calls: tuple[ToolCall, ...], messages: list[Message]
+        self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice
     ) -> AsyncIterator[AgentEvent]:
         """Run a response's tools; consecutive idempotent ones run concurrently, in order."""
         index = 0
@@ -244,7 +249,7 @@ class AgentLoop:
             results.extend(zip(runnable, executed, strict=True))
             results.sort(key=lambda pair: batch.index(pair[0]))
             for call, result in results:
-                await self._record_tool(turn, call, result, messages)
+                await self._record_tool(turn, call, result, choice)
                 if call in runnable:
                     yield ToolEnd(
                         call.id, call.name, result.content, result.status, result.duration_ms
@@ -264,18 +269,27 @@ class AgentLoop:
         return None
 
     async def _record_tool(
-        self, turn: _Turn, call: ToolCall, result: ToolResult, messages: list[Message]
+        self, turn: _Turn, call: ToolCall, result: ToolResult, choice: ModelChoice
     ) -> None:
         entry = ToolResultEntry(
             call.id, call.name, result.content, result.status, result.duration_ms
         )
-        await self._commit(turn.session_id, entry)
-        ContextBuilder.add_tool_result(messages, call, result.content, result.is_error)
+        await self._add(turn, entry, choice)
+        await self._audit_tool(turn, call.id, call.name, _shown_arguments(call), result)
+
+    async def _audit_tool(
+        self,
+        turn: _Turn,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any] | str,
+        result: ToolResult,
+    ) -> None:
         record = ToolCallRecord(
             session_id=turn.session_id,
-            tool_call_id=call.id,
-            name=call.name,
-            arguments=_shown_arguments(call),
+            tool_call_id=call_id,
+            name=name,
+            arguments=arguments,
             user_message=turn.user_text,
             result=result.content,
             status=result.status,
@@ -284,13 +298,20 @@ class AgentLoop:
         )
         await self._call_hook(self._hooks.on_tool_call, record)
 
-    async def _apply_steering(self, turn: _Turn, messages: list[Message], vision: bool) -> None:
+    def _flush_recorder(self, turn: _Turn) -> Callable[[str, str, ToolResult], Awaitable[None]]:
+        """Audits the memory writes of the silent flush before a summary (never shown)."""
+
+        async def record(call_id: str, arguments: str, result: ToolResult) -> None:
+            await self._audit_tool(turn, call_id, "memory_write", arguments, result)
+
+        return record
+
+    async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:
             return
         for text in turn.steering.drain():
             entry = UserEntry(text, context="[Sent while you were working on the previous request]")
-            await self._commit(turn.session_id, entry)
-            messages.append(user_message(entry, vision=vision))
+            await self._add(turn, entry, choice)
 
     # --- endings -----------------------------------------------------------------------------
 
@@ -319,16 +340,11 @@ class AgentLoop:
 
     # --- history -----------------------------------------------------------------------------
 
-    async def _load_history(self, session_id: str, provider: LLMProvider) -> list[HistoryEntry]:
-        window = await self._history.load_window(session_id, self._settings.max_history + 1)
-        if self._summarizer.needs_pass(len(window.records)):
-            done = await self._summarizer.summarize(session_id, provider, window.summary)
-            if done is not None:
-                window = await self._history.load_window(session_id, self._settings.max_history)
-        records = window.records[-self._settings.max_history :]
-        entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
-        entries.extend(from_record(r) for r in records)
-        return entries
+    async def _add(self, turn: _Turn, entry: HistoryEntry, choice: ModelChoice) -> None:
+        """Count `entry` once, commit it with its count, and add it to the turn's history."""
+        entry = await counted(entry, choice.model)
+        await self._commit(turn.session_id, entry)
+        turn.entries.append(entry)
 
     async def _commit(self, session_id: str, entry: HistoryEntry) -> None:
         await self._call_hook(self._hooks.on_message, session_id, entry)

@@ -35,7 +35,7 @@ from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
 from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
-from countbot.tools.paging import ReadResultTool
+from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.sandbox import Sandbox
 from countbot.tools.skill_tools import ReadSkillTool
@@ -115,7 +115,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     tools = _tool_registry(
-        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
+        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox, sessions
     )
     context = ContextBuilder(
         workspace=workspace,
@@ -183,6 +183,7 @@ def _tool_registry(
     skills: SkillsLoader,
     outbox: Outbox,
     sandbox: Sandbox,
+    archive: ResultArchive,
 ) -> ToolRegistry:
     registry = ToolRegistry(
         default_timeout=settings.agent.tool_timeout,
@@ -200,7 +201,7 @@ def _tool_registry(
         MemoryWriteTool(memory),
         MemorySearchTool(memory),
         ReadSkillTool(skills),
-        ReadResultTool(registry),
+        ReadResultTool(registry, archive),
         # Files leave the machine: always confined to the workspace, whatever the file tools may.
         MessageTool(outbox, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
     ):

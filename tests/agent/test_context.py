@@ -15,7 +15,6 @@ from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry
 from countbot.agent.persona import PersonaLoader
 from countbot.config.settings import PersonaSettings
 from countbot.llm.types import (
-    AssistantMessage,
     ImagePart,
     SystemMessage,
     TextPart,
@@ -249,11 +248,3 @@ def test_unattended_turns_say_no_one_is_there_to_answer(setup: Setup) -> None:
 def test_unknown_time_zone_is_a_clear_error(setup: Setup) -> None:
     with pytest.raises(ValueError, match="unknown time zone 'Mars/Olympus'"):
         setup.builder(timezone="Mars/Olympus")
-
-
-def test_message_helpers_append_in_order() -> None:
-    messages: list = []
-    call = ToolCall("c9", "read_file", '{"path": "a"}', {"path": "a"})
-    ContextBuilder.add_assistant_message(messages, AssistantMessage("", (call,)))
-    ContextBuilder.add_tool_result(messages, call, "Error: no such file", True)
-    assert messages[1] == ToolResultMessage("c9", "read_file", "Error: no such file", True)
