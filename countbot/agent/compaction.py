@@ -88,10 +88,14 @@ class ContextKeeper:
             vision=choice.vision,
         )
 
-    async def messages(self, entries: Sequence[HistoryEntry], choice: ModelChoice) -> list[Message]:
-        """The next request's messages: the system prompt, then the fitted history."""
+    async def messages(
+        self, entries: Sequence[HistoryEntry], choice: ModelChoice
+    ) -> tuple[list[Message], int]:
+        """The next request's messages (the system prompt, then the fitted history) and their
+        estimated prompt tokens."""
         fitted = await self.fit(entries, choice)
-        return [SystemMessage(await self._context.build_system_prompt()), *fitted.messages]
+        system = SystemMessage(await self._context.build_system_prompt())
+        return [system, *fitted.messages], fitted.tokens
 
     async def _window(self, session_id: str, choice: ModelChoice) -> list[HistoryEntry]:
         limit = self._settings.max_history

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,13 @@ from countbot.agent.events import (
 )
 from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, UserEntry
 from countbot.agent.overflow import OverflowSummarizer
-from countbot.agent.ports import AgentHooks, SessionHistory, SteeringInbox, ToolCallRecord
+from countbot.agent.ports import (
+    AgentHooks,
+    SessionHistory,
+    SpendingGuard,
+    SteeringInbox,
+    ToolCallRecord,
+)
 from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
 from countbot.llm.model_info import DEFAULT_CONTEXT_WINDOW
@@ -73,6 +79,8 @@ class _Turn:
     # The turn's history as it grows; each request is fitted from it (stored history unchanged).
     entries: list[HistoryEntry]
     tool_calls_made: int = 0
+    # Budget warnings given during the turn, shown with its answer.
+    warnings: list[str] = field(default_factory=list)
 
 
 class AgentLoop:
@@ -89,6 +97,7 @@ class AgentLoop:
         settings: AgentSettings,
         workspace: Path,
         hooks: AgentHooks | None = None,
+        spending: SpendingGuard | None = None,
     ) -> None:
         self._resolve_model = resolve_model
         self._context = context
@@ -99,6 +108,7 @@ class AgentLoop:
         self._settings = settings
         self._workspace = workspace
         self._hooks = hooks or AgentHooks()
+        self._spending = spending
 
     async def process_direct(
         self,
@@ -169,6 +179,11 @@ class AgentLoop:
             if context:
                 turn_context = f"{turn_context}\n{context}"
             user = await counted(UserEntry(message, tuple(media or ()), turn_context), choice.model)
+            stop = await self._spend_check(turn, choice, 0)
+            if stop is not None:
+                await self._commit(session_id, user)
+                yield await self._end_budget(turn, stop)
+                return
             turn.entries = await self._keeper.load(
                 session_id, choice, user, turn.tool_context, self._flush_recorder(turn)
             )
@@ -193,7 +208,11 @@ class AgentLoop:
                 yield await self._end_cancelled(turn)
                 return
             await self._apply_steering(turn, choice)
-            messages = await self._keeper.messages(turn.entries, choice)
+            messages, estimate = await self._keeper.messages(turn.entries, choice)
+            stop = await self._spend_check(turn, choice, estimate)
+            if stop is not None:
+                yield await self._end_budget(turn, stop)
+                return
             model_turn = ModelTurn()
             async for event in stream_model(
                 choice, messages, self._tools.specs(), turn.token, model_turn
@@ -212,7 +231,7 @@ class AgentLoop:
             await self._add(turn, assistant, choice)
             if not assistant.tool_calls:
                 await self._call_hook(self._hooks.on_turn_end, turn.session_id, assistant.text)
-                yield TurnDone(assistant.text, turn.usage)
+                yield TurnDone(_with_warnings(assistant.text, turn.warnings), turn.usage)
                 return
             async for event in self._run_tools(turn, assistant.tool_calls, choice):
                 yield event
@@ -329,6 +348,23 @@ class AgentLoop:
         await self._call_hook(self._hooks.on_error, turn.session_id, error.message)
         return TurnError(error.message, error.retryable)
 
+    async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
+        """The budget's stop notice for the next call, if any (a warning is kept for the end)."""
+        if self._spending is None:
+            return None
+        verdict = await self._spending.check(
+            turn.session_id, choice.model, turn.usage.total_tokens, estimate
+        )
+        if verdict.warning is not None:
+            await self._commit(turn.session_id, NoteEntry(verdict.warning))
+            turn.warnings.append(verdict.warning)
+        return verdict.stop
+
+    async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
+        await self._commit(turn.session_id, NoteEntry(notice))
+        await self._call_hook(self._hooks.on_turn_end, turn.session_id, notice)
+        return TurnDone(_with_warnings(notice, turn.warnings), turn.usage)
+
     async def _end_limit(self, turn: _Turn) -> TurnDone:
         notice = (
             f"I stopped after {self._settings.max_iterations} steps without finishing. "
@@ -356,6 +392,10 @@ class AgentLoop:
             await hook(*args)
         except Exception:
             log.exception("agent hook %s failed", getattr(hook, "__name__", hook))
+
+
+def _with_warnings(text: str, warnings: list[str]) -> str:
+    return "\n\n".join([text, *warnings]) if warnings else text
 
 
 def _shown_arguments(call: ToolCall) -> dict[str, Any] | str:

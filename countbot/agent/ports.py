@@ -57,6 +57,22 @@ class ToolCallRecord:
     channel: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SpendCheck:
+    """A budget's verdict on the next model call: `stop` ends the turn with that notice first."""
+
+    stop: str | None = None
+    warning: str | None = None
+
+
+class SpendingGuard(Protocol):
+    async def check(
+        self, session_id: str, model: str, turn_tokens: int, next_tokens: int
+    ) -> SpendCheck:
+        """Whether a call of about `next_tokens` prompt tokens may go out now."""
+        ...
+
+
 @dataclass(slots=True)
 class AgentHooks:
     """Callbacks the caller injects; each is awaited and its failure is logged, never raised."""

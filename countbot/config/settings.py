@@ -44,6 +44,15 @@ class AgentSettings(_Strict):
     context_budget: float = Field(0.8, gt=0.1, le=1.0)
 
 
+class BudgetSettings(_Strict):
+    """Hard limits on model spending; each is optional (None: no limit). Days are local days."""
+
+    daily_tokens: int | None = Field(None, ge=1, description="tokens per day, all sessions")
+    daily_cost: float | None = Field(None, gt=0, description="US dollars per day")
+    session_tokens: int | None = Field(None, ge=1, description="tokens per session per day")
+    turn_tokens: int | None = Field(None, ge=1, description="tokens one turn may use")
+
+
 class PersonaSettings(_Strict):
     preset: str = "assistant"
     name: str | None = None
@@ -163,6 +172,7 @@ class ChannelsSettings(_Strict):
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     persona: PersonaSettings = Field(default_factory=PersonaSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -21,6 +21,7 @@ from countbot.config.settings import Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.approvals import ApprovalBroker
+from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -28,6 +29,7 @@ from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
 from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
+from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
@@ -137,6 +139,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         settings=settings.agent,
         workspace=workspace,
         hooks=recorder.hooks(),
+        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
     )
     return Runtime(
         settings,

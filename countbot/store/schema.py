@@ -152,4 +152,13 @@ MIGRATIONS: list[str] = [
 
     ALTER TABLE cron_runs ADD COLUMN notes TEXT NOT NULL DEFAULT '';
     """,
+    # 5: small per-day counters that must survive a restart (heartbeat beats, budget warnings).
+    """
+    CREATE TABLE daily_counters (
+        name TEXT NOT NULL,
+        day TEXT NOT NULL,
+        value INTEGER NOT NULL,
+        PRIMARY KEY (name, day)
+    ) WITHOUT ROWID;
+    """,
 ]
