@@ -97,8 +97,8 @@ def _stop_notice(limit: Limit) -> str:
         when = "It resets at local midnight, or raise the limit in the settings."
     return (
         f"Budget reached: I stopped before the next model call, because it would exceed "
-        f"{limit.what} ({limit.shown(limit.spent)} used of {limit.shown(limit.limit)}; "
-        f"budget.{limit.key}). {when}"
+        f"{limit.what} ({limit.shown(limit.spent)} used of {limit.shown(limit.limit)}, the "
+        f"next call needs about {limit.shown(limit.next)}; budget.{limit.key}). {when}"
     )
 
 
