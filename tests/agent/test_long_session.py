@@ -14,34 +14,13 @@ from countbot.agent.context_budget import request_budget
 from countbot.agent.events import ToolEnd, TurnDone
 from countbot.agent.memory_flush import FLUSH_INSTRUCTIONS
 from countbot.agent.overflow import SUMMARY_INSTRUCTIONS
-from countbot.llm.token_counter import encoding, encoding_name
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
+from tests.support.wire_tokens import wire_tokens
 
 WINDOW = 4096
 FACT = "my locker code is 4417"
-
-
-def wire_tokens(body: dict[str, Any]) -> int:
-    """What a request really holds, counted from the JSON the server received."""
-    enc = encoding(encoding_name(body["model"]))
-
-    def n(text: str) -> int:
-        return len(enc.encode(text, disallowed_special=()))
-
-    total = 3 + (n(json.dumps(body["tools"], ensure_ascii=False)) if body.get("tools") else 0)
-    for message in body["messages"]:
-        total += 3 + n(message["role"])
-        content = message.get("content")
-        if isinstance(content, str):
-            total += n(content)
-        elif isinstance(content, list):
-            total += sum(n(part.get("text", "")) for part in content)
-        total += n(message.get("tool_call_id", "")) + n(message.get("name", ""))
-        for call in message.get("tool_calls") or ():
-            total += n(call["function"]["name"] + call["function"]["arguments"])
-    return total
 
 
 def system_of(body: dict[str, Any]) -> str:
