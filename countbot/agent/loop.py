@@ -192,7 +192,6 @@ class AgentLoop:
                 yield event
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
-            await self._call_hook(self._hooks.on_error, session_id, str(exc))
             yield TurnError(f"internal error: {exc}", retryable=False)
 
     async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
@@ -230,7 +229,6 @@ class AgentLoop:
             assistant = model_turn.entry()
             await self._add(turn, assistant, choice)
             if not assistant.tool_calls:
-                await self._call_hook(self._hooks.on_turn_end, turn.session_id, assistant.text)
                 yield TurnDone(_with_warnings(assistant.text, turn.warnings), turn.usage)
                 return
             async for event in self._run_tools(turn, assistant.tool_calls, choice):
@@ -336,7 +334,6 @@ class AgentLoop:
 
     async def _end_cancelled(self, turn: _Turn) -> TurnCancelled:
         await self._commit(turn.session_id, NoteEntry("Cancelled."))
-        await self._call_hook(self._hooks.on_turn_end, turn.session_id, None)
         return TurnCancelled()
 
     async def _end_error(self, turn: _Turn, model_turn: ModelTurn) -> TurnError:
@@ -345,7 +342,6 @@ class AgentLoop:
         if model_turn.text:
             await self._commit(turn.session_id, model_turn.partial_entry("error"))
         await self._commit(turn.session_id, NoteEntry(f"Error: {error.message}"))
-        await self._call_hook(self._hooks.on_error, turn.session_id, error.message)
         return TurnError(error.message, error.retryable)
 
     async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
@@ -362,7 +358,6 @@ class AgentLoop:
 
     async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
         await self._commit(turn.session_id, NoteEntry(notice))
-        await self._call_hook(self._hooks.on_turn_end, turn.session_id, notice)
         return TurnDone(_with_warnings(notice, turn.warnings), turn.usage)
 
     async def _end_limit(self, turn: _Turn) -> TurnDone:
@@ -371,7 +366,6 @@ class AgentLoop:
             "Tell me to continue if you want me to keep going."
         )
         await self._commit(turn.session_id, NoteEntry(notice))
-        await self._call_hook(self._hooks.on_turn_end, turn.session_id, notice)
         return TurnDone(notice, turn.usage)
 
     # --- history -----------------------------------------------------------------------------

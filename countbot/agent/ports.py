@@ -79,5 +79,3 @@ class AgentHooks:
 
     on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
-    on_turn_end: Callable[[str, Any], Awaitable[None]] | None = None
-    on_error: Callable[[str, str], Awaitable[None]] | None = None
