@@ -108,3 +108,26 @@ def _warning(limit: Limit) -> str:
         f"Budget warning: {share:.0f}% of {limit.what} is used "
         f"({limit.shown(limit.spent)} of {limit.shown(limit.limit)}; budget.{limit.key})."
     )
+
+
+async def budget_report(
+    settings: BudgetSettings, usage: UsageLog, counters: DailyCounters
+) -> dict[str, object]:
+    """Today's spend against each configured limit (for the Usage page and `countbot usage`)."""
+    guard = BudgetGuard(lambda: settings, usage, counters)
+    today = await usage.today()
+    rows: list[dict[str, object]] = [
+        {"key": limit.key, "limit": limit.limit, "spent": limit.spent, "dollars": limit.dollars}
+        for limit in await guard.limits(None)
+        if limit.key != "turn_tokens"
+    ]
+    for key in ("session_tokens", "turn_tokens"):  # per conversation / per request: no one total
+        value = getattr(settings, key)
+        if value is not None:
+            rows.append({"key": key, "limit": value, "spent": None, "dollars": False})
+    return {
+        "day": today["day"],
+        "tokens": today["tokens"],
+        "cost_usd": today["cost_usd"],
+        "limits": rows,
+    }

@@ -161,8 +161,12 @@ async def test_audit_and_usage_show_what_a_turn_did(
         assert entries[0]["arguments"] == {"path": "audited.txt", "content": "x"}
         none = (await http.get("/api/audit", params={"status": "error"})).json()["entries"]
         assert none == []
+        daemon.settings.budget.daily_tokens = 1_000
         usage = (await http.get("/api/usage")).json()
         assert usage["totals"]["prompt_tokens"] >= 40
+        (limit,) = usage["today"]["limits"]
+        assert limit["key"] == "daily_tokens" and limit["limit"] == 1_000
+        assert limit["spent"] == usage["today"]["tokens"] >= 40
         assert usage["by_day"][0]["prompt_tokens"] >= 40
         assert usage["by_session"][0]["session_id"] == "audited"
         channels = (await http.get("/api/channels")).json()["channels"]

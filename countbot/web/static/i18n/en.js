@@ -165,6 +165,10 @@ export default {
   "usage.prompt": "Prompt",
   "usage.completion": "Completion",
   "usage.none": "No usage recorded yet.",
+  "usage.budget": "Today against the budget",
+  "usage.limit": "Limit",
+  "usage.spent": "Used today",
+  "usage.of": "Of",
 
   "channels.title": "Channels",
   "channels.none": "No channels are configured. Add one (e.g. Telegram) in config.yaml.",

@@ -165,6 +165,10 @@ export default {
   "usage.prompt": "输入",
   "usage.completion": "输出",
   "usage.none": "还没有用量记录。",
+  "usage.budget": "今日预算",
+  "usage.limit": "限额",
+  "usage.spent": "今日已用",
+  "usage.of": "上限",
 
   "channels.title": "渠道",
   "channels.none": "尚未配置渠道。可在 config.yaml 中添加（例如 Telegram）。",
