@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from countbot.agent.loop import ModelChoice
 from countbot.config.settings import ModelSettings
+from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
 from countbot.llm.provider_choice import open_provider
 from countbot.llm.retrying_provider import RetryingProvider
@@ -22,6 +23,8 @@ class ModelResolver:
         self._current = current
         self._cached: tuple[str, ModelChoice] | None = None
         self._provider: RetryingProvider | None = None
+        # Outlives providers rebuilt by a settings change: a model that is down stays skipped.
+        self.cooldowns = Cooldowns()
 
     async def __call__(self) -> ModelChoice:
         settings = self._current()
@@ -41,6 +44,7 @@ class ModelResolver:
             fallbacks=settings.fallbacks,
             max_retries=settings.max_retries,
             request_timeout=settings.request_timeout,
+            cooldowns=self.cooldowns,
         )
         vision = settings.vision
         if vision is None:
