@@ -116,6 +116,8 @@ export default {
   "settings.maxTokens": "Max tokens",
   "settings.fallbacks": "Fallback models",
   "settings.fallbacksHint": "Comma-separated; tried in order when the main model fails.",
+  "settings.contextWindow": "Context window: {tokens} tokens (the smallest of the model and its fallbacks; model.context_window overrides).",
+  "settings.cooldown": "Resting after failures: {model}, tried again in {seconds} s ({reason}).",
   "settings.persona": "Persona",
   "settings.preset": "Preset",
   "settings.fromPreset": "From the preset",

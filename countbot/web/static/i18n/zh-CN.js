@@ -116,6 +116,8 @@ export default {
   "settings.maxTokens": "最大 token 数",
   "settings.fallbacks": "备用模型",
   "settings.fallbacksHint": "用逗号分隔；主模型失败时依次尝试。",
+  "settings.contextWindow": "上下文窗口：{tokens} 个 token（取主模型与备用模型中最小者；可用 model.context_window 覆盖）。",
+  "settings.cooldown": "因失败暂停：{model}，{seconds} 秒后重试（{reason}）。",
   "settings.persona": "人设",
   "settings.preset": "预设",
   "settings.fromPreset": "沿用预设",
