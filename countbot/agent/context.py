@@ -17,10 +17,8 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from countbot.agent.history import HistoryEntry, UserEntry, project
 from countbot.agent.persona import Persona, PersonaLoader
 from countbot.config.settings import PersonaSettings
-from countbot.llm.types import Message, SystemMessage
 from countbot.memory.memory_file import MemoryFile
 from countbot.skills.catalog import SkillCatalog
 from countbot.skills.loader import SkillsLoader
@@ -96,13 +94,6 @@ class ContextBuilder:
             self._cached_prompt = self._render(persona, catalog, instructions)
             self._cached_inputs = inputs
         return self._cached_prompt
-
-    async def build_messages(
-        self, history: Sequence[HistoryEntry], current: UserEntry, *, vision: bool
-    ) -> list[Message]:
-        """System prompt, then the history and the current message as the model sees them."""
-        system = SystemMessage(await self.build_system_prompt())
-        return [system, *project([*history, current], vision=vision)]
 
     def turn_context(
         self,
