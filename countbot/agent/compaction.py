@@ -17,10 +17,12 @@ from countbot.agent.context import ContextBuilder
 from countbot.agent.context_budget import FixedCost, count, counted, request_budget
 from countbot.agent.history import HistoryEntry, SummaryEntry, from_record
 from countbot.agent.memory_flush import Recorder, flush_memory
+from countbot.agent.metered import MeteredProvider, UsageSink
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.ports import SessionHistory
 from countbot.agent.projection import Fitted, fit, gist_cost
 from countbot.config.settings import AgentSettings
+from countbot.llm.provider import LLMProvider
 from countbot.llm.types import Message, SystemMessage
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
@@ -65,15 +67,22 @@ class ContextKeeper:
         current: HistoryEntry,
         tool_context: ToolContext,
         record: Recorder,
+        report: UsageSink,
     ) -> list[HistoryEntry]:
-        """The history a turn starting with `current` builds on, summarized first if needed."""
-        entries = await self._window(session_id, choice)
+        """The history a turn starting with `current` builds on, summarized first if needed.
+
+        `record` audits the flush's memory writes; `report` counts the usage of its calls.
+        """
+        provider = MeteredProvider(choice.provider, report)
+        entries = await self._window(session_id, choice, provider)
         for _ in range(MAX_SUMMARY_PASSES):
             if not (await self.fit([*entries, current], choice)).overflow:
                 break
-            if not await self._summarize(session_id, choice, entries, tool_context, record):
+            if not await self._summarize(
+                session_id, choice, provider, entries, tool_context, record
+            ):
                 break
-            entries = await self._window(session_id, choice)
+            entries = await self._window(session_id, choice, provider)
         return entries
 
     async def fit(self, entries: Sequence[HistoryEntry], choice: ModelChoice) -> Fitted:
@@ -97,11 +106,13 @@ class ContextKeeper:
         system = SystemMessage(await self._context.build_system_prompt())
         return [system, *fitted.messages], fitted.tokens
 
-    async def _window(self, session_id: str, choice: ModelChoice) -> list[HistoryEntry]:
+    async def _window(
+        self, session_id: str, choice: ModelChoice, provider: LLMProvider
+    ) -> list[HistoryEntry]:
         limit = self._settings.max_history
         window = await self._history.load_window(session_id, limit + 1)
         if self._summarizer.needs_pass(len(window.records)):
-            done = await self._summarizer.summarize(session_id, choice.provider, window.summary)
+            done = await self._summarizer.summarize(session_id, provider, window.summary)
             if done is not None:
                 window = await self._history.load_window(session_id, limit)
         entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
@@ -112,6 +123,7 @@ class ContextKeeper:
         self,
         session_id: str,
         choice: ModelChoice,
+        provider: LLMProvider,
         entries: list[HistoryEntry],
         tool_context: ToolContext,
         record: Recorder,
@@ -128,11 +140,11 @@ class ContextKeeper:
         summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
 
         async def flush(transcript: str) -> None:
-            await flush_memory(choice.provider, transcript, self._tools, tool_context, record)
+            await flush_memory(provider, transcript, self._tools, tool_context, record)
 
         done = await self._summarizer.summarize(
             session_id,
-            choice.provider,
+            provider,
             summary,
             keep=keep,
             max_chars=int(budget * EXCERPT_CHARS_PER_TOKEN),

@@ -185,7 +185,12 @@ class AgentLoop:
                 yield await self._end_budget(turn, stop)
                 return
             turn.entries = await self._keeper.load(
-                session_id, choice, user, turn.tool_context, self._flush_recorder(turn)
+                session_id,
+                choice,
+                user,
+                turn.tool_context,
+                self._flush_recorder(turn),
+                self._usage_reporter(session_id),
             )
             await self._add(turn, user, choice)
             async for event in self._iterate(turn, choice):
@@ -322,6 +327,12 @@ class AgentLoop:
             await self._audit_tool(turn, call_id, "memory_write", arguments, result)
 
         return record
+
+    def _usage_reporter(self, session_id: str) -> Callable[[str, Usage], Awaitable[None]]:
+        async def report(model: str, usage: Usage) -> None:
+            await self._call_hook(self._hooks.on_usage, session_id, model, usage)
+
+        return report
 
     async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:

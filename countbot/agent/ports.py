@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from countbot.agent.history import HistoryEntry
+from countbot.llm.types import Usage
 
 
 class HistoryWindow(Protocol):
@@ -79,3 +80,5 @@ class AgentHooks:
 
     on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
+    # Usage of model calls no history entry carries (the memory flush, summaries).
+    on_usage: Callable[[str, str, Usage], Awaitable[None]] | None = None

@@ -99,6 +99,8 @@ async def test_two_hundred_turns_on_a_small_window(tmp_path, model_server: Scrip
         assert len(markers) == len(summaries)
         assert memory.count(FACT) == 1
 
+        # Every model call is counted for budgets, the flush and the summaries included.
+        assert (await runtime.usage.totals())["requests"] == len(model_server.requests)
         final, tools = answers[-1]
         assert [t.name for t in tools] == ["memory_search"] and FACT in tools[0].result
         assert final == "Your locker code is 4417."
