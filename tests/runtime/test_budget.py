@@ -16,6 +16,15 @@ def big(reply: Reply, prompt_tokens: int) -> Reply:
     return dataclasses.replace(reply, usage=(prompt_tokens, 0))
 
 
+def budgeted(tmp_path, model_server: ScriptedModelServer, **limits: float) -> Settings:
+    """Settings with these `budget.*` limits, the model reporting 20,000 tokens a call."""
+    settings = make_settings(tmp_path, model_server)
+    for key, value in limits.items():
+        setattr(settings.budget, key, value)
+    model_server.default = big(Reply.text("fine"), 20_000)
+    return settings
+
+
 async def answer(settings: Settings, text: str, session: str = "s1") -> str:
     runtime = await open_runtime(settings)
     try:
@@ -29,9 +38,7 @@ async def answer(settings: Settings, text: str, session: str = "s1") -> str:
 async def test_daily_tokens_warn_stop_before_the_call_and_survive_a_restart(
     tmp_path, model_server: ScriptedModelServer
 ) -> None:
-    settings = make_settings(tmp_path, model_server)
-    settings.budget.daily_tokens = 50_000
-    model_server.default = big(Reply.text("fine"), 20_000)
+    settings = budgeted(tmp_path, model_server, daily_tokens=50_000)
     assert await answer(settings, "one") == "fine"
     assert await answer(settings, "two") == "fine"
     third = await answer(settings, "three")  # 40,000 used: a warning, once
@@ -49,9 +56,7 @@ async def test_daily_tokens_warn_stop_before_the_call_and_survive_a_restart(
 async def test_session_tokens_limit_one_conversation_not_the_others(
     tmp_path, model_server: ScriptedModelServer
 ) -> None:
-    settings = make_settings(tmp_path, model_server)
-    settings.budget.session_tokens = 21_000
-    model_server.default = big(Reply.text("fine"), 20_000)
+    settings = budgeted(tmp_path, model_server, session_tokens=21_000)
     assert await answer(settings, "one", "a") == "fine"
     assert "budget.session_tokens" in await answer(settings, "two", "a")
     assert await answer(settings, "one", "b") == "fine"
@@ -61,8 +66,7 @@ async def test_session_tokens_limit_one_conversation_not_the_others(
 async def test_turn_tokens_stop_a_long_tool_loop_between_calls(
     tmp_path, model_server: ScriptedModelServer
 ) -> None:
-    settings = make_settings(tmp_path, model_server)
-    settings.budget.turn_tokens = 8_000
+    settings = budgeted(tmp_path, model_server, turn_tokens=8_000)
     (settings.workspace).mkdir(parents=True, exist_ok=True)
     model_server.script(
         big(Reply.tool_calls(("list_dir", '{"path": "."}')), 6_000), Reply.text("never sent")
@@ -81,10 +85,8 @@ async def test_turn_tokens_stop_a_long_tool_loop_between_calls(
 async def test_daily_cost_uses_the_model_map_prices(
     tmp_path, model_server: ScriptedModelServer
 ) -> None:
-    settings = make_settings(tmp_path, model_server)
+    settings = budgeted(tmp_path, model_server, daily_cost=0.005)  # $0.003 a call:
     settings.model.name = "openai/gpt-4o-mini"  # $0.15 per million input tokens
-    settings.budget.daily_cost = 0.005
-    model_server.default = big(Reply.text("fine"), 20_000)  # $0.003 a call
     assert await answer(settings, "one") == "fine"
     assert await answer(settings, "two") == "fine"
     third = await answer(settings, "three")
@@ -95,8 +97,6 @@ async def test_daily_cost_uses_the_model_map_prices(
 async def test_unknown_prices_count_tokens_only(
     tmp_path, model_server: ScriptedModelServer
 ) -> None:
-    settings = make_settings(tmp_path, model_server)  # openai/test-model: no price known
-    settings.budget.daily_cost = 0.000001
-    model_server.default = big(Reply.text("fine"), 20_000)
+    settings = budgeted(tmp_path, model_server, daily_cost=0.000001)  # test-model: no price
     assert await answer(settings, "one") == "fine"
     assert await answer(settings, "two") == "fine"
