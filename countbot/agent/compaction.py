@@ -85,9 +85,12 @@ class ContextKeeper:
             entries = await self._window(session_id, choice, provider)
         return entries
 
-    async def fit(self, entries: Sequence[HistoryEntry], choice: ModelChoice) -> Fitted:
+    async def fit(
+        self, entries: Sequence[HistoryEntry], choice: ModelChoice, prompt: str | None = None
+    ) -> Fitted:
         """`entries` as they fit the next request (the system prompt and tools counted in)."""
-        prompt = await self._context.build_system_prompt()
+        if prompt is None:
+            prompt = await self._context.build_system_prompt()
         fixed = self._fixed.tokens(prompt, self._tools.specs(), choice.model)
         return fit(
             entries,
@@ -102,9 +105,9 @@ class ContextKeeper:
     ) -> tuple[list[Message], int]:
         """The next request's messages (the system prompt, then the fitted history) and their
         estimated prompt tokens."""
-        fitted = await self.fit(entries, choice)
-        system = SystemMessage(await self._context.build_system_prompt())
-        return [system, *fitted.messages], fitted.tokens
+        prompt = await self._context.build_system_prompt()
+        fitted = await self.fit(entries, choice, prompt)
+        return [SystemMessage(prompt), *fitted.messages], fitted.tokens
 
     async def _window(
         self, session_id: str, choice: ModelChoice, provider: LLMProvider

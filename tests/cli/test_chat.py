@@ -230,7 +230,8 @@ def test_a_spent_budget_in_the_cli_and_countbot_usage(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
     config = write_config(tmp_path, model_server, "budget:\n  daily_tokens: 6000\n")
-    model_server.default = Reply("text", content="fine", usage=(5_000, 0))
+    reply = Reply("text", content="fine", usage=(5_000, 0))
+    model_server.responder = lambda body: reply
     first = run("chat", "--config", str(config), "-m", "one", cwd=tmp_path)
     assert first.returncode == 0 and "fine" in first.stdout, first.stderr
     second = run("chat", "--config", str(config), "-m", "two", cwd=tmp_path)

@@ -21,7 +21,8 @@ def budgeted(tmp_path, model_server: ScriptedModelServer, **limits: float) -> Se
     settings = make_settings(tmp_path, model_server)
     for key, value in limits.items():
         setattr(settings.budget, key, value)
-    model_server.default = big(Reply.text("fine"), 20_000)
+    reply = big(Reply.text("fine"), 20_000)
+    model_server.responder = lambda body: reply
     return settings
 
 

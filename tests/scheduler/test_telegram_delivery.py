@@ -80,7 +80,8 @@ async def test_a_spent_budget_reaches_the_chat_and_a_jobs_delivery_without_a_mod
     model_server: ScriptedModelServer,
 ) -> None:
     bot.runtime.settings.budget.daily_tokens = 6_000
-    model_server.default = dataclasses.replace(Reply.text("fine"), usage=(5_000, 0))
+    reply = dataclasses.replace(Reply.text("fine"), usage=(5_000, 0))
+    model_server.responder = lambda body: reply
     fake.user_says("hello")
     assert await fake.wait_for_messages(ALICE) == ["fine"]
     fake.user_says("and again")

@@ -239,7 +239,8 @@ async def test_a_spent_budget_answers_with_the_notice_over_the_socket(
     daemon: Daemon, model_server: ScriptedModelServer
 ) -> None:
     daemon.settings.budget.session_tokens = 6_000
-    model_server.default = Reply("text", content="fine", usage=(5_000, 0))
+    reply = Reply("text", content="fine", usage=(5_000, 0))
+    model_server.responder = lambda body: reply
     client = await daemon.ws()
     await client.send({"type": "message", "session_id": "budget", "content": "one"})
     assert (await client.until("done"))["content"] == "fine"
