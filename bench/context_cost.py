@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from countbot.agent.events import TurnDone
 from countbot.agent.history import AssistantEntry, UserEntry, project, to_record
 from countbot.agent.projection import Fitted
 from countbot.config.settings import Settings
@@ -51,7 +52,7 @@ def use_previous_behaviour(runtime: Runtime) -> None:
     """The record-count window of before: every entry sent as it is, no fitting."""
     keeper = runtime.agent._keeper
 
-    async def fit(entries, choice):  # type: ignore[no-untyped-def]
+    async def fit(entries, choice, prompt=None):  # type: ignore[no-untyped-def]
         return Fitted(project(list(entries), vision=choice.vision), 0, 0, False)
 
     keeper.fit = fit  # type: ignore[method-assign]
@@ -71,8 +72,8 @@ async def conversation(settings: Settings, server: ScriptedModelServer, before: 
             use_previous_behaviour(runtime)
         for turn in range(1, 11):
             text = "Read report.txt again." if turn in READING_TURNS else f"Note {turn}: fine."
-            async for _ in runtime.agent.process_message(text, "bench"):
-                pass
+            events = [e async for e in runtime.agent.process_message(text, "bench")]
+            assert isinstance(events[-1], TurnDone), events[-1]  # a broken run counts nothing
         return sum(wire_tokens(body) for body in server.requests)
     finally:
         await runtime.close()
