@@ -17,17 +17,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from countbot.agent.history import (
-    HistoryEntry,
-    ToolResultEntry,
-    UserEntry,
-    project,
-    tool_result_message,
-)
 from countbot.agent.persona import Persona, PersonaLoader
 from countbot.agent.skill_invocation import invoked_skill
 from countbot.config.settings import PersonaSettings
-from countbot.llm.types import AssistantMessage, Message, SystemMessage
 from countbot.memory.memory_file import MemoryFile
 from countbot.skills.catalog import SkillCatalog
 from countbot.skills.loader import SkillsLoader
@@ -104,13 +96,6 @@ class ContextBuilder:
             self._cached_inputs = inputs
         return self._cached_prompt
 
-    async def build_messages(
-        self, history: Sequence[HistoryEntry], current: UserEntry, *, vision: bool
-    ) -> list[Message]:
-        """System prompt, then the history and the current message as the model sees them."""
-        system = SystemMessage(await self.build_system_prompt())
-        return [system, *project([*history, current], vision=vision)]
-
     def turn_context(
         self,
         *,
@@ -139,14 +124,6 @@ class ContextBuilder:
     async def skill_invocation(self, text: str) -> tuple[str, str] | None:
         """(message, context) for `/skillname args`; see `agent/skill_invocation.py`."""
         return await invoked_skill(text, self._skills)
-
-    @staticmethod
-    def add_assistant_message(messages: list[Message], message: AssistantMessage) -> None:
-        messages.append(message)
-
-    @staticmethod
-    def add_tool_result(messages: list[Message], entry: ToolResultEntry, *, vision: bool) -> None:
-        messages.append(tool_result_message(entry, vision=vision))
 
     # --- rendering ---------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ class UserEntry:
     context: str = ""
     ts: float = field(default_factory=time.time)
     type: Literal["user"] = "user"
+    # Tokens this entry costs in a request, counted once when it is committed (0: not yet).
+    tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class AssistantEntry:
     stop_reason: str = "stop"
     ts: float = field(default_factory=time.time)
     type: Literal["assistant"] = "assistant"
+    # Tokens this entry costs in a request, counted once when it is committed (0: not yet).
+    tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,8 @@ class ToolResultEntry:
     ts: float = field(default_factory=time.time)
     type: Literal["tool_result"] = "tool_result"
     images: tuple[ImagePart, ...] = ()
+    # Tokens this entry costs in a request, counted once when it is committed (0: not yet).
+    tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,8 @@ class SummaryEntry:
     text: str
     ts: float = field(default_factory=time.time)
     type: Literal["summary"] = "summary"
+    # Tokens this entry costs in a request, counted once when it is committed (0: not yet).
+    tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +87,25 @@ class NoteEntry:
     ts: float = field(default_factory=time.time)
     code: str = ""
     type: Literal["note"] = "note"
+    tokens: int = 0  # never sent, so it costs nothing
 
 
 HistoryEntry = UserEntry | AssistantEntry | ToolResultEntry | SummaryEntry | NoteEntry
 
 
+SUMMARY_HEADING = "[Summary of earlier conversation, also saved in MEMORY.md]"
+
+
 def to_record(entry: HistoryEntry) -> dict[str, Any]:
-    """A JSON-ready dict for storage."""
+    """A JSON-ready dict for storage (with the entry's token count once it has one)."""
+    record = _record(entry)
+    tokens = getattr(entry, "tokens", 0)
+    if tokens:
+        record["tokens"] = tokens
+    return record
+
+
+def _record(entry: HistoryEntry) -> dict[str, Any]:
     if isinstance(entry, UserEntry):
         return {
             "type": "user",
@@ -140,9 +160,12 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
     """Rebuild an entry from its stored dict (extra keys such as `id` are ignored)."""
     kind = record["type"]
     ts = float(record.get("ts") or 0.0)
+    tokens = int(record.get("tokens") or 0)
     if kind == "user":
         images = _images(record)
-        return UserEntry(record.get("content", ""), images, record.get("context", ""), ts)
+        return UserEntry(
+            record.get("content", ""), images, record.get("context", ""), ts, tokens=tokens
+        )
     if kind == "assistant":
         calls = tuple(
             ToolCall(c["id"], c["name"], c.get("arguments_raw", ""), None, c.get("parse_error"))
@@ -157,6 +180,7 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
             usage=Usage(**(record.get("usage") or {})),
             stop_reason=record.get("stop_reason", "stop"),
             ts=ts,
+            tokens=tokens,
         )
     if kind == "tool_result":
         return ToolResultEntry(
@@ -167,9 +191,10 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
             float(record.get("duration_ms") or 0.0),
             ts,
             images=_images(record),
+            tokens=tokens,
         )
     if kind == "summary":
-        return SummaryEntry(record.get("text", ""), ts)
+        return SummaryEntry(record.get("text", ""), ts, tokens=tokens)
     if kind == "note":
         return NoteEntry(record.get("text", ""), ts, record.get("code", ""))
     raise ValueError(f"unknown history entry type: {kind!r}")
@@ -227,7 +252,7 @@ def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message
         elif isinstance(entry, ToolResultEntry):
             messages.append(tool_result_message(entry, vision=vision))
         elif isinstance(entry, SummaryEntry):
-            note = f"[Summary of earlier conversation, also saved in MEMORY.md]\n{entry.text}"
+            note = f"{SUMMARY_HEADING}\n{entry.text}"
             messages.append(UserMessage((TextPart(note),)))
     return _drop_orphan_results(messages)
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from countbot.agent.cancel import CancelToken
+from countbot.agent.compaction import ContextKeeper
 from countbot.agent.context import ContextBuilder
+from countbot.agent.context_budget import counted
 from countbot.agent.events import (
     AgentEvent,
     ToolEnd,
@@ -26,21 +28,20 @@ from countbot.agent.events import (
     TurnError,
     TurnNotice,
 )
-from countbot.agent.history import (
-    HistoryEntry,
-    NoteEntry,
-    SummaryEntry,
-    ToolResultEntry,
-    UserEntry,
-    from_record,
-    user_message,
-)
+from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, UserEntry
 from countbot.agent.overflow import OverflowSummarizer
-from countbot.agent.ports import AgentHooks, SessionHistory, SteeringInbox, ToolCallRecord
+from countbot.agent.ports import (
+    AgentHooks,
+    SessionHistory,
+    SpendingGuard,
+    SteeringInbox,
+    ToolCallRecord,
+)
 from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
+from countbot.llm.model_info import DEFAULT_CONTEXT_WINDOW
 from countbot.llm.provider import LLMProvider
-from countbot.llm.types import ImagePart, Message, ToolCall, Usage
+from countbot.llm.types import ImagePart, ToolCall, Usage
 from countbot.tools.approval import Approver
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
@@ -56,6 +57,13 @@ class ModelChoice:
     temperature: float | None = None
     max_tokens: int | None = None
     vision: bool = False
+    # The smallest window of the model and its fallbacks, so a failover never overflows.
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+
+    @property
+    def model(self) -> str:
+        """The model name whose tokenizer counts this choice's requests."""
+        return self.provider.model
 
 
 ModelResolver = Callable[[], Awaitable[ModelChoice]]
@@ -83,8 +91,11 @@ class _Turn:
     user_text: str
     steering: SteeringInbox | None
     usage: Usage
+    # The turn's history as it grows; each request is fitted from it (stored history unchanged).
+    entries: list[HistoryEntry]
     tool_calls_made: int = 0
-    vision: bool = False
+    # Budget warnings given during the turn, shown with its answer.
+    warnings: list[str] = field(default_factory=list)
 
 
 class AgentLoop:
@@ -101,15 +112,18 @@ class AgentLoop:
         settings: AgentSettings,
         workspace: Path,
         hooks: AgentHooks | None = None,
+        spending: SpendingGuard | None = None,
     ) -> None:
         self._resolve_model = resolve_model
         self._context = context
         self._tools = tools
-        self._history = history
-        self._summarizer = summarizer
+        self._keeper = ContextKeeper(
+            history=history, summarizer=summarizer, context=context, tools=tools, settings=settings
+        )
         self._settings = settings
         self._workspace = workspace
         self._hooks = hooks or AgentHooks()
+        self._spending = spending
 
     async def process_direct(
         self,
@@ -170,6 +184,7 @@ class AgentLoop:
             user_text=message,
             steering=steering,
             usage=Usage(),
+            entries=[],
         )
         try:
             turn_context = self._context.turn_context(
@@ -188,18 +203,28 @@ class AgentLoop:
                 await self._commit(session_id, user)
                 yield await self._end_note(session_id, "no_model", NO_MODEL)
                 return
-            turn.vision = choice.vision
-            entries = await self._load_history(session_id, choice.provider)
-            await self._commit(session_id, user)
+            user = await counted(user, choice.model)
+            stop = await self._spend_check(turn, choice, 0)
+            if stop is not None:
+                await self._commit(session_id, user)
+                yield await self._end_budget(turn, stop)
+                return
+            turn.entries = await self._keeper.load(
+                session_id,
+                choice,
+                user,
+                turn.tool_context,
+                self._flush_recorder(turn),
+                self._usage_reporter(session_id),
+            )
+            await self._add(turn, user, choice)
             if user.images and not choice.vision:
                 await self._commit(session_id, NoteEntry(NO_VISION, code="no_vision"))
                 yield TurnNotice("no_vision", NO_VISION)
-            messages = await self._context.build_messages(entries, user, vision=choice.vision)
-            async for event in self._iterate(turn, choice, messages):
+            async for event in self._iterate(turn, choice):
                 yield event
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
-            await self._call_hook(self._hooks.on_error, session_id, str(exc))
             yield TurnError(f"internal error: {exc}", retryable=False)
 
     async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
@@ -208,15 +233,18 @@ class AgentLoop:
 
     # --- the iterations ----------------------------------------------------------------------
 
-    async def _iterate(
-        self, turn: _Turn, choice: ModelChoice, messages: list[Message]
-    ) -> AsyncIterator[AgentEvent]:
+    async def _iterate(self, turn: _Turn, choice: ModelChoice) -> AsyncIterator[AgentEvent]:
         limit = self._settings.max_iterations
         for _ in range(limit):
             if turn.token.cancelled:
                 yield await self._end_cancelled(turn)
                 return
-            await self._apply_steering(turn, messages, choice.vision)
+            await self._apply_steering(turn, choice)
+            messages, estimate = await self._keeper.messages(turn.entries, choice)
+            stop = await self._spend_check(turn, choice, estimate)
+            if stop is not None:
+                yield await self._end_budget(turn, stop)
+                return
             model_turn = ModelTurn()
             async for event in stream_model(
                 choice, messages, self._tools.specs(), turn.token, model_turn
@@ -232,20 +260,18 @@ class AgentLoop:
                 yield await self._end_error(turn, model_turn)
                 return
             assistant = model_turn.entry()
-            await self._commit(turn.session_id, assistant)
-            ContextBuilder.add_assistant_message(messages, model_turn.message())
+            await self._add(turn, assistant, choice)
             if not assistant.tool_calls:
-                await self._call_hook(self._hooks.on_turn_end, turn.session_id, assistant.text)
-                yield TurnDone(assistant.text, turn.usage)
+                yield TurnDone(_with_warnings(assistant.text, turn.warnings), turn.usage)
                 return
-            async for event in self._run_tools(turn, assistant.tool_calls, messages):
+            async for event in self._run_tools(turn, assistant.tool_calls, choice):
                 yield event
             if turn.tool_calls_made >= limit:
                 break  # the tool-call budget is spent: more model calls could only be refused
         yield await self._end_limit(turn)
 
     async def _run_tools(
-        self, turn: _Turn, calls: tuple[ToolCall, ...], messages: list[Message]
+        self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice
     ) -> AsyncIterator[AgentEvent]:
         """Run a response's tools; consecutive idempotent ones run concurrently, in order."""
         index = 0
@@ -273,7 +299,7 @@ class AgentLoop:
             results.extend(zip(runnable, executed, strict=True))
             results.sort(key=lambda pair: batch.index(pair[0]))
             for call, result in results:
-                await self._record_tool(turn, call, result, messages)
+                await self._record_tool(turn, call, result, choice)
                 if call in runnable:
                     yield ToolEnd(
                         call.id, call.name, result.content, result.status, result.duration_ms
@@ -293,7 +319,7 @@ class AgentLoop:
         return None
 
     async def _record_tool(
-        self, turn: _Turn, call: ToolCall, result: ToolResult, messages: list[Message]
+        self, turn: _Turn, call: ToolCall, result: ToolResult, choice: ModelChoice
     ) -> None:
         entry = ToolResultEntry(
             call.id,
@@ -303,13 +329,22 @@ class AgentLoop:
             result.duration_ms,
             images=result.images,
         )
-        await self._commit(turn.session_id, entry)
-        ContextBuilder.add_tool_result(messages, entry, vision=turn.vision)
+        await self._add(turn, entry, choice)
+        await self._audit_tool(turn, call.id, call.name, _shown_arguments(call), result)
+
+    async def _audit_tool(
+        self,
+        turn: _Turn,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any] | str,
+        result: ToolResult,
+    ) -> None:
         record = ToolCallRecord(
             session_id=turn.session_id,
-            tool_call_id=call.id,
-            name=call.name,
-            arguments=_shown_arguments(call),
+            tool_call_id=call_id,
+            name=name,
+            arguments=arguments,
             user_message=turn.user_text,
             result=result.content,
             status=result.status,
@@ -318,19 +353,31 @@ class AgentLoop:
         )
         await self._call_hook(self._hooks.on_tool_call, record)
 
-    async def _apply_steering(self, turn: _Turn, messages: list[Message], vision: bool) -> None:
+    def _flush_recorder(self, turn: _Turn) -> Callable[[str, str, ToolResult], Awaitable[None]]:
+        """Audits the memory writes of the silent flush before a summary (never shown)."""
+
+        async def record(call_id: str, arguments: str, result: ToolResult) -> None:
+            await self._audit_tool(turn, call_id, "memory_write", arguments, result)
+
+        return record
+
+    def _usage_reporter(self, session_id: str) -> Callable[[str, Usage], Awaitable[None]]:
+        async def report(model: str, usage: Usage) -> None:
+            await self._call_hook(self._hooks.on_usage, session_id, model, usage)
+
+        return report
+
+    async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:
             return
         for text in turn.steering.drain():
             entry = UserEntry(text, context="[Sent while you were working on the previous request]")
-            await self._commit(turn.session_id, entry)
-            messages.append(user_message(entry, vision=vision))
+            await self._add(turn, entry, choice)
 
     # --- endings -----------------------------------------------------------------------------
 
     async def _end_cancelled(self, turn: _Turn) -> TurnCancelled:
         await self._commit(turn.session_id, NoteEntry("Cancelled.", code="cancelled"))
-        await self._call_hook(self._hooks.on_turn_end, turn.session_id, None)
         return TurnCancelled()
 
     async def _end_error(self, turn: _Turn, model_turn: ModelTurn) -> TurnError:
@@ -339,14 +386,28 @@ class AgentLoop:
         if model_turn.text:
             await self._commit(turn.session_id, model_turn.partial_entry("error"))
         await self._commit(turn.session_id, NoteEntry(f"Error: {error.message}"))
-        await self._call_hook(self._hooks.on_error, turn.session_id, error.message)
         return TurnError(error.message, error.retryable)
 
     async def _end_note(self, session_id: str, code: str, text: str) -> TurnError:
         """End a turn that never reached the model, with guidance kept in the history."""
         await self._commit(session_id, NoteEntry(text, code=code))
-        await self._call_hook(self._hooks.on_error, session_id, text)
         return TurnError(text, retryable=False, code=code)
+
+    async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
+        """The budget's stop notice for the next call, if any (a warning is kept for the end)."""
+        if self._spending is None:
+            return None
+        verdict = await self._spending.check(
+            turn.session_id, choice.model, turn.usage.total_tokens, estimate
+        )
+        if verdict.warning is not None:
+            await self._commit(turn.session_id, NoteEntry(verdict.warning))
+            turn.warnings.append(verdict.warning)
+        return verdict.stop
+
+    async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
+        await self._commit(turn.session_id, NoteEntry(notice))
+        return TurnDone(_with_warnings(notice, turn.warnings), turn.usage)
 
     async def _end_limit(self, turn: _Turn) -> TurnDone:
         notice = (
@@ -354,21 +415,15 @@ class AgentLoop:
             "Tell me to continue if you want me to keep going."
         )
         await self._commit(turn.session_id, NoteEntry(notice))
-        await self._call_hook(self._hooks.on_turn_end, turn.session_id, notice)
         return TurnDone(notice, turn.usage)
 
     # --- history -----------------------------------------------------------------------------
 
-    async def _load_history(self, session_id: str, provider: LLMProvider) -> list[HistoryEntry]:
-        window = await self._history.load_window(session_id, self._settings.max_history + 1)
-        if self._summarizer.needs_pass(len(window.records)):
-            done = await self._summarizer.summarize(session_id, provider, window.summary)
-            if done is not None:
-                window = await self._history.load_window(session_id, self._settings.max_history)
-        records = window.records[-self._settings.max_history :]
-        entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
-        entries.extend(from_record(r) for r in records)
-        return entries
+    async def _add(self, turn: _Turn, entry: HistoryEntry, choice: ModelChoice) -> None:
+        """Count `entry` once, commit it with its count, and add it to the turn's history."""
+        entry = await counted(entry, choice.model)
+        await self._commit(turn.session_id, entry)
+        turn.entries.append(entry)
 
     async def _commit(self, session_id: str, entry: HistoryEntry) -> None:
         await self._call_hook(self._hooks.on_message, session_id, entry)
@@ -380,6 +435,10 @@ class AgentLoop:
             await hook(*args)
         except Exception:
             log.exception("agent hook %s failed", getattr(hook, "__name__", hook))
+
+
+def _with_warnings(text: str, warnings: list[str]) -> str:
+    return "\n\n".join([text, *warnings]) if warnings else text
 
 
 def _shown_arguments(call: ToolCall) -> dict[str, Any] | str:

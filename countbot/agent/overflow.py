@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,10 +51,22 @@ class OverflowSummarizer:
         return window_size > self._max_history
 
     async def summarize(
-        self, session_id: str, provider: LLMProvider, running_summary: str | None
+        self,
+        session_id: str,
+        provider: LLMProvider,
+        running_summary: str | None,
+        *,
+        keep: int | None = None,
+        max_chars: int | None = None,
+        before: Callable[[str], Awaitable[object]] | None = None,
     ) -> OverflowResult | None:
-        """One pass; returns None when there was nothing to do or the model failed."""
-        keep = self._max_history // 2
+        """One pass; returns None when there was nothing to do or the model failed.
+
+        `keep` newest records stay (default half of `max_history`); the excerpt summarized is at
+        most `max_chars` long, so the summary request fits a small window; `before` sees the
+        excerpt first (the silent memory flush).
+        """
+        keep = self._max_history // 2 if keep is None else max(keep, 1)
         chunk_limit = self._max_history * 2
         window = await self._history.load_window(session_id, keep)
         if len(window.records) < keep:
@@ -61,10 +74,15 @@ class OverflowSummarizer:
         oldest = await self._history.load_unsummarized(session_id, chunk_limit + keep)
         first_kept_id = int(window.records[0]["id"])
         chunk = [r for r in oldest if int(r["id"]) < first_kept_id][:chunk_limit]
+        if max_chars is not None:
+            chunk = _within_chars(chunk, max_chars)
         chunk = _without_split_tool_calls(chunk, oldest)
         if not chunk:
             return None
-        text = await _ask_for_summary(provider, _transcript(chunk))
+        transcript = _transcript(chunk)[:max_chars]  # one huge record is cut, not sent whole
+        if before is not None:
+            await before(transcript)
+        text = await _ask_for_summary(provider, transcript)
         if text is None:
             return None
         first_id, through_id = int(chunk[0]["id"]), int(chunk[-1]["id"])
@@ -76,10 +94,22 @@ class OverflowSummarizer:
         )
         await self._memory.append_once(marker, section)
         running = f"{running_summary}\n\n{text.strip()}" if running_summary else text.strip()
-        await self._history.mark_summarized(
-            session_id, through_id, running[-RUNNING_SUMMARY_CHARS:]
-        )
+        # The running summary rides in every request: on a small window it gets a smaller share.
+        limit = min(RUNNING_SUMMARY_CHARS, max_chars or RUNNING_SUMMARY_CHARS)
+        await self._history.mark_summarized(session_id, through_id, running[-limit:])
         return OverflowResult(through_id, len(chunk))
+
+
+def _within_chars(chunk: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
+    """The oldest records whose transcript stays within `max_chars` (at least one)."""
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for record in chunk:
+        used += len(_transcript([record])) + 1
+        if kept and used > max_chars:
+            break
+        kept.append(record)
+    return kept
 
 
 def _without_split_tool_calls(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from countbot.agent.history import HistoryEntry
+from countbot.llm.types import Usage
 
 
 class HistoryWindow(Protocol):
@@ -57,11 +58,27 @@ class ToolCallRecord:
     channel: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SpendCheck:
+    """A budget's verdict on the next model call: `stop` ends the turn with that notice first."""
+
+    stop: str | None = None
+    warning: str | None = None
+
+
+class SpendingGuard(Protocol):
+    async def check(
+        self, session_id: str, model: str, turn_tokens: int, next_tokens: int
+    ) -> SpendCheck:
+        """Whether a call of about `next_tokens` prompt tokens may go out now."""
+        ...
+
+
 @dataclass(slots=True)
 class AgentHooks:
     """Callbacks the caller injects; each is awaited and its failure is logged, never raised."""
 
     on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
-    on_turn_end: Callable[[str, Any], Awaitable[None]] | None = None
-    on_error: Callable[[str, str], Awaitable[None]] | None = None
+    # Usage of model calls no history entry carries (the memory flush, summaries).
+    on_usage: Callable[[str, str, Usage], Awaitable[None]] | None = None

@@ -91,6 +91,16 @@ def onboard(target: str, model: str, api_base: str, api_key_env: str, force: boo
 
 @main.command()
 @config_option
+def usage(config_path: str | None) -> None:
+    """Print today's token use and cost against each budget limit."""
+    from countbot.cli.usage import print_usage
+
+    settings = settings_or_exit(config_path, require_model=False)
+    run_async(lambda: print_usage(settings))
+
+
+@main.command()
+@config_option
 @click.option(
     "--security",
     is_flag=True,

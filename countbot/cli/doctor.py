@@ -145,7 +145,17 @@ async def _model_answers(settings: Settings) -> str:
     )
     async for event in choice.provider.stream(request):
         if isinstance(event, StreamDone):
-            return f"{settings.model.name} answered: {event.message.text.strip()[:40]!r}"
+            return (
+                f"{settings.model.name} answered: {event.message.text.strip()[:40]!r}; "
+                f"context window {choice.context_window:,} tokens{_window_source(settings)}"
+            )
         if isinstance(event, StreamError):
             raise CheckFailed(f"{settings.model.name} failed: {event.message}")
     raise CheckFailed(f"{settings.model.name} gave no answer")
+
+
+def _window_source(settings: Settings) -> str:
+    """Where the window came from: the override, or the model map (smallest of any fallbacks)."""
+    if settings.model.context_window:
+        return " (model.context_window)"
+    return " (model map" + (", smallest with the fallbacks)" if settings.model.fallbacks else ")")

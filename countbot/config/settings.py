@@ -35,6 +35,9 @@ class ModelSettings(_Strict):
     request_timeout: float = Field(120.0, gt=0, description="hard deadline for one model call, s")
     max_retries: int = Field(3, ge=0, description="retries of one model call on 429/5xx/timeouts")
     vision: bool | None = Field(None, description="None: look it up in the model map")
+    context_window: int | None = Field(
+        None, ge=1024, description="tokens; None: the model map's, else a conservative default"
+    )
     # direct: CountBot's own OpenAI-compatible client (no litellm); litellm: every provider
     # litellm knows; auto: direct when the model string or api_base says OpenAI-compatible.
     provider_path: Literal["auto", "direct", "litellm"] = "auto"
@@ -46,6 +49,17 @@ class AgentSettings(_Strict):
     retry_delay: float = Field(1.0, ge=0.0)
     max_history: int = Field(60, ge=4)
     tool_timeout: float = Field(60.0, gt=0)
+    # Share of the model's context window a request may fill (less max_tokens for the answer).
+    context_budget: float = Field(0.8, gt=0.1, le=1.0)
+
+
+class BudgetSettings(_Strict):
+    """Hard limits on model spending; each is optional (None: no limit). Days are local days."""
+
+    daily_tokens: int | None = Field(None, ge=1, description="tokens per day, all sessions")
+    daily_cost: float | None = Field(None, gt=0, description="US dollars per day")
+    session_tokens: int | None = Field(None, ge=1, description="tokens per session per day")
+    turn_tokens: int | None = Field(None, ge=1, description="tokens one turn may use")
 
 
 class PersonaSettings(_Strict):
@@ -314,6 +328,7 @@ class ChannelsSettings(_Strict):
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     persona: PersonaSettings = Field(default_factory=PersonaSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

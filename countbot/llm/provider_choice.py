@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from countbot.llm.cooldown import Cooldowns
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.openai_compatible import is_compatible
@@ -38,6 +39,7 @@ def open_provider(
     fallbacks: Sequence[str] = (),
     max_retries: int = 3,
     request_timeout: float = 120.0,
+    cooldowns: Cooldowns | None = None,
 ) -> RetryingProvider:
     """The provider for `model` and its `fallbacks` on the chosen path."""
     direct = takes_direct_path(path, model, fallbacks, api_base)
@@ -49,4 +51,5 @@ def open_provider(
         fallbacks=fallbacks,
         max_retries=max_retries,
         request_timeout=request_timeout,
+        cooldowns=cooldowns,
     )

@@ -21,6 +21,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from countbot.llm.cooldown import Cooldowns
 from countbot.llm.errors import ModelFailure, classify_error
 from countbot.llm.model_info import model_info, preload_model_map, provider_of
 from countbot.llm.retry import RetryPolicy
@@ -86,6 +87,7 @@ class RetryingProvider(ABC):
         extra_headers: Mapping[str, str] | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         rng: Callable[[], float] = random.random,
+        cooldowns: Cooldowns | None = None,
     ) -> None:
         self._model = model
         self._models = (model, *fallbacks)
@@ -95,6 +97,7 @@ class RetryingProvider(ABC):
         self._extra_headers = dict(extra_headers or {})
         self._retry = RetryPolicy(max_retries=max_retries, sleep=sleep, rng=rng)
         self._secrets: tuple[str, ...] = (api_key,) if api_key else ()
+        self._cooldowns = cooldowns or Cooldowns()
 
     @property
     def model(self) -> str:
@@ -128,7 +131,8 @@ class RetryingProvider(ABC):
             yield _stream_error(failure, self._model, "")
             return
         failure = ModelFailure("No model to call", retryable=False, kind="unknown")
-        for model in self._models:
+        models = self._cooldowns.order(self._models)
+        for model in models:
             retry = 0
             while True:
                 attempt = _Attempt()
@@ -136,6 +140,7 @@ class RetryingProvider(ABC):
                     async for event in events:
                         yield event
                 if attempt.failure is None:
+                    self._cooldowns.succeeded(model)
                     return
                 failure = attempt.failure
                 if attempt.emitted or not failure.retryable:
@@ -146,7 +151,8 @@ class RetryingProvider(ABC):
                 retry += 1
                 if not await self._retry.wait(retry, failure.retry_after):
                     break
-        yield _stream_error(failure, self._models[-1], "")
+            self._cooldowns.failed(model, failure.message)  # the next turns skip it a while
+        yield _stream_error(failure, models[-1], "")
 
     async def complete(self, request: ChatRequest) -> AssistantMessage | StreamError:
         """The whole answer at once (for summaries and other background calls)."""

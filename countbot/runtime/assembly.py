@@ -22,6 +22,7 @@ from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.approvals import ApprovalBroker
+from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -29,6 +30,7 @@ from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
 from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
+from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
@@ -37,7 +39,7 @@ from countbot.tools.builtin import builtin_tools
 from countbot.tools.mcp.manager import McpManager
 from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
-from countbot.tools.paging import ReadResultTool
+from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.sandbox import Sandbox
 from countbot.tools.skill_tools import ReadSkillTool
@@ -121,7 +123,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     tools = _tool_registry(
-        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox
+        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox, sessions
     )
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
@@ -145,6 +147,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         settings=settings.agent,
         workspace=workspace,
         hooks=recorder.hooks(),
+        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
     )
     return Runtime(
         settings,
@@ -248,6 +251,7 @@ def _tool_registry(
     skills: SkillsLoader,
     outbox: Outbox,
     sandbox: Sandbox,
+    archive: ResultArchive,
 ) -> ToolRegistry:
     registry = ToolRegistry(
         default_timeout=settings.agent.tool_timeout,
@@ -265,7 +269,7 @@ def _tool_registry(
         MemoryWriteTool(memory),
         MemorySearchTool(memory),
         ReadSkillTool(skills),
-        ReadResultTool(registry),
+        ReadResultTool(registry, archive),
         # Files leave the machine: always confined to the workspace, whatever the file tools may.
         MessageTool(outbox, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
     ):

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from countbot.agent.loop import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
-from countbot.llm.model_info import supports_vision
+from countbot.llm.cooldown import Cooldowns
+from countbot.llm.model_info import fetch_model_info, supports_vision
 from countbot.llm.provider_choice import open_provider
 from countbot.llm.retrying_provider import RetryingProvider
 
@@ -22,6 +23,8 @@ class ModelResolver:
         self._current = current
         self._cached: tuple[str, ModelChoice] | None = None
         self._provider: RetryingProvider | None = None
+        # Outlives providers rebuilt by a settings change: a model that is down stays skipped.
+        self.cooldowns = Cooldowns()
 
     async def __call__(self) -> ModelChoice:
         settings = self._current()
@@ -43,11 +46,18 @@ class ModelResolver:
             fallbacks=settings.fallbacks,
             max_retries=settings.max_retries,
             request_timeout=settings.request_timeout,
+            cooldowns=self.cooldowns,
         )
         vision = settings.vision
         if vision is None:
             vision = await supports_vision(settings.name)
-        choice = ModelChoice(provider, settings.temperature, settings.max_tokens, vision)
+        choice = ModelChoice(
+            provider,
+            settings.temperature,
+            settings.max_tokens,
+            vision,
+            await context_window(settings),
+        )
         # A provider replaced by a settings change is left to the garbage collector: a turn may
         # still be streaming from it.
         self._cached = (key, choice)
@@ -60,3 +70,15 @@ class ModelResolver:
             await self._provider.aclose()
             self._provider = None
         self._cached = None
+
+
+async def context_window(settings: ModelSettings) -> int:
+    """The window requests are fitted to: the smallest of the model's and its fallbacks'.
+
+    `model.context_window` overrides the primary model's; the others come from the model map (or
+    its conservative default), so a failover to a smaller model never gets an overflowing request.
+    """
+    windows = [settings.context_window or (await fetch_model_info(settings.name)).context_window]
+    for name in settings.fallbacks:
+        windows.append((await fetch_model_info(name)).context_window)
+    return min(windows)

@@ -7,6 +7,7 @@ from typing import Any
 
 from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
 from countbot.agent.ports import AgentHooks, ToolCallRecord
+from countbot.llm.types import Usage
 from countbot.masking import SecretMasker
 from countbot.store.audit import AuditLog
 from countbot.store.sessions import SessionStore
@@ -33,21 +34,27 @@ class TurnRecorder:
 
     def hooks(self, *, parent_session: str | None = None) -> AgentHooks:
         """Hooks for a turn; a subagent's turn names its parent session in every audit record."""
-        if parent_session is None:
-            return AgentHooks(on_message=self.on_message, on_tool_call=self.on_tool_call)
+        on_tool_call = self.on_tool_call
+        if parent_session is not None:
 
-        async def on_tool_call(record: ToolCallRecord) -> None:
-            await self._record_tool_call({**dataclasses.asdict(record), "parent": parent_session})
+            async def on_tool_call(record: ToolCallRecord) -> None:
+                await self._record_tool_call(
+                    {**dataclasses.asdict(record), "parent": parent_session}
+                )
 
-        return AgentHooks(on_message=self.on_message, on_tool_call=on_tool_call)
+        return AgentHooks(
+            on_message=self.on_message, on_tool_call=on_tool_call, on_usage=self.on_usage
+        )
 
     async def on_message(self, session_id: str, entry: HistoryEntry) -> None:
         await self._sessions.append(session_id, to_record(entry))
         if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
-            u = entry.usage
-            await self._usage.add(
-                session_id, entry.model, u.prompt_tokens, u.completion_tokens, u.cost_usd
-            )
+            await self.on_usage(session_id, entry.model, entry.usage)
+
+    async def on_usage(self, session_id: str, model: str, usage: Usage) -> None:
+        await self._usage.add(
+            session_id, model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd
+        )
 
     async def on_tool_call(self, record: ToolCallRecord) -> None:
         await self._record_tool_call(dataclasses.asdict(record))

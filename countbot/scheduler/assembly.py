@@ -24,6 +24,7 @@ from countbot.scheduler.tool_port import ToolJobs
 from countbot.scheduler.triggers import zone_name
 from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
+from countbot.store.counters import DailyCounters
 from countbot.store.jobs import JobStore
 from countbot.tools.cron_tool import CronTool
 
@@ -67,6 +68,7 @@ def build_scheduler(runtime: Runtime, gateway: Gateway, *, clock: Clock = utc_no
         turns,
         delivery,
         ChannelStateStore(runtime.db),
+        DailyCounters(runtime.db),
         zone=book.default_zone,
         clock=clock,
         time_limit=settings.scheduler.job_timeout,

@@ -47,6 +47,17 @@ BeatOutcome = Literal[
 ]
 
 
+class BeatCounter(Protocol):
+    """Beats per local day, kept in SQLite so a restart does not reset the daily cap."""
+
+    async def get(self, name: str, day: date | None = None) -> int: ...
+
+    async def add(self, name: str, day: date | None = None) -> int: ...
+
+
+BEATS = "heartbeat-beats"
+
+
 class ChatSessions(Protocol):
     """Which session a channel's chat talks in now (the store's ChannelStateStore)."""
 
@@ -69,6 +80,7 @@ class Heartbeat:
         turns: TurnRunner,
         delivery: JobDelivery,
         chat_sessions: ChatSessions,
+        beats: BeatCounter,
         *,
         zone: str,
         clock: Clock,
@@ -82,8 +94,7 @@ class Heartbeat:
         self._zone = ZoneInfo(zone)
         self._clock = clock
         self._time_limit = time_limit
-        self._day: date | None = None
-        self._turns_today = 0
+        self._beats = beats
 
     async def beat(self) -> BeatResult:
         result = await self._beat()
@@ -97,9 +108,7 @@ class Heartbeat:
         local = self._clock().astimezone(self._zone)
         if settings.quiet_hours and in_quiet_hours(local, settings.quiet_hours):
             return BeatResult("quiet", settings.quiet_hours)
-        if self._day != local.date():
-            self._day, self._turns_today = local.date(), 0
-        if self._turns_today >= settings.daily_cap:
+        if await self._beats.get(BEATS, local.date()) >= settings.daily_cap:
             return BeatResult("capped", f"{settings.daily_cap} beats today")
         target = Delivery.parse(settings.target)
         sessions = (await self._user_session(target), HEARTBEAT_SESSION)
@@ -109,7 +118,7 @@ class Heartbeat:
         tasks = await read_heartbeat_tasks(self._workspace)
         if not tasks:
             return BeatResult("nothing")
-        self._turns_today += 1
+        await self._beats.add(BEATS, local.date())
         return await self._run(tasks, target)
 
     async def _user_session(self, target: Delivery) -> str | None:

@@ -178,4 +178,13 @@ MIGRATIONS: list[str] = [
     CREATE INDEX subagents_by_parent ON subagents (parent_session, created_at);
     CREATE INDEX subagents_by_status ON subagents (status);
     """,
+    # 6: small per-day counters that must survive a restart (heartbeat beats, budget warnings).
+    """
+    CREATE TABLE daily_counters (
+        name TEXT NOT NULL,
+        day TEXT NOT NULL,
+        value INTEGER NOT NULL,
+        PRIMARY KEY (name, day)
+    ) WITHOUT ROWID;
+    """,
 ]

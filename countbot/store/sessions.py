@@ -143,6 +143,10 @@ class SessionStore:
         """The oldest `limit` unsummarized records, oldest first: what to summarize next."""
         return await self._db.run(_load_unsummarized, session_id, max(limit, 0))
 
+    async def tool_result(self, session_id: str, tool_call_id: str) -> str | None:
+        """The stored content of one tool call's result in the session (None if none)."""
+        return await self._db.run(_tool_result, session_id, tool_call_id)
+
     async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
         """Records up to `through_id` are now covered by `summary`.
 
@@ -282,6 +286,16 @@ def _load_unsummarized(
         (session_id, session_id, limit),
     )
     return _decode(rows)
+
+
+def _tool_result(conn: sqlite3.Connection, session_id: str, tool_call_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT json_extract(record, '$.content') FROM messages WHERE session_id = ?"
+        " AND type = 'tool_result' AND json_extract(record, '$.tool_call_id') = ?"
+        " ORDER BY id DESC LIMIT 1",
+        (session_id, tool_call_id),
+    ).fetchone()
+    return row[0] if row else None
 
 
 def _mark_summarized(

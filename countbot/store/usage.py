@@ -59,6 +59,10 @@ class UsageLog:
             (max(limit, 0),),
         )
 
+    async def today(self, session_id: str | None = None) -> dict[str, Any]:
+        """Today's tokens and cost in all sessions, and `session_tokens` in `session_id`."""
+        return await self._db.run(_today, _local_day(time.time()), session_id or "")
+
     async def totals(self) -> dict[str, Any]:
         """Everything ever recorded; zeros when nothing has been."""
         (row,) = await self._db.run(_rows, f"SELECT {_SUMS} FROM usage", ())
@@ -67,6 +71,16 @@ class UsageLog:
 
 def _local_day(ts: float) -> str:
     return dt.date.fromtimestamp(ts).isoformat()
+
+
+def _today(conn: sqlite3.Connection, day: str, session_id: str) -> dict[str, Any]:
+    tokens, cost, session_tokens = conn.execute(
+        "SELECT coalesce(SUM(prompt_tokens + completion_tokens), 0), coalesce(SUM(cost_usd), 0),"
+        " coalesce(SUM(CASE WHEN session_id = ? THEN prompt_tokens + completion_tokens END), 0)"
+        " FROM usage WHERE day = ?",
+        (session_id, day),
+    ).fetchone()
+    return {"day": day, "tokens": tokens, "cost_usd": cost, "session_tokens": session_tokens}
 
 
 def _upsert(conn: sqlite3.Connection, row: tuple[Any, ...]) -> None:

@@ -64,15 +64,24 @@ class ResultPages:
             return ToolResult.error(f"result {result_id} has pages 1 to {pages}")
         return ToolResult(self._page_text(result_id, stored.content, page))
 
-    def _page_text(self, result_id: str, content: str, page: int) -> str:
+    def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult:
+        """A page of a result kept in the session's history, named by its tool call."""
+        pages = self._page_count(content) or 1
+        if not 1 <= page <= pages:
+            return ToolResult.error(f"result of {tool_call_id} has pages 1 to {pages}")
+        return ToolResult(self._page_text(tool_call_id, content, page, key="tool_call_id"))
+
+    def _page_text(self, result_id: str, content: str, page: int, key: str = "result_id") -> str:
         start = (page - 1) * self.page_size
         text = content[start : start + self.page_size]
         pages = self._page_count(content)
+        if pages <= 1:
+            return text
         where = f"[page {page} of {pages}; the full result is {len(content):,} characters."
         if page < pages:
             return (
                 f"{text}\n\n{where} To read on, call read_result with "
-                f'result_id="{result_id}" and page={page + 1}.]'
+                f'{key}="{result_id}" and page={page + 1}.]'
             )
         return f"{text}\n\n{where} This is the last page.]"
 
@@ -93,28 +102,50 @@ class PageSource(Protocol):
 
     def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult: ...
 
+    def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult: ...
+
+
+class ResultArchive(Protocol):
+    """The session history, where every tool result stays (earlier ones reach the model only
+    as a gist once the context is tight)."""
+
+    async def tool_result(self, session_id: str, tool_call_id: str) -> str | None: ...
+
 
 class ReadResultTool(Tool):
     """Reads further pages of a long tool result from the registry that truncated it."""
 
     name: ClassVar[str] = "read_result"
     description: ClassVar[str] = (
-        "Read another page of a tool result that was too long to show at once. Use the "
-        "result_id and page number given at the end of the truncated result."
+        "Read a tool result again: another page of one too long to show at once (give the "
+        "result_id and page from its end), or an earlier result shown only as a gist (give its "
+        "tool_call_id)."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "result_id": {"type": "string", "description": "The id from the truncated result."},
+            "tool_call_id": {"type": "string", "description": "The call id from a gist."},
             "page": {"type": "integer", "minimum": 1, "description": "Page number, from 1."},
         },
-        "required": ["result_id", "page"],
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
 
-    def __init__(self, source: PageSource) -> None:
+    def __init__(self, source: PageSource, archive: ResultArchive | None = None) -> None:
         self._source = source
+        self._archive = archive
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return self._source.read_page(args["result_id"], args["page"], ctx.session_id)
+        page = args.get("page", 1)
+        if "result_id" in args:
+            return self._source.read_page(args["result_id"], page, ctx.session_id)
+        call_id = args.get("tool_call_id")
+        if call_id is None:
+            return ToolResult.error("give result_id (with page) or tool_call_id")
+        content = None
+        if self._archive is not None:
+            content = await self._archive.tool_result(ctx.session_id, call_id)
+        if content is None:
+            return ToolResult.error(f"no result of tool call {call_id!r} in this session")
+        return self._source.stored_page(call_id, content, page)

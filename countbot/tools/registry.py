@@ -88,6 +88,10 @@ class ToolRegistry:
         """A further page of a result this registry truncated (for `ReadResultTool(registry)`)."""
         return self._pages.page(result_id, page, session_id)
 
+    def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult:
+        """A page of a result kept in the session history (for `ReadResultTool`)."""
+        return self._pages.stored_page(tool_call_id, content, page)
+
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call. Never raises, except CancelledError after stopping what it started."""
         started = time.monotonic()

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from countbot.agent.context import ContextBuilder
-from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry
+from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry, project
 from countbot.agent.persona import PersonaLoader
 from countbot.config.settings import PersonaSettings
 from countbot.llm.types import (
-    AssistantMessage,
     ImagePart,
+    Message,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -28,6 +28,16 @@ from countbot.skills.loader import SkillsLoader
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("read_file", "memory_read", "memory_write", "memory_search", "read_skill")
+
+
+async def request(
+    builder: ContextBuilder, history: list, current: UserEntry, *, vision: bool
+) -> list[Message]:
+    """A request's messages as the agent builds them: the system prompt, then the projection."""
+    return [
+        SystemMessage(await builder.build_system_prompt()),
+        *project([*history, current], vision=vision),
+    ]
 
 
 @dataclass
@@ -126,7 +136,7 @@ async def test_prompt_is_byte_stable_across_calls_and_turns(setup: Setup) -> Non
     builder.turn_context(channel="web", chat_id="1", now=datetime(2026, 1, 1, 8, 0, tzinfo=UTC))
     await MemoryFile(setup.workspace / "MEMORY.md").append("- new fact about the user")
     history = [UserEntry("hi"), AssistantEntry("hello")]
-    messages = await builder.build_messages(history, UserEntry("again"), vision=False)
+    messages = await request(builder, history, UserEntry("again"), vision=False)
     second = await builder.build_system_prompt()
     assert second is first  # cached, not merely equal
     assert messages[0] == SystemMessage(first)
@@ -199,8 +209,8 @@ async def test_messages_inline_images_for_vision_models_only(setup: Setup) -> No
     builder = setup.builder()
     image = ImagePart("image/png", data="iVBORw0KGgo=")
     current = UserEntry("What is this?", (image,), context="[Context: now]")
-    seeing = await builder.build_messages([], current, vision=True)
-    blind = await builder.build_messages([], current, vision=False)
+    seeing = await request(builder, [], current, vision=True)
+    blind = await request(builder, [], current, vision=False)
     assert seeing[1] == UserMessage((TextPart("[Context: now]\n\nWhat is this?"), image))
     assert blind[1] == UserMessage(
         (TextPart("[Context: now]\n\nWhat is this?"), TextPart("[image attached: image/png]"))
@@ -215,7 +225,7 @@ async def test_messages_replay_history_before_the_current_message(setup: Setup) 
         ToolResultEntry("c1", "memory_read", "likes tea"),
         AssistantEntry("You like tea."),
     ]
-    messages = await setup.builder().build_messages(history, UserEntry("thanks"), vision=False)
+    messages = await request(setup.builder(), history, UserEntry("thanks"), vision=False)
     assert [m.role for m in messages] == [
         "system",
         "user",
@@ -249,12 +259,3 @@ def test_unattended_turns_say_no_one_is_there_to_answer(setup: Setup) -> None:
 def test_unknown_time_zone_is_a_clear_error(setup: Setup) -> None:
     with pytest.raises(ValueError, match="unknown time zone 'Mars/Olympus'"):
         setup.builder(timezone="Mars/Olympus")
-
-
-def test_message_helpers_append_in_order() -> None:
-    messages: list = []
-    call = ToolCall("c9", "read_file", '{"path": "a"}', {"path": "a"})
-    ContextBuilder.add_assistant_message(messages, AssistantMessage("", (call,)))
-    entry = ToolResultEntry("c9", "read_file", "Error: no such file", "error")
-    ContextBuilder.add_tool_result(messages, entry, vision=False)
-    assert messages[1] == ToolResultMessage("c9", "read_file", "Error: no such file", True)

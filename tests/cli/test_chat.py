@@ -248,3 +248,19 @@ def _chat_with(
         "  api_key: ${TEST_MODEL_KEY}\n  vision: false\nworkspace: ws\ndata_dir: state\n"
     )
     return run("chat", "-m", "hi", cwd=folder)
+
+
+def test_a_spent_budget_in_the_cli_and_countbot_usage(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server, "budget:\n  daily_tokens: 6000\n")
+    reply = Reply("text", content="fine", usage=(5_000, 0))
+    model_server.responder = lambda body: reply
+    first = run("chat", "--config", str(config), "-m", "one", cwd=tmp_path)
+    assert first.returncode == 0 and "fine" in first.stdout, first.stderr
+    second = run("chat", "--config", str(config), "-m", "two", cwd=tmp_path)
+    assert "Budget reached" in second.stdout and "budget.daily_tokens" in second.stdout
+    assert len(model_server.requests) == 1
+    usage = run("usage", "--config", str(config), cwd=tmp_path)
+    assert usage.returncode == 0, usage.stderr
+    assert "budget.daily_tokens" in usage.stdout and "5,000 of 6,000 (83%)" in usage.stdout

@@ -12,7 +12,7 @@ import pytest
 from countbot.gateway.gateway import Gateway
 from countbot.gateway.messages import InboundMessage
 from countbot.runtime.assembly import Runtime
-from countbot.scheduler.assembly import Scheduler
+from countbot.scheduler.assembly import Scheduler, start_scheduler
 from countbot.scheduler.heartbeat import in_quiet_hours, only_acknowledges
 from countbot.scheduler.heartbeat_tasks import heartbeat_tasks
 from countbot.store.channel_state import ChannelStateStore
@@ -106,6 +106,11 @@ async def test_the_daily_cap_limits_model_calls_per_local_day(
         clock.advance(hours=1)
     assert outcomes == ["acknowledged", "acknowledged", "capped"]
     assert len(model_server.requests) == 2
+    restarted = await start_scheduler(runtime, gateway, clock=clock, paused=True)
+    try:  # a new heartbeat (as after a daemon restart) reads the count from SQLite
+        assert (await restarted.heartbeat.beat()).outcome == "capped"
+    finally:
+        await restarted.stop()
     clock.now = datetime(2026, 3, 27, 23, 30, tzinfo=UTC)  # past midnight in Berlin
     assert (await scheduler.heartbeat.beat()).outcome == "acknowledged"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
@@ -70,3 +71,26 @@ async def test_a_refused_send_is_not_called_delivered(
     assert run is not None and run.status == "ok" and not run.delivered
     assert "blocked" in run.delivery_detail
     assert fake.chat_messages(ALICE) == []
+
+
+async def test_a_spent_budget_reaches_the_chat_and_a_jobs_delivery_without_a_model_call(
+    scheduler: Scheduler,
+    bot: Bot,
+    fake: FakeTelegram,
+    model_server: ScriptedModelServer,
+) -> None:
+    bot.runtime.settings.budget.daily_tokens = 6_000
+    reply = dataclasses.replace(Reply.text("fine"), usage=(5_000, 0))
+    model_server.responder = lambda body: reply
+    fake.user_says("hello")
+    assert await fake.wait_for_messages(ALICE) == ["fine"]
+    fake.user_says("and again")
+    (_, notice) = await fake.wait_for_messages(ALICE, count=2)
+    assert notice.startswith("Budget reached") and "budget.daily_tokens" in notice
+    draft = JobDraft("Train", "every", "1d", "Check the train", Delivery("telegram", str(ALICE)))
+    job = await scheduler.service.book.create(draft)
+    run = await scheduler.service.run_now(job.id)
+    assert run is not None and run.delivered and run.output.startswith("Budget reached")
+    messages = await fake.wait_for_messages(ALICE, count=3)
+    assert messages[2].startswith("Budget reached")
+    assert len(model_server.requests) == 1

@@ -162,8 +162,12 @@ async def test_audit_and_usage_show_what_a_turn_did(
         assert entries[0]["arguments"] == {"path": "audited.txt", "content": "x"}
         none = (await http.get("/api/audit", params={"status": "error"})).json()["entries"]
         assert none == []
+        daemon.settings.budget.daily_tokens = 1_000
         usage = (await http.get("/api/usage")).json()
         assert usage["totals"]["prompt_tokens"] >= 40
+        (limit,) = usage["today"]["limits"]
+        assert limit["key"] == "daily_tokens" and limit["limit"] == 1_000
+        assert limit["spent"] == usage["today"]["tokens"] >= 40
         assert usage["by_day"][0]["prompt_tokens"] >= 40
         assert usage["by_session"][0]["session_id"] == "audited"
         channels = (await http.get("/api/channels")).json()["channels"]
@@ -176,3 +180,20 @@ async def test_unknown_routes_answer_json(daemon: Daemon) -> None:
         assert missing.status_code == 404 and "error" in missing.json()
         wrong = await http.delete("/api/settings")
         assert wrong.status_code == 405 and "error" in wrong.json()
+
+
+async def test_settings_show_the_context_window_and_resting_models(
+    daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    daemon.settings.model.context_window = 8192
+    daemon.settings.model.max_retries = 0
+    daemon.settings.model.fallbacks = ["openai/backup-model"]
+    model_server.responder = lambda body: (
+        Reply.error(503, "overloaded") if body["model"] == "test-model" else Reply.text("ok")
+    )
+    await run_turn(daemon, "failover", "hi")
+    async with daemon.http() as http:
+        status = (await http.get("/api/settings")).json()["model_status"]
+    assert status["context_window"] == 8192
+    (resting,) = status["cooldowns"]
+    assert resting["model"] == "openai/test-model" and 0 < resting["seconds_left"] <= 30

@@ -234,3 +234,22 @@ async def test_many_bad_frames_do_not_hurt_other_clients(
     assert done["content"] == "ok"
     assert len([await noisy.recv() for _ in range(50)]) == 50
     await asyncio.gather(noisy.close(), good.close())
+
+
+async def test_a_spent_budget_answers_with_the_notice_over_the_socket(
+    daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    daemon.settings.budget.session_tokens = 6_000
+    reply = Reply("text", content="fine", usage=(5_000, 0))
+    model_server.responder = lambda body: reply
+    client = await daemon.ws()
+    await client.send({"type": "message", "session_id": "budget", "content": "one"})
+    assert (await client.until("done"))["content"] == "fine"
+    client.frames.clear()
+    await client.send({"type": "message", "session_id": "budget", "content": "two"})
+    done = await client.until("done")
+    assert (
+        done["content"].startswith("Budget reached") and "budget.session_tokens" in done["content"]
+    )
+    assert len(model_server.requests) == 1
+    await client.close()

@@ -18,6 +18,7 @@ from starlette.routing import Route
 from countbot.agent.persona import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.settings import PersonaSettings, Settings
+from countbot.runtime.models import context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
 from countbot.web.notices import push_status
@@ -80,6 +81,14 @@ async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     data["persona_presets"] = [{"name": p.preset, "description": p.description} for p in presets]
     # Read-only: whether exec is contained on this machine, and if not, why.
     data["sandbox"] = daemon.runtime.sandbox.status.as_dict()
+    # Read-only: the window requests are fitted to, and models resting after failures.
+    data["model_status"] = {
+        "context_window": await context_window(daemon.runtime.settings.model),
+        "cooldowns": [
+            {"model": c.model, "seconds_left": round(c.seconds_left), "reason": c.reason}
+            for c in daemon.runtime.models.cooldowns.current()
+        ],
+    }
     return data
 
 

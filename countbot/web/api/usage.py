@@ -6,11 +6,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from countbot.runtime.budget import budget_report
+from countbot.store.counters import DailyCounters
 from countbot.web.api.errors import daemon_of, int_param
 
 
 async def usage(request: Request) -> JSONResponse:
-    log = daemon_of(request).runtime.usage
+    runtime = daemon_of(request).runtime
+    log = runtime.usage
     days = int_param(request, "days", 30, low=1, high=3660)
     by_session = await log.by_session(limit=int_param(request, "limit", 50, low=1, high=500))
     by_session.sort(key=lambda row: row["cost_usd"] or 0, reverse=True)
@@ -19,6 +22,7 @@ async def usage(request: Request) -> JSONResponse:
             "by_day": await log.by_day(days),
             "by_session": by_session,
             "totals": await log.totals(),
+            "today": await budget_report(runtime.settings.budget, log, DailyCounters(runtime.db)),
         }
     )
 

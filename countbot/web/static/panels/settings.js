@@ -151,6 +151,7 @@ function settingsForm(data, saved = false) {
         field("settings.maxTokens", inputs.maxTokens),
       ),
       field("settings.fallbacks", inputs.fallbacks, "settings.fallbacksHint"),
+      modelStatus(data.model_status),
     ),
     h(
       "fieldset",
@@ -212,4 +213,17 @@ function settingsForm(data, saved = false) {
   // "Saved" describes the form as it was saved; any edit (valid or not) makes it stale.
   form.addEventListener("input", () => status.clear());
   return form;
+}
+
+/** Read-only: the context window requests are fitted to, and models resting after failures. */
+function modelStatus(status) {
+  if (!status) return null;
+  return h(
+    "div",
+    { class: "field muted", testid: "settings-model-status" },
+    h("p", { i18n: "settings.contextWindow", i18nArgs: { tokens: status.context_window.toLocaleString() } }),
+    (status.cooldowns || []).map((c) =>
+      h("p", { i18n: "settings.cooldown", i18nArgs: { model: c.model, seconds: c.seconds_left, reason: c.reason } }),
+    ),
+  );
 }

@@ -16,6 +16,37 @@ function tokens(row) {
   return (row.prompt_tokens || 0) + (row.completion_tokens || 0);
 }
 
+/** Today's spend against each `budget.*` limit; nothing when no limit is set. */
+function budgetTable(today, headings) {
+  const limits = (today && today.limits) || [];
+  if (!limits.length) return null;
+  const shown = (row, value) => (row.dollars ? formatCost(value) : formatNumber(value));
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h("h3", { i18n: "usage.budget" }),
+    h(
+      "table",
+      { class: "data-table", testid: "usage-budget" },
+      headings(["usage.limit", "usage.spent", "usage.of", ""]),
+      h(
+        "tbody",
+        {},
+        limits.map((row) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, h("code", {}, `budget.${row.key}`)),
+            h("td", { class: "num" }, row.spent === null ? "—" : shown(row, row.spent)),
+            h("td", { class: "num" }, shown(row, row.limit)),
+            h("td", { class: "num" }, row.spent === null ? "" : `${Math.round((100 * row.spent) / row.limit)}%`),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 function usageReport(data, openSession) {
   const totals = data.totals || {};
   const byDay = data.by_day || [];
@@ -43,6 +74,7 @@ function usageReport(data, openSession) {
       stat("usage.totalTokens", formatNumber(totals.total_tokens ?? tokens(totals))),
       stat("usage.cost", formatCost(totals.cost_usd)),
     ),
+    budgetTable(data.today, headings),
     h("h3", { i18n: "usage.byDay" }),
     byDay.length
       ? h(

@@ -1,0 +1,103 @@
+"""Spending limits end to end: real runtime, scripted model reporting large usage, real SQLite."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from countbot.agent.events import TurnDone
+from countbot.config.settings import Settings
+from countbot.runtime.assembly import open_runtime
+from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.support.settings import make_settings
+
+
+def big(reply: Reply, prompt_tokens: int) -> Reply:
+    """`reply`, reporting `prompt_tokens` used (a real model's prompt is that large)."""
+    return dataclasses.replace(reply, usage=(prompt_tokens, 0))
+
+
+def budgeted(tmp_path, model_server: ScriptedModelServer, **limits: float) -> Settings:
+    """Settings with these `budget.*` limits, the model reporting 20,000 tokens a call."""
+    settings = make_settings(tmp_path, model_server)
+    for key, value in limits.items():
+        setattr(settings.budget, key, value)
+    reply = big(Reply.text("fine"), 20_000)
+    model_server.responder = lambda body: reply
+    return settings
+
+
+async def answer(settings: Settings, text: str, session: str = "s1") -> str:
+    runtime = await open_runtime(settings)
+    try:
+        events = [e async for e in runtime.agent.process_message(text, session)]
+    finally:
+        await runtime.close()
+    assert isinstance(events[-1], TurnDone)
+    return events[-1].content
+
+
+async def test_daily_tokens_warn_stop_before_the_call_and_survive_a_restart(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    settings = budgeted(tmp_path, model_server, daily_tokens=50_000)
+    assert await answer(settings, "one") == "fine"
+    assert await answer(settings, "two") == "fine"
+    third = await answer(settings, "three")  # 40,000 used: a warning, once
+    assert third.startswith("fine") and "Budget warning: 80% of today's token budget" in third
+    fourth = await answer(settings, "four")  # each answer opens a new runtime: a restart
+    assert fourth.startswith("Budget reached") and "budget.daily_tokens" in fourth
+    assert "resets at local midnight" in fourth
+    assert len(model_server.requests) == 3  # the crossing call was never made
+    assert (await answer(settings, "five")).startswith("Budget reached")
+    assert len(model_server.requests) == 3
+    settings.budget.daily_tokens = 1_000_000  # raised: the next turn runs
+    assert await answer(settings, "six") == "fine"
+
+
+async def test_session_tokens_limit_one_conversation_not_the_others(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    settings = budgeted(tmp_path, model_server, session_tokens=21_000)
+    assert await answer(settings, "one", "a") == "fine"
+    assert "budget.session_tokens" in await answer(settings, "two", "a")
+    assert await answer(settings, "one", "b") == "fine"
+    assert len(model_server.requests) == 2
+
+
+async def test_turn_tokens_stop_a_long_tool_loop_between_calls(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    settings = budgeted(tmp_path, model_server, turn_tokens=8_000)
+    (settings.workspace).mkdir(parents=True, exist_ok=True)
+    model_server.script(
+        big(Reply.tool_calls(("list_dir", '{"path": "."}')), 6_000), Reply.text("never sent")
+    )
+    text = await answer(settings, "look around")
+    assert text.startswith("Budget reached") and "budget.turn_tokens" in text
+    assert len(model_server.requests) == 1
+    runtime = await open_runtime(settings)
+    try:
+        records = await runtime.sessions.messages("s1")
+    finally:
+        await runtime.close()
+    assert [r["type"] for r in records] == ["user", "assistant", "tool_result", "note"]
+
+
+async def test_daily_cost_uses_the_model_map_prices(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    settings = budgeted(tmp_path, model_server, daily_cost=0.005)  # $0.003 a call:
+    settings.model.name = "openai/gpt-4o-mini"  # $0.15 per million input tokens
+    assert await answer(settings, "one") == "fine"
+    assert await answer(settings, "two") == "fine"
+    third = await answer(settings, "three")
+    assert third.startswith("Budget reached") and "used of $0.01" in third
+    assert "budget.daily_cost" in third and len(model_server.requests) == 2
+
+
+async def test_unknown_prices_count_tokens_only(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    settings = budgeted(tmp_path, model_server, daily_cost=0.000001)  # test-model: no price
+    assert await answer(settings, "one") == "fine"
+    assert await answer(settings, "two") == "fine"
