@@ -103,7 +103,7 @@ async def _writable(folder: Path) -> str:
 async def _model_answers(settings: Settings) -> str:
     if not settings.model.name:
         raise CheckFailed("no model configured: set model.name in the config file")
-    choice = await ModelResolver(lambda: settings.model)()
+    choice = await ModelResolver(lambda: settings.model, settings.data_dir)()
     request = ChatRequest(
         (UserMessage((TextPart("Reply with the single word OK."),)),), max_tokens=16
     )
