@@ -25,7 +25,14 @@ from countbot.llm.tool_args import parse_arguments, wire_arguments
 from countbot.llm.types import AssistantMessage, Message, SystemMessage, ToolResultMessage, ToolSpec
 
 _ANSWER_START = re.compile(r'\s*(?:```(?:json)?\s*)?\{\s*"answer"\s*:\s*"')
+_CUT_CALL = re.compile(r'\s*(?:```(?:json)?\s*)?\{\s*"tool"\s*:')
+CUT_OFF = (
+    "(The model's tool call was cut off before it was complete: raise model.max_tokens, or ask "
+    "for something smaller.)"
+)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+# Said after each tool result: small models otherwise repeat the call they just made.
+_AFTER_RESULT = 'The tool is done. If that was all, tell the user the outcome as {"answer": "..."}.'
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
 
 
@@ -53,16 +60,24 @@ def reply_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
 def instructions(tools: Sequence[ToolSpec]) -> str:
     """The system prompt's addition that says what to reply and which tools exist."""
     lines = [
-        "Reply with exactly one JSON object and nothing else.",
-        'To answer the user: {"answer": "your answer"}.',
-        'To use a tool: {"tool": "<name>", "arguments": {...}}; its result comes back to you, '
-        "then answer. The tools:",
+        "Reply with exactly one JSON object and nothing else: either a tool call",
+        '{"tool": "<tool name>", "arguments": {<its arguments>}}',
+        "when a tool can do what the user asks (its result comes back to you), or",
+        '{"answer": "<your reply to the user>"}',
+        "when you can reply directly. The tools:",
     ]
     for tool in tools:
-        summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-        params = json.dumps(tool.parameters.get("properties", {}), separators=(",", ":"))
-        lines.append(f"- {tool.name}: {summary} Arguments: {params}")
+        # Name, arguments and the first sentence: the grammar enforces the schema itself, and
+        # a small model's context is too short for every description in full.
+        names = ", ".join(tool.parameters.get("properties", {}))
+        lines.append(f"- {tool.name}({names}): {_first_sentence(tool.description)}")
     return "\n".join(lines)
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
 
 
 def constrained_messages(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[Any]:
@@ -91,7 +106,8 @@ def constrained_messages(messages: Sequence[Message], tools: Sequence[ToolSpec])
             wire[index] = {"role": "assistant", "content": text}
         elif isinstance(message, ToolResultMessage):
             kind = "Error from" if message.is_error else "Result of"
-            wire[index] = {"role": "user", "content": f"{kind} {message.name}:\n{message.content}"}
+            text = f"{kind} {message.name}:\n{message.content}\n\n{_AFTER_RESULT}"
+            wire[index] = {"role": "user", "content": text}
     return wire
 
 
@@ -123,6 +139,8 @@ def parse_reply(text: str, tools: Sequence[ToolSpec]) -> tuple[str, dict[str, An
         answer = value.get("answer")
         if isinstance(answer, str):
             return answer, None
+    if value is None and _CUT_CALL.match(text):
+        return CUT_OFF, None
     return text.strip(), None
 
 
