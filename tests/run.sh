@@ -21,7 +21,7 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
-$PY -m pip install -q --disable-pip-version-check -e '.[test]'
+$PY -m pip install -q --disable-pip-version-check -e '.[test,local]'
 $PY -m ruff check countbot tests bench
 $PY -m ruff format --check countbot tests bench
 lint-imports

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from types import SimpleNamespace
 from typing import Any
 
@@ -119,17 +120,25 @@ class DirectProvider(RetryingProvider):
     def _failure(self, exc: Exception, model: str) -> ModelFailure:
         if isinstance(exc, LocalServerError):
             return ModelFailure(str(exc), retryable=False, kind="unreachable")
-        code = self._local.recent_crash() if self._local and prefix_of(model) == "local" else None
-        if code is not None:
-            message = (
-                f"The local model server stopped while answering (exit code {code}); "
-                "it is being restarted, send the message again in a moment"
-            )
-            return ModelFailure(message, retryable=False, kind="unreachable")
         return super()._failure(exc, model)
 
     async def _wire_chunks(self, model: str, request: ChatRequest) -> AsyncIterator[Any]:
         endpoint = await self._endpoint_of(model)
+        try:
+            async with aclosing(self._sse_chunks(endpoint, request)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+        except httpx.TransportError:
+            local = self._local if endpoint.provider == "local" else None
+            code = await local.exit_code() if local is not None else None
+            if code is None:
+                raise
+            raise LocalServerError(
+                f"The local model server stopped while answering (exit code {code}); "
+                "it is being restarted, send the message again in a moment"
+            ) from None
+
+    async def _sse_chunks(self, endpoint: Endpoint, request: ChatRequest) -> AsyncIterator[Any]:
         body = self._body(endpoint, request)
         headers = {"Accept": "text/event-stream", **self._extra_headers}
         if endpoint.api_key:

@@ -13,10 +13,11 @@ import httpx
 import pytest
 
 from countbot.llm.local.server import LocalServer
-from tests.local_model.conftest import LocalDaemonFactory, until
+from tests.local_model.conftest import MODEL_WAIT, LocalDaemonFactory, until
 from tests.web.conftest import Daemon
 
-pytestmark = pytest.mark.local_model
+# A fresh child reads the ~1.5k-token prompt for 20-30 s on one shared core.
+pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
 
 
 def _server(daemon: Daemon) -> LocalServer:
@@ -25,12 +26,24 @@ def _server(daemon: Daemon) -> LocalServer:
     return server
 
 
-async def _slot_busy(server: LocalServer) -> bool:
+async def _decoding(server: LocalServer) -> int | None:
+    """Tokens the child's slot has generated for the running request (None when idle)."""
     base = (await server.url()).removesuffix("/v1")
     headers = {"Authorization": f"Bearer {server.api_key}"}
     async with httpx.AsyncClient(trust_env=False, timeout=10.0) as http:
-        slots = (await http.get(f"{base}/slots", headers=headers)).json()
-    return any(slot["is_processing"] for slot in slots)
+        slot = (await http.get(f"{base}/slots", headers=headers)).json()[0]
+    return slot["next_token"][0]["n_decoded"] if slot["is_processing"] else None
+
+
+async def _until_generating(daemon: Daemon) -> LocalServer:
+    """Wait until the child is generating (a tool call streams nothing, so frames cannot say)."""
+    async with asyncio.timeout(MODEL_WAIT):
+        while daemon.context.runtime.models.local.server is None:  # noqa: ASYNC110
+            await asyncio.sleep(0.2)
+        server = _server(daemon)
+        while not server.running() or not await _decoding(server):  # noqa: ASYNC110
+            await asyncio.sleep(0.2)
+    return server
 
 
 async def test_a_turn_streams_a_real_answer_and_stores_it(
@@ -79,14 +92,13 @@ async def test_cancel_stops_the_child_generating(start_local_daemon: LocalDaemon
         client = await daemon.ws()
         content = "Write a very long story about a lighthouse keeper."
         await client.send({"type": "message", "session_id": "long", "content": content})
-        await until(client, "stream")
-        assert await _slot_busy(_server(daemon))
+        server = await _until_generating(daemon)
         await client.send({"type": "cancel", "session_id": "long"})
         await until(client, "cancelled", timeout=20)
         # The closed connection is what stops llama.cpp: its slot goes idle within moments,
         # not after the 2000 tokens it was allowed.
         async with asyncio.timeout(10):
-            while await _slot_busy(_server(daemon)):  # noqa: ASYNC110 - another process
+            while await _decoding(server) is not None:  # noqa: ASYNC110 - another process
                 await asyncio.sleep(0.2)
         assert not client.of("done")
         await client.close()
@@ -99,8 +111,7 @@ async def test_a_crash_mid_turn_ends_it_with_an_error_and_restarts_the_child(
         client = await daemon.ws()
         content = "Write a very long story about a lighthouse keeper."
         await client.send({"type": "message", "session_id": "crash", "content": content})
-        await until(client, "stream")
-        server = _server(daemon)
+        server = await _until_generating(daemon)
         crashed = server.pid
         assert crashed is not None
         os.kill(crashed, signal.SIGKILL)

@@ -141,15 +141,19 @@ class LocalServer:
         except LocalServerError as exc:
             log.error("%s", exc)
 
-    def recent_crash(self, within: float = 10.0) -> int | None:
-        """The exit code of a crash in the last `within` seconds (a failed call's likely cause)."""
+    async def exit_code(self, wait: float = 1.0) -> int | None:
+        """The exit code of a child that just died, waiting up to `wait` s for a dying one to
+        be reaped (a broken connection arrives before the exit is seen); None if it lives."""
+        if self._crash is not None and asyncio.get_running_loop().time() - self._crash[0] < 10:
+            return self._crash[1]
         process = self._process
-        if process is not None and process.returncode is not None and not self._stopping:
-            return process.returncode
-        if self._crash is None:
+        if process is None or self._stopping:
             return None
-        when, code = self._crash
-        return code if asyncio.get_running_loop().time() - when <= within else None
+        try:
+            async with asyncio.timeout(wait):
+                return await process.wait()
+        except TimeoutError:
+            return None
 
     async def stop(self) -> None:
         """Stop the child and its watcher; a later `url()` starts it again."""
