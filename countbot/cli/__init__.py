@@ -10,6 +10,7 @@ import click
 
 from countbot.cli.common import config_option, exit_promptly, run_async, settings_or_exit
 from countbot.cli.cron import cron
+from countbot.cli.models import models
 
 
 @click.group()
@@ -126,3 +127,4 @@ def pairing_list(config_path: str | None) -> None:
 
 
 main.add_command(cron)
+main.add_command(models)
