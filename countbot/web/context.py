@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
+from countbot.runtime.local_model import effective_model, embedded_default
 from countbot.scheduler.assembly import Scheduler
 
 
@@ -23,4 +24,11 @@ class DaemonContext:
 
     @property
     def model_ready(self) -> bool:
-        return self.litellm_ready and bool(self.runtime.settings.model.name.strip())
+        settings = self.runtime.settings
+        return self.litellm_ready and bool(effective_model(settings.model, settings.data_dir))
+
+    @property
+    def offline_default(self) -> bool:
+        """Whether turns use the built-in tiny model because no model is configured."""
+        settings = self.runtime.settings
+        return embedded_default(settings.model, settings.data_dir) is not None

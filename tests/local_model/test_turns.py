@@ -46,10 +46,13 @@ async def _until_generating(daemon: Daemon) -> LocalServer:
     return server
 
 
-async def test_a_turn_streams_a_real_answer_and_stores_it(
+async def test_with_no_model_configured_the_built_in_one_answers_and_the_ui_says_so(
     start_local_daemon: LocalDaemonFactory,
 ) -> None:
-    async with start_local_daemon() as daemon:
+    async with start_local_daemon(name="") as daemon:  # no model, no key: the embedded default
+        async with daemon.http() as http:
+            health = (await http.get("/api/health")).json()
+        assert health["model_ready"] is True and health["offline_default"] is True
         client = await daemon.ws()
         content = "What is the capital of France? Answer in one sentence."
         await client.send({"type": "message", "session_id": "real", "content": content})

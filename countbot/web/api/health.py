@@ -25,6 +25,7 @@ async def health(request: Request) -> JSONResponse:
             "status": "ok" if daemon.gateway.accepting else "stopping",
             "version": _version(),
             "model_ready": daemon.model_ready,
+            "offline_default": daemon.offline_default,
         }
     )
 

@@ -73,6 +73,7 @@ async function checkHealth() {
   try {
     const health = await api("/api/health");
     $("#banner").hidden = health.model_ready !== false;
+    $("#offline-notice").hidden = health.offline_default !== true;
     $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
   } catch {
     // The connection indicator already tells the user the daemon is unreachable.

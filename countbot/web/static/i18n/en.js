@@ -18,6 +18,10 @@ export default {
 
   "banner.noModel": "No model is configured yet.",
   "banner.openSettings": "Open Settings",
+  "banner.offlineModel":
+    "You are talking to the small built-in model: it works offline and nothing leaves this " +
+    "machine, but its answers are basic. A better model makes CountBot much more useful.",
+  "banner.chooseModel": "Choose a model",
 
   "sessions.label": "Conversations",
   "sessions.new": "New chat",

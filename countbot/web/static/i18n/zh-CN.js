@@ -17,6 +17,9 @@ export default {
   "conn.closed": "已断开，正在重试",
 
   "banner.noModel": "尚未配置模型。",
+  "banner.offlineModel":
+    "当前使用内置的小模型：离线运行，数据不离开本机，但回答较为简单。换用更好的模型会有用得多。",
+  "banner.chooseModel": "选择模型",
   "banner.openSettings": "前往设置",
 
   "sessions.label": "对话列表",
