@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from countbot.config.settings import ModelSettings
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find, model_file
+from countbot.llm.local.catalogue import CATALOGUE, DEFAULT_MODEL, find, model_file
 from countbot.llm.local.pull import is_installed
 from countbot.llm.local.server import LocalServer, LocalServerOptions
 from countbot.llm.provider_choice import is_local
@@ -49,6 +50,27 @@ def embedded_default(model: ModelSettings, data_dir: Path) -> str | None:
 def effective_model(model: ModelSettings, data_dir: Path) -> str:
     """The model turns use: the configured one, or the embedded default ("" if neither)."""
     return model.name.strip() or embedded_default(model, data_dir) or ""
+
+
+def catalogue_view(model: ModelSettings, data_dir: Path) -> dict[str, Any]:
+    """The catalogue as the Settings page shows it: each model, whether it is pulled here, and
+    whether it can run here (the `local` extra). Blocking (stats files): call it in a thread."""
+    folder = models_dir(model, data_dir)
+    models = [
+        {
+            "name": entry.name,
+            "model_name": f"local/{entry.name}",
+            "title": entry.title,
+            "size": entry.size,
+            "licence": entry.licence,
+            "publisher": entry.publisher,
+            "sha256": entry.sha256,
+            "note": entry.note,
+            "pulled": is_installed(entry, folder),
+        }
+        for entry in CATALOGUE
+    ]
+    return {"runnable": local_extra_installed(), "models": models}
 
 
 class LocalModels:

@@ -18,6 +18,7 @@ from starlette.routing import Route
 from countbot.agent.persona import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.settings import PersonaSettings, Settings
+from countbot.runtime.local_model import catalogue_view
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
 
@@ -78,6 +79,11 @@ async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     data["persona_presets"] = [{"name": p.preset, "description": p.description} for p in presets]
     # Read-only: whether exec is contained on this machine, and if not, why.
     data["sandbox"] = daemon.runtime.sandbox.status.as_dict()
+    # Read-only: the models CountBot can run itself, and which are pulled (offered as local/NAME).
+    settings = daemon.runtime.settings
+    data["local_models"] = await asyncio.to_thread(
+        catalogue_view, settings.model, settings.data_dir
+    )
     return data
 
 

@@ -127,6 +127,11 @@ export default {
   "settings.userAddress": "How to address you",
   "settings.language": "Reply language",
   "settings.personality": "Personality",
+  "settings.localModels": "Models on this machine (no key)",
+  "settings.localHint":
+    "They run offline on this computer's CPU. Use one, then Save; larger ones answer better.",
+  "settings.localInstall": "To run these: pip install 'countbot[local]', then restart CountBot.",
+  "settings.localUse": "Use",
   "settings.sandbox": "Shell sandbox",
   "settings.sandboxActive": "Commands run in the sandbox",
   "settings.sandboxInactive": "Not sandboxed: every command asks first",
