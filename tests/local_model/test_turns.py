@@ -64,6 +64,10 @@ async def test_with_no_model_configured_the_built_in_one_answers_and_the_ui_says
         records = await daemon.context.runtime.sessions.messages("real", limit=100)
         assert records[-1]["type"] == "assistant" and records[-1]["text"] == done["content"]
         await client.close()
+        child = _server(daemon).pid
+    assert child is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)  # the daemon stopped its model server on the way out
 
 
 async def test_a_constrained_turn_calls_a_tool_in_the_workspace_then_answers(
