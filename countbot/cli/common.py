@@ -23,10 +23,21 @@ config_option = click.option(
 
 
 def settings_or_exit(config_path: str | None, *, require_model: bool = True) -> Settings:
-    """Load settings or exit 2 with the loader's message (one clear paragraph)."""
+    """Load settings or exit 2 with the loader's message (one clear paragraph). With no model
+    configured, the built-in local model counts as one when it can run here."""
+    path = config_path_from(config_path)
     try:
-        return load_settings(config_path_from(config_path), require_model=require_model)
+        return load_settings(path, require_model=require_model)
     except ConfigError as exc:
+        if require_model:
+            from countbot.runtime.local_model import embedded_default
+
+            try:
+                settings = load_settings(path, require_model=False)
+            except ConfigError:
+                fail(str(exc), 2)
+            if embedded_default(settings.model, settings.data_dir):
+                return settings
         fail(str(exc), 2)
 
 

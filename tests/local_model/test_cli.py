@@ -37,7 +37,11 @@ def test_pull_list_doctor_remove(tmp_path: Path) -> None:
     line = next(x for x in doctor.stdout.splitlines() if " model: " in x)
     assert line.startswith("✓") and "local/smollm2-135m" in line, doctor.stdout
     assert "matches the catalogue" in line and "tokens/s" in line
+    # ... and `chat -m` talks to it rather than asking for a model.
+    chat = countbot(config, "chat", "-m", "Say hi.")
+    assert chat.returncode == 0 and chat.stdout.strip(), chat.stderr
     assert countbot(config, "models", "remove", "smollm2-135m").returncode == 0
     assert not model.exists()
+    assert countbot(config, "chat", "-m", "Say hi.").returncode == 2  # removed: no model now
     unknown = countbot(config, "models", "pull", "no-such-model")
     assert unknown.returncode == 2 and "smollm2-135m" in unknown.stderr
