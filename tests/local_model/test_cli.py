@@ -25,7 +25,8 @@ def countbot(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_pull_list_doctor_remove(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
-    settings = {"model": {"local": {"threads": 1}}, "workspace": "ws", "data_dir": "data"}
+    model = {"max_tokens": 32, "temperature": 0.0, "local": {"threads": 1}}
+    settings = {"model": model, "workspace": "ws", "data_dir": "data"}
     config.write_text(yaml.safe_dump(settings), encoding="utf-8")
     pulled = countbot(config, "models", "pull", "smollm2-135m")
     assert pulled.returncode == 0, pulled.stderr
