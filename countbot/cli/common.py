@@ -29,14 +29,24 @@ def settings_or_exit(
     """Load and check settings, or exit 2 with the problem (one clear paragraph).
 
     `need_secrets=False` for commands that never use the daemon's secrets (they talk to the
-    running daemon or the store), so an unset `${TELEGRAM_BOT_TOKEN}` does not stop them.
+    running daemon or the store), so an unset `${TELEGRAM_BOT_TOKEN}` does not stop them. With no
+    model configured, the built-in local model counts as one when it can run here.
     """
+    path = config_path_from(config_path)
     try:
-        settings = load_settings(
-            config_path_from(config_path), require_model=require_model, need_secrets=need_secrets
-        )
+        settings = load_settings(path, require_model=require_model, need_secrets=need_secrets)
         check_settings(settings)
     except ConfigError as exc:
+        if require_model:
+            from countbot.runtime.local_model import embedded_default
+
+            try:
+                settings = load_settings(path, require_model=False, need_secrets=need_secrets)
+                check_settings(settings)
+            except ConfigError:
+                fail(str(exc), 2)
+            if embedded_default(settings.model, settings.data_dir):
+                return settings
         fail(str(exc), 2)
     return settings
 

@@ -7,14 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import click
 
 from countbot.config.settings import Settings
-from countbot.llm.types import ChatRequest, StreamDone, StreamError, TextPart, UserMessage
+from countbot.llm.local.catalogue import CATALOGUE
+from countbot.llm.local.pull import sha256_of
+from countbot.llm.types import (
+    ChatRequest,
+    StreamDone,
+    StreamError,
+    TextDelta,
+    TextPart,
+    UserMessage,
+)
 from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.runtime.local_model import effective_model
 from countbot.runtime.models import ModelResolver
 from countbot.tools.sandbox import SandboxStatus
 
@@ -129,7 +140,8 @@ async def _writable(folder: Path) -> str:
 
 
 async def _model_answers(settings: Settings) -> str:
-    if not settings.model.name:
+    name = effective_model(settings.model, settings.data_dir)
+    if not name:
         raise CheckFailed("no model configured: set model.name in the config file")
     # One short attempt: a doctor reports an unreachable model in seconds instead of retrying.
     probe = settings.model.model_copy(
@@ -139,19 +151,52 @@ async def _model_answers(settings: Settings) -> str:
             "request_timeout": min(settings.model.request_timeout, PROBE_TIMEOUT),
         }
     )
-    choice = await ModelResolver(lambda: probe)()
-    request = ChatRequest(
-        (UserMessage((TextPart("Reply with the single word OK."),)),), max_tokens=16
-    )
-    async for event in choice.provider.stream(request):
-        if isinstance(event, StreamDone):
-            return (
-                f"{settings.model.name} answered: {event.message.text.strip()[:40]!r}; "
-                f"context window {choice.context_window:,} tokens{_window_source(settings)}"
-            )
-        if isinstance(event, StreamError):
-            raise CheckFailed(f"{settings.model.name} failed: {event.message}")
-    raise CheckFailed(f"{settings.model.name} gave no answer")
+    resolver = ModelResolver(lambda: probe, settings.data_dir)
+    try:
+        choice = await resolver()
+        request = ChatRequest(
+            (UserMessage((TextPart("Reply with the single word OK."),)),), max_tokens=16
+        )
+        started = time.perf_counter()
+        first: float | None = None
+        async for event in choice.provider.stream(request):
+            if first is None and isinstance(event, TextDelta):
+                first = time.perf_counter() - started
+            if isinstance(event, StreamDone):
+                answer = (
+                    f"{name} answered: {event.message.text.strip()[:40]!r}; "
+                    f"context window {choice.context_window:,} tokens{_window_source(settings)}"
+                )
+                if resolver.local.server is None:
+                    return answer
+                speed = _speed(event.usage.completion_tokens, first, time.perf_counter() - started)
+                file = await asyncio.to_thread(_file_line, resolver.local.server.options.model)
+                return f"{answer}; {file}; {speed}"
+            if isinstance(event, StreamError):
+                raise CheckFailed(f"{name} failed: {event.message}")
+        raise CheckFailed(f"{name} gave no answer")
+    finally:
+        await resolver.aclose()  # stops a local model's child server
+
+
+def _file_line(path: Path) -> str:
+    """The local model's file and whether its SHA-256 is the catalogue's (hashed in full)."""
+    digest = sha256_of(path)
+    entry = next((m for m in CATALOGUE if m.file == path.name), None)
+    if entry is None:
+        verdict = "not in the catalogue"
+    elif digest == entry.sha256:
+        verdict = "matches the catalogue"
+    else:
+        raise CheckFailed(f"{path}: SHA-256 {digest} is not the catalogue's; pull it again")
+    return f"file {path} ({path.stat().st_size / 1e6:.0f} MB, sha256 {digest[:16]}... {verdict})"
+
+
+def _speed(tokens: int, first: float | None, total: float) -> str:
+    """A short generation's speed: time to the first token and tokens per second after it."""
+    if first is None or tokens < 2 or total <= first:
+        return f"{tokens} tokens in {total:.1f} s"
+    return f"first token after {first:.2f} s, then {(tokens - 1) / (total - first):.1f} tokens/s"
 
 
 def _window_source(settings: Settings) -> str:

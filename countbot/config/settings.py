@@ -25,6 +25,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class LocalModelSettings(_Strict):
+    """How a `local/` model runs in its child server (small-machine defaults)."""
+
+    context_size: int = Field(4096, ge=256, description="tokens of context the server keeps")
+    threads: int = Field(0, ge=0, description="CPU threads; 0: half the cores, at most 4")
+    cache_ram_mb: int = Field(256, ge=0, description="RAM for the server's prompt cache, MiB")
+    models_dir: Path | None = Field(None, description="None: <data_dir>/models")
+
+
 class ModelSettings(_Strict):
     name: str = ""
     api_base: str | None = None
@@ -41,6 +50,11 @@ class ModelSettings(_Strict):
     # direct: CountBot's own OpenAI-compatible client (no litellm); litellm: every provider
     # litellm knows; auto: direct when the model string or api_base says OpenAI-compatible.
     provider_path: Literal["auto", "direct", "litellm"] = "auto"
+    # native: the provider's own tool calls; constrained: JSON output matching a schema of "one
+    # tool call or an answer" (for models without reliable tool calling); auto: constrained for
+    # local/ models, native otherwise.
+    tool_calls: Literal["native", "constrained", "auto"] = "auto"
+    local: LocalModelSettings = Field(default_factory=LocalModelSettings)
 
 
 class AgentSettings(_Strict):

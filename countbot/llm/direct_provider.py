@@ -12,14 +12,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from types import SimpleNamespace
 from typing import Any
 
 import httpx
 from httpx_sse import EventSource
 
+from countbot.llm.constrained import constrained_chunks, constrained_messages, response_format
 from countbot.llm.errors import ModelFailure
-from countbot.llm.openai_compatible import Endpoint, EndpointError, resolve_endpoint
+from countbot.llm.local.server import LocalServer, LocalServerError
+from countbot.llm.openai_compatible import (
+    Endpoint,
+    EndpointError,
+    chat_completions_url,
+    prefix_of,
+    resolve_endpoint,
+)
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.types import ChatRequest
@@ -44,16 +53,32 @@ class DirectProvider(RetryingProvider):
 
     One `httpx.AsyncClient` (created on first use, so in the loop that uses it) keeps connections
     alive across calls. The endpoint of every model is resolved up front: a configuration mistake
-    (unknown provider, missing key or address) ends the first stream at once, in words.
+    (unknown provider, missing key or address) ends the first stream at once, in words. A
+    `local/` model's endpoint is its child server (`local`), asked for its address on each call
+    because a restarted child listens on a new port. With `constrained`, requests that offer
+    tools ask for JSON instead (`countbot.llm.constrained`).
     """
 
-    def __init__(self, model: str, **options: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        local: LocalServer | None = None,
+        constrained: bool = False,
+        **options: Any,
+    ) -> None:
         """`options` are `RetryingProvider`'s (api_base, api_key, fallbacks, retries, ...)."""
         super().__init__(model, **options)
+        self._local = local
+        self._constrained = constrained
         self._endpoints: dict[str, Endpoint] = {}
         self._config_error: str | None = None
         try:
             for model_name in self._models:
+                if prefix_of(model_name) == "local":
+                    if local is None:
+                        raise EndpointError(f"no local model server for {model_name}")
+                    continue
                 endpoint = resolve_endpoint(
                     model_name, self._api_base, self._api_key, fallback=model_name != model
                 )
@@ -79,10 +104,45 @@ class DirectProvider(RetryingProvider):
         endpoint = self._endpoints.get(model)
         return endpoint.url if endpoint else None
 
-    async def _chunks(
+    async def _endpoint_of(self, model: str) -> Endpoint:
+        endpoint = self._endpoints.get(model)
+        if endpoint is not None:
+            return endpoint
+        assert self._local is not None  # checked in __init__
+        url = chat_completions_url(await self._local.url())
+        return Endpoint("local", url, "local", self._local.api_key)
+
+    def _chunks(self, model: str, request: ChatRequest, facts: StreamFacts) -> AsyncIterator[Any]:
+        if self._constrained and request.tools:
+            return constrained_chunks(self._wire_chunks(model, request, facts), request.tools)
+        return self._wire_chunks(model, request, facts)
+
+    def _failure(self, exc: Exception, model: str) -> ModelFailure:
+        if isinstance(exc, LocalServerError):
+            return ModelFailure(str(exc), retryable=False, kind="unreachable")
+        return super()._failure(exc, model)
+
+    async def _wire_chunks(
         self, model: str, request: ChatRequest, facts: StreamFacts
     ) -> AsyncIterator[Any]:
-        endpoint = self._endpoints[model]
+        endpoint = await self._endpoint_of(model)
+        try:
+            async with aclosing(self._sse_chunks(endpoint, request, facts)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+        except httpx.TransportError:
+            local = self._local if endpoint.provider == "local" else None
+            code = await local.exit_code() if local is not None else None
+            if code is None:
+                raise
+            raise LocalServerError(
+                f"The local model server stopped while answering (exit code {code}); "
+                "it is being restarted, send the message again in a moment"
+            ) from None
+
+    async def _sse_chunks(
+        self, endpoint: Endpoint, request: ChatRequest, facts: StreamFacts
+    ) -> AsyncIterator[Any]:
         body = self._body(endpoint, request)
         headers = {"Accept": "text/event-stream", **self._extra_headers}
         if endpoint.api_key:
@@ -120,7 +180,10 @@ class DirectProvider(RetryingProvider):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if request.tools:
+        if request.tools and self._constrained:
+            body["messages"] = constrained_messages(request.messages, request.tools)
+            body["response_format"] = response_format(request.tools)
+        elif request.tools:
             body["tools"] = to_openai_tools(request.tools)
         if request.temperature is not None:
             body["temperature"] = request.temperature

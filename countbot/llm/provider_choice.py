@@ -15,16 +15,30 @@ from typing import Literal
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
+from countbot.llm.local.server import LocalServer
 from countbot.llm.openai_compatible import is_compatible
 from countbot.llm.retrying_provider import RetryingProvider
 
 ProviderPath = Literal["auto", "direct", "litellm"]
+ToolCallMode = Literal["native", "constrained", "auto"]
+
+
+def is_local(model: str) -> bool:
+    """Whether `model` is run by CountBot itself (`local/<name-or-file.gguf>`)."""
+    return model.startswith("local/")
+
+
+def uses_constrained(mode: ToolCallMode, model: str) -> bool:
+    """Whether tool calls go through JSON output (`auto`: for local models only)."""
+    return mode == "constrained" or (mode == "auto" and is_local(model))
 
 
 def takes_direct_path(
     path: ProviderPath, model: str, fallbacks: Sequence[str] = (), api_base: str | None = None
 ) -> bool:
-    """Whether `open_provider` would serve this chain without litellm."""
+    """Whether `open_provider` would serve this chain without litellm (always for local/)."""
+    if is_local(model):
+        return True
     if path != "auto":
         return path == "direct"
     return all(is_compatible(name, api_base) for name in (model, *fallbacks))
@@ -40,11 +54,24 @@ def open_provider(
     max_retries: int = 3,
     request_timeout: float = 120.0,
     cooldowns: Cooldowns | None = None,
+    tool_calls: ToolCallMode = "auto",
+    local: LocalServer | None = None,
 ) -> RetryingProvider:
-    """The provider for `model` and its `fallbacks` on the chosen path."""
-    direct = takes_direct_path(path, model, fallbacks, api_base)
-    kind = DirectProvider if direct else LiteLLMProvider
-    return kind(
+    """The provider for `model` and its `fallbacks` on the chosen path; a `local/` model is
+    served by its child server `local` on the direct path (litellm could not find its port)."""
+    if takes_direct_path(path, model, fallbacks, api_base):
+        return DirectProvider(
+            model,
+            local=local,
+            constrained=uses_constrained(tool_calls, model),
+            api_base=api_base,
+            api_key=api_key,
+            fallbacks=fallbacks,
+            max_retries=max_retries,
+            request_timeout=request_timeout,
+            cooldowns=cooldowns,
+        )
+    return LiteLLMProvider(
         model,
         api_base=api_base,
         api_key=api_key,

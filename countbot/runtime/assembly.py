@@ -137,7 +137,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         tool_names=tools.names(),
     )
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    models = ModelResolver(lambda: settings.model)
+    models = ModelResolver(lambda: settings.model, settings.data_dir)
     agent = AgentLoop(
         resolve_model=models,
         context=context,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from countbot.agent.loop import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
-from countbot.llm.provider_choice import open_provider
+from countbot.llm.provider_choice import is_local, open_provider
 from countbot.llm.retrying_provider import RetryingProvider
+from countbot.runtime.local_model import LocalModels, effective_model
 
 
 class ModelResolver:
@@ -19,8 +21,10 @@ class ModelResolver:
     restart; the provider object is cached so an unchanged configuration costs nothing.
     """
 
-    def __init__(self, current: Callable[[], ModelSettings]) -> None:
+    def __init__(self, current: Callable[[], ModelSettings], data_dir: Path) -> None:
         self._current = current
+        self._data_dir = data_dir
+        self.local = LocalModels(data_dir)
         self._cached: tuple[str, ModelChoice] | None = None
         self._provider: RetryingProvider | None = None
         # Outlives providers rebuilt by a settings change: a model that is down stays skipped.
@@ -28,9 +32,10 @@ class ModelResolver:
 
     async def __call__(self) -> ModelChoice:
         settings = self._current()
-        if not settings.name.strip():
+        name = effective_model(settings, self._data_dir)  # the embedded default may appear
+        if not name:
             raise ModelNotConfiguredError
-        key = settings.model_dump_json()
+        key = name + settings.model_dump_json()
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
         api_key = settings.api_key.get_secret_value() if settings.api_key else None
@@ -38,25 +43,28 @@ class ModelResolver:
             # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
+        local = await self.local.server_for(name, settings) if is_local(name) else None
         provider = open_provider(
             settings.provider_path,
-            settings.name,
+            name,
             api_base=settings.api_base,
             api_key=api_key,
             fallbacks=settings.fallbacks,
             max_retries=settings.max_retries,
             request_timeout=settings.request_timeout,
             cooldowns=self.cooldowns,
+            tool_calls=settings.tool_calls,
+            local=local,
         )
         vision = settings.vision
         if vision is None:
-            vision = await supports_vision(settings.name)
+            vision = False if local else await supports_vision(name)
         choice = ModelChoice(
             provider,
             settings.temperature,
             settings.max_tokens,
             vision,
-            await context_window(settings),
+            await context_window(settings, name),
         )
         # A provider replaced by a settings change is left to the garbage collector: a turn may
         # still be streaming from it.
@@ -65,20 +73,30 @@ class ModelResolver:
         return choice
 
     async def aclose(self) -> None:
-        """Close the current provider's kept-alive connections (at shutdown)."""
+        """Close the current provider's kept-alive connections and stop a local model's server
+        (at shutdown)."""
         if self._provider is not None:
             await self._provider.aclose()
             self._provider = None
         self._cached = None
+        await self.local.aclose()
 
 
-async def context_window(settings: ModelSettings) -> int:
+async def context_window(settings: ModelSettings, name: str = "") -> int:
     """The window requests are fitted to: the smallest of the model's and its fallbacks'.
 
-    `model.context_window` overrides the primary model's; the others come from the model map (or
-    its conservative default), so a failover to a smaller model never gets an overflowing request.
+    `model.context_window` overrides the primary model's (`name`, default `model.name`); a local
+    model's is its server's context size; the others come from the model map (or its conservative
+    default), so a failover to a smaller model never gets an overflowing request.
     """
-    windows = [settings.context_window or (await fetch_model_info(settings.name)).context_window]
-    for name in settings.fallbacks:
-        windows.append((await fetch_model_info(name)).context_window)
+    name = name or settings.name
+    if settings.context_window:
+        primary = settings.context_window
+    elif is_local(name):
+        primary = settings.local.context_size
+    else:
+        primary = (await fetch_model_info(name)).context_window
+    windows = [primary]
+    for fallback in settings.fallbacks:
+        windows.append((await fetch_model_info(fallback)).context_window)
     return min(windows)

@@ -13,7 +13,6 @@ from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.subagent_prompt import SubagentContext
 from countbot.config.settings import SubagentSettings
 from countbot.runtime.assembly import Runtime
-from countbot.runtime.models import ModelResolver
 from countbot.runtime.persistence import TurnRecorder
 from countbot.tools.base import Tool
 from countbot.tools.message_tool import MessageTool
@@ -32,7 +31,7 @@ class SubagentLoops:
     def __init__(self, runtime: Runtime, settings: SubagentSettings) -> None:
         self._runtime = runtime
         self._settings = settings
-        self._models = ModelResolver(lambda: runtime.settings.model)
+        self._models = runtime.models  # one provider, cooldowns and local model server for all
         self._recorder = TurnRecorder(
             runtime.sessions, runtime.tool_calls, runtime.usage, runtime.audit, runtime.masker
         )

@@ -8,6 +8,7 @@ from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
 from countbot.gateway.subagents import SubagentManager
 from countbot.runtime.assembly import Runtime
+from countbot.runtime.local_model import effective_model, embedded_default
 from countbot.scheduler.assembly import Scheduler
 
 
@@ -25,11 +26,19 @@ class DaemonContext:
 
     @property
     def model_ready(self) -> bool:
-        """A model is set and litellm has loaded: the first turn will not wait for the import."""
+        """A model is set (or the built-in one runs) and litellm has loaded: the first turn will
+        not wait for the import."""
         return self.litellm_ready and self.model_configured
 
     @property
     def model_configured(self) -> bool:
-        """Whether a model is set; the UI's "no model" banner follows this, not litellm's import
-        (a turn sent while litellm still loads simply waits for it)."""
-        return bool(self.runtime.settings.model.name.strip())
+        """Whether turns have a model (configured, or the built-in default); the UI's "no model"
+        banner follows this, not litellm's import (a turn sent while litellm loads just waits)."""
+        settings = self.runtime.settings
+        return bool(effective_model(settings.model, settings.data_dir))
+
+    @property
+    def offline_default(self) -> bool:
+        """Whether turns use the built-in tiny model because no model is configured."""
+        settings = self.runtime.settings
+        return embedded_default(settings.model, settings.data_dir) is not None

@@ -28,6 +28,7 @@ from countbot.llm.litellm_import import preload_litellm
 from countbot.llm.provider_choice import takes_direct_path
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
+from countbot.runtime.local_model import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.scheduler.assembly import start_scheduler
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
@@ -159,8 +160,9 @@ async def _preload(daemon: DaemonContext) -> None:
     """Import litellm off the event loop, so the UI is served at once; skipped when the direct
     path serves the configured models (litellm would cost seconds and 160 MB for nothing, and a
     switch to a litellm model in the settings imports it on that model's first call)."""
-    model = daemon.runtime.settings.model
-    if takes_direct_path(model.provider_path, model.name, model.fallbacks, model.api_base):
+    settings = daemon.runtime.settings
+    model, name = settings.model, effective_model(settings.model, settings.data_dir)
+    if takes_direct_path(model.provider_path, name, model.fallbacks, model.api_base):
         daemon.litellm_ready = True
         return
     try:
@@ -207,7 +209,9 @@ def _announce(url: str, settings: Settings) -> None:
     lines = [f"CountBot is running: open {shown}/ in your browser (Ctrl-C stops it)."]
     if settings.web.token is not None:
         lines.append("Sign in with the access token from web.token in your config file.")
-    if not settings.model.name:
+    if embedded_default(settings.model, settings.data_dir):
+        lines.append(EMBEDDED_NOTICE)
+    elif not settings.model.name:
         lines.append("No model is configured yet: set it on the Settings page.")
     _say("\n".join(lines))
 

@@ -99,7 +99,8 @@ async def test_crash_between_memory_and_mark_does_not_duplicate(
     await small_runtime.sessions.append("s1", {"type": "user", "content": "extra", "ts": 0})
     store = CrashAfterMemory(small_runtime.db)
     summarizer = OverflowSummarizer(store, small_runtime.memory, 6)
-    provider = (await ModelResolver(lambda: small_runtime.settings.model)()).provider
+    settings = small_runtime.settings
+    provider = (await ModelResolver(lambda: settings.model, settings.data_dir)()).provider
     with pytest.raises(RuntimeError):
         await summarizer.summarize("s1", provider, None)
     assert await summarizer.summarize("s1", provider, None) is not None

@@ -26,6 +26,7 @@ async def health(request: Request) -> JSONResponse:
             "version": _version(),
             "model_ready": daemon.model_ready,
             "model_configured": daemon.model_configured,
+            "offline_default": daemon.offline_default,
         }
     )
 

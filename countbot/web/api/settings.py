@@ -18,6 +18,7 @@ from starlette.routing import Route
 from countbot.agent.persona import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.settings import PersonaSettings, Settings
+from countbot.runtime.local_model import catalogue_view
 from countbot.runtime.models import context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
@@ -89,6 +90,11 @@ async def _shown(daemon: DaemonContext) -> dict[str, Any]:
             for c in daemon.runtime.models.cooldowns.current()
         ],
     }
+    # Read-only: the models CountBot can run itself, and which are pulled (offered as local/NAME).
+    settings = daemon.runtime.settings
+    data["local_models"] = await asyncio.to_thread(
+        catalogue_view, settings.model, settings.data_dir
+    )
     return data
 
 

@@ -80,6 +80,7 @@ async function checkHealth() {
   try {
     const health = await api("/api/health");
     showModelState(health.model_configured);
+    $("#offline-notice").hidden = health.offline_default !== true;
     $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
   } catch {
     // The connection indicator already tells the user the daemon is unreachable.

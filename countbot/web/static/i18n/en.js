@@ -18,6 +18,10 @@ export default {
 
   "banner.noModel": "No model is configured yet.",
   "banner.openSettings": "Open Settings",
+  "banner.offlineModel":
+    "You are talking to the small built-in model: it works offline and nothing leaves this " +
+    "machine, but its answers are basic. A better model makes CountBot much more useful.",
+  "banner.chooseModel": "Choose a model",
 
   "sessions.label": "Conversations",
   "sessions.new": "New chat",
@@ -133,6 +137,11 @@ export default {
   "settings.userAddress": "How to address you",
   "settings.language": "Reply language",
   "settings.personality": "Personality",
+  "settings.localModels": "Models on this machine (no key)",
+  "settings.localHint":
+    "They run offline on this computer's CPU. Use one, then Save; larger ones answer better.",
+  "settings.localInstall": "To run these: pip install 'countbot[local]', then restart CountBot.",
+  "settings.localUse": "Use",
   "settings.sandbox": "Shell sandbox",
   "settings.sandboxActive": "Commands run in the sandbox",
   "settings.sandboxInactive": "Not sandboxed: every command asks first",

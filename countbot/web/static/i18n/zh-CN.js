@@ -17,6 +17,9 @@ export default {
   "conn.closed": "已断开，正在重试",
 
   "banner.noModel": "尚未配置模型。",
+  "banner.offlineModel":
+    "当前使用内置的小模型：离线运行，数据不离开本机，但回答较为简单。换用更好的模型会有用得多。",
+  "banner.chooseModel": "选择模型",
   "banner.openSettings": "前往设置",
 
   "sessions.label": "对话列表",
@@ -133,6 +136,10 @@ export default {
   "settings.userAddress": "如何称呼你",
   "settings.language": "回复语言",
   "settings.personality": "性格",
+  "settings.localModels": "本机模型（无需密钥）",
+  "settings.localHint": "在本机 CPU 上离线运行。选择“使用”后保存；越大的模型回答越好。",
+  "settings.localInstall": "要运行这些模型：pip install 'countbot[local]'，然后重启 CountBot。",
+  "settings.localUse": "使用",
   "settings.sandbox": "命令沙箱",
   "settings.sandboxActive": "命令在沙箱中运行",
   "settings.sandboxInactive": "未启用沙箱：每条命令都需先经你批准",

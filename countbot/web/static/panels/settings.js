@@ -44,6 +44,38 @@ function sandboxSection(sandbox) {
   );
 }
 
+/** The models CountBot runs itself: "Use" puts local/NAME in the model field (saved with the
+ *  form); a model not pulled yet shows the command that pulls it. */
+function localModelsSection(catalogue, nameInput) {
+  if (!catalogue) return null;
+  const rows = catalogue.models.map((m) =>
+    h(
+      "li",
+      { testid: `local-model-${m.name}` },
+      h("strong", {}, m.title),
+      ` · ${(m.size / 1e6).toFixed(0)} MB · ${m.licence} · ${m.note} `,
+      m.pulled && catalogue.runnable
+        ? h("button", {
+            type: "button",
+            class: "small",
+            testid: `local-model-use-${m.name}`,
+            i18n: "settings.localUse",
+            onclick: () => {
+              nameInput.value = m.model_name;
+            },
+          })
+        : h("code", {}, `countbot models pull ${m.name}`),
+    ),
+  );
+  return h(
+    "fieldset",
+    { testid: "settings-local-models" },
+    h("legend", { i18n: "settings.localModels" }),
+    h("p", { class: "field-hint", i18n: catalogue.runnable ? "settings.localHint" : "settings.localInstall" }),
+    h("ul", { class: "local-models" }, rows),
+  );
+}
+
 /** The form for `data` (GET /api/settings); `saved` shows that it is the result of a save. */
 function settingsForm(data, saved = false) {
   const model = data.model || {};
@@ -153,6 +185,7 @@ function settingsForm(data, saved = false) {
       field("settings.fallbacks", inputs.fallbacks, "settings.fallbacksHint"),
       modelStatus(data.model_status),
     ),
+    localModelsSection(data.local_models, inputs.name),
     h(
       "fieldset",
       {},

@@ -1,0 +1,98 @@
+"""`countbot models list|pull|remove`: the catalogue of models CountBot can run itself.
+
+`pull` downloads into the models folder (`model.local.models_dir`, default `<data_dir>/models`)
+with a progress bar and keeps the file only when its SHA-256 matches the catalogue.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from countbot.cli.common import config_option, fail, settings_or_exit
+from countbot.llm.local.catalogue import CATALOGUE, CatalogueModel, find
+
+
+@click.group()
+def models() -> None:
+    """Models that run on this machine, no API key needed (local/NAME)."""
+
+
+@models.command("list")
+@config_option
+def models_list(config_path: str | None) -> None:
+    """Show the catalogue: size, licence, SHA-256, and which models are pulled."""
+    from countbot.llm.local.pull import is_installed
+    from countbot.runtime.local_model import local_extra_installed
+
+    folder = _folder(config_path)
+    for entry in CATALOGUE:
+        state = "pulled" if is_installed(entry, folder) else "not pulled"
+        click.echo(f"{entry.name}  {entry.title}  {_size(entry.size)}  {entry.licence}  [{state}]")
+        click.echo(f"    {entry.note}; by {entry.publisher}")
+        click.echo(f"    sha256 {entry.sha256}")
+    click.echo(f"Models folder: {folder}")
+    if not local_extra_installed():
+        click.echo("To run them: pip install 'countbot[local]'")
+
+
+@models.command("pull")
+@config_option
+@click.argument("name")
+def models_pull(config_path: str | None, name: str) -> None:
+    """Download NAME from the catalogue and verify it."""
+    from countbot.llm.local.pull import PullError, pull
+
+    entry = _entry(name)
+    folder = _folder(config_path)
+    click.echo(f"Pulling {entry.title} ({_size(entry.size)}, {entry.licence}) into {folder}")
+    with click.progressbar(length=entry.size, label=entry.name, file=sys.stderr) as bar:
+        reported = 0
+
+        def progress(done: int, total: int) -> None:
+            nonlocal reported
+            bar.update(done - reported)
+            reported = done
+
+        try:
+            path = pull(entry, folder, progress)
+        except PullError as exc:
+            fail(str(exc), 1)
+    click.echo(f"Verified (SHA-256 {entry.sha256[:16]}...): {path}")
+    click.echo(f"Use it with model.name: local/{entry.name}")
+
+
+@models.command("remove")
+@config_option
+@click.argument("name")
+def models_remove(config_path: str | None, name: str) -> None:
+    """Delete NAME's file from the models folder."""
+    from countbot.llm.local.pull import remove
+
+    entry = _entry(name)
+    folder = _folder(config_path)
+    if remove(entry, folder):
+        click.echo(f"Removed {entry.name} from {folder}")
+    else:
+        click.echo(f"{entry.name} is not pulled (nothing in {folder})")
+
+
+def _folder(config_path: str | None) -> Path:
+    from countbot.runtime.local_model import models_dir
+
+    settings = settings_or_exit(config_path, require_model=False)
+    return models_dir(settings.model, settings.data_dir)
+
+
+def _entry(name: str) -> CatalogueModel:
+    entry = find(name)
+    if entry is None:
+        names = ", ".join(model.name for model in CATALOGUE)
+        fail(f"no model called {name!r} in the catalogue (known: {names})", 2)
+    return entry
+
+
+def _size(size: int) -> str:
+    return f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB"

@@ -1,0 +1,1 @@
+"""Models that run on this machine: a llama.cpp child server, its catalogue and downloads."""

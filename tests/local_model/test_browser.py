@@ -1,0 +1,48 @@
+"""A fresh install in a real browser: no model configured, no key, the built-in model answers,
+the page says so calmly, and Settings offers the catalogue."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, browser
+from tests.e2e.ui import ChatPage
+from tests.local_model.conftest import MODEL_WAIT, LocalDaemonFactory
+
+__all__ = ["CHROMIUM_ARGS", "browser"]
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing"),
+]
+
+
+async def test_a_browser_message_is_answered_by_the_built_in_model(
+    browser: Browser, start_local_daemon: LocalDaemonFactory
+) -> None:
+    async with start_local_daemon(name="") as daemon:
+        context = await browser.new_context(locale="en-US")
+        context.set_default_timeout(MODEL_WAIT * 1000)
+        chat = ChatPage(await context.new_page(), daemon)
+        try:
+            await chat.open()
+            notice = chat.by_testid("offline-notice")
+            await expect(notice).to_be_visible()
+            await expect(notice).to_contain_text("works offline")
+            await chat.send("What is the capital of France? Answer in one sentence.")
+            answer = chat.answer_text(chat.messages("assistant"))
+            await expect(answer).not_to_be_empty(timeout=MODEL_WAIT * 1000)
+            await expect(chat.streaming()).to_have_count(0, timeout=MODEL_WAIT * 1000)
+            await chat.by_testid("nav-settings").click()
+            await expect(chat.by_testid("settings-local-models")).to_contain_text("Apache-2.0")
+            await expect(chat.by_testid("local-model-qwen2.5-1.5b")).to_contain_text(
+                "countbot models pull qwen2.5-1.5b"
+            )
+            await chat.by_testid("local-model-use-smollm2-135m").click()
+            await expect(chat.by_testid("settings-model-name")).to_have_value("local/smollm2-135m")
+            assert not chat.errors, chat.errors
+        finally:
+            await chat.screenshot("local_model_browser")
+            await context.close()
