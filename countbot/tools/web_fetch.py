@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 import httpx
 
 from countbot.config.settings import WebToolSettings
+from countbot.html_text import html_to_text, page_title
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
-from countbot.tools.html_text import html_to_text, page_title
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
 _MAX_REDIRECTS = 5

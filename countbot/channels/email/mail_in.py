@@ -18,9 +18,9 @@ from email.utils import getaddresses, make_msgid
 from functools import partial
 
 from countbot.channels.base import Incoming, SendError
-from countbot.channels.email.html_text import html_to_text
 from countbot.channels.email.trust import vouched
 from countbot.channels.media import Attachment, MediaFolder, take_in_all
+from countbot.html_text import html_to_text
 from countbot.store.pairing import SenderInfo
 
 log = logging.getLogger(__name__)

@@ -43,7 +43,7 @@ async def test_an_html_mail_is_answered_in_its_thread(
     assert reply["In-Reply-To"] == sent["Message-ID"]
     assert reply["References"] == sent["Message-ID"]
     asked = user_texts(model_server.requests[0])
-    assert "Dinner" in asked and "What should I cook?" in asked and "• pasta" in asked
+    assert "Dinner" in asked and "What should I **cook**?" in asked and "- pasta" in asked
     assert "evil" not in asked
     assert all(m.seen for m in fake_mail.inbox)
     assert bot.state()["connection"] == "ok (IDLE)" and "IDLE" in fake_mail.commands

@@ -6,8 +6,8 @@ from email.message import EmailMessage
 
 import pytest
 
-from countbot.channels.email.html_text import html_to_text
 from countbot.channels.email.trust import vouched
+from countbot.html_text import html_to_text
 
 
 def _with(*results: str) -> EmailMessage:
@@ -48,4 +48,4 @@ def test_html_mail_reads_as_text() -> None:
         "<html><head><style>p{}</style></head><body><h1>Hi</h1><p>See <a href='https://x.test'>"
         "this</a> &amp; that</p><ul><li>one</li><li>two</li></ul><script>x()</script></body>"
     )
-    assert html_to_text(html) == "Hi\n\nSee this (https://x.test) & that\n\n• one\n\n• two"
+    assert html_to_text(html) == "# Hi\n\nSee [this](https://x.test) & that\n\n- one\n- two"
