@@ -302,6 +302,37 @@ async def test_chinese_labels_for_skills_personas_channels_and_costs(chat: ChatP
     await expect(stats).to_have_text("$0.00")
 
 
+async def test_a_language_switch_relabels_skill_and_persona_descriptions_at_once(
+    chat: ChatPage,
+) -> None:
+    switch = chat.by_testid("lang-switch")
+    await switch.select_option("en")
+    await chat.by_testid("nav-skills").click()
+    weather = chat.page.locator('[data-testid="skill-item"][data-skill="weather"] p').first
+    await expect(weather).to_contain_text("wttr.in")
+    english = await weather.inner_text()
+    await switch.select_option("zh-CN")
+    await expect(weather).to_have_text(
+        "任意地点的当前天气和简短预报，数据来自 wttr.in（无需 API 密钥）。"
+    )
+    await switch.select_option("en")
+    await expect(weather).to_have_text(english)
+
+    await chat.by_testid("nav-settings").click()
+    await chat.by_testid("settings-preset").select_option("assistant")
+    hint = chat.by_testid("settings-preset-hint")
+    await expect(hint).not_to_be_empty()
+    english = await hint.inner_text()
+    await switch.select_option("zh-CN")
+    await expect(hint).to_have_text("能干友好，把事情办好，回答简短")
+    await expect(chat.by_testid("settings-preset").locator("option:checked")).to_have_text("助手")
+    await switch.select_option("en")
+    await expect(hint).to_have_text(english)
+    await expect(chat.by_testid("settings-preset").locator("option:checked")).to_have_text(
+        "assistant"
+    )
+
+
 async def test_when_the_daemon_is_down_pages_say_so_in_words(
     browser: Browser, tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
