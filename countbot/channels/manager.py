@@ -130,8 +130,17 @@ class _Entry:
 class ChannelManager:
     """The daemon's channels; `start()` after the gateway exists, `stop()` after it closed."""
 
-    def __init__(self, runtime: Runtime, gateway: Gateway, *, restart_delay: float = 1.0) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        gateway: Gateway,
+        *,
+        restart_delay: float = 1.0,
+        web_url: str = "",
+    ) -> None:
+        """`web_url` is where the daemon serves its UI (guidance links to its pages)."""
         self._runtime = runtime
+        self._web_url = web_url
         self._gateway = gateway
         self._restart_delay = restart_delay
         self._pairing = PairingStore(runtime.db)
@@ -209,7 +218,7 @@ class ChannelManager:
         feed = SessionFeed(
             self._gateway.hub,
             kind.capabilities,
-            RenderSettings(edit_interval=settings().stream_edit_interval),
+            RenderSettings(edit_interval=settings().stream_edit_interval, web_url=self._web_url),
             name,
         )
         access = AccessControl(name, lambda: settings().allow_from, self._pairing)

@@ -41,6 +41,19 @@ class RenderSettings:
     # Telegram shows "typing…" for about five seconds per call.
     typing_interval: float = 4.0
     send_attempts: int = 5
+    # The daemon's web address: the "no model" guidance links to its Settings page.
+    web_url: str = ""
+
+
+def no_model_guidance(web_url: str) -> str:
+    """The web UI's "no model" words, with its Settings page written out as a bare address:
+    a chat app shows and links that, while a loopback link hidden behind a label may be refused.
+    """
+    text = (
+        "No model is configured yet, so nothing was sent. Choose a model on the Settings "
+        "page, then send your message again."
+    )
+    return f"{text}\n\nSettings: {web_url}/#/settings" if web_url else text
 
 
 class TurnRenderer:
@@ -91,6 +104,8 @@ class TurnRenderer:
         elif isinstance(event, TurnDone):
             answer = event.content.strip() or self._streamed.strip() or "(no answer)"
             self._final = _with_note(answer, " ".join(f"_{n}_" for n in self._notices))
+        elif isinstance(event, TurnError) and event.code == "no_model":
+            self._final = no_model_guidance(self._settings.web_url)
         elif isinstance(event, TurnError):
             self._final = _with_note(self._streamed, f"⚠️ Sorry, that failed: {event.error}")
         elif isinstance(event, TurnCancelled):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Collection
 
 from countbot.agent.events import TERMINAL_TYPES
 from countbot.gateway.events import GatewayEvent, SessionEvent
@@ -47,12 +48,21 @@ class SessionLog:
             return list(self._ring), False
         return list(itertools.islice(self._ring, last_seq - first + 1, None)), True
 
-    def since_last_turn_end(self) -> list[SessionEvent]:
-        """The buffered events after the newest done/error/cancelled: the running turn so far."""
+    def running_turn(self, also: Collection[int] = ()) -> list[SessionEvent]:
+        """The buffered events after the newest done/error/cancelled (the running turn so far),
+        after the earlier ones numbered in `also` (messages accepted before that end)."""
         tail: list[SessionEvent] = []
+        earlier: list[SessionEvent] = []
+        oldest = min(also, default=self._next)
+        ended = False
         for numbered in reversed(self._ring):
-            if numbered.event.type in TERMINAL_TYPES:
+            ended = ended or numbered.event.type in TERMINAL_TYPES
+            if not ended:
+                tail.append(numbered)
+            elif numbered.seq < oldest:
                 break
-            tail.append(numbered)
+            elif numbered.seq in also:
+                earlier.append(numbered)
         tail.reverse()
-        return tail
+        earlier.reverse()
+        return earlier + tail

@@ -146,8 +146,14 @@ class Gateway:
         accepted = MessageAccepted(
             message.content, message.channel, queued, mode, message.media, origin, client_id
         )
-        self.hub.publish(session_id, accepted)
+        lane.accepted(message, self.hub.publish(session_id, accepted).seq)
         return Submission(session_id, queued, mode)
+
+    def replay_turn(self, session_id: str, watcher: Watcher) -> None:
+        """Send `watcher` the running turn so far, after the messages not yet stored (waiting,
+        or running with their user entry maybe not written): a page opened now shows them."""
+        lane = self._lanes.get(session_id)
+        self.hub.replay_turn(session_id, watcher, lane.unstored_seqs() if lane else ())
 
     def cancel(self, session_id: str) -> bool:
         """Cancel the session's running turn and what listeners stop with it; False if nothing was

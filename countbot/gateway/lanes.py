@@ -49,6 +49,9 @@ class SessionLane:
         self._waiting: deque[InboundMessage] = deque()
         self._worker: asyncio.Task[None] | None = None
         self._closed = False
+        # The event number of each message's acceptance, by message identity, while the lane
+        # holds it: a page opened before its turn stored it replays it from there.
+        self._accepted_at: dict[int, int] = {}
 
     @property
     def busy(self) -> bool:
@@ -78,12 +81,27 @@ class SessionLane:
             self._worker = asyncio.create_task(self._work(), name=f"lane:{self.session_id}")
         return queued
 
+    def accepted(self, message: InboundMessage, seq: int) -> None:
+        """Note the event that announced `message` (while it waits or runs here)."""
+        if message is self._current() or any(m is message for m in self._waiting):
+            self._accepted_at[id(message)] = seq
+
+    def unstored_seqs(self) -> list[int]:
+        """The acceptance events of the messages waiting here or running without an end yet:
+        their turns may not have stored them, so only these events show them."""
+        held = [self._current(), *self._waiting]
+        return sorted(self._accepted_at[id(m)] for m in held if id(m) in self._accepted_at)
+
+    def _current(self) -> InboundMessage | None:
+        running = self.running
+        return running.message if running is not None and not running.ended else None
+
     def cancel(self, reason: str = "cancelled by the user") -> bool:
         """Cancel the running turn and drop the messages waiting behind it (stop, or shutdown).
 
         Returns False when no turn was running.
         """
-        self._waiting.clear()
+        self._drop_waiting()
         if self.running is None or self.running.token.cancelled:
             return False
         self.running.steering.take_back()
@@ -93,6 +111,11 @@ class SessionLane:
     def close(self) -> None:
         """Start nothing more: drop the waiting messages; the running turn may finish."""
         self._closed = True
+        self._drop_waiting()
+
+    def _drop_waiting(self) -> None:
+        for message in self._waiting:
+            self._accepted_at.pop(id(message), None)
         self._waiting.clear()
 
     async def _work(self) -> None:
@@ -106,6 +129,7 @@ class SessionLane:
                     log.exception("turn runner failed in session %s", self.session_id)
                 finally:
                     self.running = None
+                    self._accepted_at.pop(id(turn.message), None)
                 # Steered messages the turn never read become the next turns, in order.
                 self._waiting.extendleft(reversed(turn.steering.take_back()))
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import Collection
 from typing import Any
 
 from countbot.gateway.event_log import REPLAY_EVENTS, SessionLog
@@ -91,14 +92,17 @@ class EventHub:
                 break
         return complete
 
-    def replay_turn(self, session_id: str, watcher: Watcher) -> None:
-        """Send `watcher` what the running turn produced so far, each frame marked `replay`.
+    def replay_turn(
+        self, session_id: str, watcher: Watcher, unstored: Collection[int] = ()
+    ) -> None:
+        """Send `watcher` what the running turn produced so far, each frame marked `replay`,
+        after the earlier events numbered in `unstored` (messages no turn has stored yet).
 
         A page opened mid-answer gets the stored history over REST, which holds the turn's user
         message but not the text streamed since; this fills the gap before live events follow.
         """
         log = self._logs.get(session_id)
-        for event in log.since_last_turn_end() if log is not None else ():
+        for event in log.running_turn(unstored) if log is not None else ():
             if not watcher.offer({**event.to_frame(), "replay": True}):
                 self.drop(watcher)
                 return

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from countbot.tools.pids_cgroup import create_pids_cgroup
+from countbot.tools.pids_cgroup import create_pids_cgroup, join_file
 
 SandboxMode = Literal["auto", "bwrap", "off"]
 # The env var names enabled skills declare (`requires.env`, `primaryEnv`); async, it may rescan.
@@ -81,7 +81,7 @@ HOST_SECRETS = (
 # The only variables of the daemon's environment a command sees (plus the skills' own).
 ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "SHELL")
 _ENV_ALLOW_PREFIX = "LC_"
-# Where the sandbox sees its pids cgroup's `cgroup.procs` (on the private /tmp).
+# Where the sandbox sees its pids cgroup's membership file (on the private /tmp).
 _PIDS_FILE = "/tmp/.countbot-pids"
 _PROBE_TIMEOUT = 10.0
 # Package runners (npx, uvx, pip) need a writable cache; home is read-only in the sandbox.
@@ -138,7 +138,8 @@ class Sandbox:
         self._limits = limits
         self._skill_env = skill_env
         self._sysrq = False
-        self._pids_cgroup: Path | None = None
+        # The pids cgroup's file the shell writes to join it, and what it writes (see join_file).
+        self._pids_join: tuple[Path, str] | None = None
         self.status = SandboxStatus(mode, False, "not probed yet")
 
     def probe(self) -> SandboxStatus:
@@ -185,9 +186,10 @@ class Sandbox:
         """Root ignores RLIMIT_NPROC: then the sandboxes share a pids cgroup, if one can be made."""
         if os.geteuid() != 0:
             return ""
-        self._pids_cgroup = create_pids_cgroup(self._limits.processes)
-        if self._pids_cgroup is None:
+        group = create_pids_cgroup(self._limits.processes)
+        if group is None:
             return "; no process limit (root is exempt from RLIMIT_NPROC, no pids cgroup)"
+        self._pids_join = join_file(group)
         return ""
 
     async def command(
@@ -238,8 +240,8 @@ class Sandbox:
         argv += _cover([p for p in secrets if p.is_relative_to(workspace)])
         argv += ["--unshare-all", "--share-net"] if self._network else ["--unshare-all"]
         argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
-        if self._pids_cgroup is not None:
-            argv += ["--bind", str(self._pids_cgroup / "cgroup.procs"), _PIDS_FILE]
+        if self._pids_join is not None:
+            argv += ["--bind", str(self._pids_join[0]), _PIDS_FILE]
         prelude = self._prelude(shell, limits or self._limits)
         argv += ["--chdir", str(cwd), "--", shell, "-c", f"{prelude}\n{command}"]
         return argv
@@ -260,8 +262,8 @@ class Sandbox:
             "ulimit -c 0",
             f"ulimit {'-u' if bash else '-p'} {limits.processes}",
         ]
-        if self._pids_cgroup is not None:
-            steps.append(f"echo $$ > {_PIDS_FILE}")
+        if self._pids_join is not None:
+            steps.append(f"echo {self._pids_join[1]} > {_PIDS_FILE}")
         checked = " && ".join(steps)
         return f"{{ {checked}; }} 2>/dev/null || {{ echo 'sandbox limits failed' >&2; exit 125; }}"
 

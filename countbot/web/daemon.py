@@ -34,7 +34,7 @@ from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.context import DaemonContext
 from countbot.web.http_limits import bounded_head_protocol
-from countbot.web.instance import AlreadyRunningError, InstanceLock
+from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
 
 log = logging.getLogger(__name__)
@@ -134,12 +134,12 @@ async def serve_daemon(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     subagents = await start_subagents(gateway, runtime)
-    channels = ChannelManager(runtime, gateway)
+    port = listener.getsockname()[1]
+    channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(runtime, gateway)
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
-    port = listener.getsockname()[1]
     server = _DaemonServer(_uvicorn_config(context, port))
     preload = asyncio.create_task(_preload(context))
     serving = asyncio.create_task(server.serve(sockets=[listener]))

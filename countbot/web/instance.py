@@ -37,10 +37,14 @@ class DaemonInfo:
         return f"http://{host}:{self.port}"
 
     def local_url(self, scheme: str = "http") -> str:
-        """Where a client on this machine reaches the daemon (a wildcard bind means loopback)."""
-        host = _WILDCARDS.get(self.host, self.host)
-        shown = f"[{host}]" if ":" in host else host
-        return f"{scheme}://{shown}:{self.port}"
+        return local_url(self.host, self.port, scheme)
+
+
+def local_url(host: str, port: int, scheme: str = "http") -> str:
+    """Where a client on this machine reaches the daemon (a wildcard bind means loopback)."""
+    host = _WILDCARDS.get(host, host)
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}"
 
 
 class InstanceLock:

@@ -137,7 +137,7 @@ class Connection:
             # Queued after the replay, so the client reloads once it has what is still buffered.
             self._reply({"type": "resync", "session_id": session_id})
         elif frame.replay_turn and frame.last_seq is None and known:
-            self._hub.replay_turn(session_id, self.watcher)
+            self._daemon.gateway.replay_turn(session_id, self.watcher)
 
     def _error(self, text: str, client_id: str | None = None, *, retryable: bool = False) -> None:
         frame: dict[str, Any] = {

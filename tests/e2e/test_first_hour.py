@@ -11,8 +11,10 @@ import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from playwright.async_api import Browser, BrowserContext, Locator, expect
 
 from countbot.config.loader import load_settings
@@ -246,6 +248,48 @@ async def test_a_message_sent_while_the_daemon_restarts_stays_on_screen(
         await chat.screenshot("daemon_restart")
 
 
+def slow_summaries(body: dict[str, Any]) -> Reply:
+    """The model for the window test: a summary pass hangs (and fails), so every turn past the
+    history limit waits before it stores its user message; "count slowly" streams for a while."""
+    system = body["messages"][0]["content"]
+    if isinstance(system, str) and "Summarize the conversation excerpt" in system:
+        return Reply.hang(1.5)
+    if "count slowly" in str(body["messages"][-1]["content"]):
+        return Reply.text(SLOW_ANSWER, chunks=8, delay=0.3)
+    return Reply.text("ok")
+
+
+async def test_a_follow_up_not_yet_stored_by_its_turn_survives_a_reload(
+    browser: Browser, tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["agent"]["max_history"] = 4  # from the fourth turn on, a (slow) summary pass runs first
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    model_server.responder = slow_summaries
+    async with desktop(browser) as context, daemon_on(config, 0) as daemon:
+        chat = ChatPage(await context.new_page(), daemon)
+        await chat.open()
+        for count, text in enumerate(("one", "two", "three"), start=1):
+            await chat.send(text)
+            await expect(chat.messages("assistant")).to_have_count(count)
+        await chat.send("count slowly")
+        await expect(chat.answer_text(chat.streaming())).to_contain_text("Counting")
+        await chat.send("and then?")  # a follow-up: stored only once its own turn starts
+        await expect(chat.messages("user").last).to_contain_text("Queued")
+        await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text(SLOW_ANSWER)
+        await chat.reload()  # while the follow-up's turn is still in its summary pass
+        shown = ["one", "two", "three", "count slowly", "and then?"]
+        await expect(chat.messages("user")).to_have_text(shown)
+        session_id = await chat.page.evaluate("localStorage.getItem('countbot.session')")
+        stored = await daemon.context.runtime.sessions.messages(session_id, limit=50)
+        # Still in the window: the follow-up is not stored yet.
+        assert "and then?" not in [r["content"] for r in stored if r["type"] == "user"]
+        await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text("ok")
+        await expect(chat.messages("user")).to_have_text(shown)
+        assert not chat.errors, chat.errors
+
+
 # --- 10. Images for a model without vision -------------------------------------------------------
 
 
@@ -300,6 +344,37 @@ async def test_chinese_labels_for_skills_personas_channels_and_costs(chat: ChatP
     await chat.by_testid("nav-usage").click()
     stats = chat.page.locator(".stat-value").last
     await expect(stats).to_have_text("$0.00")
+
+
+async def test_a_language_switch_relabels_skill_and_persona_descriptions_at_once(
+    chat: ChatPage,
+) -> None:
+    switch = chat.by_testid("lang-switch")
+    await switch.select_option("en")
+    await chat.by_testid("nav-skills").click()
+    weather = chat.page.locator('[data-testid="skill-item"][data-skill="weather"] p').first
+    await expect(weather).to_contain_text("wttr.in")
+    english = await weather.inner_text()
+    await switch.select_option("zh-CN")
+    await expect(weather).to_have_text(
+        "任意地点的当前天气和简短预报，数据来自 wttr.in（无需 API 密钥）。"
+    )
+    await switch.select_option("en")
+    await expect(weather).to_have_text(english)
+
+    await chat.by_testid("nav-settings").click()
+    await chat.by_testid("settings-preset").select_option("assistant")
+    hint = chat.by_testid("settings-preset-hint")
+    await expect(hint).not_to_be_empty()
+    english = await hint.inner_text()
+    await switch.select_option("zh-CN")
+    await expect(hint).to_have_text("能干友好，把事情办好，回答简短")
+    await expect(chat.by_testid("settings-preset").locator("option:checked")).to_have_text("助手")
+    await switch.select_option("en")
+    await expect(hint).to_have_text(english)
+    await expect(chat.by_testid("settings-preset").locator("option:checked")).to_have_text(
+        "assistant"
+    )
 
 
 async def test_when_the_daemon_is_down_pages_say_so_in_words(

@@ -7,6 +7,7 @@ and what is tested here is the containment behind it.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -85,6 +86,20 @@ async def test_a_fork_bomb_hits_the_process_limit_and_ends_with_the_command(
     assert "Resource temporarily unavailable" in result.content
     after = await make_exec(workspace).execute({"command": "echo still fine"}, ctx)
     assert after.content == "exit code 0\nstill fine\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the pids cgroup is root's fork-bomb guard")
+async def test_as_root_the_whole_command_runs_in_the_pids_cgroup(workspace: Path) -> None:
+    sandbox = probed_sandbox("bwrap", workspace, limits=SandboxLimits(processes=40))
+    if "no pids cgroup" in sandbox.status.detail:
+        pytest.skip("this machine lets no pids cgroup be made")
+    # The shell itself, and a process it starts.
+    command = "grep -h countbot-exec /proc/self/cgroup; (grep -h countbot-exec /proc/self/cgroup)"
+    result = await make_exec(workspace, sandbox=sandbox).execute(
+        {"command": command}, ToolContext("s1", workspace)
+    )
+    lines = result.content.splitlines()[1:]
+    assert len(lines) == 2 and all(line.endswith("-40") for line in lines), result.content
 
 
 async def test_a_memory_hog_fails_at_the_memory_limit(workspace: Path) -> None:

@@ -51,3 +51,18 @@ async def test_a_job_created_over_rest_runs_and_delivers_to_telegram(
     system = model_server.requests[-1]["messages"][0]["content"]
     assert "Safety" in system  # the job's turn got the full system prompt
     assert "scheduled" in str(model_server.requests[-1]["messages"][-1]).lower()
+
+
+async def test_telegram_without_a_model_gets_the_guidance_and_the_settings_address(
+    daemon_with_telegram: Daemon, fake_telegram: FakeTelegram, model_server: ScriptedModelServer
+) -> None:
+    async with daemon_with_telegram.http() as http:
+        response = await http.put("/api/settings", json={"model": {"name": ""}})
+        assert response.status_code == 200, response.text
+    fake_telegram.user_says("hello?")
+    [answer] = await fake_telegram.wait_for_messages(ALICE)
+    assert answer.startswith("No model is configured yet, so nothing was sent.")
+    assert "Choose a model on the Settings page" in answer
+    assert f"http://127.0.0.1:{daemon_with_telegram.port}/#/settings" in answer
+    assert "Sorry, that failed" not in answer and "model.name" not in answer
+    assert model_server.requests == []

@@ -34,6 +34,11 @@ export class Chat {
     this.held = []; // messages typed before a new session had its id
     this.creating = false;
     this.queued = [];
+    // Sent from this tab, their turn not ended: {el, after, running}. Until then no stored
+    // history is sure to hold them (a follow-up is stored when its turn starts), so a reload
+    // keeps them on screen unless the history or the replayed turn shows them.
+    this.unstored = [];
+    this.newestId = null; // the newest stored record seen (what a message sent now comes after)
     this.oldestId = null;
     this.sent = 0;
     this.approvals = new Map(); // open question id -> ApprovalCard
@@ -51,6 +56,8 @@ export class Chat {
     this.held = [];
     this.creating = false;
     this.queued = [];
+    this.unstored = [];
+    this.newestId = null;
     this.oldestId = null;
     this.setRunning(false);
     this.clearApprovals();
@@ -104,7 +111,8 @@ export class Chat {
     // Questions still waiting for an answer (a reload while one was open shows it again).
     for (const question of questions.pending) this.apply({ type: "approval_request", ...question });
     const stored = page.messages.filter((r) => r.type === "user").at(-1)?.content;
-    this.keepUnstored(stored);
+    this.keepUnstored(page.messages, this.buffered);
+    if (page.messages.length) this.newestId = page.messages.at(-1).id;
     // The stored state decides the Stop button; frames of a live turn turn it on again.
     this.setRunning(Boolean(page.running));
     for (const frame of this.buffered.splice(0)) {
@@ -116,16 +124,31 @@ export class Chat {
   }
 
   /**
-   * Messages sent from this tab that the reloaded history does not hold yet (still travelling,
-   * queued, or sent while the daemon restarted) stay on screen, after the history.
+   * Messages sent from this tab that neither the reloaded history (`records`) nor the replayed
+   * turn (`frames`) shows (still travelling, queued, accepted but not stored by their turn yet,
+   * or sent while the daemon restarted) stay on screen, after the history.
    */
-  keepUnstored(stored) {
-    const sending = this.pending.filter((p) => p.view === this.view).map((p) => p.el);
-    for (const el of [...sending, ...this.queued]) {
-      const text = el.querySelector(".message-text")?.textContent;
-      if (el.dataset.state !== "queued" && text === stored) continue;
-      this.transcript.add(el);
-    }
+  keepUnstored(records, frames) {
+    const shown = frames.filter((f) => f.replay && f.type === "user_message").map((f) => f.content);
+    const claimed = new Set();
+    this.unstored = this.unstored.filter(({ el, after }) => {
+      const text = el.querySelector(".message-text")?.textContent ?? "";
+      const record = records.find(
+        (r) =>
+          r.type === "user" &&
+          !claimed.has(r.id) &&
+          (after === null || r.id > after) &&
+          r.content === text,
+      );
+      if (record) {
+        claimed.add(record.id);
+        return false; // stored: the history shows it from now on
+      }
+      const replayed = shown.indexOf(text);
+      if (replayed >= 0) shown.splice(replayed, 1);
+      else this.transcript.add(el);
+      return true;
+    });
   }
 
   paged(page) {
@@ -161,6 +184,7 @@ export class Chat {
     if (this.running) frame.mode = mode;
     const entry = { clientId, el, view: this.view, creates: this.sessionId === null };
     this.pending.push(entry);
+    this.unstored.push({ el, after: this.newestId, running: false });
     if (entry.creates && this.creating) {
       // The first message is creating the session; this one must go to the same session.
       entry.creates = false;
@@ -217,6 +241,7 @@ export class Chat {
     if (entry) {
       this.transcript.markUser(entry.el, frame.queued ? "queued" : "");
       if (frame.queued) this.queued.push(entry.el);
+      else this.started(entry.el);
     }
     if (frame.session_id === this.sessionId && !frame.queued) this.setRunning(true);
     this.onActivity();
@@ -237,6 +262,7 @@ export class Chat {
     const entry = frame.client_id ? this.takePending(frame.client_id) : undefined;
     if (entry) {
       this.transcript.markUser(entry.el, "failed");
+      this.unstored = this.unstored.filter((u) => u.el !== entry.el);
       if (entry.creates && entry.view === this.view) {
         this.creating = false;
         for (const held of this.held.splice(0)) {
@@ -344,9 +370,21 @@ export class Chat {
 
   turnEnded() {
     this.setRunning(false);
+    // The turn that ended stored its message: the history holds it from now on.
+    const ended = this.unstored.findIndex((u) => u.running);
+    if (ended >= 0) this.unstored.splice(ended, 1);
     const next = this.queued.shift();
-    if (next) this.transcript.markUser(next, "");
+    if (next) {
+      this.transcript.markUser(next, "");
+      this.started(next);
+    }
     this.onActivity();
+  }
+
+  /** A message of this tab is the running turn's now. */
+  started(el) {
+    const sent = this.unstored.find((u) => u.el === el);
+    if (sent) sent.running = true;
   }
 
   setRunning(running) {

@@ -1,13 +1,14 @@
 // Element building without ever parsing HTML: every string becomes a text node or an attribute
 // value set through the DOM, so no text from a model, a tool or a user can turn into markup.
 
-import { t } from "./i18n.js";
+import { t, translated } from "./i18n.js";
 
 const PROPERTIES = new Set(["value", "checked", "disabled", "hidden", "selected", "open"]);
 
 /**
  * Create an element. Props: `class`, `testid`, `dataset`, `on<event>` listeners, `i18n` (a
  * translation key kept in data-i18n so a language switch re-labels it), `i18nArgs`,
+ * `i18nFallback` (the text when the language has no such key: a skill's own description),
  * `i18nAttrs` ({attribute: key}); anything else is set as an attribute.
  */
 export function h(tag, props = {}, ...children) {
@@ -17,8 +18,8 @@ export function h(tag, props = {}, ...children) {
     if (key === "class") el.className = value;
     else if (key === "testid") el.dataset.testid = value;
     else if (key === "dataset") Object.assign(el.dataset, value);
-    else if (key === "i18n") label(el, value, props.i18nArgs);
-    else if (key === "i18nArgs") continue;
+    else if (key === "i18n") label(el, value, props.i18nArgs, props.i18nFallback);
+    else if (key === "i18nArgs" || key === "i18nFallback") continue;
     else if (key === "i18nAttrs") labelAttrs(el, value);
     else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
     else if (PROPERTIES.has(key)) el[key] = value;
@@ -38,13 +39,24 @@ export function append(parent, children) {
   return parent;
 }
 
-/** Give an element translated text that follows language switches. */
-export function label(el, key, args) {
+/**
+ * Give an element translated text that follows language switches; `fallback` is shown in a
+ * language without `key` (text that came from a file rather than from the tables).
+ */
+export function label(el, key, args, fallback) {
   el.dataset.i18n = key;
   if (args) el.dataset.i18nArgs = JSON.stringify(args);
   else delete el.dataset.i18nArgs;
-  el.textContent = t(key, args);
+  if (fallback !== undefined) el.dataset.i18nFallback = fallback;
+  else delete el.dataset.i18nFallback;
+  el.textContent = labelText(el);
   return el;
+}
+
+function labelText(el) {
+  const key = el.dataset.i18n;
+  if (el.dataset.i18nFallback !== undefined) return translated(key, el.dataset.i18nFallback);
+  return t(key, el.dataset.i18nArgs ? JSON.parse(el.dataset.i18nArgs) : undefined);
 }
 
 /** Translated attributes (placeholder, title, aria-label) that follow language switches. */
@@ -56,10 +68,7 @@ export function labelAttrs(el, attrs) {
 
 /** Re-apply every data-i18n label under `root` after the language changed. */
 export function translateTree(root) {
-  for (const el of root.querySelectorAll("[data-i18n]")) {
-    const args = el.dataset.i18nArgs ? JSON.parse(el.dataset.i18nArgs) : undefined;
-    el.textContent = t(el.dataset.i18n, args);
-  }
+  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = labelText(el);
   for (const el of root.querySelectorAll("[data-i18n-attrs]")) {
     for (const [attr, key] of Object.entries(JSON.parse(el.dataset.i18nAttrs))) {
       el.setAttribute(attr, t(key));

@@ -3,7 +3,6 @@
 
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
-import { translated } from "../lib/i18n.js";
 import { field, loadPanel, statusLine } from "./panel.js";
 
 const MASK = "********";
@@ -116,11 +115,12 @@ function settingsForm(data, saved = false) {
       "select",
       { testid: "settings-preset" },
       presets.map((p) =>
-        h(
-          "option",
-          { value: p.name, selected: p.name === persona.preset },
-          translated(`persona.name.${p.name}`, p.name),
-        ),
+        h("option", {
+          value: p.name,
+          selected: p.name === persona.preset,
+          i18n: `persona.name.${p.name}`,
+          i18nFallback: p.name,
+        }),
       ),
     ),
     personaName: text(persona.name, { i18nAttrs: { placeholder: "settings.fromPreset" } }),
@@ -132,10 +132,14 @@ function settingsForm(data, saved = false) {
       i18nAttrs: { placeholder: "settings.fromPreset" },
     }),
   };
-  const presetHint = h("span", { class: "field-hint" });
+  const presetHint = h("span", { class: "field-hint", testid: "settings-preset-hint" });
   const describePreset = () => {
     const preset = presets.find((p) => p.name === inputs.preset.value);
-    presetHint.textContent = preset ? translated(`persona.desc.${preset.name}`, preset.description) : "";
+    if (preset) label(presetHint, `persona.desc.${preset.name}`, undefined, preset.description);
+    else {
+      delete presetHint.dataset.i18n;
+      presetHint.textContent = "";
+    }
   };
   inputs.preset.addEventListener("change", describePreset);
   describePreset();

@@ -2,7 +2,6 @@
 
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
-import { translated } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
 import { loadPanel } from "./panel.js";
 
@@ -62,9 +61,9 @@ function badge(key, kind = "") {
 }
 
 /** A shipped skill's description in the UI's language; a workspace skill's as its file says. */
-function describe(skill) {
-  if (skill.source !== "builtin") return skill.description;
-  return translated(`skill.desc.${skill.name}`, skill.description);
+function description(skill) {
+  if (skill.source !== "builtin") return h("p", {}, skill.description);
+  return h("p", { i18n: `skill.desc.${skill.name}`, i18nFallback: skill.description });
 }
 
 function skillCard(skill) {
@@ -107,7 +106,7 @@ function skillCard(skill) {
       skill.available === false ? badge("skills.unavailable", "warn") : null,
       h("label", { class: "switch" }, toggle, state),
     ),
-    skill.description ? h("p", {}, describe(skill)) : null,
+    skill.description ? description(skill) : null,
     missing.length
       ? h("p", { class: "muted", i18n: "skills.missing", i18nArgs: { items: missing.join(", ") } })
       : null,
