@@ -85,6 +85,10 @@ class Swapper:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop swapping (and so stop opening files of its own); safe to call twice."""
         self._stop.set()
         self._thread.join()
 
@@ -134,6 +138,7 @@ async def test_a_path_swapped_for_a_symlink_never_reaches_outside(
         for tool, args in calls:
             results.append(await tool.execute(args, ctx))
     assert swapping.swaps > 10, "the swapper must have raced the tools"
+    swapping.stop()
     # Only the tools' own descriptors count: other tests' threads may open files meanwhile.
     assert not descriptors_into(workspace.parent), "no descriptor is left open"
     assert not [r.content for r in results if CANARY in r.content]
