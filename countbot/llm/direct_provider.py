@@ -31,6 +31,7 @@ from countbot.llm.openai_compatible import (
 )
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
+from countbot.llm.stream_accumulator import is_whole_answer
 from countbot.llm.types import ChatRequest
 
 # An error body is read up to this size for the provider's message; the rest is not worth it.
@@ -152,7 +153,7 @@ class DirectProvider(RetryingProvider):
                 raise await _http_error(reply)
             facts.content_type = reply.headers.get("content-type", "")
             if "text/event-stream" not in facts.content_type:
-                if "json" in facts.content_type:
+                if is_whole_answer(facts.content_type):
                     # A server that ignored "stream": one JSON body with the whole message.
                     yield WholeCompletion(_decode(await reply.aread()))
                 return  # anything else is no answer: the accumulator says what came

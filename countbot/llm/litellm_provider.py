@@ -15,6 +15,7 @@ from countbot.llm.litellm_import import load_litellm, preload_litellm
 from countbot.llm.openai_compatible import unknown_provider
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
+from countbot.llm.stream_accumulator import is_whole_answer
 from countbot.llm.types import ChatRequest
 
 
@@ -47,7 +48,7 @@ class LiteLLMProvider(RetryingProvider):
             await response.aclose()
         facts.content_type = _content_type(response)
         facts.finished = _provider_finished(response)
-        if not received and "json" in facts.content_type:
+        if not received and is_whole_answer(facts.content_type):
             # litellm's stream parser drops a JSON completion's message: ask once more without
             # streaming, which it does read.
             yield WholeCompletion(

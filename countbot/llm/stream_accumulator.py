@@ -98,18 +98,10 @@ class StreamAccumulator:
         """Whether any text, reasoning or tool call has arrived."""
         return bool(self._text or self._reasoning or self._calls)
 
-    def wants_whole_answer(self, content_type: str) -> bool:
-        """The server sent one JSON completion although a stream was asked for (some proxies do).
-
-        That is a valid answer: a provider that could not read it from the stream fetches it
-        again without streaming and feeds it to `add_completion`.
-        """
-        return _media_type(content_type) in _JSON_TYPES and not self.received
-
     def ending_failure(self, *, finished: bool, content_type: str) -> ModelFailure | None:
         """Why the ended stream is not a complete answer, or None when it is.
 
-        A whole JSON answer (`wants_whole_answer`) must have been fetched before this is asked.
+        A whole JSON answer (`is_whole_answer`) must have been taken in before this is asked.
         `finished`: the provider itself sent a finish reason (litellm invents "stop" for a stream
         that just stopped, so the provider tells us what really arrived). `content_type`: the
         response's media type.
@@ -188,6 +180,15 @@ class StreamAccumulator:
         call = self._calls[position]
         call.id = call.id or call_id
         return position
+
+
+def is_whole_answer(content_type: str) -> bool:
+    """The server sent one JSON completion although a stream was asked for (some proxies do).
+
+    That is a valid answer: a provider reads it (or fetches it again without streaming, where its
+    stream parser drops it) and hands it over as a `WholeCompletion`.
+    """
+    return _media_type(content_type) in _JSON_TYPES
 
 
 def _media_type(content_type: str) -> str:
