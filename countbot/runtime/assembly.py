@@ -27,6 +27,7 @@ from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
@@ -34,6 +35,7 @@ from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
+from countbot.store.outbox import OutboxStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
@@ -119,7 +121,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     memory = MemoryFile(workspace / "MEMORY.md")
     skills = skills_loader(settings)
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
-    outbound = OutboundRouter()
+    outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     tools = _tool_registry(

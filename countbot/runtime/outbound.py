@@ -12,7 +12,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from countbot.runtime.outbox import ChannelOutbox
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +50,12 @@ class OutboundRouter:
     due right at start-up still reaches the user.
     """
 
-    def __init__(self, connect_wait: float = 30.0) -> None:
+    def __init__(self, connect_wait: float = 30.0, outbox: ChannelOutbox | None = None) -> None:
+        """With an `outbox`, what is sent is written down first and settled once accepted."""
         self._senders: dict[str, ChannelSender] = {}
         self._arrived: dict[str, asyncio.Event] = {}
         self._connect_wait = connect_wait
+        self.outbox = outbox
 
     def expect(self, name: str) -> None:
         self._arrived.setdefault(name, asyncio.Event())
@@ -82,11 +87,15 @@ class OutboundRouter:
             return DeliveryResult(
                 False, f"channel {target.channel!r} is not running (running: {known})"
             )
+        outbox = self.outbox
+        entry = await outbox.record(target.channel, target.chat_id, text, files) if outbox else None
         try:
             result = await sender.send(target.chat_id, text, files)
         except Exception as exc:  # a sender bug must not look like a delivery
             log.exception("delivery to %s:%s failed", target.channel, target.chat_id)
-            return DeliveryResult(False, f"send failed: {exc}")
+            result = DeliveryResult(False, f"send failed: {exc}")
+        if outbox is not None and (result.delivered or not result.retryable):
+            await outbox.settle(entry, result.detail)
         if not result.delivered:
             log.warning(
                 "delivery to %s:%s failed: %s", target.channel, target.chat_id, result.detail
