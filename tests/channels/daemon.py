@@ -91,11 +91,19 @@ class ChannelDaemon:
             stderr=asyncio.subprocess.STDOUT,
             env=env,
         )
-        assert self.process.stdout is not None
-        line = (await asyncio.wait_for(self.process.stdout.readline(), START_WAIT)).decode()
-        assert re.search(r"http://127\.0\.0\.1:\d+/", line), f"unexpected first line: {line!r}"
+        await asyncio.wait_for(self._announced(), START_WAIT)
         self._reading = asyncio.create_task(self._read())
         await self.driver.ready()
+
+    async def _announced(self) -> None:
+        """Read the output (platform SDKs may log first) until the daemon says where it serves."""
+        assert self.process is not None and self.process.stdout is not None
+        async for raw in self.process.stdout:
+            line = raw.decode(errors="replace")
+            self.log.append(line)
+            if re.search(r"http://127\.0\.0\.1:\d+/", line):
+                return
+        raise AssertionError(f"the daemon ended before serving:\n{''.join(self.log[-30:])}")
 
     async def _read(self) -> None:
         assert self.process is not None and self.process.stdout is not None

@@ -440,8 +440,8 @@ class QQDriver(Driver):
     async def ready(self, state: Callable[[], dict[str, Any]] | None = None) -> None:
         endpoint = f"ws://127.0.0.1:{self.port}{QQSettings().path}"
         await wait_until(lambda: _listening(self.port), "the OneBot endpoint to listen")
-        if not self.fake.connected:
-            await self.fake.connect(endpoint)
+        await self.fake.disconnect()  # a connection to a daemon that is gone, if any
+        await self.fake.connect(endpoint)
         await super().ready(state)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:

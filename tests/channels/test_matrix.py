@@ -20,6 +20,7 @@ import pytest
 
 from countbot.channels.manager import SETTLE_GRACE, STOP_BOUND
 from countbot.config.settings import Settings
+from countbot.store.pairing import PairingStore
 from tests.channels.daemon import ChannelDaemon, channel_daemon
 from tests.channels.drivers import DRIVERS, Driver
 from tests.channels.harness import Bot, running_bot
@@ -87,7 +88,7 @@ async def test_an_allowed_user_is_answered_once_though_the_event_came_twice(
     assert "hello there" in user_texts(model_server.requests[0])
 
 
-async def test_a_stranger_gets_a_pairing_code_and_no_turn(
+async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
     bot: Bot, driver: Driver, model_server: ScriptedModelServer
 ) -> None:
     await driver.stranger_says("hello?")
@@ -95,6 +96,15 @@ async def test_a_stranger_gets_a_pairing_code_and_no_turn(
     (reply,) = driver.texts(driver.stranger_chat)
     assert f"countbot pairing approve {driver.name}" in reply
     assert model_server.requests == []
+
+    pairing = PairingStore(bot.runtime.db)
+    (pending,) = await pairing.pending(time.time())
+    assert pending.code in reply
+    assert await pairing.approve(driver.name, pending.code, time.time()) is not None
+    model_server.script(Reply.text("Welcome!"))
+    await driver.stranger_says("hello again")
+    await wait_until(lambda: len(driver.texts(driver.stranger_chat)) == 2, "the answer")
+    assert driver.texts(driver.stranger_chat)[1] == "Welcome!"
 
 
 async def test_a_long_answer_is_split_with_the_code_intact(
@@ -149,6 +159,8 @@ async def test_an_event_delivered_again_after_a_restart_is_answered_once(
         await daemon.start()
         event = await driver.says("hello before the restart")
         assert await answered(driver) == ["answer 1"]
+        # Settled a moment after the platform took it (a kill in between would send it again).
+        await wait_until(lambda: _owed(daemon) == 0, "the answer to be marked delivered")
         await (daemon.sigterm() if how == "sigterm" else daemon.kill())
 
         await daemon.start()
