@@ -30,7 +30,7 @@ _SEPARATORS = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d{4,}")
 _SPACED_DIGITS = re.compile(r"\+?\d(?:[ ./-]?\d){5,}")
 _TOKEN = re.compile(r"[^\W_][\w.+@-]{4,}[^\W_]")
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{6,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{8,}")
 
 
