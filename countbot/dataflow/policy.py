@@ -77,7 +77,7 @@ class OutboundPolicy:
     async def admit(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> dict[str, Any] | ToolResult:
-        egress = tool.egress(args, ctx)
+        egress = await tool.egress(args, ctx)
         if egress is None and not tool.remembers:
             return args
         ledger = await self._ledger(ctx)
@@ -105,12 +105,12 @@ class OutboundPolicy:
             "send it another way; tell the user what you wanted to send and where."
         )
 
-    def observe(
+    async def observe(
         self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
     ) -> None:
         ledger = _turn_ledger(ctx)
         content = result.content
-        egress = tool.egress(args, ctx)
+        egress = await tool.egress(args, ctx)
         origin = egress.destination if egress is not None else tool.name
         label = _label(tool, args, egress)
         if "untrusted" in tool.brings:

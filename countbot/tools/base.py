@@ -94,7 +94,7 @@ class Tool:
     # Argument fields whose text becomes memory later turns read (marked when untrusted).
     remembers: ClassVar[tuple[str, ...]] = ()
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         """What this call would send out of the machine; None: nothing leaves it."""
         return None
 

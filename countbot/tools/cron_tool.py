@@ -106,7 +106,7 @@ class CronTool(Tool):
     def __init__(self, jobs: CronJobs) -> None:
         self._jobs = jobs
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         """A new job sending its answers to another chat: what it will send is not known yet."""
         target = str(args.get("deliver_to") or "")
         if args.get("action") != "create" or ":" not in target:

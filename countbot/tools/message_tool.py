@@ -68,8 +68,11 @@ class MessageTool(Tool):
         self._outbox = outbox
         self._guard = guard
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        """None for a chat the call will refuse (nothing leaves), else the chat and the text."""
         channel, chat_id = _target(args, ctx)
+        if not channel or not chat_id or not await self._owned(channel, chat_id, ctx):
+            return None
         text = str(args.get("text") or "")
         return Egress("chat", f"{channel}:{chat_id}", text, opaque=bool(args.get("files")))
 
@@ -85,8 +88,7 @@ class MessageTool(Tool):
                 f"this conversation is not in a chat: name a channel (running: {running}) "
                 "and a chat_id"
             )
-        own = channel == ctx.channel and chat_id == ctx.chat_id
-        if not own and not await self._outbox.knows(channel, chat_id):
+        if not await self._owned(channel, chat_id, ctx):
             return ToolResult.error(
                 f"{channel}:{chat_id} is not one of the owner's chats (not on the allow-list, "
                 "not paired, never talked in); messages go only to those. The owner can allow "
@@ -106,6 +108,10 @@ class MessageTool(Tool):
             return ToolResult.error(f"not delivered to {where}: {report.detail}")
         ids = ", ".join(report.message_ids)
         return ToolResult(f"Delivered to {where}" + (f" (message ids {ids})." if ids else "."))
+
+    async def _owned(self, channel: str, chat_id: str, ctx: ToolContext) -> bool:
+        own = channel == ctx.channel and chat_id == ctx.chat_id
+        return own or await self._outbox.knows(channel, chat_id)
 
     def _snapshot(self, names: list[str], folder: Path) -> list[Path]:
         """Private copies of the files, read through the guard's descriptors: what is sent is

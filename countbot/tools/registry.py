@@ -42,7 +42,7 @@ class ToolGate(Protocol):
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> dict[str, Any] | ToolResult: ...
 
-    def observe(
+    async def observe(
         self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
     ) -> None: ...
 
@@ -142,7 +142,7 @@ class ToolRegistry:
         if isinstance(admitted, ToolResult):
             return admitted
         result = await self._run_with_retries(tool, admitted, ctx)
-        self.gate.observe(tool, admitted, result, ctx)
+        await self.gate.observe(tool, admitted, result, ctx)
         return result
 
     def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:

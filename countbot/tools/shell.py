@@ -176,7 +176,7 @@ class ExecTool(Tool):
             return frozenset({"private", "untrusted"})
         return frozenset({"private"})
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         """With network a command can send anything anywhere: the command is all we can show."""
         if not self._sandbox.has_network:
             return None

@@ -82,7 +82,7 @@ class WebFetchTool(Tool):
         # Our own deadline (settings.timeout) fires first and gives the clearer message.
         self.timeout = settings.timeout + 5.0
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
         """The URL itself goes out: to its host, and to the DNS resolvers on the way."""
         url = str(args.get("url", ""))
         try:

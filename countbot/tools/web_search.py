@@ -115,7 +115,7 @@ class WebSearchTool(Tool):
         self._backend = backend or search_backend(settings)
         self.timeout = settings.timeout + 5.0
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
         return Egress("search", "search", str(args.get("query", "")))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

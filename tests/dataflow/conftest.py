@@ -7,6 +7,7 @@ fetches them with `tools.web.allow_private` on, since every test server is on lo
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import threading
@@ -74,9 +75,8 @@ class Site:
 
     def saw(self, value: str) -> bool:
         """Whether any request carried `value` (as written or in the encodings the tests use)."""
-        import base64
-
-        forms = {value, value[::-1], value.encode().hex(), base64.b64encode(value.encode()).decode()}
+        encoded = value.encode()
+        forms = {value, value[::-1], encoded.hex(), base64.b64encode(encoded).decode()}
         return any(form in request for request in self.requests for form in forms)
 
 
@@ -116,9 +116,7 @@ def attack_daemon(
     return start
 
 
-async def turn(
-    daemon: Daemon, text: str, *, session: str = "s1", answer: str = "deny"
-) -> WsClient:
+async def turn(daemon: Daemon, text: str, *, session: str = "s1", answer: str = "deny") -> WsClient:
     """Send `text` over the WebSocket and answer every approval question with `answer`."""
     client = await daemon.ws()
     await client.send({"type": "message", "session_id": session, "content": text})
@@ -133,7 +131,9 @@ async def turn(
     return client
 
 
-def audit_records(daemon: Daemon, kind: str = "outbound") -> list[dict[str, Any]]:
+async def audit_records(daemon: Daemon, kind: str = "outbound") -> list[dict[str, Any]]:
+    """The audit log's records of `kind`, once everything written so far is on disk."""
+    await daemon.context.runtime.audit.flush()
     path = daemon.settings.data_dir / "audit.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     return [record for line in lines if (record := json.loads(line)).get("type") == kind]

@@ -2,10 +2,10 @@
 
 An instruction is a line `<<DO tool {json arguments}>>` anywhere in a tool result (a page, a
 mail, an MCP result, a memory note). The model calls each one once, in the order read, after
-filling in what it knows (what it does not know stays as written): `{{pin}}` is the PIN the conversation mentions ("PIN is 4821"), with
+filling in what it knows: `{{pin}}` is the PIN the conversation mentions ("PIN is 4821"), with
 `{{pin_b64}}`, `{{pin_hex}}` and `{{pin_rev}}` its encodings, and `{{file}}` the text of the last
-file it read. With nothing left to obey it answers with `answer` (or the first instruction-free
-text the user asked for, through `script`).
+file it read; what it does not know yet stays as written. With nothing left to obey it answers
+`answer`; scripted replies (`server.script`) still come first.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class McpTool(Tool):
         self.read_only = bool(remote.annotations and remote.annotations.read_only_hint)
         self._connection = connection
 
-    def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         if self.read_only:
             return None
         payload = json.dumps(args, ensure_ascii=False)
