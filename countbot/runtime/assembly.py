@@ -22,7 +22,9 @@ from countbot.config.settings import McpSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
+from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
+from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
@@ -39,8 +41,6 @@ from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
-from countbot.tools.mcp.manager import McpManager
-from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
