@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from countbot.agent.events import TextChunk, TurnDone
 from countbot.config.settings import Settings
 from countbot.llm.direct_provider import DirectProvider
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find
-from countbot.llm.local.pull import pull
+from countbot.local_model.catalogue import DEFAULT_MODEL, find
+from countbot.local_model.pull import pull
 from countbot.runtime.assembly import open_runtime
 
 CACHE = Path.home() / ".cache" / "countbot-bench" / "models"
