@@ -81,7 +81,9 @@ async def run_script(
 async def test_a_fork_bomb_hits_the_process_limit_and_ends_with_the_command(
     workspace: Path, ctx: ToolContext
 ) -> None:
-    bomb = "b() { b | b & }\nb\nsleep 30\n"
+    # The script must outlive the timeout: while the bomb holds every process slot, a plain
+    # `sleep 30` could fail to fork and end the script at once (seen on a loaded machine).
+    bomb = "b() { b | b & }\nb\nuntil sleep 30; do :; done\n"
     result = await run_script(workspace, bomb, SandboxLimits(processes=40), exec_timeout=3)
     assert result.status == "timeout"
     assert "Resource temporarily unavailable" in result.content
