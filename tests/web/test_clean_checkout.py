@@ -38,11 +38,12 @@ def git(*args: str, cwd: Path) -> str:
 
 
 def clean_checkout(target: Path) -> Path:
-    """A new repository holding this checkout's tracked files as they are now, committed."""
+    """A new repository holding this checkout's files as they are now (tracked, and new ones
+    git would add), committed."""
     if shutil.which("git") is None or not (SHIPPED_ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    tracked = git("ls-files", "-z", cwd=SHIPPED_ROOT).split("\0")
-    for name in filter(None, tracked):
+    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=SHIPPED_ROOT)
+    for name in filter(None, listed.split("\0")):
         source = SHIPPED_ROOT / name
         if source.is_file():  # a file deleted in the working tree is not copied
             (target / name).parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +75,10 @@ async def test_saving_a_model_and_key_leaves_the_checkout_clean(tmp_path: Path) 
         assert process.stdout is not None
         line = (await asyncio.wait_for(process.stdout.readline(), START)).decode()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert match, f"unexpected first line: {line!r}"
+        if not match:
+            assert process.stderr is not None
+            said = await asyncio.wait_for(process.stderr.read(), START)
+            raise AssertionError(f"unexpected first line {line!r}; stderr: {said.decode()}")
         base = f"http://127.0.0.1:{match.group(1)}"
         async with httpx.AsyncClient(base_url=base, trust_env=False, timeout=WAIT) as http:
             model = {"name": "openai/gpt-4o-mini", "api_key": KEY}
