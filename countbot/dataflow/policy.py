@@ -10,7 +10,9 @@ owner named and it carries no private value that did not come from that destinat
 - chat: the chat the turn came from takes anything; another of the owner's chats (the `message`
   tool refuses all others) takes what carries no private value;
 - mcp (a tool not marked read-only) and exec (its sandbox has network): always asked, since the
-  real destination is in the server's or the command's hands.
+  real destination is in the server's or the command's hands;
+- standing (writing AGENTS.md, USER.md, HEARTBEAT.md, MEMORY.md or a skill): always asked, since
+  later turns would follow the stranger's words as the user's (memory_write is marked instead).
 
 Everything else needs the user's yes through the turn's approver (`security.outbound: ask`), is
 refused (`deny`), or is let through (`off`). Every decision is written to the audit log.
@@ -141,9 +143,10 @@ class OutboundPolicy:
         if ctx.approver is None:
             return False
         key = egress.payload if egress.kind == "exec" else egress.destination
+        verb = "Change" if egress.kind == "standing" else "Send to"
         request = ApprovalRequest(
             tool=tool.name,
-            summary=f"Send to {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
+            summary=f"{verb} {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
             reason=(
                 f"{'; '.join(verdict.reasons)}. This conversation read untrusted content "
                 f"({', '.join(ledger.untrusted[:3])}) that may be steering the assistant."
@@ -204,13 +207,14 @@ _OPAQUE = {
     "mcp": "the server decides where its arguments go",
     "url": "what it sends cannot be checked",
     "search": "what it sends cannot be checked",
+    "standing": "later turns follow this file as your own instructions",
 }
 
 
 def _named(egress: Egress, ledger: TurnLedger) -> bool:
     if egress.kind == "url":
         return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
-    return egress.kind in ("search", "chat")
+    return egress.kind in ("search", "chat", "standing")
 
 
 def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
