@@ -183,6 +183,26 @@ class OutboundPolicy:
             log.exception("auditing an outbound decision failed")
 
 
+def explain(mode: OutboundMode, exec_network: bool) -> str:
+    """The policy in a user's words, for `countbot doctor --security`."""
+    if mode == "off":
+        return (
+            "security.outbound: off: once the assistant has read a page, a mail or a stranger's "
+            "message, that text can make it send your data anywhere without asking"
+        )
+    verb = "asks you first" if mode == "ask" else "is refused"
+    detail = (
+        f"security.outbound: {mode}: after a turn read untrusted text (web pages, search "
+        "results, MCP results, notes saved while reading them), sending to a place you did "
+        f"not name, or sending your private data (your messages, files and memory it read, "
+        f"USER.md, secrets), {verb}; links in a page, searching with your words and answering "
+        "your chat never ask; `message` reaches only your own chats"
+    )
+    if exec_network:
+        detail += "; exec with network also asks then (tools.exec.network: false avoids it)"
+    return detail
+
+
 async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict:
     """Why `egress` needs the user's yes in a turn that read untrusted content."""
     if egress.kind == "chat" and egress.destination == f"{ctx.channel}:{ctx.chat_id}":
