@@ -19,18 +19,16 @@ import statistics
 import string
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.file_tools import median_us
 from countbot.dataflow.policy import OutboundPolicy, TurnInputs
 from countbot.llm.types import ToolCall
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
-
-WARMUP = 50
 
 
 class Quiet(Tool):
@@ -87,17 +85,6 @@ def turn_inputs(rng: random.Random) -> TurnInputs:
         request="Please read https://news.example.org/today",
         private=[("USER.md", prose(300, rng)), ("a configured secret", "sk-" + "x" * 40)],
     )
-
-
-async def median_us(calls: int, action: Callable[[], Awaitable[object]]) -> float:
-    for _ in range(WARMUP):
-        await action()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        await action()
-        times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
 
 
 def call(name: str, args: dict[str, Any]) -> ToolCall:
