@@ -147,6 +147,11 @@ class Sandbox:
         self._pids_join: tuple[Path, str] | None = None
         self.status = SandboxStatus(mode, False, "not probed yet")
 
+    @property
+    def has_network(self) -> bool:
+        """Whether a command can reach the network: in a sandbox that shares it, or outside one."""
+        return self._network or not self.status.active
+
     def probe(self) -> SandboxStatus:
         """Find out once whether bwrap works here (blocking: run it off the event loop)."""
         self.status = self._probe()
