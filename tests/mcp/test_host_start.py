@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from countbot.config.settings import McpServerSettings, McpSettings
+from countbot.config.settings import McpServerSettings
 from countbot.llm.types import ToolCall
 from countbot.mcp.host_start import START_TOOL, start_request
 from countbot.mcp.manager import McpManager
@@ -22,9 +23,9 @@ Held = Callable[..., Awaitable[tuple[McpManager, ToolRegistry]]]
 
 
 @pytest.fixture
-async def held_manager(tmp_path: Path) -> AsyncIterator[Held]:
-    """A manager as the daemon makes it when the sandbox does not work: no launcher."""
-    managers: list[McpManager] = []
+def held_manager(start_manager: Callable[..., Awaitable[Any]]) -> Held:
+    """A manager as the daemon makes it when the sandbox does not work: no launcher, and the
+    "Always allow" rules in `remembered`."""
 
     async def start(
         servers: dict[str, McpServerSettings], remembered: set[tuple[str, str]] = frozenset()
@@ -32,21 +33,9 @@ async def held_manager(tmp_path: Path) -> AsyncIterator[Held]:
         async def allows(tool: str, key: str) -> bool:
             return (tool, key) in remembered
 
-        registry = ToolRegistry()
-        manager = McpManager(
-            McpSettings(servers=servers),
-            registry,
-            workspace=tmp_path,
-            log_dir=tmp_path / "mcp-logs",
-            ask_to_start=allows,
-        )
-        managers.append(manager)
-        manager.start()
-        return manager, registry
+        return await start_manager(servers, ask_to_start=allows)
 
-    yield start
-    for manager in managers:
-        await manager.close()
+    return start
 
 
 def answering(decision: ApprovalDecision, asked: list[ApprovalRequest]) -> Approver:
