@@ -12,10 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from countbot.runtime.outbox import ChannelOutbox
+from typing import Protocol
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +39,18 @@ class ChannelSender(Protocol):
     async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult: ...
 
 
+class Outbox(Protocol):
+    """Where what a channel owes a chat is written down until delivered (`runtime/outbox.py`)."""
+
+    async def record(
+        self, channel: str, chat_id: str, text: str, files: Sequence[Path] = ()
+    ) -> int | None: ...
+
+    async def settle(self, entry: int | None, detail: str = "") -> None: ...
+
+    async def catch_up(self, sender: ChannelSender) -> None: ...
+
+
 class OutboundRouter:
     """Routes deliveries to the sender registered for the target's channel.
 
@@ -50,7 +59,7 @@ class OutboundRouter:
     due right at start-up still reaches the user.
     """
 
-    def __init__(self, connect_wait: float = 30.0, outbox: ChannelOutbox | None = None) -> None:
+    def __init__(self, connect_wait: float = 30.0, outbox: Outbox | None = None) -> None:
         """With an `outbox`, what is sent is written down first and settled once accepted."""
         self._senders: dict[str, ChannelSender] = {}
         self._arrived: dict[str, asyncio.Event] = {}

@@ -32,7 +32,7 @@ from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
-from countbot.runtime.outbox import ChannelOutbox
+from countbot.runtime.outbound import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ T = TypeVar("T")
 class _ChatBook:
     """One chat's page of the outbox (an `AnswerBook`)."""
 
-    outbox: ChannelOutbox
+    outbox: Outbox
     channel: str
     chat_id: str
 
@@ -75,7 +75,7 @@ class SessionFeed:
         capabilities: ChannelCapabilities,
         settings: RenderSettings,
         channel: str = "",
-        outbox: ChannelOutbox | None = None,
+        outbox: Outbox | None = None,
     ) -> None:
         self._hub = hub
         # Approval questions of turns that came from this channel are put to its chats.
