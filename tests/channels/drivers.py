@@ -13,7 +13,6 @@ import importlib.util
 import re
 import socket
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import trustme
@@ -27,7 +26,11 @@ TAG = re.compile(r"<[^>]+>")
 
 
 class Driver(ABC):
-    """One platform's fake, as the matrix drives it. `me` is Alice's private chat."""
+    """One platform's fake, as the matrix drives it. `me` is Alice's private chat.
+
+    The defaults fit the fakes that share a shape (`start`/`stop`, `connected`, `chat_messages`,
+    `push`, `outage`/`recover`, refusals); a driver overrides what its fake does otherwise.
+    """
 
     name: ClassVar[str]
     sdk: ClassVar[str | None] = None
@@ -37,28 +40,33 @@ class Driver(ABC):
     fences: ClassVar[bool] = True
     # Where the daemon's process must trust the fake's TLS certificate (WeCom's SDK).
     ca_pem: str | None = None
+    fake: Any
 
     @classmethod
     def available(cls) -> bool:
         return cls.sdk is None or importlib.util.find_spec(cls.sdk) is not None
 
     @abstractmethod
-    async def open(self) -> None: ...
+    def make_fake(self) -> Any: ...
 
-    @abstractmethod
-    async def close(self) -> None: ...
+    async def open(self) -> None:
+        self.fake = self.make_fake()
+        await self.fake.start()
+
+    async def close(self) -> None:
+        await self.fake.stop()
 
     @abstractmethod
     def configure(self, settings: Settings) -> None:
         """Enable the channel in `settings`, pointed at the fake, Alice allowed."""
 
-    async def ready(self, state: Callable[[], dict[str, Any]] | None = None) -> None:
+    async def ready(self) -> None:
         """Wait until the bot is connected to the fake."""
         await wait_until(lambda: self.connected, f"{self.name}: the bot to connect")
 
     @property
-    @abstractmethod
-    def connected(self) -> bool: ...
+    def connected(self) -> bool:
+        return bool(self.fake.connected)
 
     @abstractmethod
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
@@ -67,13 +75,13 @@ class Driver(ABC):
     @abstractmethod
     async def stranger_says(self, text: str) -> None: ...
 
-    @abstractmethod
     async def again(self, event: Any) -> None:
         """The platform delivers `event` once more (it thinks it was not handled)."""
+        self.fake.push(event)
 
-    @abstractmethod
     def texts(self, chat: str) -> list[str]:
         """What the bot's messages in `chat` show now."""
+        return list(self.fake.chat_messages(chat))
 
     def answers(self) -> list[str]:
         return self.texts(self.me)
@@ -82,15 +90,15 @@ class Driver(ABC):
     def hold(self) -> None:
         """Refuse the bot's messages until `release` (an answer stays owed)."""
 
-    @abstractmethod
-    def release(self) -> None: ...
+    def release(self) -> None:
+        self.fake._refusals.clear()
 
-    @abstractmethod
     async def drop(self) -> None:
         """The connection drops and cannot come back until `recover`."""
+        await self.fake.outage()
 
-    @abstractmethod
-    async def recover(self) -> None: ...
+    async def recover(self) -> None:
+        self.fake.recover()
 
 
 class TelegramDriver(Driver):
@@ -102,13 +110,10 @@ class TelegramDriver(Driver):
     limit = 4096
     fences = False
 
-    async def open(self) -> None:
-        self.fake = FakeTelegram()
-        await self.fake.start()
-        self._polled = 0
+    _polled = 0
 
-    async def close(self) -> None:
-        await self.fake.stop()
+    def make_fake(self) -> Any:
+        return FakeTelegram()
 
     def configure(self, settings: Settings) -> None:
         use_fake_telegram(settings, self.fake)
@@ -117,9 +122,9 @@ class TelegramDriver(Driver):
     def connected(self) -> bool:
         return len(self.fake.calls_to("getUpdates")) > self._polled
 
-    async def ready(self, state: Callable[[], dict[str, Any]] | None = None) -> None:
+    async def ready(self) -> None:
         self._polled = len(self.fake.calls_to("getUpdates"))
-        await super().ready(state)
+        await super().ready()
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         if picture is not None:
@@ -139,9 +144,6 @@ class TelegramDriver(Driver):
         for method in ("sendMessage", "editMessageText"):
             self.fake.refuse(method, status=400, description="held by the test", times=10_000)
 
-    def release(self) -> None:
-        self.fake._refusals.clear()
-
     async def drop(self) -> None:
         await self.fake.stop()
 
@@ -156,23 +158,15 @@ class DiscordDriver(Driver):
     stranger_chat = "600000000000000666"
     limit = 2000
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_discord import FakeDiscord
 
-        self.fake = FakeDiscord()
-        await self.fake.start()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeDiscord()
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.discord.conftest import use_fake_discord
 
         use_fake_discord(settings, self.fake)
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(
@@ -186,20 +180,11 @@ class DiscordDriver(Driver):
     async def again(self, event: Any) -> None:
         self.fake.dispatch("MESSAGE_CREATE", event)
 
-    def texts(self, chat: str) -> list[str]:
-        return self.fake.chat_messages(chat)
-
     def hold(self) -> None:
         self.fake.refuse(self.me, 403, times=10_000)
 
     def release(self) -> None:
         self.fake.refuse(self.me, 403, times=0)
-
-    async def drop(self) -> None:
-        await self.fake.outage()
-
-    async def recover(self) -> None:
-        self.fake.recover()
 
 
 class SlackDriver(Driver):
@@ -209,23 +194,15 @@ class SlackDriver(Driver):
     stranger_chat = "D0666"
     limit = 4000
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_slack import FakeSlack
 
-        self.fake = FakeSlack()
-        await self.fake.start()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeSlack()
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.slack.conftest import use_fake_slack
 
         use_fake_slack(settings, self.fake)
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, user="UALICE01", channel=self.me, picture=picture)
@@ -236,21 +213,9 @@ class SlackDriver(Driver):
     async def again(self, event: Any) -> None:
         self.fake.redeliver(event)
 
-    def texts(self, chat: str) -> list[str]:
-        return self.fake.chat_messages(chat)
-
     def hold(self) -> None:
         for method in ("chat.postMessage", "chat.update"):
             self.fake.refuse(method, "channel_not_found", times=10_000)
-
-    def release(self) -> None:
-        self.fake._refusals.clear()
-
-    async def drop(self) -> None:
-        await self.fake.outage()
-
-    async def recover(self) -> None:
-        self.fake.recover()
 
 
 class FeishuDriver(Driver):
@@ -260,23 +225,15 @@ class FeishuDriver(Driver):
     stranger_chat = "oc_p2p_ou_mallory"
     limit = 6000
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_feishu import FakeFeishu
 
-        self.fake = FakeFeishu()
-        await self.fake.start()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeFeishu()
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.feishu.conftest import use_fake_feishu
 
         use_fake_feishu(settings, self.fake)
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, user="ou_alice", picture=picture)
@@ -284,24 +241,9 @@ class FeishuDriver(Driver):
     async def stranger_says(self, text: str) -> None:
         self.fake.user_says(text, user="ou_mallory")
 
-    async def again(self, event: Any) -> None:
-        self.fake.push(event)
-
-    def texts(self, chat: str) -> list[str]:
-        return self.fake.chat_messages(chat)
-
     def hold(self) -> None:
         self.fake.refuse("send", 10_000)
         self.fake.refuse("patch", 10_000)
-
-    def release(self) -> None:
-        self.fake._refusals.clear()
-
-    async def drop(self) -> None:
-        await self.fake.outage()
-
-    async def recover(self) -> None:
-        self.fake.recover()
 
 
 class DingTalkDriver(Driver):
@@ -311,23 +253,15 @@ class DingTalkDriver(Driver):
     stranger_chat = "private:staff_mallory"
     limit = 4000
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_dingtalk import FakeDingTalk
 
-        self.fake = FakeDingTalk()
-        await self.fake.start()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeDingTalk()
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.dingtalk.conftest import use_fake_dingtalk
 
         use_fake_dingtalk(settings, self.fake)
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, staff_id="staff_alice", picture=picture)
@@ -335,23 +269,8 @@ class DingTalkDriver(Driver):
     async def stranger_says(self, text: str) -> None:
         self.fake.user_says(text, staff_id="staff_mallory", nick="Mallory")
 
-    async def again(self, event: Any) -> None:
-        self.fake.push(event)
-
-    def texts(self, chat: str) -> list[str]:
-        return self.fake.chat_messages(chat)
-
     def hold(self) -> None:
         self.fake.refuse("send", 10_000)
-
-    def release(self) -> None:
-        self.fake._refusals.clear()
-
-    async def drop(self) -> None:
-        await self.fake.outage()
-
-    async def recover(self) -> None:
-        self.fake.recover()
 
 
 class WeComDriver(Driver):
@@ -361,26 +280,18 @@ class WeComDriver(Driver):
     stranger_chat = "mallory.li"
     limit = 6000
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_wecom import FakeWeCom, trust_fake_wecom
 
         ca = trustme.CA()
         trust_fake_wecom(ca)
         self.ca_pem = ca.cert_pem.bytes().decode()
-        self.fake = FakeWeCom(ca)
-        await self.fake.start()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeWeCom(ca)
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.wecom.conftest import use_fake_wecom
 
         use_fake_wecom(settings, self.fake)
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, user=self.me, picture=picture)
@@ -388,24 +299,9 @@ class WeComDriver(Driver):
     async def stranger_says(self, text: str) -> None:
         self.fake.user_says(text, user=self.stranger_chat)
 
-    async def again(self, event: Any) -> None:
-        self.fake.push(event)
-
-    def texts(self, chat: str) -> list[str]:
-        return self.fake.chat_messages(chat)
-
     def hold(self) -> None:
         for cmd in ("aibot_respond_msg", "aibot_send_msg"):
             self.fake.refuse(cmd, 10_000)
-
-    def release(self) -> None:
-        self.fake._refusals.clear()
-
-    async def drop(self) -> None:
-        await self.fake.outage()
-
-    async def recover(self) -> None:
-        self.fake.recover()
 
 
 class QQDriver(Driver):
@@ -418,31 +314,23 @@ class QQDriver(Driver):
     limit = 3000
     fences = False
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_onebot import FakeQQClient
 
-        self.fake = FakeQQClient()
-        await self.fake.start()
         self.port = _free_port()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeQQClient()
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.qq.conftest import use_fake_qq
 
         use_fake_qq(settings, self.fake, port=self.port)
 
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
-
-    async def ready(self, state: Callable[[], dict[str, Any]] | None = None) -> None:
+    async def ready(self) -> None:
         endpoint = f"ws://127.0.0.1:{self.port}{QQSettings().path}"
         await wait_until(lambda: _listening(self.port), "the OneBot endpoint to listen")
         await self.fake.disconnect()  # a connection to a daemon that is gone, if any
         await self.fake.connect(endpoint)
-        await super().ready(state)
+        await super().ready()
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return await self.fake.user_says(text, user=100, picture=picture)
@@ -453,14 +341,8 @@ class QQDriver(Driver):
     async def again(self, event: Any) -> None:
         await self.fake.resend(event)
 
-    def texts(self, chat: str) -> list[str]:
-        return self.fake.chat_messages(chat)
-
     def hold(self) -> None:
         self.fake.refuse("send_private_msg", 10_000)
-
-    def release(self) -> None:
-        self.fake._refusals.clear()
 
     async def drop(self) -> None:
         await self.fake.disconnect()
@@ -477,23 +359,15 @@ class EmailDriver(Driver):
     limit = 50_000
     fences = False
 
-    async def open(self) -> None:
+    def make_fake(self) -> Any:
         from tests.channels.fake_mail import FakeMail
 
-        self.fake = FakeMail()
-        await self.fake.start()
-
-    async def close(self) -> None:
-        await self.fake.stop()
+        return FakeMail()
 
     def configure(self, settings: Settings) -> None:
         from tests.channels.email.conftest import use_fake_mail
 
         use_fake_mail(settings, self.fake)
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.fake.connected)
 
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         from tests.channels.fake_mail import mail
@@ -517,9 +391,6 @@ class EmailDriver(Driver):
 
     def release(self) -> None:
         self.fake.refused.discard(self.me)
-
-    async def drop(self) -> None:
-        await self.fake.outage()
 
     async def recover(self) -> None:
         await self.fake.recover()

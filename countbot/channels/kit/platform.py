@@ -11,7 +11,6 @@ the live-client `Link` come from here.
 from __future__ import annotations
 
 import contextlib
-import logging
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,8 +23,6 @@ from countbot.channels.kit.link import Link
 from countbot.channels.kit.parts import ChannelKit
 from countbot.config.settings import ChannelSettings
 from countbot.runtime.outbound import ChannelSender, DeliveryResult
-
-log = logging.getLogger(__name__)
 
 S = TypeVar("S", bound=ChannelSettings)
 C = TypeVar("C")
