@@ -32,7 +32,7 @@ def doctor(
         [*COUNTBOT, "doctor", "--security", "--config", str(path)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         env={**os.environ, "CB_DOCTOR_TOKEN": STRONG_TOKEN},
     )
 
@@ -123,7 +123,7 @@ def test_a_public_address_without_a_token_and_readable_data_are_reported(tmp_pat
         [*COUNTBOT, "doctor", "--security", "--config", str(path)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert "the daemon refuses to start" in lines_about(result.stdout, "web")
     data = lines_about(result.stdout, "data folder")
