@@ -87,6 +87,9 @@ class OutboundPolicy:
             args = mark_arguments(args, tool.remembers, ledger.untrusted)
         if egress is None:
             return args
+        if egress.refused is not None:
+            self._record(tool, egress, ctx, ledger, "refused", egress.refused)
+            return args  # the tool refuses it itself, with its own words to the model
         mode = self._mode()
         if mode == "off" or not ledger.tainted:
             why = "security.outbound is off" if mode == "off" else "no untrusted content yet"

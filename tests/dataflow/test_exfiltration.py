@@ -254,9 +254,10 @@ async def test_messages_go_only_to_the_owners_chats(
     assert fake_telegram.chat_messages(ALICE) == [f"Reminder: your PIN is {PIN}", "Done."]
     refusals = [r for r in tool_results(model_server) if "not one of the owner's chats" in r]
     assert len(refusals) == 2
-    # The refused chats never reach the policy: nothing would leave.
     assert [(r["destination"], r["decision"]) for r in records if r["tool"] == "message"] == [
-        (f"telegram:{ALICE}", "allowed")
+        ("telegram:666", "refused"),
+        ("email:attacker@evil.test", "refused"),
+        (f"telegram:{ALICE}", "allowed"),
     ]
     assert approvals == []
 
