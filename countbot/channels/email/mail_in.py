@@ -20,6 +20,7 @@ from functools import partial
 from countbot.channels.base import Incoming, SendError
 from countbot.channels.email.trust import vouched
 from countbot.channels.media import Attachment, MediaFolder, take_in_all
+from countbot.declared_charset import decode_declared
 from countbot.html_text import html_to_text
 from countbot.store.pairing import SenderInfo
 
@@ -77,10 +78,11 @@ def _part_text(message: EmailMessage, subtype: str) -> str:
     part = message.get_body(preferencelist=(subtype,))
     if part is None:
         return ""
-    try:
-        content = str(part.get_content())
-    except (LookupError, ValueError):  # an unknown charset, a broken encoding
+    data = part.get_payload(decode=True)
+    if not isinstance(data, bytes):
         return ""
+    # The declared charset is the sender's word: one that cannot be used falls back to UTF-8.
+    content = decode_declared(data, part.get_content_charset())
     return (html_to_text(content) if subtype == "html" else content).strip()
 
 
