@@ -13,14 +13,17 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from countbot.agent.context import ContextBuilder
+from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.prompt import PromptBuilder
+from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
-from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
+from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
+from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
@@ -36,8 +39,6 @@ from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
-from countbot.tools.mcp.manager import McpManager
-from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
@@ -127,7 +128,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
-    context = ContextBuilder(
+    prompt = PromptBuilder(
         workspace=workspace,
         persona_loader=personas,
         persona_settings=settings.persona,
@@ -138,12 +139,17 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
     models = ModelResolver(lambda: settings.model, settings.data_dir)
-    agent = AgentLoop(
-        resolve_model=models,
-        context=context,
-        tools=tools,
+    keeper = ContextKeeper(
         history=sessions,
         summarizer=OverflowSummarizer(sessions, memory, settings.agent.max_history),
+        prompt=prompt,
+        tools=tools,
+        settings=settings.agent,
+    )
+    agent = AgentLoop(
+        resolve_model=models,
+        context=keeper,
+        tools=tools,
         settings=settings.agent,
         workspace=workspace,
         hooks=recorder.hooks(),

@@ -1,7 +1,7 @@
 """Wires the scheduler into a daemon: the job book, the service, the heartbeat and the `cron` tool.
 
 The daemon calls `start_scheduler` once its gateway exists and `Scheduler.stop` before it closes
-the runtime; `Scheduler.routes()` are the REST routes to mount under /api.
+the runtime; its REST routes (`web/api/cron.py`) are bound to `Scheduler.service`.
 """
 
 from __future__ import annotations
@@ -9,24 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apscheduler.triggers.interval import IntervalTrigger
-from starlette.routing import BaseRoute
 
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
-from countbot.scheduler.api import cron_routes
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.clock import Clock, utc_now
 from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.heartbeat import Heartbeat
 from countbot.scheduler.runs import JobExecutor
 from countbot.scheduler.service import SchedulerService
+from countbot.scheduler.tool import CronTool
 from countbot.scheduler.tool_port import ToolJobs
 from countbot.scheduler.triggers import zone_name
 from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.counters import DailyCounters
 from countbot.store.jobs import JobStore
-from countbot.tools.cron_tool import CronTool
 
 
 @dataclass(slots=True)
@@ -35,9 +33,6 @@ class Scheduler:
 
     service: SchedulerService
     heartbeat: Heartbeat
-
-    def routes(self) -> list[BaseRoute]:
-        return cron_routes(self.service)
 
     async def stop(self) -> None:
         await self.service.stop()
