@@ -15,6 +15,7 @@ import socket
 import zlib
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -23,7 +24,7 @@ from countbot.cooperative import Steps, run_steps
 from countbot.declared_charset import decoded_steps
 from countbot.html_text import html_text_steps, page_title
 from countbot.tools.address_check import address_refusal
-from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
@@ -60,11 +61,21 @@ class WebFetchTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings) -> None:
         self._settings = settings
         # Our own deadline (settings.timeout) fires first and gives the clearer message.
         self.timeout = settings.timeout + 5.0
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
+        """The URL itself goes out: to its host, and to the DNS resolvers on the way."""
+        url = str(args.get("url", ""))
+        try:
+            host = (urlsplit(url.strip()).hostname or "").lower()
+        except ValueError:
+            host = ""
+        return Egress("url", host or "(no host)", url)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         url = args["url"]
