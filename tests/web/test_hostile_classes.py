@@ -198,14 +198,15 @@ async def test_the_tripwire_lets_mentions_and_signals_through_and_folds_look_ali
         "grep -c sysrq-trigger /dev/null; grep -n /proc/sysrq-trigger /dev/null; "
         'echo "HISTFILE=/dev/null"; kill -1 4194304 2>/dev/null; echo signal-tried'
     )
-    results = await turn_results(
-        daemon,
-        model_server,
-        ("exec", {"command": harmless}),
-        ("exec", {"command": "\uff53\uff55\uff44\uff4f ls"}),  # full-width "sudo"
-        ("exec", {"command": "r\u200bm -rf ~"}),  # a zero-width space inside "rm"
-    )
-    ran, wide, hidden = (result["result"] for result in results)
+    # One command per turn: after a command's output the next one would ask first (data flow).
+    ran, wide, hidden = [
+        (await turn_results(daemon, model_server, ("exec", {"command": command})))[0]["result"]
+        for command in (
+            harmless,
+            "\uff53\uff55\uff44\uff4f ls",  # full-width "sudo"
+            "r\u200bm -rf ~",  # a zero-width space inside "rm"
+        )
+    ]
     assert "signal-tried" in ran and "HISTFILE=/dev/null" in ran
     assert "privilege escalation" in wide
     assert "recursive delete" in hidden
