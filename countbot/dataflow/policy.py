@@ -10,7 +10,9 @@ owner named and it carries no private value that did not come from that destinat
 - chat: the chat the turn came from takes anything; another of the owner's chats (the `message`
   tool refuses all others) takes what carries no private value;
 - mcp (a tool not marked read-only) and exec (its sandbox has network): always asked, since the
-  real destination is in the server's or the command's hands.
+  real destination is in the server's or the command's hands;
+- standing (writing AGENTS.md, USER.md, HEARTBEAT.md, MEMORY.md or a skill): always asked, since
+  later turns would follow the stranger's words as the user's (memory_write is marked instead).
 
 Everything else needs the user's yes through the turn's approver (`security.outbound: ask`), is
 refused (`deny`), or is let through (`off`). Every decision is written to the audit log.
@@ -141,9 +143,10 @@ class OutboundPolicy:
         if ctx.approver is None:
             return False
         key = egress.payload if egress.kind == "exec" else egress.destination
+        verb = "Change" if egress.kind == "standing" else "Send to"
         request = ApprovalRequest(
             tool=tool.name,
-            summary=f"Send to {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
+            summary=f"{verb} {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
             reason=(
                 f"{'; '.join(verdict.reasons)}. This conversation read untrusted content "
                 f"({', '.join(ledger.untrusted[:3])}) that may be steering the assistant."
@@ -180,6 +183,26 @@ class OutboundPolicy:
             log.exception("auditing an outbound decision failed")
 
 
+def explain(mode: OutboundMode, exec_network: bool) -> str:
+    """The policy in a user's words, for `countbot doctor --security`."""
+    if mode == "off":
+        return (
+            "security.outbound: off: once the assistant has read a page, a mail or a stranger's "
+            "message, that text can make it send your data anywhere without asking"
+        )
+    verb = "asks you first" if mode == "ask" else "is refused"
+    detail = (
+        f"security.outbound: {mode}: after a turn read untrusted text (web pages, search "
+        "results, MCP results, notes saved while reading them), sending to a place you did "
+        f"not name, or sending your private data (your messages, files and memory it read, "
+        f"USER.md, secrets), {verb}; links in a page, searching with your words and answering "
+        "your chat never ask; `message` reaches only your own chats"
+    )
+    if exec_network:
+        detail += "; exec with network also asks then (tools.exec.network: false avoids it)"
+    return detail
+
+
 async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict:
     """Why `egress` needs the user's yes in a turn that read untrusted content."""
     if egress.kind == "chat" and egress.destination == f"{ctx.channel}:{ctx.chat_id}":
@@ -204,13 +227,14 @@ _OPAQUE = {
     "mcp": "the server decides where its arguments go",
     "url": "what it sends cannot be checked",
     "search": "what it sends cannot be checked",
+    "standing": "later turns follow this file as your own instructions",
 }
 
 
 def _named(egress: Egress, ledger: TurnLedger) -> bool:
     if egress.kind == "url":
         return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
-    return egress.kind in ("search", "chat")
+    return egress.kind in ("search", "chat", "standing")
 
 
 def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
