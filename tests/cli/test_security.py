@@ -54,6 +54,17 @@ def test_the_defaults_pass_the_review(tmp_path: Path) -> None:
     assert "0 dangerous, 0 warnings." in result.stdout
     assert lines_about(result.stdout, "web").startswith("✓ web: 127.0.0.1:8686")
     assert "✓ file tools: confined to the workspace" in result.stdout
+    outbound = lines_about(result.stdout, "outbound data")
+    assert outbound.startswith("✓ outbound data: security.outbound: ask: after a turn read")
+    assert "asks you first" in outbound and "tools.exec.network: false avoids it" in outbound
+
+
+def test_outbound_off_is_dangerous_and_says_how_to_turn_it_back_on(tmp_path: Path) -> None:
+    result = doctor(tmp_path, {"security": {"outbound": "off"}})
+    assert result.returncode == 1, result.stdout + result.stderr
+    outbound = lines_about(result.stdout, "outbound data")
+    assert outbound.startswith("✗ outbound data: security.outbound: off: once the assistant")
+    assert "→ set security.outbound: ask" in outbound
 
 
 def test_an_exposed_installation_is_dangerous_and_every_finding_says_what_to_change(
