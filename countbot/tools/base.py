@@ -67,6 +67,13 @@ class Tool:
     idempotent: ClassVar[bool] = False
     # Seconds; None means the registry's default.
     timeout: float | None = None
+    # "" for a core tool, offered with every request; else its group (an MCP server), whose
+    # tools are offered when a request is about them (`agent/toolset.py`).
+    group: str = ""
+
+    def available(self) -> bool:
+        """Whether the tool can work at all now; one that cannot is not offered to the model."""
+        return True
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -114,6 +114,9 @@ class WebSearchTool(Tool):
         self._backend = backend or search_backend(settings)
         self.timeout = settings.timeout + 5.0
 
+    def available(self) -> bool:
+        return self._backend is not None
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if self._backend is None:
             return ToolResult.error(_NOT_CONFIGURED)
