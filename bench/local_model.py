@@ -40,8 +40,8 @@ from countbot.agent.events import TextChunk, TurnDone
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.llm.direct_provider import DirectProvider
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find
-from countbot.llm.local.pull import pull
+from countbot.local_model.catalogue import DEFAULT_MODEL, find
+from countbot.local_model.pull import pull
 from countbot.runtime.assembly import open_runtime
 
 CACHE = Path.home() / ".cache" / "countbot-bench" / "models"

@@ -21,7 +21,7 @@ from httpx_sse import EventSource
 
 from countbot.llm.constrained import constrained_chunks, constrained_messages, response_format
 from countbot.llm.errors import ModelFailure
-from countbot.llm.local.server import LocalServer, LocalServerError
+from countbot.llm.local_endpoint import LocalEndpoint, LocalServerError
 from countbot.llm.openai_compatible import (
     Endpoint,
     EndpointError,
@@ -66,7 +66,7 @@ class DirectProvider(RetryingProvider):
         model: str,
         options: ProviderOptions | None = None,
         *,
-        local: LocalServer | None = None,
+        local: LocalEndpoint | None = None,
         constrained: bool = False,
     ) -> None:
         super().__init__(model, options)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
-from countbot.llm.local.server import LocalServer
+from countbot.llm.local_endpoint import LocalEndpoint
 from countbot.llm.openai_compatible import is_compatible
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
@@ -50,7 +50,7 @@ def open_provider(
     options: ProviderOptions | None = None,
     *,
     tool_calls: ToolCallMode = "auto",
-    local: LocalServer | None = None,
+    local: LocalEndpoint | None = None,
 ) -> RetryingProvider:
     """The provider for `model` and the options' fallbacks on the chosen path; a `local/` model
     is served by its child server `local` on the direct path (litellm could not find its port)."""

@@ -12,7 +12,7 @@ from countbot.llm.model_info import fetch_model_info, supports_vision
 from countbot.llm.provider_choice import is_local, open_provider, uses_constrained
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
-from countbot.runtime.local_model import LocalModels, effective_model
+from countbot.local_model.models import LocalModels, effective_model
 
 
 class ModelResolver:

@@ -10,10 +10,12 @@ import httpx
 import pytest
 
 from countbot.llm.litellm_provider import LiteLLMProvider
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find
-from countbot.llm.local.server import LocalServer, LocalServerError, LocalServerOptions
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import ChatRequest, StreamDone, TextPart, UserMessage
+from countbot.local_model.catalogue import DEFAULT_MODEL, find
+from countbot.local_model.server import LocalServer, LocalServerError, LocalServerOptions
+
+pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
 
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
 
