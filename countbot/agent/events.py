@@ -91,6 +91,17 @@ AgentEvent = (
 TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
 
 
+def notice_from_dict(data: dict[str, Any]) -> TurnNotice:
+    """The notice a `notice` frame (`event_to_dict`'s output) came from."""
+    details = data.get("details")
+    return TurnNotice(
+        str(data.get("code", "")),
+        str(data.get("text", "")),
+        details if isinstance(details, dict) else {},
+        bool(data.get("transient")),
+    )
+
+
 def event_to_dict(event: AgentEvent) -> dict[str, Any]:
     """A JSON-ready dict; usage is flattened with its total."""
     data = asdict(event)

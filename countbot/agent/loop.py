@@ -117,20 +117,8 @@ class AgentLoop:
         self._spending = spending
 
     async def process_direct(self, request: TurnRequest) -> str:
-        """Run one turn and return its final text (an error or cancel becomes a message), the
-        lasting notices after the answer."""
-        final = ""
-        shown: list[TurnNotice] = []
-        async for event in self.process_message(request):
-            if isinstance(event, TurnNotice):
-                shown.append(event)
-            elif isinstance(event, TurnDone):
-                final = notices.with_notices(event.content, shown)
-            elif isinstance(event, TurnError):
-                final = f"Error: {event.error}"
-            elif isinstance(event, TurnCancelled):
-                final = "(cancelled)"
-        return final
+        """Run one turn and return its final text (`notices.final_text`)."""
+        return await notices.final_text(self.process_message(request))
 
     async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding its events; the last one is done, error or cancelled."""

@@ -7,9 +7,9 @@ cron deliveries, chat channels) appends the lasting notices with `with_notices`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 
-from countbot.agent.events import TurnNotice
+from countbot.agent.events import AgentEvent, TurnCancelled, TurnDone, TurnError, TurnNotice
 
 
 def summarizing() -> TurnNotice:
@@ -27,8 +27,8 @@ def retrying(attempt: int, cause: str, delay: float, model: str) -> TurnNotice:
 
 
 def fallback(model: str, cause: str) -> TurnNotice:
-    text = f"Switched to the fallback model {model} ({cause})."
-    return TurnNotice("fallback", text, {"model": model, "cause": cause}, transient=True)
+    text = f"Answered by the fallback model {model} ({cause})."
+    return TurnNotice("fallback", text, {"model": model, "cause": cause})
 
 
 def truncated(*, continuing: bool, thinking: bool) -> TurnNotice:
@@ -66,3 +66,19 @@ def with_notices(answer: str, notices: Iterable[TurnNotice]) -> str:
     """`answer` with the lasting notices after it, for surfaces that deliver one text."""
     lasting = [n.text for n in notices if not n.transient]
     return "\n\n".join(part for part in (answer.strip(), *lasting) if part)
+
+
+async def final_text(events: AsyncIterator[AgentEvent], unfinished: str = "") -> str:
+    """A turn as one text (`chat -m`): the answer and its lasting notices, "Error: ..." for a
+    failure, "(cancelled)" for a Stop; `unfinished` if the events end without a terminal one."""
+    final, shown = unfinished, []
+    async for event in events:
+        if isinstance(event, TurnNotice):
+            shown.append(event)
+        elif isinstance(event, TurnDone):
+            final = with_notices(event.content, shown)
+        elif isinstance(event, TurnError):
+            final = f"Error: {event.error}"
+        elif isinstance(event, TurnCancelled):
+            final = "(cancelled)"
+    return final

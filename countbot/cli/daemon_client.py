@@ -21,7 +21,9 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    notice_from_dict,
 )
+from countbot.agent.notices import final_text
 from countbot.cli.approval_prompt import WHO, LineReader, ask
 from countbot.config.settings import Settings
 from countbot.web.instance import read_daemon_info
@@ -59,15 +61,8 @@ async def answer_via_daemon(
     if chat is None:
         return None
     async with chat:
-        answer = "Error: the daemon closed the connection before the turn finished"
-        async for event in chat.turn(session_id, message):
-            if isinstance(event, TurnDone):
-                answer = event.content
-            elif isinstance(event, TurnError):
-                answer = f"Error: {event.error}"
-            elif isinstance(event, TurnCancelled):
-                answer = "(cancelled)"
-        return answer
+        closed = "Error: the daemon closed the connection before the turn finished"
+        return await final_text(chat.turn(session_id, message), closed)
 
 
 class DaemonChat:
@@ -187,7 +182,9 @@ def _event(frame: dict[str, Any], session_id: str) -> AgentEvent | None:
             float(frame.get("duration_ms", 0.0)),
         )
     if kind == "done":
-        return TurnDone(str(frame.get("content", "")))
+        return TurnDone(str(frame.get("content", "")), model=str(frame.get("model", "")))
+    if kind == "notice":
+        return notice_from_dict(frame)
     if kind == "error":
         return TurnError(str(frame.get("error")), bool(frame.get("retryable")))
     if kind == "cancelled":
