@@ -11,6 +11,9 @@ from collections.abc import AsyncIterator, Iterable
 
 from countbot.agent.events import AgentEvent, TurnCancelled, TurnDone, TurnError, TurnNotice
 
+# What a turn a Stop ended shows as its text.
+CANCELLED = "(cancelled)"
+
 
 def summarizing() -> TurnNotice:
     return TurnNotice(
@@ -80,5 +83,5 @@ async def final_text(events: AsyncIterator[AgentEvent], unfinished: str = "") ->
         elif isinstance(event, TurnError):
             final = f"Error: {event.error}"
         elif isinstance(event, TurnCancelled):
-            final = "(cancelled)"
+            final = CANCELLED
     return final

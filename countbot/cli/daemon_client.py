@@ -50,19 +50,10 @@ def error_text(response: httpx.Response) -> str:
     return str(data.get("error", "")) if isinstance(data, dict) else ""
 
 
-async def answer_via_daemon(
-    settings: Settings, message: str, session_id: str, reader: LineReader | None = None
-) -> str | None:
-    """The turn's final text from the running daemon (errors as "Error: ..."); None if none runs.
-
-    The turn's approval questions are asked through `reader` (None: denied at once).
-    """
-    chat = await DaemonChat.open(settings, reader)
-    if chat is None:
-        return None
-    async with chat:
-        closed = "Error: the daemon closed the connection before the turn finished"
-        return await final_text(chat.turn(session_id, message), closed)
+async def final_answer(events: AsyncIterator[AgentEvent]) -> str:
+    """A turn's final text as `chat -m` prints it (`notices.final_text`)."""
+    closed = "Error: the daemon closed the connection before the turn finished"
+    return await final_text(events, closed)
 
 
 class DaemonChat:
