@@ -56,6 +56,8 @@ class Egress:
     destination: str
     payload: str
     opaque: bool = False
+    # The tool itself will refuse this call (why): nothing leaves, the refusal is only recorded.
+    refused: str | None = None
 
 
 class ToolTransientError(Exception):
