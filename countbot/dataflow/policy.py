@@ -116,7 +116,7 @@ class OutboundPolicy:
     ) -> None:
         ledger = _turn_ledger(ctx)
         content = result.content
-        brought = tool.brought(args)
+        brought = await tool.brought(args)
         if brought:
             egress = await tool.egress(args, ctx)
             origin = egress.destination if egress is not None else tool.name

@@ -97,7 +97,7 @@ class Tool:
     # Argument fields whose text becomes memory later turns read (marked when untrusted).
     remembers: ClassVar[tuple[str, ...]] = ()
 
-    def brought(self, args: dict[str, Any]) -> Brings:
+    async def brought(self, args: dict[str, Any]) -> Brings:
         """What this call's result brings (`brings`, unless it depends on the arguments)."""
         return self.brings
 

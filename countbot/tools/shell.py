@@ -179,7 +179,7 @@ class ExecTool(Tool):
 
     brings = frozenset({"private"})
 
-    def brought(self, args: dict[str, Any]) -> Brings:
+    async def brought(self, args: dict[str, Any]) -> Brings:
         """The workspace's files; and a stranger's text when the command plainly fetches some (a
         URL or a network client in it). A script that fetches on its own is not seen here."""
         command = str(args.get("command", ""))
