@@ -29,6 +29,7 @@ class McpTool(Tool):
     ) -> None:
         server = connection.name
         self.name = tool_name(server, remote.name)
+        self.group = server
         text = (remote.description or remote.title or remote.name)[:_MAX_DESCRIPTION]
         # The description is the server's words: marked, so the model treats it as data.
         self.description = (
