@@ -47,7 +47,7 @@ class McpTool(Tool):
         if self.read_only:
             return None
         payload = json.dumps(args, ensure_ascii=False)
-        return Egress("mcp", f"mcp:{self._connection.name}", payload)
+        return Egress("mcp", f"mcp:{self._connection.name}", payload, opaque=True)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         connection = self._connection

@@ -105,6 +105,10 @@ class Tool:
     # Argument fields whose text becomes memory later turns read (marked when untrusted).
     remembers: ClassVar[tuple[str, ...]] = ()
 
+    async def brought(self, args: dict[str, Any]) -> Brings:
+        """What this call's result brings (`brings`, unless it depends on the arguments)."""
+        return self.brings
+
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         """What this call would send out of the machine; None: nothing leaves it."""
         return None
