@@ -83,8 +83,8 @@ class MediaReader:
         if not settings.enabled:
             return Reading("voice", _unheard(where, "transcription is turned off in the settings"))
         if len(data) > settings.max_bytes:
-            mb = settings.max_bytes / 1_000_000
-            return Reading("voice", _unheard(where, f"it is larger than the {mb:.0f} MB limit"))
+            limit = f"it is larger than the {settings.max_bytes:,} bytes a voice note may have"
+            return Reading("voice", _unheard(where, limit))
         try:
             async with self._slot:
                 pcm = await to_pcm(

@@ -204,6 +204,18 @@ class FakeTelegram:
         }
         return self._user_message({"document": document, "caption": caption}, **kwargs)
 
+    def user_sends_voice(self, data: bytes, *, duration: int = 2, **kwargs: Any) -> int:
+        """A voice note recorded in Telegram (OGG/Opus)."""
+        file_id = self.add_file(data, "voice/file_1.oga")
+        voice = {
+            "file_id": file_id,
+            "file_unique_id": f"u{file_id}",
+            "duration": duration,
+            "mime_type": "audio/ogg",
+            "file_size": len(data),
+        }
+        return self._user_message({"voice": voice}, **kwargs)
+
     def add_file(self, data: bytes, path: str) -> str:
         file_id = f"file{len(self._files) + 1}"
         self._files[file_id] = (path, data)

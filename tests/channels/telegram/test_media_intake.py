@@ -1,0 +1,60 @@
+"""Voice notes and documents sent on Telegram reach the model as the user's words and as text:
+real speech (espeak-ng, OGG/Opus like Telegram's) through the offline recognizer and through a
+fake transcription endpoint; a real PDF through markitdown."""
+
+from __future__ import annotations
+
+from countbot.config.settings import Settings
+from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
+from tests.channels.scenarios import user_texts
+from tests.support import media_files
+from tests.support.fake_transcriber import FakeTranscriber
+from tests.support.scripted_model import Reply, ScriptedModelServer
+
+
+async def test_a_voice_note_reaches_the_model_as_a_transcript(
+    bot: Bot, model_server: ScriptedModelServer, settings: Settings
+) -> None:
+    model_server.script(Reply.text("Sunny all day."))
+    bot.fake.user_sends_voice(media_files.ogg_opus())
+
+    assert await bot.fake.wait_for_messages(ALICE) == ["Sunny all day."]
+    asked = user_texts(model_server.requests[0])
+    assert "[Transcript of the user's voice note" in asked
+    assert asked.endswith("\nwhat is the weather today")
+    (saved,) = (settings.workspace / "media").iterdir()
+    assert saved.read_bytes().startswith(b"OggS"), "the recording is kept"
+    records = await bot.runtime.sessions.messages(f"telegram:{ALICE}")
+    assert "what is the weather today" in str(records[0]), "the transcript is stored"
+
+
+async def test_with_an_endpoint_configured_it_transcribes_instead(
+    settings: Settings,
+    model_server: ScriptedModelServer,
+    transcriber: FakeTranscriber,
+    fake_telegram,
+) -> None:
+    settings.transcription.api_base = transcriber.api_base
+    use_fake_telegram(settings, fake_telegram)
+    model_server.script(Reply.text("Booked."))
+    async with running_bot(settings, fake_telegram):
+        fake_telegram.user_sends_voice(media_files.ogg_opus())
+        assert await fake_telegram.wait_for_messages(ALICE) == ["Booked."]
+
+    assert user_texts(model_server.requests[0]).endswith("\nbook a table for two at eight")
+    assert len(transcriber.received) == 1
+
+
+async def test_a_pdf_sent_with_a_question_enters_the_turn_as_text(
+    bot: Bot, model_server: ScriptedModelServer, settings: Settings
+) -> None:
+    model_server.script(Reply.text("Revenue was 42 million."))
+    report = media_files.pdf(["Quarterly revenue was 42 million", "Costs were 30 million"])
+    bot.fake.user_sends_document(report, "q3.pdf", "application/pdf", caption="what was revenue?")
+
+    assert await bot.fake.wait_for_messages(ALICE) == ["Revenue was 42 million."]
+    asked = user_texts(model_server.requests[0])
+    assert "what was revenue?" in asked
+    assert "Quarterly revenue was 42 million" in asked and "Costs were 30 million" in asked
+    (saved,) = (settings.workspace / "media").iterdir()
+    assert saved.read_bytes() == report, "the original is kept"
