@@ -46,8 +46,9 @@ async def test_the_offline_recognizer_hears_every_format_platforms_send(name, ma
 
 
 async def test_an_audio_file_without_a_name_or_type_is_still_heard() -> None:
-    reading = await MediaReader(TranscriptionSettings()).read(
-        media_files.ogg_opus(), name="attachment-0", media_type="", kind="file", where="m", save=save
+    reader = MediaReader(TranscriptionSettings())
+    reading = await reader.read(
+        media_files.ogg_opus(), name="file-0", media_type="", kind="file", where="m", save=save
     )
 
     assert reading is not None and reading.transcript == "what is the weather today"
