@@ -20,8 +20,10 @@ from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
+from countbot.mcp.manager import McpManager
 from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
+from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
@@ -37,8 +39,6 @@ from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
-from countbot.tools.mcp.manager import McpManager
-from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry

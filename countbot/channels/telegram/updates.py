@@ -16,10 +16,7 @@ from telegram import Bot, Message, MessageEntity
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
-from countbot.channels.base import Incoming
-from countbot.channels.media import MediaFolder, take_in
-from countbot.llm.types import ImagePart
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import ImagePart, Incoming, MediaFolder, SenderInfo, take_in
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from typing import Any
 import mcp_types
 from mcp.shared.exceptions import MCPError
 
+from countbot.mcp.connection import McpConnection, ServerUnavailable
+from countbot.mcp.results import external, tool_result
+from countbot.mcp.schema import tool_name
 from countbot.tools.approval import ApprovalRequest
 from countbot.tools.base import Tool, ToolContext, ToolResult
-from countbot.tools.mcp.connection import McpConnection, ServerUnavailable
-from countbot.tools.mcp.results import external, tool_result
-from countbot.tools.mcp.schema import tool_name
 
 _MAX_DESCRIPTION = 2000
 _SUMMARY_CHARS = 300

@@ -11,7 +11,7 @@ from countbot.llm.types import ToolCall
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest
 from countbot.tools.base import ToolContext
 from countbot.tools.sandbox import Sandbox
-from tests.tools.mcp.conftest import stdio_server
+from tests.mcp.conftest import stdio_server
 
 
 def echo(text: str) -> ToolCall:

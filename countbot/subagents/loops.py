@@ -10,15 +10,15 @@ from collections.abc import Iterable
 
 from countbot.agent.loop import AgentLoop
 from countbot.agent.overflow import OverflowSummarizer
-from countbot.agent.subagent_prompt import SubagentContext
 from countbot.config.settings import SubagentSettings
 from countbot.runtime.assembly import Runtime
 from countbot.runtime.persistence import TurnRecorder
+from countbot.subagents.prompt import SubagentContext
+from countbot.subagents.tools import SpawnTool, SubagentsTool
 from countbot.tools.base import Tool
 from countbot.tools.message_tool import MessageTool
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.spawn_tool import SpawnTool, SubagentsTool
 
 # A subagent reports to the assistant; it never talks to the user itself.
 NEVER_FOR_SUBAGENTS = frozenset({MessageTool.name})

@@ -1,4 +1,5 @@
-"""Inbound de-duplication: a platform may deliver the same message twice (retries, reconnects)."""
+"""A bounded memory of recent ids (in process only): the messages a bot sent itself, which some
+platforms echo back to it. What was received is remembered durably (`dedup.py`)."""
 
 from __future__ import annotations
 

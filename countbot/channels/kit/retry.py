@@ -8,8 +8,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from countbot.channels.backoff import Backoff
-from countbot.channels.base import SendError
+from countbot.channels.kit.backoff import Backoff
+from countbot.channels.kit.base import SendError
 
 T = TypeVar("T")
 

@@ -32,9 +32,9 @@ from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import Watcher
 from countbot.runtime.assembly import Runtime
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.runtime.subagent_loop import SubagentLoops
-from countbot.store.subagents import SubagentRecord, SubagentStatus, SubagentStore
-from countbot.tools.spawn_tool import SpawnRequest, SpawnTool, SubagentInfo, SubagentsTool
+from countbot.subagents.loops import SubagentLoops
+from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
+from countbot.subagents.tools import SpawnRequest, SpawnTool, SubagentInfo, SubagentsTool
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from countbot.tools.mcp.schema import repaired_schema, tool_name
+from countbot.mcp.schema import repaired_schema, tool_name
 
 
 def test_names_join_server_and_tool_with_only_allowed_characters() -> None:

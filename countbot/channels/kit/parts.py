@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from countbot.channels.approvals import ApprovalAnswers
-from countbot.channels.intake import Intake
-from countbot.channels.media import MediaFolder
+from countbot.channels.kit.approvals import ApprovalAnswers
+from countbot.channels.kit.intake import Intake
+from countbot.channels.kit.media import MediaFolder
 from countbot.config.settings import ChannelSettings
 from countbot.masking import SecretMasker
 from countbot.store.channel_state import ChannelStateStore

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import logging
 
-from countbot.channels.access import AccessControl
-from countbot.channels.base import ChatOutput, Incoming, SendError
-from countbot.channels.commands import ChatCommands, CommandContext, default_session, parse_command
-from countbot.channels.dedup import RecentIds
-from countbot.channels.feed import SessionFeed
-from countbot.channels.rate_limit import RateLimiter, Verdict
+from countbot.channels.kit.access import AccessControl
+from countbot.channels.kit.base import ChatOutput, Incoming, SendError
+from countbot.channels.kit.commands import (
+    ChatCommands,
+    CommandContext,
+    default_session,
+    parse_command,
+)
+from countbot.channels.kit.feed import SessionFeed
+from countbot.channels.kit.rate_limit import RateLimiter, Verdict
+from countbot.channels.kit.recent import RecentIds
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.store.channel_state import ChannelStateStore

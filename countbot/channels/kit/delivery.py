@@ -11,9 +11,9 @@ from typing import Protocol
 
 import aiofiles
 
-from countbot.channels.base import ChatOutput, SendError
-from countbot.channels.retry import send_retrying
-from countbot.channels.splitting import split_markdown
+from countbot.channels.kit.base import ChatOutput, SendError
+from countbot.channels.kit.retry import send_retrying
+from countbot.channels.kit.splitting import split_markdown
 from countbot.runtime.outbound import DeliveryResult
 
 

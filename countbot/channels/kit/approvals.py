@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from countbot.channels.access import AccessControl
+from countbot.channels.kit.access import AccessControl
 from countbot.runtime.approvals import DECISIONS, ApprovalAsked, ApprovalBroker, ApprovalSettled
 from countbot.store.pairing import SenderInfo
 from countbot.tools.approval import ApprovalDecision

@@ -16,9 +16,9 @@ from countbot.scheduler.jobs import Delivery
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE
+from tests.subagents.script import Conversations, spawn, subagent_daemon
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, WsClient, write_config
-from tests.web.subagent_script import Conversations, spawn, subagent_daemon
 
 WAIT = 20.0
 

@@ -24,9 +24,9 @@ from countbot.agent.events import (
     TurnError,
     TurnNotice,
 )
-from countbot.channels.base import ChannelCapabilities, ChatOutput, SendError
-from countbot.channels.retry import send_retrying
-from countbot.channels.splitting import PARAGRAPH_BREAK, split_markdown, truncate, utf16_len
+from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
+from countbot.channels.kit.retry import send_retrying
+from countbot.channels.kit.splitting import PARAGRAPH_BREAK, split_markdown, truncate, utf16_len
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,15 @@ from pathlib import Path
 import pytest
 
 from countbot.config.settings import McpServerSettings, McpSettings
-from countbot.tools.mcp.manager import McpManager
+from countbot.mcp.manager import McpManager
 from countbot.tools.registry import ToolRegistry
+from tests.tools import conftest as tools
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
+
+# A workspace and a tool context in it, as for the built-in tools' tests.
+workspace = tools.workspace
+ctx = tools.ctx
 
 
 def stdio_server(**extra: object) -> McpServerSettings:

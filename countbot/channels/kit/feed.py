@@ -25,10 +25,10 @@ from countbot.agent.events import (
     TurnError,
     TurnNotice,
 )
-from countbot.channels.approvals import buttons, question_text, settled_text
-from countbot.channels.base import ChannelCapabilities, ChatOutput, SendError
-from countbot.channels.rendering import RenderSettings, TurnRenderer
-from countbot.channels.retry import send_retrying
+from countbot.channels.kit.approvals import buttons, question_text, settled_text
+from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
+from countbot.channels.kit.rendering import RenderSettings, TurnRenderer
+from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled

@@ -12,8 +12,8 @@ import pytest
 from countbot.llm.types import ToolCall
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
+from tests.mcp.conftest import stdio_server
 from tests.support.mcp_server import PIXEL
-from tests.tools.mcp.conftest import stdio_server
 
 
 def call(name: str, /, **args: object) -> ToolCall:
@@ -139,7 +139,7 @@ async def test_streamable_http_server(start_manager, ctx, http_url: str) -> None
 
 async def test_a_server_that_cannot_start_reports_why(tmp_path: Path) -> None:
     from countbot.config.settings import McpServerSettings, McpSettings
-    from countbot.tools.mcp.manager import McpManager
+    from countbot.mcp.manager import McpManager
 
     registry = ToolRegistry()
     bad = McpServerSettings(command="/nonexistent/server")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from countbot.channels.base import SendError
+from countbot.channels.kit.base import SendError
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from countbot.store.database import Database
-from countbot.store.subagents import SubagentRecord, SubagentStore
+from countbot.subagents.store import SubagentRecord, SubagentStore
 
 
 def record(subagent_id: str, parent: str = "s1", **changes: Any) -> SubagentRecord:

@@ -12,8 +12,8 @@ import pytest
 from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import job_book, register_cron_tool
 from countbot.scheduler.book import JobBook
+from countbot.scheduler.tool import CronTool
 from countbot.tools.base import ToolContext
-from countbot.tools.cron_tool import CronTool
 from tests.scheduler.conftest import RecordingSender
 from tests.support.scripted_model import Reply, ScriptedModelServer
 

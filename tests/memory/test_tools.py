@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from countbot.memory.memory_file import MemoryFile
+from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.tools.base import ToolContext
-from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 
 DAY = date(2026, 11, 22)
 

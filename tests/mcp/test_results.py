@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from countbot.tools.mcp.results import MAX_IMAGE_CHARS, tool_result
+from countbot.mcp.results import MAX_IMAGE_CHARS, tool_result
 
 
 def test_text_is_fenced_and_cannot_close_its_own_marker() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
-from countbot.channels.approvals import Button
+from countbot.channels.kit.approvals import Button
 from countbot.config.settings import ChannelSettings
 from countbot.llm.types import ImagePart
 from countbot.runtime.outbound import ChannelSender

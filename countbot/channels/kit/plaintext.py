@@ -6,7 +6,7 @@ headings and emphasis lose their markers, bullets become `•`.
 
 from __future__ import annotations
 
-from countbot.channels.markdown_syntax import (
+from countbot.channels.kit.markdown_syntax import (
     BULLET,
     EMPHASIS,
     FENCED,

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from countbot.config.settings import McpSettings
-from countbot.tools.mcp.schema import MAX_NAME, repaired_schema, tool_name
+from countbot.mcp.schema import MAX_NAME, repaired_schema, tool_name
 from countbot.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from countbot.tools.mcp.connection import Launcher, McpConnection
-    from countbot.tools.mcp.tool import McpTool
+    from countbot.mcp.connection import Launcher, McpConnection
+    from countbot.mcp.tool import McpTool
 
 
 @dataclass(slots=True)
@@ -46,7 +46,7 @@ class McpManager:
         self.connections: dict[str, McpConnection] = {}
         if not any(server.enabled for server in settings.servers.values()):
             return  # the SDK's import (~0.3 s) is for installations that use it
-        from countbot.tools.mcp.connection import McpConnection
+        from countbot.mcp.connection import McpConnection
 
         self.connections = {
             name: McpConnection(
@@ -94,7 +94,7 @@ class McpManager:
 
     def _sync(self, connection: McpConnection) -> None:
         """Register the server's current tools; only real changes touch the registry."""
-        from countbot.tools.mcp.tool import McpTool
+        from countbot.mcp.tool import McpTool
 
         registered = self._registered.setdefault(connection.name, _Registered())
         wanted: dict[str, McpTool] = {}
