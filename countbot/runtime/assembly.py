@@ -13,9 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from countbot.agent.context import ContextBuilder
+from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.prompt import PromptBuilder
+from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
-from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
@@ -130,7 +131,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
-    context = ContextBuilder(
+    prompt = PromptBuilder(
         workspace=workspace,
         persona_loader=personas,
         persona_settings=settings.persona,
@@ -141,12 +142,17 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
     models = ModelResolver(lambda: settings.model, settings.data_dir)
-    agent = AgentLoop(
-        resolve_model=models,
-        context=context,
-        tools=tools,
+    keeper = ContextKeeper(
         history=sessions,
         summarizer=OverflowSummarizer(sessions, memory, settings.agent.max_history),
+        prompt=prompt,
+        tools=tools,
+        settings=settings.agent,
+    )
+    agent = AgentLoop(
+        resolve_model=models,
+        context=keeper,
+        tools=tools,
         settings=settings.agent,
         workspace=workspace,
         hooks=recorder.hooks(),

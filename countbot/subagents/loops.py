@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
-from countbot.agent.overflow import OverflowSummarizer
 from countbot.config.settings import SubagentSettings
 from countbot.runtime.assembly import Runtime
 from countbot.runtime.persistence import TurnRecorder
@@ -74,12 +75,17 @@ class SubagentLoops:
             timezone=settings.timezone,
         )
         limits = settings.agent.model_copy(update={"max_iterations": self._settings.max_iterations})
-        return AgentLoop(
-            resolve_model=self._models,
-            context=context,
-            tools=registry,
+        keeper = ContextKeeper(
             history=runtime.sessions,
             summarizer=OverflowSummarizer(runtime.sessions, runtime.memory, limits.max_history),
+            prompt=context,
+            tools=registry,
+            settings=limits,
+        )
+        return AgentLoop(
+            resolve_model=self._models,
+            context=keeper,
+            tools=registry,
             settings=limits,
             workspace=settings.workspace,
             hooks=self._recorder.hooks(parent_session=parent),

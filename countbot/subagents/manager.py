@@ -22,6 +22,7 @@ from countbot.agent.cancel import CancelToken
 from countbot.agent.events import TurnCancelled, TurnDone, TurnError
 from countbot.agent.history import NoteEntry, to_record
 from countbot.agent.loop import AgentLoop
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import SubagentSettings
 from countbot.gateway.events import SubagentUpdate
 from countbot.gateway.follow import TurnFollower
@@ -246,7 +247,7 @@ class SubagentManager:
     ) -> tuple[SubagentStatus, str]:
         hub = self._gateway.hub
         outcome: tuple[SubagentStatus, str] = ("error", "it ended without an answer")
-        events = loop.process_message(
+        request = TurnRequest(
             record.task,
             record.session_id,
             channel=CHANNEL,
@@ -254,6 +255,7 @@ class SubagentManager:
             unattended=True,
             steering=run.steering,
         )
+        events = loop.process_message(request)
         async with contextlib.aclosing(events):
             async for event in events:
                 hub.publish(record.session_id, event)  # whoever opened its session sees it live

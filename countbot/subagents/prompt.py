@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from countbot.agent.context import SAFETY_RULES, ContextBuilder
+from countbot.agent.context.prompt import SAFETY_RULES, PromptBuilder
 
 SUBAGENT_ROLE = """\
 # Your role
@@ -23,11 +23,11 @@ never report success you did not see.
 found or did, concretely, and what failed or is left. Do not address the user or greet anyone."""
 
 
-class SubagentContext(ContextBuilder):
-    """A ContextBuilder whose system prompt is the subagent's task brief (see the module doc)."""
+class SubagentContext(PromptBuilder):
+    """A PromptBuilder whose system prompt is the subagent's task brief (see the module doc)."""
 
     def __init__(self, *, task: str, label: str, tool_names: Sequence[str], **builder: Any) -> None:
-        """`builder`: ContextBuilder's arguments (workspace, time zone, ...), as the assistant's."""
+        """`builder`: PromptBuilder's arguments (workspace, time zone, ...), as the assistant's."""
         super().__init__(tool_names=tool_names, **builder)
         tools = ", ".join(tool_names) if tool_names else "none"
         self._brief = "\n\n".join(

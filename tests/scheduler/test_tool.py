@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import job_book, register_cron_tool
 from countbot.scheduler.book import JobBook
@@ -53,7 +54,12 @@ async def test_remind_me_every_weekday_then_list_then_cancel(
         Reply.text("Done: every weekday at 8:00 I will remind you."),
     )
     answer = await runtime.agent.process_direct(
-        "remind me every weekday at 8:00 to check the train", "pigeon:42", "pigeon", "42"
+        TurnRequest(
+            "remind me every weekday at 8:00 to check the train",
+            "pigeon:42",
+            channel="pigeon",
+            chat_id="42",
+        )
     )
     assert answer == "Done: every weekday at 8:00 I will remind you."
     (job,) = await book.jobs()
@@ -72,14 +78,18 @@ async def test_remind_me_every_weekday_then_list_then_cancel(
     model_server.script(
         Reply.tool_calls(call(action="list")), Reply.text(f"You have one: {job.id}.")
     )
-    await runtime.agent.process_direct("what reminders do I have", "pigeon:42", "pigeon", "42")
+    await runtime.agent.process_direct(
+        TurnRequest("what reminders do I have", "pigeon:42", channel="pigeon", chat_id="42")
+    )
     listing = tool_results(model_server)[-1]
     assert job.id in listing and "Train check" in listing and "delivers to pigeon:42" in listing
 
     model_server.script(
         Reply.tool_calls(call(action="remove", job_id=job.id)), Reply.text("Cancelled.")
     )
-    await runtime.agent.process_direct("cancel the train one", "pigeon:42", "pigeon", "42")
+    await runtime.agent.process_direct(
+        TurnRequest("cancel the train one", "pigeon:42", channel="pigeon", chat_id="42")
+    )
     assert tool_results(model_server)[-1] == f"Removed job {job.id}."
     assert await book.jobs() == []
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from countbot.agent.context_budget import count, entry_tokens
+from countbot.agent.context.fit import fit
+from countbot.agent.context.tokens import count, entry_tokens
 from countbot.agent.events import TurnDone
 from countbot.agent.history import (
     AssistantEntry,
@@ -13,7 +14,7 @@ from countbot.agent.history import (
     ToolResultEntry,
     UserEntry,
 )
-from countbot.agent.projection import fit
+from countbot.agent.turn_request import TurnRequest
 from countbot.llm.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from countbot.runtime.assembly import Runtime
 from countbot.tools.base import ToolContext
@@ -82,7 +83,7 @@ async def test_read_result_reads_a_gisted_result_back_from_the_session(
     model_server.script(
         Reply.tool_calls(("read_file", '{"path": "data.txt"}')), Reply.text("read it")
     )
-    events = [e async for e in runtime.agent.process_message("read data.txt", "s1")]
+    events = [e async for e in runtime.agent.process_message(TurnRequest("read data.txt", "s1"))]
     assert isinstance(events[-1], TurnDone)
     call_id = model_server.requests[1]["messages"][-1]["tool_call_id"]
     ctx = ToolContext("s1", runtime.settings.workspace)

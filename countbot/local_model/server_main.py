@@ -1,6 +1,6 @@
 """The child process that runs a GGUF model with xllamacpp and serves it on loopback.
 
-Started by `LocalServer` as `python -m countbot.llm.local.server_main`; its options arrive as one
+Started by `LocalServer` as `python -m countbot.local_model.server_main`; its options arrive as one
 JSON line on stdin (the API key stays out of the process list), it prints the address it listens
 on as one JSON line on stdout, then serves until stdin closes (its parent is gone) or a signal.
 A separate process keeps a native crash or a runaway allocation out of the daemon, and lets the

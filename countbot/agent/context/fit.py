@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from countbot.agent.context_budget import MESSAGE_OVERHEAD, TOOL_RESULT_OVERHEAD
+from countbot.agent.context.tokens import MESSAGE_OVERHEAD, TOOL_RESULT_OVERHEAD
 from countbot.agent.history import (
     AssistantEntry,
     HistoryEntry,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from countbot.llm.local.catalogue import CATALOGUE, CatalogueModel, UrlSource, model_file
-from countbot.llm.local.pull import PullError, is_installed, pull, remove
+from countbot.local_model.catalogue import CATALOGUE, CatalogueModel, UrlSource, model_file
+from countbot.local_model.pull import PullError, is_installed, pull, remove
 
 BODY = b"GGUF" + bytes(range(256)) * 64
 

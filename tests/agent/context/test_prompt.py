@@ -1,4 +1,4 @@
-"""ContextBuilder: what the system prompt says, that it stays byte-stable and cached, the
+"""PromptBuilder: what the system prompt says, that it stays byte-stable and cached, the
 per-turn context line, and the message list a request is built from."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from countbot.agent.context import ContextBuilder
+from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry, project
 from countbot.agent.persona import PersonaLoader
 from countbot.config.settings import PersonaSettings
@@ -26,12 +26,12 @@ from countbot.llm.types import (
 from countbot.memory.memory_file import MemoryFile
 from countbot.skills.loader import SkillsLoader
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOOLS = ("read_file", "memory_read", "memory_write", "memory_search", "read_skill")
 
 
 async def request(
-    builder: ContextBuilder, history: list, current: UserEntry, *, vision: bool
+    builder: PromptBuilder, history: list, current: UserEntry, *, vision: bool
 ) -> list[Message]:
     """A request's messages as the agent builds them: the system prompt, then the projection."""
     return [
@@ -47,9 +47,9 @@ class Setup:
     builtin_skills: Path
     persona_settings: PersonaSettings
 
-    def builder(self, **kw: object) -> ContextBuilder:
+    def builder(self, **kw: object) -> PromptBuilder:
         options: dict[str, object] = {"timezone": "Europe/Berlin", "tool_names": TOOLS, **kw}
-        return ContextBuilder(
+        return PromptBuilder(
             workspace=self.workspace,
             persona_loader=PersonaLoader(self.personas),
             persona_settings=self.persona_settings,

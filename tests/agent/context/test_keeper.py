@@ -10,10 +10,11 @@ import json
 import re
 from typing import Any
 
-from countbot.agent.context_budget import request_budget
+from countbot.agent.context.flush import FLUSH_INSTRUCTIONS
+from countbot.agent.context.summary import SUMMARY_INSTRUCTIONS
+from countbot.agent.context.tokens import request_budget
 from countbot.agent.events import ToolEnd, TurnDone
-from countbot.agent.memory_flush import FLUSH_INSTRUCTIONS
-from countbot.agent.overflow import SUMMARY_INSTRUCTIONS
+from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
@@ -78,7 +79,7 @@ async def test_two_hundred_turns_on_a_small_window(tmp_path, model_server: Scrip
             text = {3: f"Please remember: {FACT}.", 200: "What is my locker code?"}.get(
                 turn, f"Turn {turn}: read big.txt again."
             )
-            events = [e async for e in runtime.agent.process_message(text, "s1")]
+            events = [e async for e in runtime.agent.process_message(TurnRequest(text, "s1"))]
             assert isinstance(events[-1], TurnDone), events[-1]
             answers.append((events[-1].content, [e for e in events if isinstance(e, ToolEnd)]))
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.events import TurnDone
-from countbot.agent.overflow import OverflowSummarizer
+from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.runtime.models import ModelResolver
 from countbot.store.sessions import SessionStore
@@ -36,7 +37,7 @@ async def small_runtime(tmp_path: Path, model_server: ScriptedModelServer) -> Ru
 
 
 async def turn(runtime: Runtime, text: str) -> None:
-    events = [e async for e in runtime.agent.process_message(text, "s1")]
+    events = [e async for e in runtime.agent.process_message(TurnRequest(text, "s1"))]
     assert isinstance(events[-1], TurnDone)
 
 

@@ -1,5 +1,9 @@
-"""Keeping every request inside the model's window: load, fit before each call, summarize.
+"""The context seam of a turn: the user entry, the history it builds on, each request fitted.
 
+The loop hands its entries here and gets back the messages of the next request (the way
+pi-mono's `transformContext` is one callback): the user entry gets its per-turn context
+(`prompt.turn_context`, a `/skill` invocation), and every request is kept inside the model's
+window.
 Before every model call the request is fitted to `agent.context_budget` of the window
 (`projection.fit`: re-read files, gists of old tool results, oversized entries cut). At the start
 of a turn, history that still does not fit is summarized into MEMORY.md (phase 2), after one
@@ -11,24 +15,22 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from countbot.agent.context import ContextBuilder
-from countbot.agent.context_budget import FixedCost, count, counted, request_budget
-from countbot.agent.history import HistoryEntry, SummaryEntry, from_record
-from countbot.agent.memory_flush import Recorder, flush_memory
-from countbot.agent.metered import MeteredProvider, UsageSink
-from countbot.agent.overflow import OverflowSummarizer
+from countbot.agent.context.fit import Fitted, fit, gist_cost
+from countbot.agent.context.flush import Recorder, flush_memory
+from countbot.agent.context.metered import MeteredProvider, UsageSink
+from countbot.agent.context.prompt import PromptBuilder
+from countbot.agent.context.summary import OverflowSummarizer
+from countbot.agent.context.tokens import FixedCost, count, counted, request_budget
+from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
+from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import SessionHistory
-from countbot.agent.projection import Fitted, fit, gist_cost
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
 from countbot.llm.types import Message, SystemMessage
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
-
-if TYPE_CHECKING:
-    from countbot.agent.loop import ModelChoice
 
 # Summary passes one turn start may run before it goes on with what fits.
 MAX_SUMMARY_PASSES = 3
@@ -44,16 +46,31 @@ class ContextKeeper:
         *,
         history: SessionHistory,
         summarizer: OverflowSummarizer,
-        context: ContextBuilder,
+        prompt: PromptBuilder,
         tools: ToolRegistry,
         settings: AgentSettings,
     ) -> None:
         self._history = history
         self._summarizer = summarizer
-        self._context = context
+        self._prompt = prompt
         self._tools = tools
         self._settings = settings
         self._fixed = FixedCost()
+
+    async def user_entry(self, request: TurnRequest) -> UserEntry:
+        """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
+        context that rides with it (time, channel, what the surface added)."""
+        message, extra = request.message, request.context
+        turn_context = self._prompt.turn_context(
+            channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
+        )
+        invocation = await self._prompt.skill_invocation(message)
+        if invocation is not None:
+            message, loaded = invocation
+            extra = f"{extra}\n{loaded}" if extra else loaded
+        if extra:
+            turn_context = f"{turn_context}\n{extra}"
+        return UserEntry(message, request.media, turn_context)
 
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
@@ -90,7 +107,7 @@ class ContextKeeper:
     ) -> Fitted:
         """`entries` as they fit the next request (the system prompt and tools counted in)."""
         if prompt is None:
-            prompt = await self._context.build_system_prompt()
+            prompt = await self._prompt.build_system_prompt()
         fixed = self._fixed.tokens(prompt, self._tools.specs(), choice.model)
         return fit(
             entries,
@@ -105,7 +122,7 @@ class ContextKeeper:
     ) -> tuple[list[Message], int]:
         """The next request's messages (the system prompt, then the fitted history) and their
         estimated prompt tokens."""
-        prompt = await self._context.build_system_prompt()
+        prompt = await self._prompt.build_system_prompt()
         fitted = await self.fit(entries, choice, prompt)
         return [SystemMessage(prompt), *fitted.messages], fitted.tokens
 
