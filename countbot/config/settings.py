@@ -353,19 +353,6 @@ class TranscriptionSettings(_Strict):
     timeout: float = Field(120.0, gt=0, description="s one transcription may take")
 
 
-class SpeechSettings(_Strict):
-    """Spoken replies on channels that take voice notes, for chats that ask (`/voice on`):
-    an OpenAI-compatible `<api_base>/audio/speech` endpoint, else espeak-ng when installed."""
-
-    enabled: bool = False
-    api_base: str | None = None
-    api_key: SecretStr | None = None
-    model: str = "tts-1"
-    voice: str = "alloy"
-    max_chars: int = Field(1500, ge=50, description="longer answers are sent as text only")
-    timeout: float = Field(60.0, gt=0)
-
-
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -381,7 +368,6 @@ class Settings(_Strict):
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
-    speech: SpeechSettings = Field(default_factory=SpeechSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

@@ -12,28 +12,51 @@ from __future__ import annotations
 import io
 import resource
 import sys
+from typing import Any
 
 # No job needs more; a hostile file meets MemoryError here, never the daemon.
 MEMORY_LIMIT = 3 * 1024**3
 SILK_RATE = 24_000
+SHORTEST_CHUNK, LONGEST_CHUNK = 8, 20  # seconds of speech decoded as one utterance
 VOICE_EXTRA = "offline transcription needs the voice extra: pip install 'countbot[voice]'"
 DOCUMENT_KINDS = ("pdf", "docx", "xlsx", "pptx", "html")
 DOCUMENTS_EXTRA = "reading documents needs the documents extra: pip install 'countbot[documents]'"
 
 
 def recognize(pcm: bytes) -> str:
-    """The words in `pcm`, decoded as one utterance in batch mode (the recognizer normalizes
-    over the whole recording, which here beat splitting it at pauses by a wide margin)."""
+    """The words in `pcm`. Each stretch of up to `LONGEST_CHUNK` seconds, cut at a pause once it
+    is `SHORTEST_CHUNK` long, is decoded as one utterance in batch mode: the recognizer normalizes
+    over the whole stretch, which beat cutting at every pause by a wide margin, and its time grows
+    faster than the length of one utterance, so long notes are cut."""
     try:
-        from pocketsphinx import Decoder
+        from pocketsphinx import Decoder, Vad
     except ImportError:
         raise SystemExit(_fail(VOICE_EXTRA)) from None
     decoder = Decoder(samprate=16_000, logfn="/dev/null")
-    decoder.start_utt()
-    decoder.process_raw(pcm, full_utt=True)
-    decoder.end_utt()
-    hypothesis = decoder.hyp()
-    return hypothesis.hypstr if hypothesis is not None else ""
+    words = []
+    for chunk in _chunks(pcm, Vad()):
+        decoder.start_utt()
+        decoder.process_raw(chunk, full_utt=True)
+        decoder.end_utt()
+        hypothesis = decoder.hyp()
+        if hypothesis is not None and hypothesis.hypstr:
+            words.append(hypothesis.hypstr)
+    return " ".join(words)
+
+
+def _chunks(pcm: bytes, vad: Any) -> list[bytes]:
+    frame = int(vad.frame_bytes)
+    shortest, longest = SHORTEST_CHUNK * 32_000, LONGEST_CHUNK * 32_000
+    chunks, start = [], 0
+    for position in range(0, len(pcm) - frame + 1, frame):
+        length = position - start
+        if length >= longest or (
+            length >= shortest and not vad.is_speech(pcm[position : position + frame])
+        ):
+            chunks.append(pcm[start:position])
+            start = position
+    chunks.append(pcm[start:])
+    return [chunk for chunk in chunks if chunk]
 
 
 def decode_silk(data: bytes) -> bytes:
@@ -72,7 +95,7 @@ def convert_document(data: bytes, extension: str) -> str:
         detail = reason[-1] if reason else type(exc).__name__
         message = f"the {extension.upper()} file could not be read: {detail}"
         raise SystemExit(_fail(message)) from None
-    return result.markdown
+    return result.markdown.replace("\f", "\n")  # pdfminer ends each page with a form feed
 
 
 def _fail(message: str) -> int:

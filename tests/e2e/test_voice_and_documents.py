@@ -93,5 +93,5 @@ async def test_an_attached_pdf_goes_with_the_question_as_text(
 
     await expect(ui.messages("assistant").last).to_contain_text("It says 42 million.")
     asked = user_texts(model_server.requests[0])
-    assert asked.startswith("what was the revenue?")
+    assert "what was the revenue?\n\n[The user sent 'q3.pdf'" in asked
     assert "Quarterly revenue was 42 million" in asked

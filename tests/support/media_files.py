@@ -60,20 +60,25 @@ def silence_wav(seconds: float) -> bytes:
 
 
 def pdf(pages: list[str]) -> bytes:
-    """A PDF with one line of Helvetica text per page, written by hand (no PDF library)."""
+    """A PDF with a page of Helvetica text per item (lines split at newlines), written by hand
+    (no PDF library)."""
     objects = ["<< /Type /Catalog /Pages 2 0 R >>"]
     kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>")
     objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     for index, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET"
+        lines = " T* ".join(f"({_escaped(line)}) Tj" for line in text.split("\n"))
+        stream = f"BT /F1 12 Tf 14 TL 72 740 Td {lines} ET"
         objects.append(
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * index} 0 R >>"
         )
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
     return _pdf_file(objects)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
 def scanned_pdf() -> bytes:
