@@ -353,6 +353,14 @@ class TranscriptionSettings(_Strict):
     timeout: float = Field(120.0, gt=0, description="s one transcription may take")
 
 
+class SecuritySettings(_Strict):
+    """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
+
+    # After a turn read untrusted content, an outbound call to a destination the owner did not
+    # name, or carrying private data, asks the user (ask), is refused (deny) or just runs (off).
+    outbound: Literal["ask", "deny", "off"] = "ask"
+
+
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -368,6 +376,8 @@ class Settings(_Strict):
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
+
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

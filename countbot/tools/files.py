@@ -109,6 +109,7 @@ class ReadFileTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, guard: WorkspaceGuard, documents: DocumentConverter | None = None) -> None:
         self.guard = guard
@@ -273,6 +274,7 @@ class ListDirTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, guard: WorkspaceGuard) -> None:
         self.guard = guard
