@@ -16,9 +16,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from countbot.media.child import JobFailed, run_job
+from countbot.media.child import JobFailed, run_job, run_program
 
 RATE = 16_000
+DECODE_TIME_LIMIT = 60.0  # seconds for ffmpeg to decode at most an hour of audio
 BYTES_PER_SECOND = RATE * 2
 _SILK_RATE = "24000"
 _DEMUXERS = "ogg,matroska,webm,mov,mp4,m4a,3gp,wav,mp3,amr,flac,aac"
@@ -80,35 +81,20 @@ async def to_pcm(data: bytes, *, max_seconds: float, time_limit: float) -> Pcm:
 async def _ffmpeg(input_options: list[str], data: bytes, max_seconds: float) -> Pcm:
     """Run ffmpeg on `data` written to a private temporary file (MP4 needs to seek)."""
     path = await asyncio.to_thread(_temporary, data)
+    command = [
+        "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error",
+        "-protocol_whitelist", "file", *input_options, "-i", path,
+        # A little past the limit, so "too long" is known without decoding an hour.
+        "-t", f"{max_seconds + 1:.0f}", "-ar", str(RATE), "-ac", "1", "-f", "s16le", "pipe:1",
+    ]  # fmt: skip
     try:
-        return await _decode(input_options, path, max_seconds)
+        return Pcm(await run_program(command, b"", time_limit=DECODE_TIME_LIMIT))
+    except JobFailed as exc:
+        if "not installed" in str(exc):
+            raise JobFailed(f"{exc} (Debian/Ubuntu: apt install ffmpeg)") from None
+        raise JobFailed(f"it is not audio ffmpeg can read ({exc})") from None
     finally:
         await asyncio.to_thread(_remove, path)
-
-
-async def _decode(input_options: list[str], path: str, max_seconds: float) -> Pcm:
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error",
-            "-protocol_whitelist", "file", *input_options, "-i", path,
-            # A little past the limit, so "too long" is known without decoding an hour.
-            "-t", f"{max_seconds + 1:.0f}", "-ar", str(RATE), "-ac", "1", "-f", "s16le", "pipe:1",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-    except FileNotFoundError:
-        raise JobFailed("ffmpeg is not installed (Debian/Ubuntu: apt install ffmpeg)") from None
-    try:
-        out, err = await process.communicate()
-    finally:
-        if process.returncode is None:  # cancelled: the decoder goes too
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-    if process.returncode != 0:
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        raise JobFailed(f"it is not audio ffmpeg can read ({lines[-1] if lines else 'no reason'})")
-    return Pcm(out)
 
 
 def _temporary(data: bytes) -> str:

@@ -120,7 +120,7 @@ class MediaReader:
         if len(text) <= INLINE_CHARS:
             head = f"[The user sent {shown!r} ({where}); its text follows.]"
             return Reading("document", f"{head}\n{text}\n[end of {shown}]")
-        full = await save(text)
+        full = where if kind == "text" else await save(text)  # a text file is its own text
         head = (
             f"[The user sent {shown!r} ({where}); the first {INLINE_CHARS:,} of {len(text):,} "
             f"characters of its text follow. The whole text is in {full}: read on with read_file "

@@ -426,6 +426,10 @@ class FakeTelegram:
         message = self._new_message(call, call.params.get("caption", ""), kind="document")
         return self._message_json(message)
 
+    async def _sendVoice(self, call: Call) -> dict[str, Any]:
+        message = self._new_message(call, call.params.get("caption", ""), kind="voice")
+        return self._message_json(message)
+
     async def _getFile(self, call: Call) -> dict[str, Any] | Response:
         file_id = call.params.get("file_id", "")
         if file_id not in self._files:
@@ -464,6 +468,8 @@ class FakeTelegram:
             data["photo"] = [{"file_id": "sent", "file_unique_id": "s", "width": 1, "height": 1}]
         elif message.kind == "document":
             data["document"] = {"file_id": "sent", "file_unique_id": "s"}
+        elif message.kind == "voice":
+            data["voice"] = {"file_id": "sent", "file_unique_id": "s", "duration": 1}
         if message.text:
             data["caption" if message.kind != "text" else "text"] = message.text
         return data

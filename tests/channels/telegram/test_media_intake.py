@@ -58,3 +58,41 @@ async def test_a_pdf_sent_with_a_question_enters_the_turn_as_text(
     assert "Quarterly revenue was 42 million" in asked and "Costs were 30 million" in asked
     (saved,) = (settings.workspace / "media").iterdir()
     assert saved.read_bytes() == report, "the original is kept"
+
+
+async def test_with_speech_on_the_answer_also_arrives_as_a_voice_note(
+    settings: Settings, model_server: ScriptedModelServer, fake_telegram
+) -> None:
+    settings.speech.enabled = True  # no endpoint: espeak-ng speaks, ffmpeg encodes
+    use_fake_telegram(settings, fake_telegram)
+    model_server.script(Reply.text("It will be **sunny** today."))
+    async with running_bot(settings, fake_telegram):
+        fake_telegram.user_says("weather?")
+        assert await fake_telegram.wait_for_messages(ALICE) == ["It will be <b>sunny</b> today."]
+        await fake_telegram.wait_until(lambda: bool(fake_telegram.calls_to("sendVoice")))
+
+    (call,) = fake_telegram.calls_to("sendVoice")
+    assert call.files["voice"].startswith(b"OggS")
+    spoken = media_files.converted(call.files["voice"], suffix=".wav")  # a real, decodable note
+    assert len(spoken) > 32_000
+
+
+async def test_a_speech_endpoint_speaks_the_answer_as_plain_text(
+    settings: Settings,
+    model_server: ScriptedModelServer,
+    transcriber: FakeTranscriber,
+    fake_telegram,
+) -> None:
+    settings.speech.enabled = True
+    settings.speech.api_base = transcriber.api_base
+    use_fake_telegram(settings, fake_telegram)
+    model_server.script(Reply.text("It will be **sunny** today."))
+    async with running_bot(settings, fake_telegram):
+        fake_telegram.user_says("weather?")
+        await fake_telegram.wait_until(lambda: bool(fake_telegram.calls_to("sendVoice")))
+
+    assert transcriber.spoken == [
+        {"model": "tts-1", "voice": "alloy", "response_format": "opus",
+         "input": "It will be sunny today."}
+    ]  # fmt: skip
+    assert fake_telegram.calls_to("sendVoice")[0].files["voice"] == transcriber.voice
