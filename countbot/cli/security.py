@@ -4,7 +4,7 @@ Each finding says what was seen and what to change. Levels:
 - danger: a stranger, or any untrusted text the assistant reads, can reach this machine or a
   secret without the owner's say (an open bind with a weak token, a chat channel open to
   everyone, file tools not confined, secrets readable or config writable by other users);
-  the command exits 1.
+  the command exits 1 (also: `security.outbound: off`, which lets a page send your data away).
 - warning: weaker than the defaults but still contained or asked about (the sandbox off or not
   working here, so stdio MCP servers would run on the host and each asks before it starts;
   private addresses reachable by web_fetch, keys in plain text in config.yaml, workspace skills
@@ -22,6 +22,7 @@ import click
 from countbot.cli import security_files
 from countbot.cli.security_files import Finding
 from countbot.config.settings import Settings
+from countbot.dataflow.policy import explain
 from countbot.mcp.host_start import command_line
 from countbot.runtime.assembly import exec_sandbox
 from countbot.web.access import is_loopback
@@ -60,6 +61,7 @@ def review(settings: Settings, sandbox: SandboxState) -> list[Finding]:
         *_channels(settings),
         *mcp_findings(settings, sandbox),
         _private_addresses(settings),
+        _outbound(settings),
         _confinement(settings),
         *security_files.review_files(settings),
     ]
@@ -130,6 +132,16 @@ def mcp_findings(settings: Settings, sandbox: SandboxState) -> list[Finding]:
         elif server.url is not None:
             where = urlsplit(server.url).netloc or server.url
             findings.append(Finding("ok", topic, f"remote over HTTP ({where}): no local process"))
+        elif sandbox.active is False and sandbox.mode == "bwrap":
+            findings.append(
+                Finding(
+                    "warning",
+                    topic,
+                    "refused: tools.exec.sandbox is bwrap and the sandbox does not work here",
+                    "make bubblewrap work here, or set tools.exec.sandbox: auto to start it "
+                    "on this machine after your approval",
+                )
+            )
         elif sandbox.active is False:
             findings.append(
                 Finding(
@@ -238,6 +250,14 @@ def _private_addresses(settings: Settings) -> Finding:
         "machines on your network and cloud metadata services",
         "set tools.web.allow_private: false unless you need it",
     )
+
+
+def _outbound(settings: Settings) -> Finding:
+    mode = settings.security.outbound
+    detail = explain(mode, settings.tools.exec.network)
+    if mode != "off":
+        return Finding("ok", "outbound data", detail)
+    return Finding("danger", "outbound data", detail, "set security.outbound: ask")
 
 
 def _confinement(settings: Settings) -> Finding:
