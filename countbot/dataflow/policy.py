@@ -20,6 +20,7 @@ refused (`deny`), or is let through (`off`). Every decision is written to the au
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,13 +40,24 @@ _SUMMARY_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierResult:
+    """A tool result of an earlier turn still in the model's context, with its call."""
+
+    tool: str
+    arguments: dict[str, Any]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnInputs:
-    """What the turn brought before any tool ran: the user's words and other private text."""
+    """What the model's context held before this turn's tools ran: the user's words, other
+    private text, text others wrote, and earlier turns' tool results."""
 
     owner_words: Sequence[str]
     request: str
     private: Sequence[tuple[str, str]] = ()
     untrusted: Sequence[tuple[str, str]] = ()
+    results: Sequence[EarlierResult] = ()
 
 
 class TurnSeed(Protocol):
@@ -70,11 +82,14 @@ class OutboundPolicy:
         mode: Callable[[], OutboundMode],
         seed: TurnSeed,
         audit: Callable[[dict[str, Any]], None],
+        tools: Callable[[str], Tool | None] = lambda name: None,
     ) -> None:
         # Read per call, so a settings change applies at once.
         self._mode = mode
         self._seed = seed
         self._audit = audit
+        # The tools by name, to know what earlier turns' results brought.
+        self._tools = tools
 
     async def admit(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext
@@ -87,6 +102,9 @@ class OutboundPolicy:
             args = mark_arguments(args, tool.remembers, ledger.untrusted)
         if egress is None:
             return args
+        if egress.refused is not None:
+            self._record(tool, egress, ctx, ledger, "refused", egress.refused)
+            return args  # the tool refuses it itself, with its own words to the model
         mode = self._mode()
         if mode == "off" or not ledger.tainted:
             why = "security.outbound is off" if mode == "off" else "no untrusted content yet"
@@ -110,32 +128,38 @@ class OutboundPolicy:
     async def observe(
         self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
     ) -> None:
-        ledger = _turn_ledger(ctx)
-        content = result.content
-        egress = await tool.egress(args, ctx)
-        origin = egress.destination if egress is not None else tool.name
-        label = _label(tool, args, egress)
-        if "untrusted" in tool.brings:
-            ledger.add_untrusted(label, origin, content)
-        if "private" in tool.brings:
-            ledger.add_private(label, content)
-        for source in marked_sources(content):
-            ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        await _take(_turn_ledger(ctx), tool, args, result.content, ctx, "")
 
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
+        """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
         ledger = _turn_ledger(ctx)
-        if not ledger.seeded:
-            ledger.seeded = True
-            inputs = await self._seed(ctx)
-            ledger.add_owner_words(inputs.owner_words, inputs.request)
-            for source, text in inputs.private:
-                ledger.add_private(source, text)
-            for source, text in inputs.untrusted:
-                ledger.add_untrusted(source, "context", text)
-            for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
-                for source in marked_sources(text):
-                    ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        if ledger.seeding is None:
+            ledger.seeding = asyncio.ensure_future(self._read_inputs(ledger, ctx))
+        await asyncio.shield(ledger.seeding)
         return ledger
+
+    async def _read_inputs(self, ledger: TurnLedger, ctx: ToolContext) -> None:
+        try:
+            inputs = await self._seed(ctx)
+        except Exception:  # unknown inputs: every outbound call asks (fail closed)
+            log.exception("reading the inputs of a turn in session %s failed", ctx.session_id)
+            ledger.too_much = True
+            ledger.add_untrusted("inputs that could not be read", "context", "")
+            return
+        ledger.add_owner_words(inputs.owner_words, inputs.request)
+        for source, text in inputs.private:
+            ledger.add_private(source, text)
+        for source, text in inputs.untrusted:
+            ledger.add_untrusted(source, "context", text)
+        for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
+            for source in marked_sources(text):
+                ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        for earlier in inputs.results:
+            tool = self._tools(earlier.tool)
+            if tool is None:  # a tool gone since (an MCP server removed): count it a stranger's
+                ledger.add_untrusted(f"{earlier.tool} earlier", earlier.tool, earlier.content)
+            else:
+                await _take(ledger, tool, earlier.arguments, earlier.content, ctx, " earlier")
 
     async def _asked(
         self, tool: Tool, egress: Egress, verdict: Verdict, ledger: TurnLedger, ctx: ToolContext
@@ -212,7 +236,7 @@ async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict
         reasons.append("this conversation holds more private text than can be checked")
     if egress.opaque:
         reasons.append(_OPAQUE[egress.kind])
-    if not _named(egress, ledger):
+    elif not _named(egress, ledger):
         reasons.append(f"you did not name {egress.destination}")
     hits = [hit for hit in await ledger.find(egress.payload) if not _excused(hit, egress, ledger)]
     carries = tuple(dict.fromkeys(hit.source for hit in hits))
@@ -232,9 +256,10 @@ _OPAQUE = {
 
 
 def _named(egress: Egress, ledger: TurnLedger) -> bool:
-    if egress.kind == "url":
-        return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
-    return egress.kind in ("search", "chat", "standing")
+    """Search and chats are named by configuration (the message tool refuses other chats)."""
+    if egress.kind != "url":
+        return True
+    return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
 
 
 def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
@@ -247,6 +272,23 @@ def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
     return hit.value in ledger.owner_urls.get(host, "") or hit.value in ledger.seen_from(host)
 
 
+async def _take(
+    ledger: TurnLedger, tool: Tool, args: dict[str, Any], content: str, ctx: ToolContext, when: str
+) -> None:
+    """Record what a result brought into the model's context (`when`: "" or " earlier")."""
+    brought = await tool.brought(args)
+    if brought:
+        egress = await tool.egress(args, ctx)
+        origin = egress.destination if egress is not None else tool.name
+        label = _label(tool, args, egress) + when
+        if "untrusted" in brought:
+            ledger.add_untrusted(label, origin, content)
+        if "private" in brought:
+            ledger.add_private(label, content)
+    for source in marked_sources(content):
+        ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+
+
 def _turn_ledger(ctx: ToolContext) -> TurnLedger:
     if not isinstance(ctx.gate_state, TurnLedger):
         ctx.gate_state = TurnLedger()
@@ -256,5 +298,5 @@ def _turn_ledger(ctx: ToolContext) -> TurnLedger:
 def _label(tool: Tool, args: dict[str, Any], egress: Egress | None) -> str:
     if egress is not None and egress.kind != "exec":
         return f"{tool.name} {egress.destination}"
-    detail = next((str(args[k]) for k in ("path", "name", "query") if args.get(k)), "")
+    detail = next((str(args[k]) for k in ("path", "name", "command") if args.get(k)), "")
     return f"{tool.name} {detail[:80]}".strip()

@@ -25,6 +25,7 @@ from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
+from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
@@ -74,6 +75,8 @@ class Runtime:
     approvals: ApprovalBroker
     models: ModelResolver
     mcp: McpManager
+    # Voice notes and documents received on channels or uploaded in the web UI, read as text.
+    media: MediaReader
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -131,7 +134,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
-    tools.gate = outbound_policy(settings, sessions, audit)
+    tools.gate = outbound_policy(settings, sessions, audit, tools)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
@@ -180,10 +183,13 @@ async def open_runtime(settings: Settings) -> Runtime:
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
         models,
         mcp,
+        MediaReader(settings.transcription),
     )
 
 
-def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog) -> OutboundPolicy:
+def outbound_policy(
+    settings: Settings, sessions: SessionStore, audit: AuditLog, tools: ToolRegistry
+) -> OutboundPolicy:
     """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
     seed = SessionSeed(
         sessions,
@@ -191,7 +197,7 @@ def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog)
         secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
         window=lambda: settings.agent.max_history,
     )
-    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
+    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write, tools.get)
 
 
 def mcp_manager(
@@ -200,14 +206,15 @@ def mcp_manager(
     sandbox: Sandbox,
     ask_to_start: Remembered | None = None,
 ) -> McpManager:
-    """The configured MCP servers; stdio servers run in the sandbox when it works, else (given
-    `ask_to_start`, the remembered approvals) only once the user approves each one."""
+    """The configured MCP servers; stdio servers run in the sandbox when it works, are refused
+    when `bwrap` is required and does not work, else (given `ask_to_start`, the remembered
+    approvals) start on the host only once the user approves each one."""
     return McpManager(
         settings.mcp,
         tools,
         workspace=settings.workspace,
         log_dir=settings.data_dir / "mcp",
-        launcher=sandbox.server_command if sandbox.status.active else None,
+        launcher=sandbox.server_launcher(),
         ask_to_start=ask_to_start,
     )
 

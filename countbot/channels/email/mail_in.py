@@ -23,6 +23,7 @@ from countbot.channels.door import (
     MediaFolder,
     SenderInfo,
     SendError,
+    decode_declared,
     html_to_text,
     take_in_all,
 )
@@ -82,10 +83,11 @@ def _part_text(message: EmailMessage, subtype: str) -> str:
     part = message.get_body(preferencelist=(subtype,))
     if part is None:
         return ""
-    try:
-        content = str(part.get_content())
-    except (LookupError, ValueError):  # an unknown charset, a broken encoding
+    data = part.get_payload(decode=True)
+    if not isinstance(data, bytes):
         return ""
+    # The declared charset is the sender's word: one that cannot be used falls back to UTF-8.
+    content = decode_declared(data, part.get_content_charset())
     return (html_to_text(content) if subtype == "html" else content).strip()
 
 
@@ -95,9 +97,10 @@ def _attachments(message: EmailMessage) -> list[Attachment]:
         data = part.get_payload(decode=True)
         if not isinstance(data, bytes):
             continue
-        kind = "image" if part.get_content_maintype() == "image" else "file"
+        main_type = part.get_content_maintype()
+        kind = main_type if main_type in ("image", "audio") else "file"
         name = part.get_filename() or f"attachment-{index}"
-        found.append(Attachment(kind, name, partial(_ready, data)))
+        found.append(Attachment(kind, name, partial(_ready, data), part.get_content_type()))
     return found
 
 
