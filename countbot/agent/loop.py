@@ -199,6 +199,9 @@ class AgentLoop:
             model_turn = ModelTurn()
             async for event in stream_model(choice, messages, turn.tools, turn.token, model_turn):
                 yield event
+            if model_turn.runaway:  # stopped before the server reported usage: estimate it
+                spent = await counted(AssistantEntry(model_turn.text), choice.model)
+                model_turn.usage = Usage(estimate, spent.tokens)
             turn.usage = turn.usage + model_turn.usage
             turn.model = model_turn.model
             if model_turn.cancelled:

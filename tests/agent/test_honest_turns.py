@@ -181,6 +181,7 @@ async def test_a_small_model_repeating_itself_is_stopped_and_never_continued(
     (runaway,) = notices(events, "truncated")
     assert runaway.details["runaway"] and "repeating itself" in runaway.text
     assert isinstance(events[-1], TurnDone) and events[-1].content == greeting.strip()
+    assert events[-1].usage.prompt_tokens > 0 < events[-1].usage.completion_tokens  # estimated
     assert model_server.wait_abandoned()  # the repetition was not generated to its end
     answers = [r for r in records if r["type"] == "assistant"]
     assert answers[0]["text"] == greeting.strip() and answers[0]["stop_reason"] == "repetition"
