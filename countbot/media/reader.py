@@ -67,6 +67,11 @@ class MediaReader:
         self._recognizer = recognizer or recognizer_for(settings)
         self._slot = asyncio.Semaphore(1)
 
+    @staticmethod
+    def reads(head: bytes, name: str, media_type: str, kind: str) -> bool:
+        """Whether `read` has something to say about such a file (from its first 16 bytes)."""
+        return is_audio(name, media_type, kind, head) or document_kind(name, media_type) is not None
+
     async def read(
         self, data: bytes, *, name: str, media_type: str, kind: str, where: str, save: SaveText
     ) -> Reading | None:

@@ -5,6 +5,7 @@ fake transcription endpoint; a real PDF through markitdown."""
 from __future__ import annotations
 
 from countbot.config.settings import Settings
+from tests.channels.fake_telegram import FakeUser
 from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
 from tests.channels.scenarios import user_texts
 from tests.support import media_files
@@ -12,13 +13,14 @@ from tests.support.fake_transcriber import FakeTranscriber
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 
-async def test_a_voice_note_reaches_the_model_as_a_transcript(
+async def test_a_voice_note_reaches_the_model_as_a_transcript_shown_back_to_the_user(
     bot: Bot, model_server: ScriptedModelServer, settings: Settings
 ) -> None:
     model_server.script(Reply.text("Sunny all day."))
     bot.fake.user_sends_voice(media_files.ogg_opus())
 
-    assert await bot.fake.wait_for_messages(ALICE) == ["Sunny all day."]
+    messages = await bot.fake.wait_for_messages(ALICE, 2)
+    assert messages == ["🎤 “what is the weather today”", "Sunny all day."]
     asked = user_texts(model_server.requests[0])
     assert "[Transcript of the user's voice note" in asked
     assert asked.endswith("\nwhat is the weather today")
@@ -39,10 +41,26 @@ async def test_with_an_endpoint_configured_it_transcribes_instead(
     model_server.script(Reply.text("Booked."))
     async with running_bot(settings, fake_telegram):
         fake_telegram.user_sends_voice(media_files.ogg_opus())
-        assert await fake_telegram.wait_for_messages(ALICE) == ["Booked."]
+        assert (await fake_telegram.wait_for_messages(ALICE, 2))[1] == "Booked."
 
     assert user_texts(model_server.requests[0]).endswith("\nbook a table for two at eight")
     assert len(transcriber.received) == 1
+
+
+async def test_a_strangers_voice_note_is_never_transcribed(
+    settings: Settings,
+    model_server: ScriptedModelServer,
+    transcriber: FakeTranscriber,
+    fake_telegram,
+) -> None:
+    settings.transcription.api_base = transcriber.api_base
+    use_fake_telegram(settings, fake_telegram)
+    async with running_bot(settings, fake_telegram):
+        fake_telegram.user_sends_voice(media_files.ogg_opus(), user=FakeUser(666))
+        (reply,) = await fake_telegram.wait_for_messages(666)
+
+    assert "code" in reply.lower()  # the pairing code, and nothing else
+    assert transcriber.received == [] and model_server.requests == []
 
 
 async def test_a_pdf_sent_with_a_question_enters_the_turn_as_text(
