@@ -21,7 +21,15 @@ from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.metered import MeteredProvider, UsageSink
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
-from countbot.agent.context.tokens import FixedCost, count, counted, request_budget
+from countbot.agent.context.tokens import (
+    FixedCost,
+    bound,
+    bounded,
+    count,
+    counted,
+    exactly,
+    request_budget,
+)
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import SessionHistory
@@ -108,11 +116,17 @@ class ContextKeeper:
         """`entries` as they fit the next request (the system prompt and tools counted in)."""
         if prompt is None:
             prompt = await self._prompt.build_system_prompt()
-        fixed = self._fixed.tokens(prompt, self._tools.specs(), choice.model)
+        budget, specs = self.budget(choice), self._tools.specs()
+        # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
+        upper = bounded(entries)
+        fixed = self._fixed.tokens(prompt, specs, choice.model)
+        if fixed + sum(e.tokens for e in upper) <= budget:
+            return fit(upper, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
+        entries = await exactly(entries, choice.model)
         return fit(
             entries,
-            budget=self.budget(choice),
-            fixed=fixed,
+            budget=budget,
+            fixed=self._fixed.tokens(prompt, specs, choice.model),
             count=lambda text: count(text, choice.model),
             vision=choice.vision,
         )
