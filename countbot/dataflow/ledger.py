@@ -52,7 +52,8 @@ class TurnLedger:
     """Sources and values of one turn; see the module docstring."""
 
     untrusted: list[str] = field(default_factory=list)
-    seeded: bool = False
+    # Reading the turn's own inputs (`OutboundPolicy`), started by the first call that needs them.
+    seeding: asyncio.Future[None] | None = None
     too_much: bool = False
     owner_hosts: set[str] = field(default_factory=set)
     # Normal form of the owner's words per host they named (URLs given), and of the request.

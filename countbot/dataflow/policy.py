@@ -20,6 +20,7 @@ refused (`deny`), or is let through (`off`). Every decision is written to the au
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -87,6 +88,9 @@ class OutboundPolicy:
             args = mark_arguments(args, tool.remembers, ledger.untrusted)
         if egress is None:
             return args
+        if egress.refused is not None:
+            self._record(tool, egress, ctx, ledger, "refused", egress.refused)
+            return args  # the tool refuses it itself, with its own words to the model
         mode = self._mode()
         if mode == "off" or not ledger.tainted:
             why = "security.outbound is off" if mode == "off" else "no untrusted content yet"
@@ -112,30 +116,42 @@ class OutboundPolicy:
     ) -> None:
         ledger = _turn_ledger(ctx)
         content = result.content
-        egress = await tool.egress(args, ctx)
-        origin = egress.destination if egress is not None else tool.name
-        label = _label(tool, args, egress)
-        if "untrusted" in tool.brings:
-            ledger.add_untrusted(label, origin, content)
-        if "private" in tool.brings:
-            ledger.add_private(label, content)
+        brought = await tool.brought(args)
+        if brought:
+            egress = await tool.egress(args, ctx)
+            origin = egress.destination if egress is not None else tool.name
+            label = _label(tool, args, egress)
+            if "untrusted" in brought:
+                ledger.add_untrusted(label, origin, content)
+            if "private" in brought:
+                ledger.add_private(label, content)
         for source in marked_sources(content):
             ledger.add_untrusted(f"a memory note from {source}", "memory", "")
 
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
+        """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
         ledger = _turn_ledger(ctx)
-        if not ledger.seeded:
-            ledger.seeded = True
-            inputs = await self._seed(ctx)
-            ledger.add_owner_words(inputs.owner_words, inputs.request)
-            for source, text in inputs.private:
-                ledger.add_private(source, text)
-            for source, text in inputs.untrusted:
-                ledger.add_untrusted(source, "context", text)
-            for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
-                for source in marked_sources(text):
-                    ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        if ledger.seeding is None:
+            ledger.seeding = asyncio.ensure_future(self._read_inputs(ledger, ctx))
+        await asyncio.shield(ledger.seeding)
         return ledger
+
+    async def _read_inputs(self, ledger: TurnLedger, ctx: ToolContext) -> None:
+        try:
+            inputs = await self._seed(ctx)
+        except Exception:  # unknown inputs: every outbound call asks (fail closed)
+            log.exception("reading the inputs of a turn in session %s failed", ctx.session_id)
+            ledger.too_much = True
+            ledger.add_untrusted("inputs that could not be read", "context", "")
+            return
+        ledger.add_owner_words(inputs.owner_words, inputs.request)
+        for source, text in inputs.private:
+            ledger.add_private(source, text)
+        for source, text in inputs.untrusted:
+            ledger.add_untrusted(source, "context", text)
+        for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
+            for source in marked_sources(text):
+                ledger.add_untrusted(f"a memory note from {source}", "memory", "")
 
     async def _asked(
         self, tool: Tool, egress: Egress, verdict: Verdict, ledger: TurnLedger, ctx: ToolContext
@@ -212,7 +228,7 @@ async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict
         reasons.append("this conversation holds more private text than can be checked")
     if egress.opaque:
         reasons.append(_OPAQUE[egress.kind])
-    if not _named(egress, ledger):
+    elif not _named(egress, ledger):
         reasons.append(f"you did not name {egress.destination}")
     hits = [hit for hit in await ledger.find(egress.payload) if not _excused(hit, egress, ledger)]
     carries = tuple(dict.fromkeys(hit.source for hit in hits))
@@ -232,9 +248,10 @@ _OPAQUE = {
 
 
 def _named(egress: Egress, ledger: TurnLedger) -> bool:
-    if egress.kind == "url":
-        return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
-    return egress.kind in ("search", "chat", "standing")
+    """Search and chats are named by configuration (the message tool refuses other chats)."""
+    if egress.kind != "url":
+        return True
+    return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
 
 
 def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
@@ -256,5 +273,5 @@ def _turn_ledger(ctx: ToolContext) -> TurnLedger:
 def _label(tool: Tool, args: dict[str, Any], egress: Egress | None) -> str:
     if egress is not None and egress.kind != "exec":
         return f"{tool.name} {egress.destination}"
-    detail = next((str(args[k]) for k in ("path", "name", "query") if args.get(k)), "")
+    detail = next((str(args[k]) for k in ("path", "name", "command") if args.get(k)), "")
     return f"{tool.name} {detail[:80]}".strip()
