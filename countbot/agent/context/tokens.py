@@ -128,6 +128,11 @@ def _text_size(entry: HistoryEntry) -> int:
     return len(entry.text)
 
 
+def schema_tokens(tools: Sequence[ToolSpec], model: str) -> int:
+    """What the tool schemas cost in a request (their JSON, as sent)."""
+    return count(json.dumps(to_openai_tools(list(tools)), ensure_ascii=False), model)
+
+
 def request_budget(context_window: int, share: float, max_tokens: int | None) -> int:
     """Prompt tokens a request may use: `share` of the window, less the room for the answer.
 
