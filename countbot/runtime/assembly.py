@@ -25,6 +25,7 @@ from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
+from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
@@ -72,6 +73,8 @@ class Runtime:
     approvals: ApprovalBroker
     models: ModelResolver
     mcp: McpManager
+    # Voice notes and documents received on channels or uploaded in the web UI, read as text.
+    media: MediaReader
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -129,7 +132,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
-    tools.gate = outbound_policy(settings, sessions, audit)
+    tools.gate = outbound_policy(settings, sessions, audit, tools)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
@@ -178,10 +181,13 @@ async def open_runtime(settings: Settings) -> Runtime:
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
         models,
         mcp,
+        MediaReader(settings.transcription),
     )
 
 
-def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog) -> OutboundPolicy:
+def outbound_policy(
+    settings: Settings, sessions: SessionStore, audit: AuditLog, tools: ToolRegistry
+) -> OutboundPolicy:
     """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
     seed = SessionSeed(
         sessions,
@@ -189,7 +195,7 @@ def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog)
         secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
         window=lambda: settings.agent.max_history,
     )
-    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
+    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write, tools.get)
 
 
 def mcp_manager(
