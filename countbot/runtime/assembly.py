@@ -26,6 +26,7 @@ from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
+from countbot.runtime.features import Feature, FeaturePorts, LoopPorts
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -68,6 +69,8 @@ class Runtime:
     approvals: ApprovalBroker
     models: ModelResolver
     mcp: McpManager
+    # What features take from the runtime (a feature bound after the runtime opened too).
+    ports: FeaturePorts
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -108,8 +111,12 @@ def _secrets(model: BaseModel) -> Iterator[SecretStr]:
                     yield from _secrets(item)
 
 
-async def open_runtime(settings: Settings) -> Runtime:
-    """Open the store, seed the workspace and assemble the agent loop."""
+async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> Runtime:
+    """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
+
+    Every tool is registered here, before the loop is built (MCP servers' tools join and leave
+    later as their servers do).
+    """
     workspace = settings.workspace
     await asyncio.to_thread(seed_workspace, workspace)
     masker = secret_masker(settings)
@@ -119,42 +126,27 @@ async def open_runtime(settings: Settings) -> Runtime:
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
     skills = skills_loader(settings)
-    personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     tools = _tool_registry(
         settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox, sessions
     )
-    mcp = mcp_manager(settings, tools, sandbox)
-    mcp.start()  # in the background: nothing waits for the servers
-    prompt = PromptBuilder(
-        workspace=workspace,
-        persona_loader=personas,
-        persona_settings=settings.persona,
+    loops = LoopPorts(
+        models=ModelResolver(lambda: settings.model, settings.data_dir),
+        personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
         skills=skills,
         memory=memory,
-        timezone=settings.timezone,
-        tool_names=tools.names(),
-    )
-    recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
-    keeper = ContextKeeper(
-        history=sessions,
-        summarizer=OverflowSummarizer(sessions, memory, settings.agent.max_history),
-        prompt=prompt,
-        tools=tools,
-        settings=settings.agent,
-    )
-    agent = AgentLoop(
-        resolve_model=models,
-        context=keeper,
-        tools=tools,
-        settings=settings.agent,
-        workspace=workspace,
-        hooks=recorder.hooks(),
+        recorder=TurnRecorder(sessions, tool_calls, usage, audit, masker),
         spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
+        masker=masker,
     )
+    ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
+    for feature in features:
+        for tool in feature.tools(ports):
+            tools.register(tool)
+    mcp = mcp_manager(settings, tools, sandbox)
+    mcp.start()  # in the background: nothing waits for the servers
     return Runtime(
         settings,
         masker,
@@ -165,14 +157,45 @@ async def open_runtime(settings: Settings) -> Runtime:
         audit,
         memory,
         skills,
-        personas,
+        loops.personas,
         tools,
-        agent,
+        _agent_loop(settings, ports),
         outbound,
         sandbox,
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
-        models,
+        loops.models,
         mcp,
+        ports,
+    )
+
+
+def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
+    """The assistant's loop: its prompt, its context keeper, every tool, the spending limits."""
+    loops = ports.loops
+    prompt = PromptBuilder(
+        workspace=settings.workspace,
+        persona_loader=loops.personas,
+        persona_settings=settings.persona,
+        skills=loops.skills,
+        memory=loops.memory,
+        timezone=settings.timezone,
+        tool_names=ports.tools.names(),
+    )
+    keeper = ContextKeeper(
+        history=ports.sessions,
+        summarizer=OverflowSummarizer(ports.sessions, loops.memory, settings.agent.max_history),
+        prompt=prompt,
+        tools=ports.tools,
+        settings=settings.agent,
+    )
+    return AgentLoop(
+        resolve_model=loops.models,
+        context=keeper,
+        tools=ports.tools,
+        settings=settings.agent,
+        workspace=settings.workspace,
+        hooks=loops.recorder.hooks(),
+        spending=loops.spending,
     )
 
 
