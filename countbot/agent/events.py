@@ -85,6 +85,18 @@ AgentEvent = (
 TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
 
 
+def final_text(event: AgentEvent) -> str | None:
+    """What a turn ending with `event` amounts to as one text (an error or a cancel as a line
+    saying so), for callers that print only the end; None for an event that ends nothing."""
+    if isinstance(event, TurnDone):
+        return event.content
+    if isinstance(event, TurnError):
+        return f"Error: {event.error}"
+    if isinstance(event, TurnCancelled):
+        return "(cancelled)"
+    return None
+
+
 def event_to_dict(event: AgentEvent) -> dict[str, Any]:
     """A JSON-ready dict; usage is flattened with its total."""
     data = asdict(event)

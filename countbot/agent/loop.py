@@ -26,6 +26,7 @@ from countbot.agent.events import (
     TurnDone,
     TurnError,
     TurnNotice,
+    final_text,
 )
 from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, UserEntry
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
@@ -95,12 +96,8 @@ class AgentLoop:
         """Run one turn and return its final text (an error or cancel becomes a message)."""
         final = ""
         async for event in self.process_message(request):
-            if isinstance(event, TurnDone):
-                final = event.content
-            elif isinstance(event, TurnError):
-                final = f"Error: {event.error}"
-            elif isinstance(event, TurnCancelled):
-                final = "(cancelled)"
+            if (text := final_text(event)) is not None:
+                final = text
         return final
 
     async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:

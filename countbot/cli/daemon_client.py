@@ -21,6 +21,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    final_text,
 )
 from countbot.cli.approval_prompt import WHO, LineReader, ask
 from countbot.config.settings import Settings
@@ -61,12 +62,8 @@ async def answer_via_daemon(
     async with chat:
         answer = "Error: the daemon closed the connection before the turn finished"
         async for event in chat.turn(session_id, message):
-            if isinstance(event, TurnDone):
-                answer = event.content
-            elif isinstance(event, TurnError):
-                answer = f"Error: {event.error}"
-            elif isinstance(event, TurnCancelled):
-                answer = "(cancelled)"
+            if (text := final_text(event)) is not None:
+                answer = text
         return answer
 
 

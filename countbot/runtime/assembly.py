@@ -13,9 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.prompt import PromptBuilder
-from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
@@ -26,7 +24,13 @@ from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
-from countbot.runtime.features import Feature, FeaturePorts, LoopPorts
+from countbot.runtime.features import (
+    Feature,
+    FeaturePorts,
+    LoopPorts,
+    agent_loop,
+    prompt_sources,
+)
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -170,32 +174,14 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
 
 
 def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
-    """The assistant's loop: its prompt, its context keeper, every tool, the spending limits."""
-    loops = ports.loops
-    prompt = PromptBuilder(
-        workspace=settings.workspace,
-        persona_loader=loops.personas,
-        persona_settings=settings.persona,
-        skills=loops.skills,
-        memory=loops.memory,
-        timezone=settings.timezone,
-        tool_names=ports.tools.names(),
-    )
-    keeper = ContextKeeper(
-        history=ports.sessions,
-        summarizer=OverflowSummarizer(ports.sessions, loops.memory, settings.agent.max_history),
-        prompt=prompt,
+    """The assistant's loop: its prompt, every tool, the spending limits."""
+    return agent_loop(
+        ports,
+        prompt=PromptBuilder(tool_names=ports.tools.names(), **prompt_sources(ports)),
         tools=ports.tools,
-        settings=settings.agent,
-    )
-    return AgentLoop(
-        resolve_model=loops.models,
-        context=keeper,
-        tools=ports.tools,
-        settings=settings.agent,
-        workspace=settings.workspace,
-        hooks=loops.recorder.hooks(),
-        spending=loops.spending,
+        limits=settings.agent,
+        hooks=ports.loops.recorder.hooks(),
+        spending=ports.loops.spending,
     )
 
 

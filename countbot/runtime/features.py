@@ -14,10 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.prompt import PromptBuilder
+from countbot.agent.context.summary import OverflowSummarizer
+from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
-from countbot.config.settings import Settings
+from countbot.agent.ports import AgentHooks, SpendingGuard
+from countbot.config.settings import AgentSettings, Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.budget import BudgetGuard
@@ -64,3 +69,44 @@ class Feature(Protocol):
     def tools(self, ports: FeaturePorts) -> Sequence[Tool]:
         """The tools to offer (none is fine); called once, before the agent loop is built."""
         ...
+
+
+def prompt_sources(ports: FeaturePorts) -> dict[str, Any]:
+    """What every system prompt is built from: `PromptBuilder`'s arguments but the tool names."""
+    settings, loops = ports.settings, ports.loops
+    return {
+        "workspace": settings.workspace,
+        "persona_loader": loops.personas,
+        "persona_settings": settings.persona,
+        "skills": loops.skills,
+        "memory": loops.memory,
+        "timezone": settings.timezone,
+    }
+
+
+def agent_loop(
+    ports: FeaturePorts,
+    *,
+    prompt: PromptBuilder,
+    tools: ToolRegistry,
+    limits: AgentSettings,
+    hooks: AgentHooks,
+    spending: SpendingGuard,
+) -> AgentLoop:
+    """An AgentLoop on the runtime's model, history and memory: the assistant's or a subagent's."""
+    keeper = ContextKeeper(
+        history=ports.sessions,
+        summarizer=OverflowSummarizer(ports.sessions, ports.loops.memory, limits.max_history),
+        prompt=prompt,
+        tools=tools,
+        settings=limits,
+    )
+    return AgentLoop(
+        resolve_model=ports.loops.models,  # one provider, cooldowns and local model for all
+        context=keeper,
+        tools=tools,
+        settings=limits,
+        workspace=ports.settings.workspace,
+        hooks=hooks,
+        spending=spending,
+    )

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from countbot.agent.context.keeper import ContextKeeper
-from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import SpendCheck, SpendingGuard
 from countbot.config.settings import SubagentSettings
-from countbot.runtime.features import FeaturePorts
+from countbot.runtime.features import FeaturePorts, agent_loop, prompt_sources
 from countbot.subagents.prompt import SubagentContext
 from countbot.subagents.tools import SpawnTool, SubagentsTool
 from countbot.tools.base import Tool
@@ -70,31 +68,16 @@ class SubagentLoops:
             wanted = set(tools)
             names = [name for name in names if name in wanted]
         registry = _registry(ports, names)
-        context = SubagentContext(
-            task=task,
-            label=label,
-            tool_names=registry.names(),
-            workspace=settings.workspace,
-            persona_loader=ports.loops.personas,
-            persona_settings=settings.persona,
-            skills=ports.loops.skills,
-            memory=ports.loops.memory,
-            timezone=settings.timezone,
+        prompt = SubagentContext(
+            task=task, label=label, tool_names=registry.names(), **prompt_sources(ports)
         )
-        limits = settings.agent.model_copy(update={"max_iterations": self._settings.max_iterations})
-        keeper = ContextKeeper(
-            history=ports.sessions,
-            summarizer=OverflowSummarizer(ports.sessions, ports.loops.memory, limits.max_history),
-            prompt=context,
+        return agent_loop(
+            ports,
+            prompt=prompt,
             tools=registry,
-            settings=limits,
-        )
-        return AgentLoop(
-            resolve_model=ports.loops.models,  # one provider, cooldowns and local model for all
-            context=keeper,
-            tools=registry,
-            settings=limits,
-            workspace=settings.workspace,
+            limits=settings.agent.model_copy(
+                update={"max_iterations": self._settings.max_iterations}
+            ),
             hooks=ports.loops.recorder.hooks(parent_session=parent, spends_for=spends_for),
             spending=_SpendsFor(ports.loops.spending, spends_for),
         )
