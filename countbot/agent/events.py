@@ -83,6 +83,8 @@ AgentEvent = (
 )
 
 TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
+# How a cancelled turn reads where only its final text is shown.
+CANCELLED = "(cancelled)"
 
 
 def final_text(event: AgentEvent) -> str | None:
@@ -93,7 +95,7 @@ def final_text(event: AgentEvent) -> str | None:
     if isinstance(event, TurnError):
         return f"Error: {event.error}"
     if isinstance(event, TurnCancelled):
-        return "(cancelled)"
+        return CANCELLED
     return None
 
 

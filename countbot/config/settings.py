@@ -339,6 +339,14 @@ class ChannelsSettings(_Strict):
     email: EmailSettings = Field(default_factory=EmailSettings)
 
 
+class SecuritySettings(_Strict):
+    """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
+
+    # After a turn read untrusted content, an outbound call to a destination the owner did not
+    # name, or carrying private data, asks the user (ask), is refused (deny) or just runs (off).
+    outbound: Literal["ask", "deny", "off"] = "ask"
+
+
 class Settings(_Strict):
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -353,6 +361,7 @@ class Settings(_Strict):
     heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

@@ -39,6 +39,7 @@ class MemoryReadTool(Tool):
         },
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile) -> None:
         self._memory = memory
@@ -85,6 +86,8 @@ class MemoryWriteTool(Tool):
         },
     }
 
+    remembers: ClassVar[tuple[str, ...]] = ("note", "new_text")
+
     def __init__(self, memory: MemoryFile, *, today: Callable[[], date] = date.today) -> None:
         self._memory = memory
         self._today = today
@@ -127,6 +130,7 @@ class MemorySearchTool(Tool):
         "required": ["query"],
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile) -> None:
         self._memory = memory

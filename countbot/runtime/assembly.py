@@ -18,7 +18,10 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
+from countbot.dataflow.policy import OutboundPolicy
+from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
+from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
@@ -40,6 +43,7 @@ from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
+from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
@@ -133,9 +137,9 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
-    tools = _tool_registry(
-        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox, sessions
-    )
+    outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
+    tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
+    tools.gate = outbound_policy(settings, sessions, audit)
     loops = LoopPorts(
         models=ModelResolver(lambda: settings.model, settings.data_dir),
         personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
@@ -149,7 +153,8 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     for feature in features:
         for tool in feature.tools(ports):
             tools.register(tool)
-    mcp = mcp_manager(settings, tools, sandbox)
+    rules = ApprovalRules(db)
+    mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
     return Runtime(
         settings,
@@ -166,7 +171,7 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
         _agent_loop(settings, ports),
         outbound,
         sandbox,
-        ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
+        ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
         loops.models,
         mcp,
         ports,
@@ -185,14 +190,33 @@ def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
     )
 
 
-def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> McpManager:
-    """The configured MCP servers; stdio servers run in the sandbox when it works."""
+def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog) -> OutboundPolicy:
+    """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
+    seed = SessionSeed(
+        sessions,
+        settings.workspace,
+        secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
+        window=lambda: settings.agent.max_history,
+    )
+    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
+
+
+def mcp_manager(
+    settings: Settings,
+    tools: ToolRegistry,
+    sandbox: Sandbox,
+    ask_to_start: Remembered | None = None,
+) -> McpManager:
+    """The configured MCP servers; stdio servers run in the sandbox when it works, are refused
+    when `bwrap` is required and does not work, else (given `ask_to_start`, the remembered
+    approvals) start on the host only once the user approves each one."""
     return McpManager(
         settings.mcp,
         tools,
         workspace=settings.workspace,
         log_dir=settings.data_dir / "mcp",
-        launcher=sandbox.server_command if sandbox.status.active else None,
+        launcher=sandbox.server_launcher(),
+        ask_to_start=ask_to_start,
     )
 
 
@@ -293,10 +317,19 @@ def _tool_registry(
 
 
 class _RouterOutbox:
-    """The `message` tool's view of the outbound router (tools know no runtime types)."""
+    """The `message` tool's view of the outbound router and of the owner's chats."""
 
-    def __init__(self, router: OutboundRouter) -> None:
+    def __init__(
+        self,
+        router: OutboundRouter,
+        settings: Settings,
+        pairing: PairingStore,
+        sessions: SessionStore,
+    ) -> None:
         self._router = router
+        self._settings = settings
+        self._pairing = pairing
+        self._sessions = sessions
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -305,3 +338,14 @@ class _RouterOutbox:
 
     def channels(self) -> list[str]:
         return self._router.channels()
+
+    async def knows(self, channel: str, chat_id: str) -> bool:
+        """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
+        allow_from = getattr(getattr(self._settings.channels, channel, None), "allow_from", [])
+        listed = {entry.strip().lstrip("@").lower() for entry in allow_from}
+        # A thread (e-mail, Slack) is `<chat>/<thread>`: the chat is what the list names.
+        if chat_id.split("/", 1)[0].lower() in listed:
+            return True
+        if await self._pairing.is_paired(channel, chat_id):
+            return True
+        return await self._sessions.get(f"{channel}:{chat_id}") is not None

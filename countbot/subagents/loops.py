@@ -103,6 +103,7 @@ def _registry(ports: FeaturePorts, names: list[str]) -> ToolRegistry:
         max_retries=agent.max_retries,
         retry_delay=agent.retry_delay,
         masker=ports.loops.masker,
+        gate=ports.tools.gate,
     )
     for name in names:
         tool = ports.tools.get(name)

@@ -9,12 +9,13 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from countbot.cooperative import run_steps
 from countbot.llm.types import ToolCall, ToolSpec
 from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
@@ -27,8 +28,22 @@ Sleep = Callable[[float], Awaitable[None]]
 # How long a cancelled tool may take to clean up: exec needs up to 2 s between SIGTERM and SIGKILL
 # and 2 s more to drain its output pipe.
 _CLEANUP_GRACE = 10.0
-# Masking is a regex pass; above this size it runs off the event loop.
-_MASK_OFF_LOOP_CHARS = 100_000
+
+
+class ToolGate(Protocol):
+    """A check the runtime puts around every call (the data-flow policy, `countbot/dataflow/`).
+
+    `admit` answers the arguments to run with (possibly adjusted) or a result that replaces the
+    call (a refusal); `observe` sees each result before the model does.
+    """
+
+    async def admit(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> dict[str, Any] | ToolResult: ...
+
+    async def observe(
+        self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
+    ) -> None: ...
 
 
 class ToolRegistry:
@@ -43,7 +58,9 @@ class ToolRegistry:
         masker: SecretMasker | None = None,
         page_size: int = 30_000,
         sleep: Sleep = asyncio.sleep,
+        gate: ToolGate | None = None,
     ) -> None:
+        self.gate = gate
         self._default_timeout = default_timeout
         self._max_retries = max_retries
         self._retry_delay = retry_delay
@@ -118,7 +135,14 @@ class ToolRegistry:
         problem = self._validate(tool, args)
         if problem is not None:
             return ToolResult.error(problem)
-        return await self._run_with_retries(tool, args, ctx)
+        if self.gate is None:
+            return await self._run_with_retries(tool, args, ctx)
+        admitted = await self.gate.admit(tool, args, ctx)
+        if isinstance(admitted, ToolResult):
+            return admitted
+        result = await self._run_with_retries(tool, admitted, ctx)
+        await self.gate.observe(tool, admitted, result, ctx)
+        return result
 
     def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
         error = best_match(self._validators[tool.name].iter_errors(args))
@@ -181,9 +205,8 @@ class ToolRegistry:
     async def _mask(self, content: str) -> str:
         if self._masker is None:
             return content
-        if len(content) > _MASK_OFF_LOOP_CHARS:
-            return await asyncio.to_thread(self._masker.mask, content)
-        return self._masker.mask(content)
+        # In steps on the loop: in a thread, the regex pass would hold the GIL just as long.
+        return await run_steps(self._masker.mask_steps(content))
 
 
 def _cancelled(tool: Tool) -> ToolResult:

@@ -3,10 +3,11 @@
 Containment must not depend on recognising the command, so the command runs where damage is
 impossible: the workspace is the only writable place, the rest of / is read-only, the user's
 credentials and CountBot's own data and config are covered by empty tmpfs (or /dev/null for
-files), /tmp is private, the sandbox has its own PID namespace and /proc (the daemon's
-`/proc/<pid>/environ` is not there), no capabilities, a scrubbed environment, and limits on
-processes, memory, CPU time and file size. `--die-with-parent` ends everything when the daemon
-or the exec tool stops it.
+files), /tmp is private (but for the running interpreter's prefix and import paths, read-only:
+a venv under /tmp still runs its servers and commands), the sandbox has its own PID namespace
+and /proc (the daemon's `/proc/<pid>/environ` is not there), no capabilities, a scrubbed
+environment, and limits on processes, memory, CPU time and file size. `--die-with-parent` ends
+everything when the daemon or the exec tool stops it.
 
 `auto` probes once whether bwrap works here; when it does not, `status.active` is False and the
 exec tool asks for approval for every command instead (fail closed, never silently unsandboxed).
@@ -21,6 +22,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -84,12 +86,25 @@ _ENV_ALLOW_PREFIX = "LC_"
 # Where the sandbox sees its pids cgroup's membership file (on the private /tmp).
 _PIDS_FILE = "/tmp/.countbot-pids"
 _PROBE_TIMEOUT = 10.0
+# What happens without a working sandbox (`auto`, `off`): the user says yes to each one first.
+_ASKS = "every command asks, and each stdio MCP server before it starts"
+# The sandbox's private /tmp hides whatever the host keeps there.
+_PRIVATE_TMP = Path("/tmp")
 # Package runners (npx, uvx, pip) need a writable cache; home is read-only in the sandbox.
 _SERVER_CACHES = {
     "XDG_CACHE_HOME": "/tmp/.cache",
     "npm_config_cache": "/tmp/.npm",
     "UV_CACHE_DIR": "/tmp/.cache/uv",
 }
+
+
+# Wraps a server's argv and environment so that it runs in the sandbox (or refuses it).
+Argv = list[str]
+ServerLauncher = Callable[[Sequence[str], dict[str, str]], Awaitable[tuple[Argv, dict[str, str]]]]
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox is required (`bwrap`) and does not work here: nothing starts outside it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +153,15 @@ class Sandbox:
         self._limits = limits
         self._skill_env = skill_env
         self._sysrq = False
+        self._interpreter = _hidden_interpreter_paths()
         # The pids cgroup's file the shell writes to join it, and what it writes (see join_file).
         self._pids_join: tuple[Path, str] | None = None
         self.status = SandboxStatus(mode, False, "not probed yet")
+
+    @property
+    def has_network(self) -> bool:
+        """Whether a command can reach the network: in a sandbox that shares it, or outside one."""
+        return self._network or not self.status.active
 
     def probe(self) -> SandboxStatus:
         """Find out once whether bwrap works here (blocking: run it off the event loop)."""
@@ -149,7 +170,7 @@ class Sandbox:
 
     def _probe(self) -> SandboxStatus:
         if self._mode == "off":
-            return SandboxStatus("off", False, "off in tools.exec.sandbox: every command asks")
+            return SandboxStatus("off", False, f"off in tools.exec.sandbox: {_ASKS}")
         bwrap = shutil.which(self._bwrap)
         if bwrap is None:
             return self._unavailable("bubblewrap (bwrap) is not installed")
@@ -179,7 +200,7 @@ class Sandbox:
             )
 
     def _unavailable(self, why: str) -> SandboxStatus:
-        then = "every command asks" if self._mode == "auto" else "exec refuses every command"
+        then = _ASKS if self._mode == "auto" else "exec refuses every command"
         return SandboxStatus(self._mode, False, f"{why}: {then}")
 
     def _join_pids_cgroup(self) -> str:
@@ -200,6 +221,22 @@ class Sandbox:
         # Which secrets exist is a few dozen stats: file system work stays off the event loop.
         argv = await asyncio.to_thread(self._argv, shell, command, cwd)
         return argv, self._env(names)
+
+    def server_launcher(self) -> ServerLauncher | None:
+        """How a long-running (MCP) server starts: in the sandbox when it works; refused when
+        `bwrap` is required and does not work here (as exec refuses every command); None: on
+        the host, which the caller must not do without the user's yes."""
+        if self.status.active:
+            return self.server_command
+        return self._refuse_server if self._mode == "bwrap" else None
+
+    async def _refuse_server(
+        self, argv: Sequence[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        raise SandboxUnavailable(
+            f"tools.exec.sandbox is 'bwrap' and the sandbox does not work here "
+            f"({self.status.detail}): the server is not started"
+        )
 
     async def server_command(
         self, argv: Sequence[str], env: dict[str, str]
@@ -226,7 +263,9 @@ class Sandbox:
     ) -> list[str]:
         workspace = workspace or self._workspace
         argv = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
-        argv += ["--proc", "/proc", "--tmpfs", "/tmp"]
+        argv += ["--proc", "/proc", "--tmpfs", str(_PRIVATE_TMP)]
+        for path in self._interpreter:
+            argv += ["--ro-bind", str(path), str(path)]
         # The fresh /proc still reaches the kernel: root in the sandbox could write sysctls or
         # SysRq (reboot the machine) by file permissions alone.
         argv += ["--ro-bind", "/proc/sys", "/proc/sys"]
@@ -282,6 +321,27 @@ class Sandbox:
         }
         env["HOME"] = str(self._home)
         return env
+
+
+def _hidden_interpreter_paths() -> list[Path]:
+    """The running interpreter's prefixes and import paths that the private /tmp would hide.
+
+    A user's venv may live anywhere, /tmp included; without these the sandbox cannot start
+    `sys.executable` (a Python MCP server, a test's interpreter) nor import what it has installed.
+    Read-only, bound before the covers, so a secret inside one of them stays covered.
+    """
+    executable_prefix = Path(os.path.realpath(sys.executable)).parent.parent
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, executable_prefix, *sys.path]
+    found: list[Path] = []
+    for entry in candidates:
+        path = Path(os.path.abspath(entry)) if entry else None
+        # Never /tmp itself (a daemon started in /tmp has it on sys.path): that is all of it.
+        if path and path != _PRIVATE_TMP and path.is_relative_to(_PRIVATE_TMP) and path.exists():
+            found.append(path)
+    # A path inside another one found is visible through it already.
+    return sorted(
+        path for path in set(found) if not any(path != o and path.is_relative_to(o) for o in found)
+    )
 
 
 def _cover(paths: Sequence[Path]) -> list[str]:
