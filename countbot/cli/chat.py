@@ -11,6 +11,7 @@ import click
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.events import (
+    CANCELLED,
     AgentEvent,
     TextChunk,
     ToolEnd,
@@ -20,7 +21,7 @@ from countbot.agent.events import (
 )
 from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
-from countbot.cli.daemon_client import CANCELLED, DaemonChat, final_answer
+from countbot.cli.daemon_client import DaemonChat, final_answer
 from countbot.config.settings import Settings
 from countbot.runtime.approvals import TurnAddress
 from countbot.runtime.assembly import Runtime, open_runtime
