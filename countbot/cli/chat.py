@@ -11,14 +11,16 @@ import click
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.events import (
-    CANCELLED,
     AgentEvent,
     TextChunk,
     ToolEnd,
     ToolStart,
     TurnCancelled,
+    TurnDone,
     TurnError,
+    TurnNotice,
 )
+from countbot.agent.notices import CANCELLED
 from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
 from countbot.cli.daemon_client import DaemonChat, final_answer
@@ -188,6 +190,10 @@ def _show(event: AgentEvent) -> None:
         click.secho(f"\n  ⚙ {event.name} {event.arguments}", fg="bright_black", err=True)
     elif isinstance(event, ToolEnd):
         click.secho(f"  ↳ {event.status} ({event.duration_ms:.0f} ms)", fg="bright_black", err=True)
+    elif isinstance(event, TurnNotice):
+        click.secho(f"\n  ℹ {event.text}", fg="yellow", err=True)
+    elif isinstance(event, TurnDone) and event.model:
+        click.secho(f"\n  — {event.model}", fg="bright_black", err=True)
     elif isinstance(event, TurnError):
         click.secho(f"\nError: {event.error}", fg="red", err=True)
     elif isinstance(event, TurnCancelled):

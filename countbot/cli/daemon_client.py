@@ -21,8 +21,9 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
-    final_text,
+    notice_from_dict,
 )
+from countbot.agent.notices import final_text
 from countbot.cli.approval_prompt import WHO, LineReader, ask
 from countbot.config.settings import Settings
 from countbot.web.instance import read_daemon_info
@@ -50,12 +51,9 @@ def error_text(response: httpx.Response) -> str:
 
 
 async def final_answer(events: AsyncIterator[AgentEvent]) -> str:
-    """A turn's final text: its answer, "Error: ..." or `CANCELLED`, as `chat -m` prints it."""
-    answer = "Error: the daemon closed the connection before the turn finished"
-    async for event in events:
-        if (text := final_text(event)) is not None:
-            answer = text
-    return answer
+    """A turn's final text as `chat -m` prints it (`notices.final_text`)."""
+    closed = "Error: the daemon closed the connection before the turn finished"
+    return await final_text(events, closed)
 
 
 class DaemonChat:
@@ -175,7 +173,9 @@ def _event(frame: dict[str, Any], session_id: str) -> AgentEvent | None:
             float(frame.get("duration_ms", 0.0)),
         )
     if kind == "done":
-        return TurnDone(str(frame.get("content", "")))
+        return TurnDone(str(frame.get("content", "")), model=str(frame.get("model", "")))
+    if kind == "notice":
+        return notice_from_dict(frame)
     if kind == "error":
         return TurnError(str(frame.get("error")), bool(frame.get("retryable")))
     if kind == "cancelled":

@@ -23,6 +23,7 @@ from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
+from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
@@ -77,6 +78,8 @@ class Runtime:
     approvals: ApprovalBroker
     models: ModelResolver
     mcp: McpManager
+    # Voice notes and documents received on channels or uploaded in the web UI, read as text.
+    media: MediaReader
     # What features take from the runtime (a feature bound after the runtime opened too).
     ports: FeaturePorts
 
@@ -174,6 +177,7 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
         loops.models,
         mcp,
+        MediaReader(settings.transcription),
         ports,
     )
 
