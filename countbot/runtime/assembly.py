@@ -142,7 +142,7 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
-    tools.gate = outbound_policy(settings, sessions, audit)
+    tools.gate = outbound_policy(settings, sessions, audit, tools)
     loops = LoopPorts(
         models=ModelResolver(lambda: settings.model, settings.data_dir),
         personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
@@ -194,7 +194,9 @@ def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
     )
 
 
-def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog) -> OutboundPolicy:
+def outbound_policy(
+    settings: Settings, sessions: SessionStore, audit: AuditLog, tools: ToolRegistry
+) -> OutboundPolicy:
     """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
     seed = SessionSeed(
         sessions,
@@ -202,7 +204,7 @@ def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog)
         secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
         window=lambda: settings.agent.max_history,
     )
-    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
+    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write, tools.get)
 
 
 def mcp_manager(
