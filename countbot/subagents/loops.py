@@ -90,6 +90,9 @@ class _SpendsFor:
         self._guard = guard
         self._session_id = session_id
 
+    def limited(self) -> bool:
+        return self._guard.limited()
+
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int
     ) -> SpendCheck:
