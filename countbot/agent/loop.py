@@ -32,6 +32,7 @@ from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, Use
 from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.ports import (
     AgentHooks,
+    MemoryRecall,
     SessionHistory,
     SpendingGuard,
     SteeringInbox,
@@ -113,6 +114,7 @@ class AgentLoop:
         workspace: Path,
         hooks: AgentHooks | None = None,
         spending: SpendingGuard | None = None,
+        recall: MemoryRecall | None = None,
     ) -> None:
         self._resolve_model = resolve_model
         self._context = context
@@ -124,6 +126,7 @@ class AgentLoop:
         self._workspace = workspace
         self._hooks = hooks or AgentHooks()
         self._spending = spending
+        self._recall = recall
 
     async def process_direct(
         self,
@@ -196,6 +199,9 @@ class AgentLoop:
                 context = f"{context}\n{loaded}" if context else loaded
             if context:
                 turn_context = f"{turn_context}\n{context}"
+            if self._recall is not None:  # auto-recall: rides with the message, cited
+                recalled = await self._recall.recall(message, session_id)
+                turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
             user = UserEntry(message, tuple(media or ()), turn_context)
             try:
                 choice = await self._resolve_model()

@@ -21,6 +21,9 @@ from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
+from countbot.memory_index.assembly import INDEX_FILE, embedder_for
+from countbot.memory_index.index import MemoryIndex
+from countbot.memory_index.recall import AutoRecall
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
@@ -37,7 +40,12 @@ from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
 from countbot.tools.mcp.manager import McpManager
-from countbot.tools.memory_tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
+from countbot.tools.memory_tools import (
+    MemoryForgetTool,
+    MemoryReadTool,
+    MemorySearchTool,
+    MemoryWriteTool,
+)
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
@@ -58,6 +66,7 @@ class Runtime:
     usage: UsageLog
     audit: AuditLog
     memory: MemoryFile
+    memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
     tools: ToolRegistry
@@ -70,6 +79,7 @@ class Runtime:
 
     async def close(self) -> None:
         await self.mcp.close()
+        await self.memory_index.close()
         await self.models.aclose()
         await self.audit.close()
         await self.db.close()
@@ -117,6 +127,10 @@ async def open_runtime(settings: Settings) -> Runtime:
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
+    index = await MemoryIndex.open(
+        settings.data_dir / INDEX_FILE, workspace, sessions, embedder_for(settings.memory)
+    )
+    index.start()  # catches up with the files and the store in the background
     skills = skills_loader(settings)
     personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
@@ -125,6 +139,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     tools = _tool_registry(
         settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox, sessions
     )
+    _register_memory_tools(tools, workspace, memory, index)
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
     context = ContextBuilder(
@@ -143,11 +158,16 @@ async def open_runtime(settings: Settings) -> Runtime:
         context=context,
         tools=tools,
         history=sessions,
-        summarizer=OverflowSummarizer(sessions, memory, settings.agent.max_history),
+        summarizer=OverflowSummarizer(
+            sessions, memory, settings.agent.max_history, files_summary=is_users_conversation
+        ),
         settings=settings.agent,
         workspace=workspace,
         hooks=recorder.hooks(),
         spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
+        recall=AutoRecall(index, tokens=settings.memory.recall_tokens)
+        if settings.memory.recall
+        else None,
     )
     return Runtime(
         settings,
@@ -158,6 +178,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         usage,
         audit,
         memory,
+        index,
         skills,
         personas,
         tools,
@@ -265,9 +286,6 @@ def _tool_registry(
     ):
         registry.register(tool)
     for tool in (
-        MemoryReadTool(memory),
-        MemoryWriteTool(memory),
-        MemorySearchTool(memory),
         ReadSkillTool(skills),
         ReadResultTool(registry, archive),
         # Files leave the machine: always confined to the workspace, whatever the file tools may.
@@ -275,6 +293,29 @@ def _tool_registry(
     ):
         registry.register(tool)
     return registry
+
+
+def _register_memory_tools(
+    registry: ToolRegistry, workspace: Path, memory: MemoryFile, index: MemoryIndex
+) -> None:
+    """The memory tools, searching and forgetting through the index."""
+    files = [memory, MemoryFile(workspace / "USER.md")]
+    for tool in (
+        MemoryReadTool(memory),
+        MemoryWriteTool(memory),
+        MemorySearchTool(memory, index),
+        MemoryForgetTool(files, index),
+    ):
+        registry.register(tool)
+
+
+# Sessions that are not the user's conversation: their summaries stay out of MEMORY.md.
+_UNATTENDED_SESSIONS = ("cron:", "heartbeat", "subagent:")
+
+
+def is_users_conversation(session_id: str) -> bool:
+    """Whether a session's overflow summary belongs in the user's MEMORY.md."""
+    return not session_id.startswith(_UNATTENDED_SESSIONS)
 
 
 class _RouterOutbox:

@@ -79,7 +79,12 @@ class SubagentLoops:
             context=context,
             tools=registry,
             history=runtime.sessions,
-            summarizer=OverflowSummarizer(runtime.sessions, runtime.memory, limits.max_history),
+            summarizer=OverflowSummarizer(
+                runtime.sessions,
+                runtime.memory,
+                limits.max_history,
+                files_summary=lambda _session_id: False,  # never in the user's MEMORY.md
+            ),
             settings=limits,
             workspace=settings.workspace,
             hooks=self._recorder.hooks(parent_session=parent),
