@@ -28,6 +28,7 @@ os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
 from countbot.agent.events import TurnDone
 from countbot.agent.history import AssistantEntry, UserEntry, to_record
+from countbot.agent.turn_request import TurnRequest
 from countbot.llm.litellm_import import load_litellm
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -106,7 +107,7 @@ async def agent_turns(
             server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
         server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
         last = None
-        async for event in runtime.agent.process_message("hi", session):
+        async for event in runtime.agent.process_message(TurnRequest("hi", session)):
             last = event
         assert isinstance(last, TurnDone), last
 

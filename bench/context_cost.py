@@ -26,9 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from countbot.agent.context.fit import Fitted
 from countbot.agent.events import TurnDone
 from countbot.agent.history import AssistantEntry, UserEntry, project, to_record
-from countbot.agent.projection import Fitted
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -72,7 +73,7 @@ async def conversation(settings: Settings, server: ScriptedModelServer, before: 
             use_previous_behaviour(runtime)
         for turn in range(1, 11):
             text = "Read report.txt again." if turn in READING_TURNS else f"Note {turn}: fine."
-            events = [e async for e in runtime.agent.process_message(text, "bench")]
+            events = [e async for e in runtime.agent.process_message(TurnRequest(text, "bench"))]
             assert isinstance(events[-1], TurnDone), events[-1]  # a broken run counts nothing
         return sum(wire_tokens(body) for body in server.requests)
     finally:
@@ -115,7 +116,7 @@ async def turn_times(server: ScriptedModelServer, size: int, turns: int) -> list
             times = []
             for i in range(turns + 3):
                 started = time.perf_counter()
-                async for _ in runtime.agent.process_message(f"hello {i}", "long"):
+                async for _ in runtime.agent.process_message(TurnRequest(f"hello {i}", "long")):
                     pass
                 if i >= 3:
                     times.append((time.perf_counter() - started) * 1000)

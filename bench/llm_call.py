@@ -36,9 +36,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
 from countbot.agent.events import TurnDone
+from countbot.agent.turn_request import TurnRequest
 from countbot.llm.litellm_import import LITELLM_SETTINGS, OPENAI_HANDLER_SWITCH, load_litellm
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
@@ -127,7 +129,7 @@ async def agent_prompt_and_tools() -> tuple[str, ChatRequest]:
         runtime = await open_runtime(make_settings(Path(tmp), server))
         try:
             last = None
-            async for event in runtime.agent.process_message("hi", "bench"):
+            async for event in runtime.agent.process_message(TurnRequest("hi", "bench")):
                 last = event
             assert isinstance(last, TurnDone), last
             system = server.requests[-1]["messages"][0]["content"]
@@ -224,7 +226,9 @@ async def bench(base_url: str, model: str, histories: list[int], calls: int) -> 
     load_litellm()
     countbot = current_config()
     system, tools = await agent_prompt_and_tools()
-    provider = LiteLLMProvider(model, api_base=base_url, api_key=API_KEY, request_timeout=TIMEOUT)
+    provider = LiteLLMProvider(
+        model, ProviderOptions(api_base=base_url, api_key=API_KEY, request_timeout=TIMEOUT)
+    )
     rows = []
     for history in histories:
         request = with_history(system, tools, history)

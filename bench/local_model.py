@@ -37,10 +37,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from countbot.agent.events import TextChunk, TurnDone
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.llm.direct_provider import DirectProvider
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find
-from countbot.llm.local.pull import pull
+from countbot.local_model.catalogue import DEFAULT_MODEL, find
+from countbot.local_model.pull import pull
 from countbot.runtime.assembly import open_runtime
 
 CACHE = Path.home() / ".cache" / "countbot-bench" / "models"
@@ -91,7 +92,7 @@ async def direct(url: str, key: str, body: dict[str, Any]) -> Sample:
 async def turn(runtime: Any, session: str) -> Sample:
     """One whole agent turn; time to the first streamed answer text."""
     started, first, tokens = time.perf_counter(), None, 0
-    async for event in runtime.agent.process_message(QUESTION, session):
+    async for event in runtime.agent.process_message(TurnRequest(QUESTION, session)):
         if first is None and isinstance(event, TextChunk):
             first = time.perf_counter() - started
         if isinstance(event, TurnDone):

@@ -28,8 +28,8 @@ from mcp import Client, StdioServerParameters
 
 from countbot.config.settings import McpServerSettings, McpSettings
 from countbot.llm.types import ToolCall
+from countbot.mcp.manager import McpManager
 from countbot.tools.base import ToolContext
-from countbot.tools.mcp.manager import McpManager
 from countbot.tools.registry import ToolRegistry
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.support.scripted_model import ScriptedModelServer

@@ -68,10 +68,10 @@ def expected_answer(tag: str) -> str:
 class EchoAgent:
     """Stands in for the agent loop and the model: what is left is the daemon's own work."""
 
-    async def process_message(self, message: str, session_id: str, *args: Any, **kwargs: Any):
+    async def process_message(self, request: Any):
         from countbot.agent.events import TextChunk, TurnDone
 
-        found = MARKER.findall(message)
+        found = MARKER.findall(request.message)
         text = expected_answer(found[-1] if found else "?")
         step = -(-len(text) // 5)
         for start in range(0, len(text), step):

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from countbot.agent.cancel import CancelToken
-from countbot.agent.compaction import ContextKeeper
-from countbot.agent.context import ContextBuilder
-from countbot.agent.context_budget import counted
+from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.tokens import counted
 from countbot.agent.events import (
     AgentEvent,
     ToolEnd,
@@ -29,49 +28,16 @@ from countbot.agent.events import (
     TurnNotice,
 )
 from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, UserEntry
-from countbot.agent.overflow import OverflowSummarizer
-from countbot.agent.ports import (
-    AgentHooks,
-    MemoryRecall,
-    SessionHistory,
-    SpendingGuard,
-    SteeringInbox,
-    ToolCallRecord,
-)
+from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
+from countbot.agent.ports import AgentHooks, SpendingGuard, SteeringInbox, ToolCallRecord
+from countbot.agent.turn_request import TurnRequest
 from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
-from countbot.llm.model_info import DEFAULT_CONTEXT_WINDOW
-from countbot.llm.provider import LLMProvider
-from countbot.llm.types import ImagePart, ToolCall, Usage
-from countbot.tools.approval import Approver
+from countbot.llm.types import ToolCall, Usage
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelChoice:
-    """What the next turn talks to; resolved per turn so settings apply without a restart."""
-
-    provider: LLMProvider
-    temperature: float | None = None
-    max_tokens: int | None = None
-    vision: bool = False
-    # The smallest window of the model and its fallbacks, so a failover never overflows.
-    context_window: int = DEFAULT_CONTEXT_WINDOW
-
-    @property
-    def model(self) -> str:
-        """The model name whose tokenizer counts this choice's requests."""
-        return self.provider.model
-
-
-ModelResolver = Callable[[], Awaitable[ModelChoice]]
-
-
-class ModelNotConfiguredError(Exception):
-    """The resolver has no model to talk to; the turn ends with guidance, not a provider error."""
 
 
 NO_MODEL = (
@@ -100,56 +66,35 @@ class _Turn:
 
 
 class AgentLoop:
-    """The agent's heart; see the module docstring."""
+    """The agent's heart; see the module docstring.
+
+    `context` is the one seam between stored history and a model request: it builds the user
+    entry, loads (and summarizes) the history, and fits every request.
+    """
 
     def __init__(
         self,
         *,
         resolve_model: ModelResolver,
-        context: ContextBuilder,
+        context: ContextKeeper,
         tools: ToolRegistry,
-        history: SessionHistory,
-        summarizer: OverflowSummarizer,
         settings: AgentSettings,
         workspace: Path,
         hooks: AgentHooks | None = None,
         spending: SpendingGuard | None = None,
-        recall: MemoryRecall | None = None,
     ) -> None:
         self._resolve_model = resolve_model
-        self._context = context
+        self._keeper = context
         self._tools = tools
-        self._keeper = ContextKeeper(
-            history=history, summarizer=summarizer, context=context, tools=tools, settings=settings
-        )
         self._settings = settings
         self._workspace = workspace
         self._hooks = hooks or AgentHooks()
         self._spending = spending
-        self._recall = recall
 
-    async def process_direct(
-        self,
-        content: str,
-        session_id: str,
-        channel: str = "cli",
-        chat_id: str | None = None,
-        *,
-        context: str | None = None,
-        cancel_token: CancelToken | None = None,
-        approver: Approver | None = None,
-    ) -> str:
+    async def process_direct(self, request: TurnRequest) -> str:
         """Run one turn and return its final text (an error or cancel becomes a message)."""
         final = ""
-        async for event in self.process_message(
-            content,
-            session_id,
-            context=context,
-            channel=channel,
-            chat_id=chat_id,
-            cancel_token=cancel_token,
-            approver=approver,
-        ):
+        async for event in self.process_message(request):
             if isinstance(event, TurnDone):
                 final = event.content
             elif isinstance(event, TurnError):
@@ -158,51 +103,27 @@ class AgentLoop:
                 final = "(cancelled)"
         return final
 
-    async def process_message(
-        self,
-        message: str,
-        session_id: str,
-        context: str | None = None,
-        media: list[ImagePart] | None = None,
-        channel: str | None = None,
-        chat_id: str | None = None,
-        cancel_token: CancelToken | None = None,
-        *,
-        unattended: bool = False,
-        steering: SteeringInbox | None = None,
-        approver: Approver | None = None,
-    ) -> AsyncIterator[AgentEvent]:
-        """Run one turn, yielding its events; the last one is done, error or cancelled.
-
-        `approver` asks the user where the turn came from (None: nobody can, tools that need a
-        yes are denied).
-        """
-        token = cancel_token or CancelToken()
+    async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        """Run one turn, yielding its events; the last one is done, error or cancelled."""
+        session_id, token = request.session_id, request.cancel_token
         turn = _Turn(
             session_id=session_id,
             token=token,
             tool_context=ToolContext(
-                session_id, self._workspace, channel, chat_id, token.event, approver
+                session_id,
+                self._workspace,
+                request.channel,
+                request.chat_id,
+                token.event,
+                request.approver,
             ),
-            user_text=message,
-            steering=steering,
+            user_text=request.message,
+            steering=request.steering,
             usage=Usage(),
             entries=[],
         )
         try:
-            turn_context = self._context.turn_context(
-                channel=channel, chat_id=chat_id, unattended=unattended
-            )
-            invocation = await self._context.skill_invocation(message)
-            if invocation is not None:
-                message, loaded = invocation
-                context = f"{context}\n{loaded}" if context else loaded
-            if context:
-                turn_context = f"{turn_context}\n{context}"
-            if self._recall is not None:  # auto-recall: rides with the message, cited
-                recalled = await self._recall.recall(message, session_id)
-                turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
-            user = UserEntry(message, tuple(media or ()), turn_context)
+            user = await self._keeper.user_entry(request)
             try:
                 choice = await self._resolve_model()
             except ModelNotConfiguredError:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.events import AgentEvent, ReasoningChunk, TextChunk
 from countbot.agent.history import AssistantEntry
+from countbot.agent.model_choice import ModelChoice
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
@@ -27,9 +27,6 @@ from countbot.llm.types import (
     ToolSpec,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from countbot.agent.loop import ModelChoice
 
 _END = object()
 

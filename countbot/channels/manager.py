@@ -15,17 +15,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from countbot.channels.access import AccessControl
-from countbot.channels.approvals import ApprovalAnswers
-from countbot.channels.backoff import Backoff
-from countbot.channels.base import Channel
-from countbot.channels.commands import ChatCommands
-from countbot.channels.feed import SessionFeed
-from countbot.channels.intake import Intake
-from countbot.channels.kit import ChannelKit
-from countbot.channels.media import MediaFolder
-from countbot.channels.rate_limit import RateLimiter
-from countbot.channels.rendering import RenderSettings
+from countbot.channels.kit.access import AccessControl
+from countbot.channels.kit.approvals import ApprovalAnswers
+from countbot.channels.kit.backoff import Backoff
+from countbot.channels.kit.base import Channel
+from countbot.channels.kit.commands import ChatCommands
+from countbot.channels.kit.feed import SessionFeed
+from countbot.channels.kit.intake import Intake
+from countbot.channels.kit.media import MediaFolder
+from countbot.channels.kit.parts import ChannelKit
+from countbot.channels.kit.rate_limit import RateLimiter
+from countbot.channels.kit.rendering import RenderSettings
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
 from countbot.config.settings import ChannelSettings

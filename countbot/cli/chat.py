@@ -18,6 +18,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnError,
 )
+from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
 from countbot.cli.daemon_client import DaemonChat, answer_via_daemon
 from countbot.config.settings import Settings
@@ -43,9 +44,10 @@ async def run_once(
         try:
             token = CancelToken()
             approver = _approver(runtime, session_id, token, reader)
-            answer = await runtime.agent.process_direct(
+            request = TurnRequest(
                 message, session_id, channel="cli", cancel_token=token, approver=approver
             )
+            answer = await runtime.agent.process_direct(request)
         finally:
             await runtime.close()
     click.echo(answer)
@@ -92,9 +94,10 @@ class _LocalTurns:
     def start(self, line: str) -> AsyncIterator[AgentEvent]:
         self._token = CancelToken()
         approver = _approver(self._runtime, self._session_id, self._token, self._reader)
-        return self._runtime.agent.process_message(
+        request = TurnRequest(
             line, self._session_id, channel="cli", cancel_token=self._token, approver=approver
         )
+        return self._runtime.agent.process_message(request)
 
     async def cancel(self) -> None:
         self._token.cancel("interrupted at the prompt")

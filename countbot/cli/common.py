@@ -38,7 +38,7 @@ def settings_or_exit(
         check_settings(settings)
     except ConfigError as exc:
         if require_model:
-            from countbot.runtime.local_model import embedded_default
+            from countbot.local_model.models import embedded_default
 
             try:
                 settings = load_settings(path, require_model=False, need_secrets=need_secrets)

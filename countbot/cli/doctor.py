@@ -14,8 +14,6 @@ from pathlib import Path
 import click
 
 from countbot.config.settings import Settings
-from countbot.llm.local.catalogue import CATALOGUE
-from countbot.llm.local.pull import sha256_of
 from countbot.llm.types import (
     ChatRequest,
     StreamDone,
@@ -24,8 +22,10 @@ from countbot.llm.types import (
     TextPart,
     UserMessage,
 )
+from countbot.local_model.catalogue import CATALOGUE
+from countbot.local_model.models import effective_model
+from countbot.local_model.pull import sha256_of
 from countbot.runtime.assembly import Runtime, open_runtime
-from countbot.runtime.local_model import effective_model
 from countbot.runtime.models import ModelResolver
 from countbot.tools.sandbox import SandboxStatus
 

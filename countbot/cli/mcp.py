@@ -34,7 +34,7 @@ def mcp() -> None:
 @click.option("--yes", is_flag=True, help="write without asking")
 def import_servers(config_path: str | None, file: Path, yes: bool) -> None:
     """Add the servers of an `mcpServers` JSON file (Claude Desktop, Cursor) to config.yaml."""
-    from countbot.config.mcp_import import servers_from_json, write_servers
+    from countbot.mcp.json_import import servers_from_json, write_servers
 
     settings = settings_or_exit(config_path, require_model=False)
     target = settings.config_path

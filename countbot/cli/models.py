@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from countbot.cli.common import config_option, fail, settings_or_exit
-from countbot.llm.local.catalogue import CATALOGUE, CatalogueModel, find
+from countbot.local_model.catalogue import CATALOGUE, CatalogueModel, find
 
 
 @click.group()
@@ -24,8 +24,8 @@ def models() -> None:
 @config_option
 def models_list(config_path: str | None) -> None:
     """Show the catalogue: size, licence, SHA-256, and which models are pulled."""
-    from countbot.llm.local.pull import is_installed
-    from countbot.runtime.local_model import local_extra_installed
+    from countbot.local_model.models import local_extra_installed
+    from countbot.local_model.pull import is_installed
 
     folder = _folder(config_path)
     for entry in CATALOGUE:
@@ -43,7 +43,7 @@ def models_list(config_path: str | None) -> None:
 @click.argument("name")
 def models_pull(config_path: str | None, name: str) -> None:
     """Download NAME from the catalogue and verify it."""
-    from countbot.llm.local.pull import PullError, pull
+    from countbot.local_model.pull import PullError, pull
 
     entry = _entry(name)
     folder = _folder(config_path)
@@ -69,7 +69,7 @@ def models_pull(config_path: str | None, name: str) -> None:
 @click.argument("name")
 def models_remove(config_path: str | None, name: str) -> None:
     """Delete NAME's file from the models folder."""
-    from countbot.llm.local.pull import remove
+    from countbot.local_model.pull import remove
 
     entry = _entry(name)
     folder = _folder(config_path)
@@ -80,7 +80,7 @@ def models_remove(config_path: str | None, name: str) -> None:
 
 
 def _folder(config_path: str | None) -> Path:
-    from countbot.runtime.local_model import models_dir
+    from countbot.local_model.models import models_dir
 
     settings = settings_or_exit(config_path, require_model=False)
     return models_dir(settings.model, settings.data_dir)

@@ -15,16 +15,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from countbot.agent.cancel import CancelToken
 from countbot.agent.events import TERMINAL_TYPES, AgentEvent, TurnCancelled, TurnError
-from countbot.agent.ports import SteeringInbox
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import GatewaySettings
 from countbot.gateway.events import GatewayEvent, MessageAccepted
 from countbot.gateway.lanes import RunningTurn, SessionLane
 from countbot.gateway.messages import InboundMessage, QueueMode
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import EventHub, Watcher
-from countbot.llm.types import ImagePart
 from countbot.runtime.approvals import ApprovalBroker, ApprovalEvent, TurnAddress
 from countbot.tools.approval import Approver
 
@@ -37,20 +35,7 @@ KILL_GRACE = 5.0
 class TurnSource(Protocol):
     """What the gateway needs from the agent (AgentLoop implements it)."""
 
-    def process_message(
-        self,
-        message: str,
-        session_id: str,
-        context: str | None = None,
-        media: list[ImagePart] | None = None,
-        channel: str | None = None,
-        chat_id: str | None = None,
-        cancel_token: CancelToken | None = None,
-        *,
-        unattended: bool = False,
-        steering: SteeringInbox | None = None,
-        approver: Approver | None = None,
-    ) -> AsyncIterator[AgentEvent]: ...
+    def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]: ...
 
 
 class SessionDirectory(Protocol):
@@ -213,11 +198,11 @@ class Gateway:
 
     async def _stream(self, session_id: str, turn: RunningTurn) -> None:
         message = turn.message
-        events = self._agent.process_message(
+        request = TurnRequest(
             message.content,
             session_id,
             context=message.context,
-            media=list(message.media) or None,
+            media=tuple(message.media),
             channel=message.channel,
             chat_id=message.chat_id,
             cancel_token=turn.token,
@@ -225,6 +210,7 @@ class Gateway:
             steering=turn.steering,
             approver=self._approver(session_id, turn),
         )
+        events = self._agent.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]
             async for event in events:
                 if turn.silenced:

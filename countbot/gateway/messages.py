@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from countbot.llm.types import ImagePart
-from countbot.text_repair import repair_text
+from countbot.llm.unicode_repair import repair_text
 
 QueueMode = Literal["followup", "steer", "interrupt"]
 QUEUE_MODES: tuple[QueueMode, ...] = ("followup", "steer", "interrupt")

@@ -21,7 +21,7 @@ from httpx_sse import EventSource
 
 from countbot.llm.constrained import constrained_chunks, constrained_messages, response_format
 from countbot.llm.errors import ModelFailure
-from countbot.llm.local.server import LocalServer, LocalServerError
+from countbot.llm.local_endpoint import LocalEndpoint, LocalServerError
 from countbot.llm.openai_compatible import (
     Endpoint,
     EndpointError,
@@ -30,6 +30,7 @@ from countbot.llm.openai_compatible import (
     resolve_endpoint,
 )
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.stream_accumulator import is_whole_answer
 from countbot.llm.types import ChatRequest
@@ -63,13 +64,12 @@ class DirectProvider(RetryingProvider):
     def __init__(
         self,
         model: str,
+        options: ProviderOptions | None = None,
         *,
-        local: LocalServer | None = None,
+        local: LocalEndpoint | None = None,
         constrained: bool = False,
-        **options: Any,
     ) -> None:
-        """`options` are `RetryingProvider`'s (api_base, api_key, fallbacks, retries, ...)."""
-        super().__init__(model, **options)
+        super().__init__(model, options)
         self._local = local
         self._constrained = constrained
         self._endpoints: dict[str, Endpoint] = {}

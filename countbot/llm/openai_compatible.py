@@ -49,8 +49,8 @@ COMPATIBLE: dict[str, Compatible] = {
         "http://localhost:11434/v1", None, "OLLAMA_API_BASE", needs_key=False
     ),
     "hosted_vllm": Compatible(None, "HOSTED_VLLM_API_KEY", "HOSTED_VLLM_API_BASE", needs_key=False),
-    # A model run by CountBot itself (llm/local): its child server's address is known only once
-    # it runs, so DirectProvider asks the server, never this table, for it.
+    # A model run by CountBot itself (countbot/local_model): its child server's address is known
+    # only once it runs, so DirectProvider asks the server, never this table, for it.
     "local": Compatible(None, None, None, needs_key=False),
     "lm_studio": Compatible(
         "http://localhost:1234/v1", "LM_STUDIO_API_KEY", "LM_STUDIO_API_BASE", needs_key=False

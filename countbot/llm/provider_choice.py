@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from countbot.llm.cooldown import Cooldowns
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
-from countbot.llm.local.server import LocalServer
+from countbot.llm.local_endpoint import LocalEndpoint
 from countbot.llm.openai_compatible import is_compatible
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
 
 ProviderPath = Literal["auto", "direct", "litellm"]
@@ -47,36 +47,15 @@ def takes_direct_path(
 def open_provider(
     path: ProviderPath,
     model: str,
+    options: ProviderOptions | None = None,
     *,
-    api_base: str | None = None,
-    api_key: str | None = None,
-    fallbacks: Sequence[str] = (),
-    max_retries: int = 3,
-    request_timeout: float = 120.0,
-    cooldowns: Cooldowns | None = None,
     tool_calls: ToolCallMode = "auto",
-    local: LocalServer | None = None,
+    local: LocalEndpoint | None = None,
 ) -> RetryingProvider:
-    """The provider for `model` and its `fallbacks` on the chosen path; a `local/` model is
-    served by its child server `local` on the direct path (litellm could not find its port)."""
-    if takes_direct_path(path, model, fallbacks, api_base):
-        return DirectProvider(
-            model,
-            local=local,
-            constrained=uses_constrained(tool_calls, model),
-            api_base=api_base,
-            api_key=api_key,
-            fallbacks=fallbacks,
-            max_retries=max_retries,
-            request_timeout=request_timeout,
-            cooldowns=cooldowns,
-        )
-    return LiteLLMProvider(
-        model,
-        api_base=api_base,
-        api_key=api_key,
-        fallbacks=fallbacks,
-        max_retries=max_retries,
-        request_timeout=request_timeout,
-        cooldowns=cooldowns,
-    )
+    """The provider for `model` and the options' fallbacks on the chosen path; a `local/` model
+    is served by its child server `local` on the direct path (litellm could not find its port)."""
+    options = options or ProviderOptions()
+    if takes_direct_path(path, model, options.fallbacks, options.api_base):
+        constrained = uses_constrained(tool_calls, model)
+        return DirectProvider(model, options, local=local, constrained=constrained)
+    return LiteLLMProvider(model, options)

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.errors import ModelFailure, classify_error
 from countbot.llm.model_info import model_info, preload_model_map, provider_of
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retry import RetryPolicy
 from countbot.llm.stream_accumulator import StreamAccumulator
 from countbot.llm.types import (
@@ -69,35 +69,25 @@ class _Attempt:
 
 
 class RetryingProvider(ABC):
-    """Streams from `model` with retries, a deadline and fallbacks.
+    """Streams from `model` with retries, a deadline and fallbacks (`ProviderOptions`).
 
-    `request_timeout` bounds each attempt as a whole, streaming included, so a provider that
-    stalls mid-answer cannot hang a turn.
+    The options' `request_timeout` bounds each attempt as a whole, streaming included, so a
+    provider that stalls mid-answer cannot hang a turn.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        fallbacks: Sequence[str] = (),
-        max_retries: int = 3,
-        request_timeout: float = 120.0,
-        extra_headers: Mapping[str, str] | None = None,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        rng: Callable[[], float] = random.random,
-        cooldowns: Cooldowns | None = None,
-    ) -> None:
+    def __init__(self, model: str, options: ProviderOptions | None = None) -> None:
+        options = options or ProviderOptions()
         self._model = model
-        self._models = (model, *fallbacks)
-        self._api_base = api_base
-        self._api_key = api_key
-        self._timeout = request_timeout
-        self._extra_headers = dict(extra_headers or {})
-        self._retry = RetryPolicy(max_retries=max_retries, sleep=sleep, rng=rng)
-        self._secrets: tuple[str, ...] = (api_key,) if api_key else ()
-        self._cooldowns = cooldowns or Cooldowns()
+        self._models = (model, *options.fallbacks)
+        self._api_base = options.api_base
+        self._api_key = options.api_key
+        self._timeout = options.request_timeout
+        self._extra_headers = dict(options.extra_headers)
+        self._retry = RetryPolicy(
+            max_retries=options.max_retries, sleep=options.sleep, rng=options.rng
+        )
+        self._secrets: tuple[str, ...] = (options.api_key,) if options.api_key else ()
+        self._cooldowns = options.cooldowns or Cooldowns()
 
     @property
     def model(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from countbot.llm.errors import ModelFailure
 from countbot.llm.tool_args import parse_tool_call
 from countbot.llm.types import ReasoningDelta, StopReason, TextDelta, ToolCall, Usage
-from countbot.text_repair import StreamTextRepair, repair_text
+from countbot.llm.unicode_repair import StreamTextRepair, repair_text
 
 _JSON_TYPES = ("application/json",)
 

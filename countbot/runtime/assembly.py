@@ -13,14 +13,22 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from countbot.agent.context import ContextBuilder
+from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.prompt import PromptBuilder
+from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
-from countbot.agent.overflow import OverflowSummarizer
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.masking import SecretMasker
+from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
+from countbot.memory.tools import (
+    MemoryForgetTool,
+    MemoryReadTool,
+    MemorySearchTool,
+    MemoryWriteTool,
+)
 from countbot.memory_index.assembly import INDEX_FILE, embedder_for
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
@@ -39,13 +47,6 @@ from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 from countbot.tools.builtin import builtin_tools
-from countbot.tools.mcp.manager import McpManager
-from countbot.tools.memory_tools import (
-    MemoryForgetTool,
-    MemoryReadTool,
-    MemorySearchTool,
-    MemoryWriteTool,
-)
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
@@ -137,12 +138,12 @@ async def open_runtime(settings: Settings) -> Runtime:
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     tools = _tool_registry(
-        settings, workspace, masker, memory, skills, _RouterOutbox(outbound), sandbox, sessions
+        settings, workspace, masker, skills, _RouterOutbox(outbound), sandbox, sessions
     )
     _register_memory_tools(tools, workspace, memory, index)
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
-    context = ContextBuilder(
+    prompt = PromptBuilder(
         workspace=workspace,
         persona_loader=personas,
         persona_settings=settings.persona,
@@ -153,21 +154,26 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
     models = ModelResolver(lambda: settings.model, settings.data_dir)
-    agent = AgentLoop(
-        resolve_model=models,
-        context=context,
-        tools=tools,
+    keeper = ContextKeeper(
         history=sessions,
         summarizer=OverflowSummarizer(
             sessions, memory, settings.agent.max_history, files_summary=is_users_conversation
         ),
+        prompt=prompt,
+        tools=tools,
+        settings=settings.agent,
+        recall=AutoRecall(index, tokens=settings.memory.recall_tokens)
+        if settings.memory.recall
+        else None,
+    )
+    agent = AgentLoop(
+        resolve_model=models,
+        context=keeper,
+        tools=tools,
         settings=settings.agent,
         workspace=workspace,
         hooks=recorder.hooks(),
         spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
-        recall=AutoRecall(index, tokens=settings.memory.recall_tokens)
-        if settings.memory.recall
-        else None,
     )
     return Runtime(
         settings,
@@ -268,7 +274,6 @@ def _tool_registry(
     settings: Settings,
     workspace: Path,
     masker: SecretMasker,
-    memory: MemoryFile,
     skills: SkillsLoader,
     outbox: Outbox,
     sandbox: Sandbox,

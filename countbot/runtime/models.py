@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from countbot.agent.loop import ModelChoice, ModelNotConfiguredError
+from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
 from countbot.llm.provider_choice import is_local, open_provider
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
-from countbot.runtime.local_model import LocalModels, effective_model
+from countbot.local_model.models import LocalModels, effective_model
 
 
 class ModelResolver:
@@ -44,17 +45,16 @@ class ModelResolver:
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
         local = await self.local.server_for(name, settings) if is_local(name) else None
-        provider = open_provider(
-            settings.provider_path,
-            name,
+        options = ProviderOptions(
             api_base=settings.api_base,
             api_key=api_key,
             fallbacks=settings.fallbacks,
             max_retries=settings.max_retries,
             request_timeout=settings.request_timeout,
             cooldowns=self.cooldowns,
-            tool_calls=settings.tool_calls,
-            local=local,
+        )
+        provider = open_provider(
+            settings.provider_path, name, options, tool_calls=settings.tool_calls, local=local
         )
         vision = settings.vision
         if vision is None:

@@ -20,13 +20,13 @@ from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.heartbeat import Heartbeat
 from countbot.scheduler.runs import JobExecutor
 from countbot.scheduler.service import SchedulerService
+from countbot.scheduler.tool import CronTool
 from countbot.scheduler.tool_port import ToolJobs
 from countbot.scheduler.triggers import zone_name
 from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.counters import DailyCounters
 from countbot.store.jobs import JobStore
-from countbot.tools.cron_tool import CronTool
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from countbot.scheduler.book import JobBook, JobDraft
 from countbot.scheduler.jobs import WEB, Delivery, Job
-from countbot.tools.cron_tool import CronJobInfo, CronJobRequest
+from countbot.scheduler.tool import CronJobInfo, CronJobRequest
 
 
 class ToolJobs:

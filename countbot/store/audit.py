@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from countbot.llm.unicode_repair import repair_text
 from countbot.store.masker import Masker
-from countbot.text_repair import repair_text
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from countbot.llm.unicode_repair import repair_text
 from countbot.store.database import Database
-from countbot.text_repair import repair_text
 
 TITLE_LENGTH = 60
 

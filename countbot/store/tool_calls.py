@@ -8,9 +8,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from countbot.llm.unicode_repair import repair_text
 from countbot.store.database import Database
 from countbot.store.masker import Masker
-from countbot.text_repair import repair_text
 
 # Enough to see what a call returned; the full output lives in the session's messages.
 RESULT_LIMIT = 4000

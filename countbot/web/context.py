@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
-from countbot.gateway.subagents import SubagentManager
+from countbot.local_model.models import effective_model, embedded_default
 from countbot.runtime.assembly import Runtime
-from countbot.runtime.local_model import effective_model, embedded_default
 from countbot.scheduler.assembly import Scheduler
+from countbot.subagents.manager import SubagentManager
 
 
 @dataclass(slots=True)

@@ -23,13 +23,13 @@ import uvicorn
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
-from countbot.gateway.subagents import start_subagents
 from countbot.llm.litellm_import import preload_litellm
 from countbot.llm.provider_choice import takes_direct_path
+from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
-from countbot.runtime.local_model import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.scheduler.assembly import start_scheduler
+from countbot.subagents.manager import start_subagents
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.context import DaemonContext

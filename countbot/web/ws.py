@@ -19,7 +19,7 @@ from countbot.gateway.events import SessionEvent
 from countbot.gateway.gateway import GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
-from countbot.text_repair import repair_text
+from countbot.llm.unicode_repair import repair_text
 from countbot.web.context import DaemonContext
 from countbot.web.notices import status_frame
 from countbot.web.protocol import (

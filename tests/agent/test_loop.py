@@ -17,6 +17,7 @@ from countbot.agent.events import (
     TurnError,
 )
 from countbot.agent.history import from_record
+from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
@@ -25,7 +26,7 @@ from tests.support.settings import make_settings
 async def collect(
     runtime: Runtime, text: str, session: str = "s1", **kw: object
 ) -> list[AgentEvent]:
-    return [e async for e in runtime.agent.process_message(text, session, **kw)]  # type: ignore[arg-type]
+    return [e async for e in runtime.agent.process_message(TurnRequest(text, session, **kw))]  # type: ignore[arg-type]
 
 
 async def stored(runtime: Runtime, session: str = "s1") -> list[dict]:
@@ -121,7 +122,9 @@ async def test_cancel_mid_stream_aborts_the_request(
     model_server.script(Reply.text("word " * 200, chunks=200, delay=0.05))
     token = CancelToken()
     events: list[AgentEvent] = []
-    async for event in runtime.agent.process_message("tell me a story", "s1", cancel_token=token):
+    async for event in runtime.agent.process_message(
+        TurnRequest("tell me a story", "s1", cancel_token=token)
+    ):
         events.append(event)
         if isinstance(event, TextChunk) and len(events) == 2:
             token.cancel()
@@ -141,7 +144,9 @@ async def test_cancel_mid_tool_kills_the_command(
     model_server.script(Reply.tool_calls(("exec", command), ("list_dir", '{"path": "."}')))
     token = CancelToken()
     events: list[AgentEvent] = []
-    async for event in runtime.agent.process_message("run it", "s1", cancel_token=token):
+    async for event in runtime.agent.process_message(
+        TurnRequest("run it", "s1", cancel_token=token)
+    ):
         events.append(event)
         if isinstance(event, ToolStart):
             asyncio.get_running_loop().call_later(0.3, token.cancel)

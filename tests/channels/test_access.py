@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from countbot.channels.intake import TOO_FAST
+from countbot.channels.kit.intake import TOO_FAST
 from countbot.config.settings import Settings
 from tests.channels.fake_telegram import FakeUser
 from tests.channels.harness import ALICE, Bot, countbot_cli, telegram_bot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from countbot.channels.commands import HELP
+from countbot.channels.kit.commands import HELP
 from tests.channels.harness import ALICE, Bot
 from tests.support.scripted_model import Reply, ScriptedModelServer
 

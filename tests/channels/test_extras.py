@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from countbot.channels.extras import missing_extra
+from countbot.channels.kit.extras import missing_extra
 from countbot.config.settings import (
     DingTalkSettings,
     FeishuSettings,

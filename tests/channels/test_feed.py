@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from countbot.agent.events import TextChunk, TurnDone
-from countbot.channels.base import ChannelCapabilities
-from countbot.channels.feed import SessionFeed
-from countbot.channels.rendering import RenderSettings
+from countbot.channels.kit.base import ChannelCapabilities
+from countbot.channels.kit.feed import SessionFeed
+from countbot.channels.kit.rendering import RenderSettings
 from countbot.gateway.events import MessageAccepted
 from countbot.gateway.watchers import WATCHER_QUEUE, EventHub
 

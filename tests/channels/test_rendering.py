@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from countbot.agent.events import TextChunk, TurnDone, TurnError
-from countbot.channels.base import ChannelCapabilities, SendError
-from countbot.channels.rendering import RenderSettings, TurnRenderer
+from countbot.channels.kit.base import ChannelCapabilities, SendError
+from countbot.channels.kit.rendering import RenderSettings, TurnRenderer
 
 EDITING = ChannelCapabilities(
     edits_in_place=True,

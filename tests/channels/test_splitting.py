@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from countbot.channels.splitting import split_markdown, truncate, utf16_len
+from countbot.channels.kit.splitting import split_markdown, truncate, utf16_len
 
 
 def fences_balanced(piece: str) -> bool:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from countbot.web.instance import INFO_FILE
 from tests.cli.process import countbot
+from tests.subagents.script import Conversations, spawn, subagent_daemon
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, write_config
-from tests.web.subagent_script import Conversations, spawn, subagent_daemon
 
 
 def _publish(daemon: Daemon) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from tests.e2e.ui import ChatPage
+from tests.subagents.script import Conversations, spawn
 from tests.support.scripted_model import Reply, ScriptedModelServer
-from tests.web.subagent_script import Conversations, spawn
 
 
 async def test_a_running_subagent_shows_under_the_chat_and_its_report_follows(

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from countbot.agent.cancel import CancelToken
 from countbot.agent.events import AgentEvent, TurnDone
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import GatewaySettings
 from countbot.gateway.events import SessionEvent
 from countbot.gateway.gateway import Gateway, GatewayClosedError
@@ -228,14 +228,8 @@ class StuckAgent:
         self.ignore_task_cancel = ignore_task_cancel
         self.release = asyncio.Event()
 
-    async def process_message(
-        self,
-        message: str,
-        session_id: str,
-        *args: Any,
-        cancel_token: CancelToken | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[AgentEvent]:
+    async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        message = request.message
         while message == "hang" and not self.release.is_set():
             try:
                 await self.release.wait()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from countbot.agent.events import ToolEnd, ToolStart, TurnDone
+from countbot.agent.turn_request import TurnRequest
 from countbot.llm.constrained import CUT_OFF, AnswerStream, parse_reply, reply_schema
 from countbot.llm.provider_choice import takes_direct_path, uses_constrained
 from countbot.llm.types import ToolSpec
@@ -78,7 +79,7 @@ async def test_a_constrained_turn_runs_the_tool_and_answers(
     )
     runtime = await open_runtime(settings)
     try:
-        events = [e async for e in runtime.agent.process_message("write hi", "s1")]
+        events = [e async for e in runtime.agent.process_message(TurnRequest("write hi", "s1"))]
     finally:
         await runtime.close()
     start = next(e for e in events if isinstance(e, ToolStart))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.direct_provider import DirectProvider
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import ChatRequest, StreamDone, TextPart, UserMessage
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
@@ -29,12 +30,14 @@ async def test_a_failing_primary_rests_and_the_next_calls_go_straight_to_the_fal
     model_server.responder = by_model
     provider = DirectProvider(
         "openai/primary",
-        api_base=model_server.base_url,
-        api_key="sk-test",
-        fallbacks=["openai/backup"],
-        max_retries=2,
-        sleep=no_sleep,
-        cooldowns=cooldowns,
+        ProviderOptions(
+            api_base=model_server.base_url,
+            api_key="sk-test",
+            fallbacks=["openai/backup"],
+            max_retries=2,
+            sleep=no_sleep,
+            cooldowns=cooldowns,
+        ),
     )
 
     async def answer() -> tuple[str, list[str]]:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from countbot.llm.direct_provider import DirectProvider
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import ChatRequest, StreamDone, StreamError, TextPart, UserMessage
 from tests.llm.conftest import _read_request
 
@@ -65,7 +66,7 @@ async def serve() -> AsyncIterator[Serve]:
 
 
 async def answer(base_url: str) -> StreamDone | StreamError:
-    provider = DirectProvider("openai/m", api_base=base_url, max_retries=0)
+    provider = DirectProvider("openai/m", ProviderOptions(api_base=base_url, max_retries=0))
     events = [event async for event in provider.stream(HELLO)]
     await provider.aclose()
     last = events[-1]

@@ -13,6 +13,7 @@ import pytest
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.model_info import model_info
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
 from countbot.llm.types import (
     AssistantMessage,
@@ -61,11 +62,13 @@ def make_provider(
 ) -> RetryingProvider:
     return PROVIDER(
         "openai/test-model",
-        api_base=server.base_url,
-        api_key=API_KEY,
-        sleep=sleep or RecordingSleep(),
-        rng=lambda: 0.5,
-        **options,
+        ProviderOptions(
+            api_base=server.base_url,
+            api_key=API_KEY,
+            sleep=sleep or RecordingSleep(),
+            rng=lambda: 0.5,
+            **options,
+        ),
     )
 
 
@@ -202,9 +205,11 @@ async def test_extra_headers_and_the_key_reach_the_provider(
 ) -> None:
     provider = PROVIDER(
         "openai/test-model",
-        api_base=header_recorder.base_url,
-        api_key=API_KEY,
-        extra_headers={"X-Title": "CountBot"},
+        ProviderOptions(
+            api_base=header_recorder.base_url,
+            api_key=API_KEY,
+            extra_headers={"X-Title": "CountBot"},
+        ),
     )
 
     done = final(await collect(provider))
@@ -216,7 +221,9 @@ async def test_extra_headers_and_the_key_reach_the_provider(
 
 
 async def test_consecutive_calls_reuse_one_connection(header_recorder: HeaderRecorder) -> None:
-    provider = PROVIDER("openai/test-model", api_base=header_recorder.base_url, api_key="k")
+    provider = PROVIDER(
+        "openai/test-model", ProviderOptions(api_base=header_recorder.base_url, api_key="k")
+    )
 
     for _ in range(3):
         assert isinstance(final(await collect(provider)), StreamDone)
@@ -228,7 +235,7 @@ async def test_consecutive_calls_reuse_one_connection(header_recorder: HeaderRec
 async def test_usage_of_a_priced_model_carries_its_cost(model_server: ScriptedModelServer) -> None:
     model_server.script(Reply.text("fine", usage=(1000, 500)))
     model = "openai/gpt-4o-mini"
-    provider = PROVIDER(model, api_base=model_server.base_url, api_key=API_KEY)
+    provider = PROVIDER(model, ProviderOptions(api_base=model_server.base_url, api_key=API_KEY))
 
     done = final(await collect(provider))
 
@@ -460,10 +467,9 @@ async def test_unreachable_server_says_so_at_once_and_moves_to_the_fallback() ->
     sleep = RecordingSleep()
     provider = PROVIDER(
         "openai/test-model",
-        api_base=base_url,
-        api_key=API_KEY,
-        fallbacks=("openai/backup",),
-        sleep=sleep,
+        ProviderOptions(
+            api_base=base_url, api_key=API_KEY, fallbacks=("openai/backup",), sleep=sleep
+        ),
     )
 
     error = final(await collect(provider))
@@ -476,7 +482,7 @@ async def test_unreachable_server_says_so_at_once_and_moves_to_the_fallback() ->
 
 
 async def test_unknown_provider_fails_at_once_in_words(model_server: ScriptedModelServer) -> None:
-    provider = PROVIDER("nosuchvendor/some-model", api_key=API_KEY)
+    provider = PROVIDER("nosuchvendor/some-model", ProviderOptions(api_key=API_KEY))
 
     error = final(await collect(provider))
 

@@ -8,6 +8,7 @@ from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.openai_compatible import EndpointError, resolve_endpoint
 from countbot.llm.provider_choice import open_provider, takes_direct_path
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import ChatRequest, StreamError, TextPart, UserMessage
 
 
@@ -47,9 +48,15 @@ def test_one_fallback_litellm_must_serve_takes_the_whole_chain_there() -> None:
 
 
 def test_open_provider_builds_the_chosen_kind() -> None:
-    assert isinstance(open_provider("auto", "openai/x", api_key="k"), DirectProvider)
-    assert isinstance(open_provider("auto", "anthropic/x", api_key="k"), LiteLLMProvider)
-    assert isinstance(open_provider("litellm", "openai/x", api_key="k"), LiteLLMProvider)
+    assert isinstance(
+        open_provider("auto", "openai/x", ProviderOptions(api_key="k")), DirectProvider
+    )
+    assert isinstance(
+        open_provider("auto", "anthropic/x", ProviderOptions(api_key="k")), LiteLLMProvider
+    )
+    assert isinstance(
+        open_provider("litellm", "openai/x", ProviderOptions(api_key="k")), LiteLLMProvider
+    )
 
 
 def test_endpoints_default_to_the_providers_address_and_strip_the_prefix(

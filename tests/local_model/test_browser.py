@@ -10,6 +10,8 @@ from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, browser
 from tests.e2e.ui import ChatPage
 from tests.local_model.conftest import MODEL_WAIT, LocalDaemonFactory
 
+pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
+
 __all__ = ["CHROMIUM_ARGS", "browser"]
 
 pytestmark = [

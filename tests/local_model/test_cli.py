@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
+
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
 
 COUNTBOT = [sys.executable, "-m", "countbot"]

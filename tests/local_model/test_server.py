@@ -10,9 +10,12 @@ import httpx
 import pytest
 
 from countbot.llm.litellm_provider import LiteLLMProvider
-from countbot.llm.local.catalogue import DEFAULT_MODEL, find
-from countbot.llm.local.server import LocalServer, LocalServerError, LocalServerOptions
+from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import ChatRequest, StreamDone, TextPart, UserMessage
+from countbot.local_model.catalogue import DEFAULT_MODEL, find
+from countbot.local_model.server import LocalServer, LocalServerError, LocalServerOptions
+
+pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
 
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
 
@@ -29,7 +32,7 @@ async def test_litellm_streams_from_the_child_and_the_child_stops_with_its_owner
         async with httpx.AsyncClient(trust_env=False) as http:
             assert (await http.get(url + "/models")).status_code == 401  # loopback, but keyed
         provider = LiteLLMProvider(
-            "openai/smollm2", api_base=url, api_key=server.api_key, max_retries=0
+            "openai/smollm2", ProviderOptions(api_base=url, api_key=server.api_key, max_retries=0)
         )
         request = ChatRequest((UserMessage((TextPart("Say hi."),)),), max_tokens=8)
         events = [event async for event in provider.stream(request)]

@@ -12,9 +12,11 @@ import signal
 import httpx
 import pytest
 
-from countbot.llm.local.server import LocalServer
+from countbot.local_model.server import LocalServer
 from tests.local_model.conftest import MODEL_WAIT, LocalDaemonFactory, until
 from tests.web.conftest import Daemon
+
+pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
 
 # A fresh child reads the ~1.5k-token prompt for 20-30 s on one shared core.
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from countbot.agent.events import TurnDone
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -29,7 +30,7 @@ def budgeted(tmp_path, model_server: ScriptedModelServer, **limits: float) -> Se
 async def answer(settings: Settings, text: str, session: str = "s1") -> str:
     runtime = await open_runtime(settings)
     try:
-        events = [e async for e in runtime.agent.process_message(text, session)]
+        events = [e async for e in runtime.agent.process_message(TurnRequest(text, session))]
     finally:
         await runtime.close()
     assert isinstance(events[-1], TurnDone)

@@ -14,6 +14,7 @@ from tests.support.scripted_model import Reply, ScriptedModelServer
 TURN = """
 import asyncio, sys
 from pathlib import Path
+from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.settings import make_settings
@@ -26,7 +27,7 @@ async def main():
     settings.model.vision = None  # asks the model map, which must not import litellm either
     runtime = await open_runtime(settings)
     try:
-        print(await runtime.agent.process_direct("hi", "s1", channel="cli"))
+        print(await runtime.agent.process_direct(TurnRequest("hi", "s1", channel="cli")))
     finally:
         await runtime.close()
     print("litellm loaded:", "litellm" in sys.modules)

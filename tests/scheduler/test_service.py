@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.gateway.events import SessionEvent
 from countbot.gateway.gateway import Gateway
@@ -125,7 +126,9 @@ async def test_a_reminder_asked_for_in_a_web_chat_arrives_in_that_chat(
         Reply.text("I will remind you."),
         Reply.text("Time for tea."),
     )
-    await runtime.agent.process_direct("remind me of tea hourly", "web-chat", "web", None)
+    await runtime.agent.process_direct(
+        TurnRequest("remind me of tea hourly", "web-chat", channel="web")
+    )
     (job,) = await scheduler.service.book.jobs()
     tab = Watcher()
     gateway.hub.subscribe("web-chat", tab)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from tests.channels.harness import ALICE, Bot, telegram_bot
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -81,14 +82,18 @@ async def test_outside_a_chat_the_model_must_name_one(
     bot: Bot, model_server: ScriptedModelServer
 ) -> None:
     model_server.script(send(text="hello"), Reply.text("Which chat?"))
-    await bot.runtime.agent.process_direct("message someone", "web-session", channel="web")
+    await bot.runtime.agent.process_direct(
+        TurnRequest("message someone", "web-session", channel="web")
+    )
 
     (result,) = tool_results(model_server)
     assert "name a channel (running: telegram) and a chat_id" in result
 
     model_server.script(send(text="Reminder!", channel="telegram", chat_id=str(ALICE)))
     model_server.script(Reply.text("Done."))
-    await bot.runtime.agent.process_direct("remind alice", "web-session", channel="web")
+    await bot.runtime.agent.process_direct(
+        TurnRequest("remind alice", "web-session", channel="web")
+    )
     assert bot.fake.chat_messages(ALICE) == ["Reminder!"]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from countbot.channels.base import SendError
+from countbot.channels.door import SendError
 
 _TOKEN_MARGIN = 300.0
 _THROTTLE_PAUSE = 1.0

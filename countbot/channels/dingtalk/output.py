@@ -7,16 +7,10 @@ console can stream), so answers arrive once complete, as DingTalk Markdown messa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from countbot.channels.base import SendError
-from countbot.channels.delivery import deliver, read_upload
 from countbot.channels.dingtalk.api import DingTalkApi
-from countbot.channels.link import Link
-from countbot.channels.plaintext import markdown_to_plain
-from countbot.channels.splitting import truncate
-from countbot.runtime.outbound import DeliveryResult
+from countbot.channels.door import Link, SendError, markdown_to_plain, read_upload, truncate
 
 # DingTalk shows Markdown messages up to about 5000 characters whole.
 MAX_MESSAGE = 4000
@@ -59,15 +53,3 @@ class DingTalkChat:
         kind = path.suffix.lstrip(".").lower() or "file"
         params = {"mediaId": media_id, "fileName": path.name, "fileType": kind}
         return await api.send(self.chat_id, "sampleFile", params)
-
-
-class DingTalkSender:
-    name = "dingtalk"
-
-    def __init__(self, link: ApiLink) -> None:
-        self._link = link
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        return await deliver(
-            DingTalkChat(self._link, chat_id), "DingTalk", text, files, MAX_MESSAGE
-        )

@@ -20,7 +20,7 @@ import requests
 from dingtalk_stream import AckMessage, ChatbotHandler, ChatbotMessage, Credential
 from dingtalk_stream.stream import DingTalkStreamClient
 
-from countbot.channels.sdk_thread import SdkThread
+from countbot.channels.door import SdkThread
 
 log = logging.getLogger(__name__)
 

@@ -21,11 +21,8 @@ import yarl
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from countbot.channels.approvals import Button
-from countbot.channels.base import Incoming, SendError
 from countbot.channels.discord.events import to_incoming
-from countbot.channels.media import MediaFolder
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import Button, Incoming, MediaFolder, SenderInfo, SendError
 
 # Messages no retry can deliver: the chat is gone, or the bot may not write there.
 _PERMANENT_STATUS = frozenset({400, 403, 404})

@@ -11,9 +11,14 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from countbot.channels.base import Incoming, SendError
-from countbot.channels.media import Attachment, MediaFolder, take_in_all
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import (
+    Attachment,
+    Incoming,
+    MediaFolder,
+    SenderInfo,
+    SendError,
+    take_in_all,
+)
 
 
 def addressed(message: discord.Message, me: discord.ClientUser, group_mode: str) -> bool:

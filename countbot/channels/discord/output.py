@@ -11,10 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from countbot.channels.approvals import Button
-from countbot.channels.delivery import deliver, read_upload
-from countbot.channels.link import Link
-from countbot.runtime.outbound import DeliveryResult
+from countbot.channels.door import Button, Link, read_upload
 
 # The client module imports the optional SDK, so the link's type is only named for checkers.
 if TYPE_CHECKING:
@@ -48,16 +45,3 @@ class DiscordChat:
     async def send_file(self, path: Path) -> str:
         connection = self._link.require()
         return await connection.upload(self.chat_id, path.name, await read_upload(path))
-
-
-class DiscordSender:
-    """The outbound path into Discord (`ChannelSender`): text split to fit, then files."""
-
-    name = "discord"
-
-    def __init__(self, link: ConnectionLink) -> None:
-        self._link = link
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        chat = DiscordChat(self._link, chat_id)
-        return await deliver(chat, "Discord", text, files, MAX_MESSAGE)

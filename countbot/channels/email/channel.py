@@ -13,14 +13,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from countbot.channels.base import Channel, ChannelCapabilities
+from countbot.channels.door import (
+    ChannelCapabilities,
+    ChannelKit,
+    ChannelSettings,
+    EmailSettings,
+    PlatformChannel,
+)
 from countbot.channels.email.mail_in import Thread, parse, to_incoming
 from countbot.channels.email.mailbox import Mailbox
-from countbot.channels.email.output import MAX_MESSAGE, EmailChat, EmailSender, PostmanLink
+from countbot.channels.email.output import MAX_MESSAGE, EmailChat
 from countbot.channels.email.postman import Postman
-from countbot.channels.kit import ChannelKit
-from countbot.config.settings import ChannelSettings, EmailSettings
-from countbot.runtime.outbound import ChannelSender
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +32,11 @@ MAX_THREADS = 1000
 CONNECT_TIMEOUT = 30.0
 
 
-class EmailChannel(Channel):
+class EmailChannel(PlatformChannel[EmailSettings, Postman]):
     name = "email"
+    title = "email"
+    refused_by = "The mail server"
+    settings_type = EmailSettings
     capabilities = ChannelCapabilities(
         edits_in_place=False,
         max_message_length=MAX_MESSAGE,
@@ -41,11 +47,8 @@ class EmailChannel(Channel):
     )
 
     def __init__(self, kit: ChannelKit) -> None:
-        self._kit = kit
-        self._link = PostmanLink("email")
+        super().__init__(kit)
         self._threads: dict[str, Thread] = {}
-        self._sender = EmailSender(self._link, self._threads)
-        self._mode = "connecting"
 
     @staticmethod
     def problem(settings: ChannelSettings) -> str | None:
@@ -57,20 +60,14 @@ class EmailChannel(Channel):
             return "channels.email.password is not set"
         return None
 
-    @property
-    def sender(self) -> ChannelSender:
-        return self._sender
-
     def details(self) -> dict[str, Any]:
-        return {"bot": self._settings().address, "connection": self._mode}
+        return {"bot": self.settings.address, "connection": self.connection}
 
-    def _settings(self) -> EmailSettings:
-        settings = self._kit.settings()
-        assert isinstance(settings, EmailSettings)
-        return settings
+    def chat(self, chat_id: str) -> EmailChat:
+        return EmailChat(self.link, chat_id, self._threads)
 
     async def run(self, started: Callable[[], None]) -> None:
-        settings = self._settings()
+        settings = self.settings
         assert settings.address and settings.imap_host and settings.smtp_host
         assert settings.password is not None
         user = settings.username or settings.address
@@ -80,7 +77,7 @@ class EmailChannel(Channel):
         )
         try:
             await asyncio.to_thread(mailbox.open, user, password, settings.mailbox)
-            self._link.current = Postman(
+            postman = Postman(
                 settings.smtp_host,
                 settings.smtp_port,
                 settings.smtp_security,
@@ -88,22 +85,24 @@ class EmailChannel(Channel):
                 user,
                 password,
             )
-            self._mode = "ok (IDLE)" if mailbox.can_idle else "ok (polling)"
-            started()
-            while True:
-                for uid in await asyncio.to_thread(mailbox.unseen):
-                    raw = await asyncio.to_thread(mailbox.fetch, uid)
-                    if raw is not None:
-                        await self._take_safely(raw)
-                    await asyncio.to_thread(mailbox.mark_seen, uid)
-                if mailbox.can_idle:
-                    await asyncio.to_thread(mailbox.idle, settings.poll_interval)
-                else:
-                    await asyncio.sleep(settings.poll_interval)
+            with self.connected(postman, "ok (IDLE)" if mailbox.can_idle else "ok (polling)"):
+                started()
+                await self._serve(mailbox, settings.poll_interval)
         finally:
-            self._link.current = None
-            self._mode = "connecting"
             await asyncio.to_thread(mailbox.close)
+
+    async def _serve(self, mailbox: Mailbox, interval: float) -> None:
+        """Handle unread mail, then wait for more (IDLE where offered); until cancelled."""
+        while True:
+            for uid in await asyncio.to_thread(mailbox.unseen):
+                raw = await asyncio.to_thread(mailbox.fetch, uid)
+                if raw is not None:
+                    await self._take_safely(raw)
+                await asyncio.to_thread(mailbox.mark_seen, uid)
+            if mailbox.can_idle:
+                await asyncio.to_thread(mailbox.idle, interval)
+            else:
+                await asyncio.sleep(interval)
 
     async def _take_safely(self, raw: bytes) -> None:
         """A mail that cannot be handled is logged and left (read) on the server: one odd mail
@@ -114,7 +113,7 @@ class EmailChannel(Channel):
             log.exception("email: a mail could not be handled; it stays in the mailbox")
 
     async def _take(self, raw: bytes) -> None:
-        settings = self._settings()
+        settings = self.settings
         message = await asyncio.to_thread(parse, raw)
         assert settings.address
         found = await to_incoming(
@@ -122,7 +121,7 @@ class EmailChannel(Channel):
             settings.address,
             settings.authserv_id,
             settings.require_authentication,
-            self._kit.media,
+            self.kit.media,
         )
         if found is None:
             return
@@ -130,5 +129,4 @@ class EmailChannel(Channel):
         self._threads[incoming.chat_id] = thread
         while len(self._threads) > MAX_THREADS:
             del self._threads[next(iter(self._threads))]
-        chat = EmailChat(self._link, incoming.chat_id, self._threads)
-        await self._kit.intake.handle(incoming, chat)
+        await self.take(incoming)

@@ -17,11 +17,16 @@ from email.parser import BytesParser
 from email.utils import getaddresses, make_msgid
 from functools import partial
 
-from countbot.channels.base import Incoming, SendError
+from countbot.channels.door import (
+    Attachment,
+    Incoming,
+    MediaFolder,
+    SenderInfo,
+    SendError,
+    html_to_text,
+    take_in_all,
+)
 from countbot.channels.email.trust import vouched
-from countbot.channels.media import Attachment, MediaFolder, take_in_all
-from countbot.html_text import html_to_text
-from countbot.store.pairing import SenderInfo
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from countbot.channels.approvals import Button
-from countbot.channels.base import SendError
-from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.door import Button, Link, SendError, markdown_to_plain, read_upload
 from countbot.channels.email.mail_in import Thread
 from countbot.channels.email.postman import Outgoing, Postman
-from countbot.channels.link import Link
-from countbot.channels.plaintext import markdown_to_plain
-from countbot.runtime.outbound import DeliveryResult
 
 # Mail has no length limit that matters; this keeps one mail readable.
 MAX_MESSAGE = 50_000
@@ -64,17 +59,3 @@ class EmailChat:
         return await self._link.require().send(
             self._mail(f"{path.name} is attached.", (path.name, data))
         )
-
-
-class EmailSender:
-    """The outbound path into mail (`ChannelSender`)."""
-
-    name = "email"
-
-    def __init__(self, link: PostmanLink, threads: dict[str, Thread]) -> None:
-        self._link = link
-        self._threads = threads
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        chat = EmailChat(self._link, chat_id, self._threads)
-        return await deliver(chat, "The mail server", text, files, MAX_MESSAGE)

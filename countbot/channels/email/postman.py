@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from countbot.channels.base import SendError
+from countbot.channels.door import SendError
 from countbot.channels.email.mailbox import Security
 
 

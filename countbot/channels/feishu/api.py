@@ -32,8 +32,7 @@ from lark_oapi.api.im.v1 import (
     PatchMessageRequestBody,
 )
 
-from countbot.channels.base import SendError
-from countbot.channels.sdk_thread import SdkThread
+from countbot.channels.door import SdkThread, SendError
 
 log = logging.getLogger(__name__)
 

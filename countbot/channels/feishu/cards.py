@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from countbot.channels.markdown_syntax import FENCED, HEADING, INLINE_CODE, Kept
+from countbot.channels.door import FENCED, HEADING, INLINE_CODE, Kept
 
 
 def markdown_to_card_markdown(text: str) -> str:

@@ -10,22 +10,33 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from countbot.channels.base import Channel, ChannelCapabilities
-from countbot.channels.dedup import RecentIds
-from countbot.channels.extras import missing_extra
+from countbot.channels.door import (
+    ChannelCapabilities,
+    ChannelKit,
+    FeishuSettings,
+    PlatformChannel,
+    RecentIds,
+)
 from countbot.channels.feishu.events import to_incoming
-from countbot.channels.feishu.output import MAX_MESSAGE, ApiLink, FeishuChat, FeishuSender
-from countbot.channels.kit import ChannelKit
-from countbot.config.settings import ChannelSettings, FeishuSettings
-from countbot.runtime.outbound import ChannelSender
+from countbot.channels.feishu.output import MAX_MESSAGE, FeishuChat
+
+# The API module imports the optional SDK, so its type is only named for checkers.
+if TYPE_CHECKING:
+    from countbot.channels.feishu.api import FeishuApi
+else:
+    FeishuApi = Any
 
 
-class FeishuChannel(Channel):
+class FeishuChannel(PlatformChannel[FeishuSettings, "FeishuApi"]):
     """Receives over the long connection, answers through the OpenAPI."""
 
     name = "feishu"
+    title = "Feishu"
+    settings_type = FeishuSettings
+    required = (("app_id", "from the Feishu developer console"), ("app_secret", ""))
+    extra = ("lark_oapi", "feishu")
     capabilities = ChannelCapabilities(
         edits_in_place=True,
         max_message_length=MAX_MESSAGE,
@@ -36,69 +47,37 @@ class FeishuChannel(Channel):
     )
 
     def __init__(self, kit: ChannelKit) -> None:
-        self._kit = kit
-        self._link = ApiLink("Feishu")
+        super().__init__(kit)
+        # The ids of messages the bot sent: the long connection echoes them back.
         self._sent = RecentIds()
-        self._sender = FeishuSender(self._link, self._sent)
-        self._bot: tuple[str, str] | None = None
-        self._problem: str | None = None
+        self._bot_id = ""
 
-    @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        if not isinstance(settings, FeishuSettings) or not settings.app_id:
-            return "channels.feishu.app_id is not set (from the Feishu developer console)"
-        if settings.app_secret is None:
-            return "channels.feishu.app_secret is not set"
-        return missing_extra("lark_oapi", "feishu")
-
-    @property
-    def sender(self) -> ChannelSender:
-        return self._sender
-
-    def details(self) -> dict[str, Any]:
-        return {
-            "bot": self._bot[1] if self._bot else None,
-            "connection": self._problem or ("ok" if self._link.current else "down"),
-        }
-
-    def _settings(self) -> FeishuSettings:
-        settings = self._kit.settings()
-        assert isinstance(settings, FeishuSettings)
-        return settings
+    def chat(self, chat_id: str) -> FeishuChat:
+        return FeishuChat(self.link, chat_id, self._sent)
 
     async def run(self, started: Callable[[], None]) -> None:
-        settings = self._settings()
+        settings = self.settings
         assert settings.app_id and settings.app_secret
         secret = settings.app_secret.get_secret_value()
         # ~3 s and 160 MB, and it grabs an event loop at import: in a worker thread, once.
         api = await asyncio.to_thread(importlib.import_module, "countbot.channels.feishu.api")
         client = api.FeishuApi(settings.app_id, secret, settings.domain)
-        self._bot = await client.bot_open_id()  # wrong credentials fail here
+        self._bot_id, self.bot = await client.bot_open_id()  # wrong credentials fail here
         connection = api.LongConnection(
-            settings.app_id, secret, settings.domain, self._on_message, self._set_problem
+            settings.app_id, secret, settings.domain, self._on_message, self.set_connection
         )
-        self._link.current = client
-        self._problem = None
-        started()
-        try:
+        with self.connected(client):
+            started()
             await connection.run()
-        finally:
-            self._link.current = None
-
-    def _set_problem(self, problem: str | None) -> None:
-        # Called from the SDK's thread; a plain attribute write is safe to read from the loop.
-        self._problem = problem
 
     async def _on_message(self, event: Any) -> None:
-        client = self._link.require()
+        client = self.link.require()
         incoming = await to_incoming(
             event,
-            self._bot[0] if self._bot else "",
-            self._settings().group_mode,
+            self._bot_id,
+            self.settings.group_mode,
             self._sent.__contains__,
-            self._kit.media,
+            self.kit.media,
             client.download,
         )
-        if incoming is not None:
-            chat = FeishuChat(self._link, incoming.chat_id, self._sent)
-            await self._kit.intake.handle(incoming, chat)
+        await self.take(incoming)

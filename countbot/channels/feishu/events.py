@@ -13,10 +13,15 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.base import Incoming, SendError
-from countbot.channels.media import Attachment, MediaFolder, take_in_all
-from countbot.llm.types import ImagePart
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import (
+    Attachment,
+    ImagePart,
+    Incoming,
+    MediaFolder,
+    SenderInfo,
+    SendError,
+    take_in_all,
+)
 
 # (message_id, key, "image" | "file") -> the bytes
 Download = Callable[[str, str, str], Awaitable[bytes]]

@@ -4,18 +4,10 @@ place while they stream), and the channel's sender for the outbound path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from countbot.channels.dedup import RecentIds
-from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.door import Link, RecentIds, read_upload
 from countbot.channels.feishu.cards import card
-from countbot.channels.link import Link
-from countbot.runtime.outbound import DeliveryResult
-
-if TYPE_CHECKING:
-    pass
 
 # A card may hold about 30 KB of JSON; 6000 characters leave room for Chinese (3 bytes each).
 MAX_MESSAGE = 6000
@@ -54,17 +46,3 @@ class FeishuChat:
             return await api.send(self.chat_id, "image", {"image_key": key})
         key = await api.upload_file(path.name, data)
         return await api.send(self.chat_id, "file", {"file_key": key})
-
-
-class FeishuSender:
-    """The outbound path into Feishu (`ChannelSender`)."""
-
-    name = "feishu"
-
-    def __init__(self, link: ApiLink, sent: RecentIds) -> None:
-        self._link = link
-        self._sent = sent
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        chat = FeishuChat(self._link, chat_id, self._sent)
-        return await deliver(chat, "Feishu", text, files, MAX_MESSAGE)

@@ -29,14 +29,16 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from countbot.channels.base import Channel, ChannelCapabilities
-from countbot.channels.dedup import RecentIds
-from countbot.channels.kit import ChannelKit
+from countbot.channels.door import (
+    ChannelCapabilities,
+    ChannelKit,
+    PlatformChannel,
+    QQSettings,
+    RecentIds,
+)
 from countbot.channels.qq.events import to_incoming
-from countbot.channels.qq.onebot import OneBotConnection, OneBotLink
-from countbot.channels.qq.output import MAX_MESSAGE, QQChat, QQSender
-from countbot.config.settings import ChannelSettings, QQSettings
-from countbot.runtime.outbound import ChannelSender
+from countbot.channels.qq.onebot import OneBotConnection
+from countbot.channels.qq.output import MAX_MESSAGE, QQChat
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +47,15 @@ MAX_QUEUED_EVENTS = 1000
 MAX_FRAME = 16 * 1024 * 1024
 
 
-class QQChannel(Channel):
-    """Serves the OneBot endpoint and feeds each message event to the channel's `Intake`."""
+class QQChannel(PlatformChannel[QQSettings, OneBotConnection]):
+    """Serves the OneBot endpoint and feeds each message event to the channel's `Intake`.
+
+    `bot` is the QQ account the client is logged in as (its `self_id`)."""
 
     name = "qq"
+    title = "QQ"
+    settings_type = QQSettings
+    required = (("access_token", "choose one and give the QQ client the same"),)
     capabilities = ChannelCapabilities(
         edits_in_place=False,
         max_message_length=MAX_MESSAGE,
@@ -59,43 +66,25 @@ class QQChannel(Channel):
     )
 
     def __init__(self, kit: ChannelKit) -> None:
-        self._kit = kit
-        self._link = OneBotLink()
+        super().__init__(kit)
+        # The ids of messages the bot sent: some clients report them back as events.
         self._sent = RecentIds()
-        self._sender = QQSender(self._link, self._sent)
         self._endpoint: str | None = None
         self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(MAX_QUEUED_EVENTS)
 
-    @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        if not isinstance(settings, QQSettings) or settings.access_token is None:
-            return (
-                "channels.qq.access_token is not set (choose one and give the QQ client the same)"
-            )
-        return None
-
-    @property
-    def sender(self) -> ChannelSender:
-        return self._sender
-
     def details(self) -> dict[str, Any]:
-        connected = self._link.connection is not None
+        connected = self.link.current is not None
         return {
-            "bot": self._link.self_id,
+            "bot": self.bot,
             "endpoint": self._endpoint,
             "connection": "ok" if connected else "waiting for the QQ client to connect",
         }
 
-    def _settings(self) -> QQSettings:
-        settings = self._kit.settings()
-        assert isinstance(settings, QQSettings)
-        return settings
-
     def chat(self, chat_id: str) -> QQChat:
-        return QQChat(self._link, chat_id, self._sent)
+        return QQChat(self.link, chat_id, self._sent)
 
     async def run(self, started: Callable[[], None]) -> None:
-        settings = self._settings()
+        settings = self.settings
         async with (
             httpx.AsyncClient(follow_redirects=True) as client,
             serve(
@@ -117,11 +106,11 @@ class QQChannel(Channel):
                 handling.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await handling
-                self._link.connection = None
+                self.link.current = None
 
     def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
         """Only the QQ client with the access token gets in; browsers never do."""
-        settings = self._settings()
+        settings = self.settings
         url = urlsplit(request.path)
         if url.path.rstrip("/") != settings.path.rstrip("/"):
             return connection.respond(HTTPStatus.NOT_FOUND, "not found\n")
@@ -141,10 +130,10 @@ class QQChannel(Channel):
 
     async def _serve_client(self, socket: ServerConnection) -> None:
         assert socket.request is not None
-        self_id = socket.request.headers.get("X-Self-ID") or self._link.self_id
+        self_id = socket.request.headers.get("X-Self-ID") or self.bot
         connection = OneBotConnection(socket, self_id)
-        previous, self._link.connection = self._link.connection, connection
-        self._link.self_id = self_id
+        previous, self.link.current = self.link.current, connection
+        self.bot = self_id
         if previous is not None:
             await previous.close()
         log.info("QQ client %s connected", self_id or "(unknown account)")
@@ -155,8 +144,8 @@ class QQChannel(Channel):
             pass
         finally:
             connection.closed()
-            if self._link.connection is connection:
-                self._link.connection = None
+            if self.link.current is connection:
+                self.link.current = None
             log.info("QQ client %s disconnected", self_id or "(unknown account)")
 
     def _received(self, connection: OneBotConnection, raw: str | bytes) -> None:
@@ -168,7 +157,7 @@ class QQChannel(Channel):
         if not isinstance(frame, dict) or connection.received(frame):
             return
         if frame.get("self_id") is not None:
-            connection.self_id = self._link.self_id = str(frame["self_id"])
+            connection.self_id = self.bot = str(frame["self_id"])
         if frame.get("post_type") != "message":
             return  # heartbeats, lifecycle, notices: nothing to answer
         try:
@@ -182,14 +171,13 @@ class QQChannel(Channel):
             try:
                 incoming = await to_incoming(
                     event,
-                    self._link.self_id,
-                    self._settings().group_mode,
+                    self.bot,
+                    self.settings.group_mode,
                     self._sent.__contains__,
-                    self._kit.media,
+                    self.kit.media,
                     client,
                 )
-                if incoming is not None:
-                    await self._kit.intake.handle(incoming, self.chat(incoming.chat_id))
+                await self.take(incoming)
             except Exception:
                 log.exception("handling QQ message %s failed", event.get("message_id"))
 

@@ -16,10 +16,14 @@ from typing import Any
 
 import httpx
 
-from countbot.channels.base import Incoming
-from countbot.channels.media import Attachment, MediaFolder, take_in_all
-from countbot.llm.types import ImagePart
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import (
+    Attachment,
+    ImagePart,
+    Incoming,
+    MediaFolder,
+    SenderInfo,
+    take_in_all,
+)
 
 MAX_DOWNLOAD = 20 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 30.0

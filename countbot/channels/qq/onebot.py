@@ -17,7 +17,7 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from countbot.channels.base import SendError
+from countbot.channels.door import SendError
 
 log = logging.getLogger(__name__)
 
@@ -72,19 +72,3 @@ class OneBotConnection:
 
     async def close(self) -> None:
         await self._socket.close(1000, "replaced by a new connection")
-
-
-class OneBotLink:
-    """The channel's live connection (None while no client is connected), shared by its chats."""
-
-    def __init__(self) -> None:
-        self.connection: OneBotConnection | None = None
-        self.self_id: str | None = None
-
-    def require(self) -> OneBotConnection:
-        if self.connection is None:
-            raise SendError(NOT_CONNECTED)
-        return self.connection
-
-    async def call(self, action: str, params: dict[str, Any]) -> Any:
-        return await self.require().call(action, params)

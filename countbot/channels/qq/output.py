@@ -9,16 +9,11 @@ machine (or in a container) than the workspace.
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from countbot.channels.base import SendError
-from countbot.channels.dedup import RecentIds
-from countbot.channels.delivery import deliver, read_upload
-from countbot.channels.plaintext import markdown_to_plain
-from countbot.channels.qq.onebot import OneBotLink
-from countbot.runtime.outbound import DeliveryResult
+from countbot.channels.door import Link, RecentIds, SendError, markdown_to_plain, read_upload
+from countbot.channels.qq.onebot import OneBotConnection
 
 # QQ folds or refuses longer text messages; 3000 characters stays well inside what it shows whole.
 MAX_MESSAGE = 3000
@@ -28,7 +23,7 @@ PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp"})
 class QQChat:
     """One private or group chat (`private:<user id>`, `group:<group id>`), a `ChatOutput`."""
 
-    def __init__(self, link: OneBotLink, chat_id: str, sent: RecentIds) -> None:
+    def __init__(self, link: Link[OneBotConnection], chat_id: str, sent: RecentIds) -> None:
         kind, _, number = chat_id.partition(":")
         if kind not in ("private", "group") or not number.isdigit():
             raise SendError(
@@ -55,12 +50,14 @@ class QQChat:
         if path.suffix.lower() in PICTURE_SUFFIXES:
             return await self._send([{"type": "image", "data": {"file": payload}}])
         action = "upload_group_file" if self._group else "upload_private_file"
-        data = await self._link.call(action, {**self._target(), "file": payload, "name": path.name})
+        data = await self._link.require().call(
+            action, {**self._target(), "file": payload, "name": path.name}
+        )
         return str((data or {}).get("file_id") or f"file:{path.name}")
 
     async def _send(self, message: list[dict[str, Any]]) -> str:
         action = "send_group_msg" if self._group else "send_private_msg"
-        data = await self._link.call(action, {**self._target(), "message": message})
+        data = await self._link.require().call(action, {**self._target(), "message": message})
         message_id = str((data or {}).get("message_id", ""))
         if not message_id:
             raise SendError(f"the QQ client accepted {action} but returned no message id")
@@ -69,20 +66,3 @@ class QQChat:
 
     def _target(self) -> dict[str, int]:
         return {"group_id": self._number} if self._group else {"user_id": self._number}
-
-
-class QQSender:
-    """The outbound path into QQ (`ChannelSender`)."""
-
-    name = "qq"
-
-    def __init__(self, link: OneBotLink, sent: RecentIds) -> None:
-        self._link = link
-        self._sent = sent
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        try:
-            chat = QQChat(self._link, chat_id, self._sent)
-        except SendError as exc:
-            return DeliveryResult(False, exc.detail)
-        return await deliver(chat, "QQ", text, files, MAX_MESSAGE)

@@ -11,7 +11,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from countbot.channels.base import SendError
+from countbot.channels.door import SendError
 
 # Errors no retry can fix: the chat is gone, or the bot may not write there.
 _PERMANENT = frozenset(

@@ -9,23 +9,39 @@ import asyncio
 import contextlib
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from countbot.channels.base import Channel, ChannelCapabilities, SendError
-from countbot.channels.extras import missing_extra
-from countbot.channels.kit import ChannelKit
+from countbot.channels.door import (
+    CONNECTING,
+    ChannelCapabilities,
+    ChannelKit,
+    PlatformChannel,
+    SenderInfo,
+    SendError,
+    SlackSettings,
+)
 from countbot.channels.slack.events import chat_ref, to_incoming
-from countbot.channels.slack.output import MAX_MESSAGE, ApiLink, SlackChat, SlackSender
-from countbot.config.settings import ChannelSettings, SlackSettings
-from countbot.runtime.outbound import ChannelSender
-from countbot.store.pairing import SenderInfo
+from countbot.channels.slack.output import MAX_MESSAGE, SlackChat
+
+# The API module imports the optional SDK, so its type is only named for checkers.
+if TYPE_CHECKING:
+    from countbot.channels.slack.api import SlackApi
+else:
+    SlackApi = Any
 
 # Seconds between looks at whether Socket Mode is connected (for the Channels page).
 STATE_INTERVAL = 1.0
 
 
-class SlackChannel(Channel):
+class SlackChannel(PlatformChannel[SlackSettings, "SlackApi"]):
     name = "slack"
+    title = "Slack"
+    settings_type = SlackSettings
+    required = (
+        ("bot_token", "the app's xoxb- Bot User OAuth Token"),
+        ("app_token", "an xapp- token with connections:write"),
+    )
+    extra = ("slack_sdk", "slack")
     capabilities = ChannelCapabilities(
         edits_in_place=True,
         max_message_length=MAX_MESSAGE,
@@ -36,54 +52,31 @@ class SlackChannel(Channel):
     )
 
     def __init__(self, kit: ChannelKit) -> None:
-        self._kit = kit
-        self._link = ApiLink("Slack")
-        self._sender = SlackSender(self._link)
+        super().__init__(kit)
         self._bot_user = ""
-        self._bot_name: str | None = None
-        self._connection = "connecting"
 
-    @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        if not isinstance(settings, SlackSettings) or settings.bot_token is None:
-            return "channels.slack.bot_token is not set (the app's xoxb- Bot User OAuth Token)"
-        if settings.app_token is None:
-            return "channels.slack.app_token is not set (an xapp- token with connections:write)"
-        return missing_extra("slack_sdk", "slack")
-
-    @property
-    def sender(self) -> ChannelSender:
-        return self._sender
-
-    def details(self) -> dict[str, Any]:
-        return {"bot": self._bot_name, "connection": self._connection}
-
-    def _settings(self) -> SlackSettings:
-        settings = self._kit.settings()
-        assert isinstance(settings, SlackSettings)
-        return settings
+    def chat(self, chat_id: str) -> SlackChat:
+        return SlackChat(self.link, chat_id)
 
     async def run(self, started: Callable[[], None]) -> None:
-        settings = self._settings()
+        settings = self.settings
         assert settings.bot_token is not None and settings.app_token is not None
         api_module, socket_module = await asyncio.to_thread(_import_sdk)
         api = api_module.SlackApi(settings.bot_token.get_secret_value(), settings.api_url)
         self._bot_user, name = await api.identity()  # a wrong bot token fails here
-        self._bot_name = f"@{name}" if name else None
+        self.bot = f"@{name}" if name else None
         connection = socket_module.SocketConnection(
             settings.app_token.get_secret_value(), settings.api_url, self._on_envelope
         )
-        self._link.current = api
         try:
-            await connection.connect()
-            started()
-            while True:
-                up = await connection.connected()
-                self._connection = "ok" if up else "reconnecting to Slack"
-                await asyncio.sleep(STATE_INTERVAL)
+            with self.connected(api, CONNECTING):
+                await connection.connect()
+                started()
+                while True:
+                    up = await connection.connected()
+                    self.connection = "ok" if up else "reconnecting to Slack"
+                    await asyncio.sleep(STATE_INTERVAL)
         finally:
-            self._link.current = None
-            self._connection = "connecting"
             with contextlib.suppress(Exception):
                 await connection.close()
 
@@ -94,12 +87,12 @@ class SlackChannel(Channel):
         event = payload.get("event")
         if payload.get("type") != "event_callback" or not isinstance(event, dict):
             return
-        api = self._link.require()
-        incoming = await to_incoming(
-            event, self._bot_user, self._settings().group_mode, self._kit.media, api.download
+        api = self.link.require()
+        await self.take(
+            await to_incoming(
+                event, self._bot_user, self.settings.group_mode, self.kit.media, api.download
+            )
         )
-        if incoming is not None:
-            await self._kit.intake.handle(incoming, SlackChat(self._link, incoming.chat_id))
 
     async def _press(self, payload: dict[str, Any]) -> None:
         """A button of an approval question: the answer is shown to the presser alone."""
@@ -113,9 +106,9 @@ class SlackChannel(Channel):
         thread = message.get("thread_ts")
         chat_id = f"{channel}/{thread}" if thread else str(channel)
         sender = SenderInfo(str(user["id"]), user.get("username"), str(user.get("name") or ""))
-        api = self._link.require()
+        api = self.link.require()
         for action in payload.get("actions") or ():
-            answer = await self._kit.answers.press(str(action.get("value", "")), sender, chat_id)
+            answer = await self.kit.answers.press(str(action.get("value", "")), sender, chat_id)
             channel_id, thread_ts = chat_ref(chat_id)
             with contextlib.suppress(SendError):
                 await api.ephemeral(channel_id, thread_ts, sender.sender_id, answer)

@@ -12,9 +12,14 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.base import Incoming, SendError
-from countbot.channels.media import Attachment, MediaFolder, take_in_all
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import (
+    Attachment,
+    Incoming,
+    MediaFolder,
+    SenderInfo,
+    SendError,
+    take_in_all,
+)
 
 # Message subtypes written by a person (others are edits, joins, bots and the like).
 _PERSON_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from countbot.channels.markdown_syntax import (
+from countbot.channels.door import (
     BULLET,
     EMPHASIS,
     FENCED,

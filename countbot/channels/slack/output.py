@@ -11,12 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from countbot.channels.approvals import Button
-from countbot.channels.delivery import deliver, read_upload
-from countbot.channels.link import Link
+from countbot.channels.door import Button, Link, read_upload
 from countbot.channels.slack.events import chat_ref
 from countbot.channels.slack.mrkdwn import escape, markdown_to_mrkdwn
-from countbot.runtime.outbound import DeliveryResult
 
 # The API module imports the optional SDK, so the link's type is only named for checkers.
 if TYPE_CHECKING:
@@ -72,15 +69,3 @@ class SlackChat:
 
 def _body(text: str, markdown: bool) -> str:
     return markdown_to_mrkdwn(text) if markdown else escape(text)
-
-
-class SlackSender:
-    """The outbound path into Slack (`ChannelSender`): text split to fit, then files."""
-
-    name = "slack"
-
-    def __init__(self, link: ApiLink) -> None:
-        self._link = link
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        return await deliver(SlackChat(self._link, chat_id), "Slack", text, files, MAX_MESSAGE)

@@ -13,28 +13,22 @@ import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from telegram import Bot, CallbackQuery, Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application, ApplicationBuilder
 
-from countbot.channels.backoff import Backoff
-from countbot.channels.base import Channel, ChannelCapabilities, SendError
-from countbot.channels.kit import ChannelKit
-from countbot.channels.log_masking import masked_logs
-from countbot.channels.telegram.output import (
-    MAX_MESSAGE,
-    BotLink,
-    TelegramChat,
-    TelegramSender,
-    call,
-    period_seconds,
+from countbot.channels.door import (
+    Backoff,
+    ChannelCapabilities,
+    PlatformChannel,
+    SenderInfo,
+    SendError,
+    TelegramSettings,
+    masked_logs,
 )
+from countbot.channels.telegram.output import MAX_MESSAGE, TelegramChat, call, period_seconds
 from countbot.channels.telegram.updates import BotIdentity, to_incoming
-from countbot.config.settings import ChannelSettings, TelegramSettings
-from countbot.runtime.outbound import ChannelSender
-from countbot.store.pairing import SenderInfo
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +36,13 @@ log = logging.getLogger(__name__)
 _URL_LOGGERS = ("httpx",)
 
 
-class TelegramChannel(Channel):
+class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
     """Long-polls the Bot API and feeds each message to the channel's `Intake`."""
 
     name = "telegram"
+    title = "Telegram"
+    settings_type = TelegramSettings
+    required = (("token", "get one from @BotFather"),)
     capabilities = ChannelCapabilities(
         edits_in_place=True,
         max_message_length=MAX_MESSAGE,
@@ -55,57 +52,28 @@ class TelegramChannel(Channel):
         typing_indicator=True,
     )
 
-    def __init__(self, kit: ChannelKit) -> None:
-        self._kit = kit
-        self._link = BotLink()
-        self._sender = TelegramSender(self._link)
-        self._me: BotIdentity | None = None
-        self._problem: str | None = None
-
-    @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        if not isinstance(settings, TelegramSettings) or settings.token is None:
-            return "channels.telegram.token is not set (get one from @BotFather)"
-        return None
-
-    @property
-    def sender(self) -> ChannelSender:
-        return self._sender
-
-    def details(self) -> dict[str, Any]:
-        return {
-            "bot": f"@{self._me.username}" if self._me else None,
-            "connection": self._problem or ("ok" if self._link.bot else "down"),
-        }
-
-    def _settings(self) -> TelegramSettings:
-        settings = self._kit.settings()
-        assert isinstance(settings, TelegramSettings)
-        return settings
-
     def chat(self, chat_id: str) -> TelegramChat:
-        return TelegramChat(self._link, chat_id)
+        return TelegramChat(self.link, chat_id)
 
     async def run(self, started: Callable[[], None]) -> None:
-        settings = self._settings()
+        settings = self.settings
         app = _application(settings)
-        with masked_logs(self._kit.masker, _URL_LOGGERS):
+        with masked_logs(self.kit.masker, _URL_LOGGERS):
             await app.initialize()  # getMe: a bad token or no network fails here
             try:
                 bot = app.bot
                 # Polling and a webhook exclude each other; this bot is polled.
                 await bot.delete_webhook()
-                self._me = BotIdentity(bot.id, bot.username)
-                self._link.bot = bot
-                self._problem = None
-                started()
-                await self._poll(bot, self._me, settings)
+                me = BotIdentity(bot.id, bot.username)
+                self.bot = f"@{me.username}"
+                with self.connected(bot):
+                    started()
+                    await self._poll(bot, me, settings)
             finally:
-                self._link.bot = None
                 await _shut_down(app)
 
     async def _poll(self, bot: Bot, me: BotIdentity, settings: TelegramSettings) -> None:
-        offset = await self._kit.state.cursor(self.name) + 1
+        offset = await self.kit.state.cursor(self.name) + 1
         backoff = Backoff(1.0, 30.0)
         wait = dt.timedelta(seconds=settings.poll_timeout)
         while True:
@@ -121,19 +89,21 @@ class TelegramChannel(Channel):
             except InvalidToken:
                 raise
             except TelegramError as exc:
-                self._problem = self._kit.masker.mask(f"reconnecting: {exc.message}")
+                self.connection = self.kit.masker.mask(f"reconnecting: {exc.message}")
                 delay = backoff.next()
-                log.warning("Telegram polling failed (%s); retrying in %g s", self._problem, delay)
+                log.warning(
+                    "Telegram polling failed (%s); retrying in %g s", self.connection, delay
+                )
                 await asyncio.sleep(delay)
                 continue
             backoff.reset()
-            self._problem = None
+            self.connection = "ok"
             for update in updates:
                 if update.update_id < offset:
                     continue  # a server that ignored the offset: already handled
                 await self._handle(update, bot, me, settings)
                 offset = update.update_id + 1
-                await self._kit.state.advance(self.name, update.update_id)
+                await self.kit.state.advance(self.name, update.update_id)
 
     async def _handle(
         self, update: Update, bot: Bot, me: BotIdentity, settings: TelegramSettings
@@ -146,9 +116,8 @@ class TelegramChannel(Channel):
         if message is None:
             return
         try:
-            incoming = await to_incoming(message, bot, me, settings.group_mode, self._kit.media)
-            if incoming is not None:
-                await self._kit.intake.handle(incoming, self.chat(incoming.chat_id))
+            incoming = await to_incoming(message, bot, me, settings.group_mode, self.kit.media)
+            await self.take(incoming)
         except Exception:
             log.exception("handling Telegram update %d failed", update.update_id)
 
@@ -160,7 +129,7 @@ class TelegramChannel(Channel):
             sender = SenderInfo(str(user.id), user.username, user.full_name)
             answer = "This button does nothing any more."
             if chat is not None and query.data:
-                answer = await self._kit.answers.press(query.data, sender, str(chat))
+                answer = await self.kit.answers.press(query.data, sender, str(chat))
             await call(lambda: bot.answer_callback_query(query.id, text=answer))
         except SendError as exc:
             log.warning("answering a Telegram button press failed: %s", exc.detail)

@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Callable
 
-from countbot.channels.markdown_syntax import (
+from countbot.channels.door import (
     BULLET,
     EMPHASIS,
     FENCED,

@@ -26,11 +26,8 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from countbot.channels.approvals import Button
-from countbot.channels.base import SendError
-from countbot.channels.delivery import deliver, read_upload
+from countbot.channels.door import Button, Link, SendError, read_upload
 from countbot.channels.telegram.markup import markdown_to_html
-from countbot.runtime.outbound import DeliveryResult
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +37,6 @@ MAX_MESSAGE = 4096
 # Larger images go as documents: Telegram refuses photos over 10 MB.
 MAX_PHOTO_BYTES = 10_000_000
 PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp"})
-
-
-class BotLink:
-    """The bot of the channel's live connection (None while disconnected), shared by its chats."""
-
-    def __init__(self) -> None:
-        self.bot: Bot | None = None
-
-    def require(self) -> Bot:
-        if self.bot is None:
-            raise SendError("the Telegram channel is not connected right now")
-        return self.bot
 
 
 def period_seconds(owner: object, attribute: str) -> float:
@@ -91,7 +76,7 @@ def _chat_ref(chat_id: str) -> int | str:
 class TelegramChat:
     """One chat (a `ChatOutput`): Markdown goes out as Telegram HTML, plain text when refused."""
 
-    def __init__(self, link: BotLink, chat_id: str) -> None:
+    def __init__(self, link: Link[Bot], chat_id: str) -> None:
         self._link = link
         self.chat_id = chat_id
         self._ref = _chat_ref(chat_id)
@@ -159,16 +144,3 @@ class TelegramChat:
                 raise
             log.info("Telegram refused the HTML of an answer (%s); sending plain text", exc.detail)
             return await call(lambda: send(text, None))
-
-
-class TelegramSender:
-    """The outbound path into Telegram (`ChannelSender`): text split to fit, then files."""
-
-    name = "telegram"
-
-    def __init__(self, link: BotLink) -> None:
-        self._link = link
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        chat = TelegramChat(self._link, chat_id)
-        return await deliver(chat, "Telegram", text, files, MAX_MESSAGE)

@@ -16,11 +16,8 @@ from telegram import Bot, Message, MessageEntity
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
-from countbot.channels.base import Incoming
-from countbot.channels.media import MediaFolder, take_in
+from countbot.channels.door import ImagePart, Incoming, MediaFolder, SenderInfo, take_in
 from countbot.channels.telegram.output import period_seconds
-from countbot.llm.types import ImagePart
-from countbot.store.pairing import SenderInfo
 
 log = logging.getLogger(__name__)
 

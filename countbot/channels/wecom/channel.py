@@ -16,14 +16,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from countbot.channels.backoff import Backoff
-from countbot.channels.base import Channel, ChannelCapabilities
-from countbot.channels.extras import missing_extra
-from countbot.channels.kit import ChannelKit
+from countbot.channels.door import Backoff, ChannelCapabilities, PlatformChannel, WeComSettings
 from countbot.channels.wecom.events import to_incoming
-from countbot.channels.wecom.output import MAX_MESSAGE, ClientLink, WeComChat, WeComSender
-from countbot.config.settings import ChannelSettings, WeComSettings
-from countbot.runtime.outbound import ChannelSender
+from countbot.channels.wecom.output import MAX_MESSAGE, WeComChat
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +30,14 @@ class AuthenticationError(Exception):
     """WeCom rejected the bot id or secret."""
 
 
-class WeComChannel(Channel):
+class WeComChannel(PlatformChannel[WeComSettings, Any]):
+    """`C` is the SDK's `WSClient` of the live connection."""
+
     name = "wecom"
+    title = "WeCom"
+    settings_type = WeComSettings
+    required = (("bot_id", "the AI bot's Bot ID"), ("secret", ""))
+    extra = ("aibot", "wecom")
     capabilities = ChannelCapabilities(
         edits_in_place=True,
         max_message_length=MAX_MESSAGE,
@@ -46,31 +47,11 @@ class WeComChannel(Channel):
         typing_indicator=False,
     )
 
-    def __init__(self, kit: ChannelKit) -> None:
-        self._kit = kit
-        self._link = ClientLink("WeCom")
-        self._sender = WeComSender(self._link)
-        self._problem: str | None = "connecting"
-
-    @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        if not isinstance(settings, WeComSettings) or not settings.bot_id:
-            return "channels.wecom.bot_id is not set (the AI bot's Bot ID)"
-        if settings.secret is None:
-            return "channels.wecom.secret is not set"
-        return missing_extra("aibot", "wecom")
-
-    @property
-    def sender(self) -> ChannelSender:
-        return self._sender
-
     def details(self) -> dict[str, Any]:
-        return {"bot": self._settings().bot_id, "connection": self._problem or "ok"}
+        return {"bot": self.settings.bot_id, "connection": self.connection}
 
-    def _settings(self) -> WeComSettings:
-        settings = self._kit.settings()
-        assert isinstance(settings, WeComSettings)
-        return settings
+    def chat(self, chat_id: str) -> WeComChat:
+        return WeComChat(self.link, chat_id)
 
     async def run(self, started: Callable[[], None]) -> None:
         sdk = await asyncio.to_thread(importlib.import_module, "aibot")
@@ -81,22 +62,21 @@ class WeComChannel(Channel):
             try:
                 if await self._connect(client):
                     backoff.reset()
-                    self._link.current, self._problem = client.sdk, None
-                    if not announced:
-                        started()
-                        announced = True
-                    await client.closed()
+                    with self.connected(client.sdk):
+                        if not announced:
+                            started()
+                            announced = True
+                        await client.closed()
             finally:
-                self._link.current = None
                 with contextlib.suppress(Exception):
                     client.sdk.disconnect()
             delay = backoff.next()
-            self._problem = f"reconnecting to WeCom in {delay:g} s"
+            self.connection = f"reconnecting to WeCom in {delay:g} s"
             log.warning("the WeCom connection is down; reconnecting in %g s", delay)
             await asyncio.sleep(delay)
 
     def _client(self, sdk: Any) -> _Connection:
-        settings = self._settings()
+        settings = self.settings
         assert settings.bot_id and settings.secret
         options = sdk.WSClientOptions(
             bot_id=settings.bot_id,
@@ -117,16 +97,15 @@ class WeComChannel(Channel):
         return connection.authenticated and not connection.gone.is_set()
 
     async def _on_frame(self, frame: dict[str, Any]) -> None:
-        client = self._link.current
+        client = self.link.current
         if client is None:
             return
         try:
             incoming = await to_incoming(
-                frame, self._settings().group_mode, self._kit.media, client.download_file
+                frame, self.settings.group_mode, self.kit.media, client.download_file
             )
             if incoming is not None:
-                chat = WeComChat(self._link, incoming.chat_id, frame)
-                await self._kit.intake.handle(incoming, chat)
+                await self.take(incoming, WeComChat(self.link, incoming.chat_id, frame))
         except Exception:
             log.exception("handling a WeCom message failed")
 

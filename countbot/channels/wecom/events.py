@@ -12,9 +12,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.base import Incoming
-from countbot.channels.media import Attachment, MediaFolder, take_in_all
-from countbot.store.pairing import SenderInfo
+from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, take_in_all
 
 _LEADING_MENTION = re.compile(r"^\s*@\S+\s*")
 

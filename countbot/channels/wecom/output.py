@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from countbot.channels.base import SendError
-from countbot.channels.delivery import deliver
-from countbot.channels.link import Link
-from countbot.runtime.outbound import DeliveryResult
+from countbot.channels.door import Link, SendError
 
 # A stream message holds at most 20480 bytes of UTF-8: 6000 characters of Chinese fit.
 MAX_MESSAGE = 6000
@@ -83,13 +79,3 @@ class WeComChat:
     async def _stream(self, stream_id: str, text: str, *, finish: bool) -> None:
         client = self._link.require()
         await _call(client.reply_stream(self._frame, stream_id, text, finish=finish))
-
-
-class WeComSender:
-    name = "wecom"
-
-    def __init__(self, link: ClientLink) -> None:
-        self._link = link
-
-    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
-        return await deliver(WeComChat(self._link, chat_id), "WeCom", text, files, MAX_MESSAGE)

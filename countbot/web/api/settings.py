@@ -18,7 +18,7 @@ from starlette.routing import Route
 from countbot.agent.persona import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.settings import PersonaSettings, Settings
-from countbot.runtime.local_model import catalogue_view
+from countbot.local_model.models import catalogue_view
 from countbot.runtime.models import context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext

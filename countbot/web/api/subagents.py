@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.store.subagents import SubagentRecord
+from countbot.subagents.store import SubagentRecord
 from countbot.web.api.errors import ApiError, daemon_of, text_param
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from countbot.channels.plaintext import markdown_to_plain
+from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.qq.events import segments
 
 

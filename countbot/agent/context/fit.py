@@ -1,0 +1,263 @@
+"""Fitting a session's history into a request's token budget, without changing what is stored.
+
+Levels of detail, applied only as far as needed (each keeps tool calls paired with results):
+
+1. always: a file read again with the same content as an earlier copy still in full in the
+   request is answered "unchanged since the earlier read"; a changed one says so;
+2. tool results of older exchanges become a gist (tool, arguments, status, size, first lines)
+   with a pointer: `read_result` with the call's `tool_call_id` reads the stored result again;
+3. the same for every exchange before the current one, then for the current one's results too;
+4. a single entry that alone does not fit (a pasted book, a huge result) is cut to the head that
+   fits, with the same pointer;
+5. whole exchanges are dropped from the front; `overflow` tells the caller, which summarizes
+   them into MEMORY.md (phase 2) at the start of the next turn.
+
+Gists are decided per exchange, so the request prefix before the moving boundary stays
+byte-stable from one call to the next (prompt caches keep hitting).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from countbot.agent.context.tokens import MESSAGE_OVERHEAD, TOOL_RESULT_OVERHEAD
+from countbot.agent.history import (
+    AssistantEntry,
+    HistoryEntry,
+    SummaryEntry,
+    ToolResultEntry,
+    UserEntry,
+    project,
+)
+from countbot.llm.types import Message, ToolCall
+
+# Tools whose result is a file's content, keyed by their `path` argument.
+FILE_READ_TOOLS = frozenset({"read_file"})
+RECENT_EXCHANGES = 2
+GIST_LINES = 3
+GIST_LINE_CHARS = 160
+ARGUMENT_CHARS = 160
+
+Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """A request's history as sent, and what fitting it took."""
+
+    messages: list[Message]
+    tokens: int  # the estimate, fixed cost included
+    gisted: int  # tool results shown as a gist
+    overflow: bool  # exchanges had to be left out: summarize them (phase 2)
+
+
+def fit(
+    entries: Sequence[HistoryEntry],
+    *,
+    budget: int,
+    fixed: int,
+    count: Counter,
+    vision: bool,
+) -> Fitted:
+    """The least reduced projection of `entries` (each with its `tokens`) within `budget`."""
+    shown = _dedupe_rereads(list(entries), count)
+    starts = [i for i, e in enumerate(shown) if isinstance(e, UserEntry)] or [0]
+    calls = _calls_by_id(shown)
+    # The boundaries before which results become gists: older exchanges, all but the current
+    # one, then everything.
+    levels = [0, starts[max(len(starts) - RECENT_EXCHANGES, 0)], starts[-1], len(shown)]
+    for boundary in levels:
+        candidate = _gist_results_before(shown, boundary, calls, count)
+        total = fixed + _sum(candidate)
+        if total <= budget:
+            return _done(candidate, total, boundary, vision, overflow=False)
+    candidate = _cut_oversized(candidate, budget - fixed, calls, count)
+    overflow = False
+    while fixed + _sum(candidate) > budget and _droppable(candidate):
+        candidate = _drop_first_exchange(candidate)
+        overflow = True
+    return _done(candidate, fixed + _sum(candidate), len(candidate), vision, overflow=overflow)
+
+
+def gist_cost(entry: HistoryEntry) -> int:
+    """Roughly what `entry` costs once older results are gists (for choosing what to keep)."""
+    if isinstance(entry, ToolResultEntry):
+        return min(entry.tokens, 120)
+    return entry.tokens
+
+
+def _done(
+    entries: list[HistoryEntry], total: int, boundary: int, vision: bool, *, overflow: bool
+) -> Fitted:
+    gisted = sum(
+        1 for e in entries[:boundary] if isinstance(e, ToolResultEntry) and _is_gist(e.content)
+    )
+    return Fitted(project(entries, vision=vision), total, gisted, overflow)
+
+
+def _sum(entries: Sequence[HistoryEntry]) -> int:
+    return sum(e.tokens for e in entries)
+
+
+def _calls_by_id(entries: Sequence[HistoryEntry]) -> dict[str, ToolCall]:
+    return {
+        call.id: call for e in entries if isinstance(e, AssistantEntry) for call in e.tool_calls
+    }
+
+
+def _dedupe_rereads(entries: list[HistoryEntry], count: Counter) -> list[HistoryEntry]:
+    calls = _calls_by_id(entries)
+    seen: dict[str, tuple[str, str]] = {}  # path -> (content hash, tool_call_id)
+    shown: list[HistoryEntry] = []
+    for entry in entries:
+        path = _read_path(entry, calls)
+        if path is None or not isinstance(entry, ToolResultEntry):
+            shown.append(entry)
+            continue
+        digest = hashlib.sha256(entry.content.encode("utf-8", "replace")).hexdigest()
+        earlier = seen.get(path)
+        seen[path] = (digest, entry.tool_call_id)
+        if earlier is None:
+            shown.append(entry)
+        elif earlier[0] == digest:
+            note = (
+                f"[{path} is unchanged since the earlier read (tool call {earlier[1]}); "
+                "its content is above.]"
+            )
+            shown.append(_with_content(entry, note, count))
+        else:
+            note = f"[{path} changed since the earlier read (tool call {earlier[1]}).]\n"
+            shown.append(_with_content(entry, note + entry.content, count, extra=True))
+    return shown
+
+
+def _read_path(entry: HistoryEntry, calls: dict[str, ToolCall]) -> str | None:
+    if not isinstance(entry, ToolResultEntry) or entry.status != "ok":
+        return None
+    call = calls.get(entry.tool_call_id)
+    if call is None or call.name not in FILE_READ_TOOLS:
+        return None
+    path = _arguments(call).get("path")
+    return path if isinstance(path, str) else None
+
+
+def _arguments(call: ToolCall) -> dict:
+    if call.arguments is not None:
+        return call.arguments
+    try:
+        parsed = json.loads(call.arguments_raw or "{}")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _with_content(
+    entry: ToolResultEntry, content: str, count: Counter, *, extra: bool = False
+) -> ToolResultEntry:
+    """`entry` showing `content`; `extra` adds a short note's cost to the known count."""
+    if extra:
+        tokens = entry.tokens + count(content[: len(content) - len(entry.content)])
+    else:
+        tokens = count(content) + TOOL_RESULT_OVERHEAD
+    return dataclasses.replace(entry, content=content, tokens=tokens)
+
+
+_GIST_MARK = "[Earlier result of "
+
+
+def _is_gist(content: str) -> bool:
+    return content.startswith(_GIST_MARK)
+
+
+def _gist_results_before(
+    entries: list[HistoryEntry], boundary: int, calls: dict[str, ToolCall], count: Counter
+) -> list[HistoryEntry]:
+    return [
+        _gist(e, calls, count)
+        if i < boundary and isinstance(e, ToolResultEntry) and e.tokens > _GIST_WORTH
+        else e
+        for i, e in enumerate(entries)
+    ]
+
+
+# A result this small is cheaper to keep than to point at.
+_GIST_WORTH = 80
+
+
+def _gist(
+    entry: ToolResultEntry,
+    calls: dict[str, ToolCall],
+    count: Counter,
+    head_chars: int | None = None,
+) -> ToolResultEntry:
+    call = calls.get(entry.tool_call_id)
+    arguments = call.arguments_raw if call is not None else ""
+    if len(arguments) > ARGUMENT_CHARS:
+        arguments = arguments[:ARGUMENT_CHARS] + "…"
+    if head_chars is None:
+        lines = [line[:GIST_LINE_CHARS] for line in entry.content.splitlines()[:GIST_LINES]]
+        head = "\n".join(lines)
+    else:
+        head = entry.content[:head_chars]
+    content = (
+        f"{_GIST_MARK}{entry.name}({arguments}): {entry.status}, "
+        f"{len(entry.content):,} characters (~{entry.tokens:,} tokens). It begins:\n{head}\n"
+        f'[To read it whole, call read_result with tool_call_id="{entry.tool_call_id}".]'
+    )
+    return _with_content(entry, content, count)
+
+
+def _cut_oversized(
+    entries: list[HistoryEntry], room: int, calls: dict[str, ToolCall], count: Counter
+) -> list[HistoryEntry]:
+    """Cut any entry that alone takes more than half the room down to a head that fits."""
+    limit = max(room // 2, 64)
+    cut: list[HistoryEntry] = []
+    for entry in entries:
+        if entry.tokens <= limit or not isinstance(entry, ToolResultEntry | UserEntry):
+            cut.append(entry)
+            continue
+        chars = max(limit * 2, 200)
+        while True:
+            smaller = _head_of(entry, chars, calls, count)
+            if smaller.tokens <= limit or chars <= 200:
+                break
+            chars //= 2
+        cut.append(smaller)
+    return cut
+
+
+def _head_of(
+    entry: ToolResultEntry | UserEntry, chars: int, calls: dict[str, ToolCall], count: Counter
+) -> HistoryEntry:
+    if isinstance(entry, ToolResultEntry):
+        return _gist(entry, calls, count, head_chars=chars)
+    content = (
+        f"[The user's message was {len(entry.content):,} characters (~{entry.tokens:,} tokens), "
+        f"too long to send whole; it is kept in the session. It begins:]\n{entry.content[:chars]}"
+    )
+    shown = dataclasses.replace(entry, content=content, images=())
+    text = f"{entry.context}\n\n{content}" if entry.context else content
+    return dataclasses.replace(shown, tokens=count(text) + MESSAGE_OVERHEAD)
+
+
+def _droppable(entries: list[HistoryEntry]) -> bool:
+    """Whether an exchange before the current one is left to drop."""
+    starts = [i for i, e in enumerate(entries) if isinstance(e, UserEntry)]
+    return len(starts) > 1 or (
+        bool(entries) and isinstance(entries[0], SummaryEntry) and len(entries) > 1
+    )
+
+
+def _drop_first_exchange(entries: list[HistoryEntry]) -> list[HistoryEntry]:
+    """Leave out the oldest exchange (the summary first, then user message to user message)."""
+    head = [entries[0]] if isinstance(entries[0], SummaryEntry) else []
+    rest = entries[len(head) :]
+    starts = [i for i, e in enumerate(rest) if isinstance(e, UserEntry)]
+    if len(starts) > 1:
+        return head + rest[starts[1] :]
+    return rest  # only the current exchange is left: the summary goes

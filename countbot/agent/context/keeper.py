@@ -1,0 +1,178 @@
+"""The context seam of a turn: the user entry, the history it builds on, each request fitted.
+
+The loop hands its entries here and gets back the messages of the next request (the way
+pi-mono's `transformContext` is one callback): the user entry gets its per-turn context
+(`prompt.turn_context`, a `/skill` invocation), and every request is kept inside the model's
+window.
+Before every model call the request is fitted to `agent.context_budget` of the window
+(`projection.fit`: re-read files, gists of old tool results, oversized entries cut). At the start
+of a turn, history that still does not fit is summarized into MEMORY.md (phase 2), after one
+silent chance for the model to save facts with `memory_write`. What stays after a summary is half
+the budget, so the next summary is many turns away and the prompt prefix stays stable meanwhile.
+`agent.max_history` still bounds the records loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from countbot.agent.context.fit import Fitted, fit, gist_cost
+from countbot.agent.context.flush import Recorder, flush_memory
+from countbot.agent.context.metered import MeteredProvider, UsageSink
+from countbot.agent.context.prompt import PromptBuilder
+from countbot.agent.context.summary import OverflowSummarizer
+from countbot.agent.context.tokens import FixedCost, count, counted, request_budget
+from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
+from countbot.agent.model_choice import ModelChoice
+from countbot.agent.ports import MemoryRecall, SessionHistory
+from countbot.agent.turn_request import TurnRequest
+from countbot.config.settings import AgentSettings
+from countbot.llm.provider import LLMProvider
+from countbot.llm.types import Message, SystemMessage
+from countbot.tools.base import ToolContext
+from countbot.tools.registry import ToolRegistry
+
+# Summary passes one turn start may run before it goes on with what fits.
+MAX_SUMMARY_PASSES = 3
+# Characters of excerpt per budget token: keeps a summary request well inside the window.
+EXCERPT_CHARS_PER_TOKEN = 1.5
+
+
+class ContextKeeper:
+    """Loads a turn's history and fits each request; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        history: SessionHistory,
+        summarizer: OverflowSummarizer,
+        prompt: PromptBuilder,
+        tools: ToolRegistry,
+        settings: AgentSettings,
+        recall: MemoryRecall | None = None,
+    ) -> None:
+        self._history = history
+        self._recall = recall
+        self._summarizer = summarizer
+        self._prompt = prompt
+        self._tools = tools
+        self._settings = settings
+        self._fixed = FixedCost()
+
+    async def user_entry(self, request: TurnRequest) -> UserEntry:
+        """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
+        context that rides with it (time, channel, what the surface added)."""
+        message, extra = request.message, request.context
+        turn_context = self._prompt.turn_context(
+            channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
+        )
+        invocation = await self._prompt.skill_invocation(message)
+        if invocation is not None:
+            message, loaded = invocation
+            extra = f"{extra}\n{loaded}" if extra else loaded
+        if extra:
+            turn_context = f"{turn_context}\n{extra}"
+        if self._recall is not None:  # auto-recall: cited memory hits ride with the message
+            recalled = await self._recall.recall(message, request.session_id)
+            turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
+        return UserEntry(message, request.media, turn_context)
+
+    def budget(self, choice: ModelChoice) -> int:
+        """Prompt tokens one request may use with this model."""
+        share = self._settings.context_budget
+        return request_budget(choice.context_window, share, choice.max_tokens)
+
+    async def load(
+        self,
+        session_id: str,
+        choice: ModelChoice,
+        current: HistoryEntry,
+        tool_context: ToolContext,
+        record: Recorder,
+        report: UsageSink,
+    ) -> list[HistoryEntry]:
+        """The history a turn starting with `current` builds on, summarized first if needed.
+
+        `record` audits the flush's memory writes; `report` counts the usage of its calls.
+        """
+        provider = MeteredProvider(choice.provider, report)
+        entries = await self._window(session_id, choice, provider)
+        for _ in range(MAX_SUMMARY_PASSES):
+            if not (await self.fit([*entries, current], choice)).overflow:
+                break
+            if not await self._summarize(
+                session_id, choice, provider, entries, tool_context, record
+            ):
+                break
+            entries = await self._window(session_id, choice, provider)
+        return entries
+
+    async def fit(
+        self, entries: Sequence[HistoryEntry], choice: ModelChoice, prompt: str | None = None
+    ) -> Fitted:
+        """`entries` as they fit the next request (the system prompt and tools counted in)."""
+        if prompt is None:
+            prompt = await self._prompt.build_system_prompt()
+        fixed = self._fixed.tokens(prompt, self._tools.specs(), choice.model)
+        return fit(
+            entries,
+            budget=self.budget(choice),
+            fixed=fixed,
+            count=lambda text: count(text, choice.model),
+            vision=choice.vision,
+        )
+
+    async def messages(
+        self, entries: Sequence[HistoryEntry], choice: ModelChoice
+    ) -> tuple[list[Message], int]:
+        """The next request's messages (the system prompt, then the fitted history) and their
+        estimated prompt tokens."""
+        prompt = await self._prompt.build_system_prompt()
+        fitted = await self.fit(entries, choice, prompt)
+        return [SystemMessage(prompt), *fitted.messages], fitted.tokens
+
+    async def _window(
+        self, session_id: str, choice: ModelChoice, provider: LLMProvider
+    ) -> list[HistoryEntry]:
+        limit = self._settings.max_history
+        window = await self._history.load_window(session_id, limit + 1)
+        if self._summarizer.needs_pass(len(window.records)):
+            done = await self._summarizer.summarize(session_id, provider, window.summary)
+            if done is not None:
+                window = await self._history.load_window(session_id, limit)
+        entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
+        entries.extend(from_record(r) for r in window.records[-limit:])
+        return [await counted(e, choice.model) for e in entries]
+
+    async def _summarize(
+        self,
+        session_id: str,
+        choice: ModelChoice,
+        provider: LLMProvider,
+        entries: list[HistoryEntry],
+        tool_context: ToolContext,
+        record: Recorder,
+    ) -> bool:
+        """One phase-2 pass: keep the newest half-budget of records, summarize what is older."""
+        budget = self.budget(choice)
+        records = [e for e in entries if not isinstance(e, SummaryEntry)]
+        keep, used = 0, 0
+        for entry in reversed(records):
+            used += gist_cost(entry)
+            if keep and used > budget // 2:
+                break
+            keep += 1
+        summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
+
+        async def flush(transcript: str) -> None:
+            await flush_memory(provider, transcript, self._tools, tool_context, record)
+
+        done = await self._summarizer.summarize(
+            session_id,
+            provider,
+            summary,
+            keep=keep,
+            max_chars=int(budget * EXCERPT_CHARS_PER_TOKEN),
+            before=flush,
+        )
+        return done is not None

@@ -1,0 +1,111 @@
+"""The one door for platform authors: everything a platform folder may use, and nothing else.
+
+A platform is a folder beside this module (`channels/<platform>/`) holding only what differs
+between platforms. Its channel subclasses `PlatformChannel` (declaring `name`, `title`,
+`capabilities`, `settings_type`, `required`, `extra`) and writes:
+
+- `run(started)`: connect (inside `with self.connected(client):`), call `started()`, serve until
+  cancelled; raising means it crashed and the manager restarts it with backoff.
+- `chat(chat_id)`: one chat as a `ChatOutput` that can also `send_file` (post, edit, typing,
+  and `post_buttons` when the platform has buttons); methods raise `SendError`.
+- parsing: its events reduced to `Incoming` messages, handed to `self.take(incoming, chat)`,
+  which de-duplicates, checks access, runs commands and submits the turn; the platform confirms
+  an event to its server only after `take` returned.
+- `close()`: when its client needs closing before its task is cancelled (see `Channel.close`).
+
+Register the class in `channels/manager.py` (`CHANNEL_TYPES`), write a fake of the platform's API
+for the tests, and plug it into `tests/channels/matrix.py`: the whole scenario matrix runs on it.
+Platform packages import only this module (and their SDK); an import contract checks it.
+"""
+
+from __future__ import annotations
+
+from countbot.channels.kit.approvals import Button
+from countbot.channels.kit.backoff import Backoff
+from countbot.channels.kit.base import (
+    Channel,
+    ChannelCapabilities,
+    ChatOutput,
+    Incoming,
+    SendError,
+)
+from countbot.channels.kit.delivery import FileChat, read_upload
+from countbot.channels.kit.link import Link
+from countbot.channels.kit.log_masking import masked_logs
+from countbot.channels.kit.markdown_syntax import (
+    BULLET,
+    EMPHASIS,
+    FENCED,
+    HEADING,
+    INLINE_CODE,
+    LINK,
+    Kept,
+)
+from countbot.channels.kit.media import Attachment, MediaFolder, take_in, take_in_all
+from countbot.channels.kit.parts import ChannelKit
+from countbot.channels.kit.plaintext import markdown_to_plain
+from countbot.channels.kit.platform import CONNECTING, PlatformChannel
+from countbot.channels.kit.recent import RecentIds
+from countbot.channels.kit.sdk_thread import SdkStopped, SdkThread
+from countbot.channels.kit.splitting import truncate
+from countbot.config.settings import (
+    ChannelSettings,
+    DingTalkSettings,
+    DiscordSettings,
+    EmailSettings,
+    FeishuSettings,
+    QQSettings,
+    SlackSettings,
+    TelegramSettings,
+    WeComSettings,
+)
+from countbot.html_text import html_to_text
+from countbot.llm.types import ImagePart
+from countbot.runtime.outbound import DeliveryResult
+from countbot.store.pairing import SenderInfo
+
+__all__ = [
+    "BULLET",
+    "CONNECTING",
+    "EMPHASIS",
+    "FENCED",
+    "HEADING",
+    "INLINE_CODE",
+    "LINK",
+    "Attachment",
+    "Backoff",
+    "Button",
+    "Channel",
+    "ChannelCapabilities",
+    "ChannelKit",
+    "ChannelSettings",
+    "ChatOutput",
+    "DeliveryResult",
+    "DingTalkSettings",
+    "DiscordSettings",
+    "EmailSettings",
+    "FeishuSettings",
+    "FileChat",
+    "ImagePart",
+    "Incoming",
+    "Kept",
+    "Link",
+    "MediaFolder",
+    "PlatformChannel",
+    "QQSettings",
+    "RecentIds",
+    "SdkStopped",
+    "SdkThread",
+    "SendError",
+    "SenderInfo",
+    "SlackSettings",
+    "TelegramSettings",
+    "WeComSettings",
+    "html_to_text",
+    "markdown_to_plain",
+    "masked_logs",
+    "read_upload",
+    "take_in",
+    "take_in_all",
+    "truncate",
+]

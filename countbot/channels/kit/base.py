@@ -1,0 +1,121 @@
+"""The channel interface: what a platform adapter declares, receives and provides.
+
+A channel turns platform updates into `Incoming` messages for its `Intake`, offers a `ChatOutput`
+per chat for replies and rendered turns, and a `ChannelSender` for the outbound path. Everything
+between (access, commands, rendering) is shared, so a new platform is one module.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+from countbot.channels.kit.approvals import Button
+from countbot.config.settings import ChannelSettings
+from countbot.llm.types import ImagePart
+from countbot.runtime.outbound import ChannelSender
+from countbot.store.pairing import SenderInfo
+
+Markup = Literal["plain", "markdown", "html"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelCapabilities:
+    """What a platform can show; the renderer adapts a turn to it.
+
+    `max_message_length` is counted in UTF-16 code units (what Telegram counts; never fewer than
+    characters, so it is safe for platforms that count characters).
+    """
+
+    edits_in_place: bool
+    max_message_length: int
+    markup: Markup
+    media_in: bool
+    media_out: bool
+    typing_indicator: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One platform message addressed to the assistant, already reduced to what a turn needs.
+
+    `message_id` is the platform's id, unique within the chat (used to drop duplicates);
+    `private` is False in group chats, where strangers get no pairing code.
+    """
+
+    chat_id: str
+    sender: SenderInfo
+    message_id: str
+    text: str
+    images: tuple[ImagePart, ...] = ()
+    private: bool = True
+
+
+class SendError(Exception):
+    """A platform refused or failed a send.
+
+    `retry_after` is set when the platform said when to try again (a flood limit); `permanent`
+    when trying again cannot help (the chat is gone, the bot was blocked).
+    """
+
+    def __init__(
+        self, detail: str, *, retry_after: float | None = None, permanent: bool = False
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.retry_after = retry_after
+        self.permanent = permanent
+
+
+class ChatOutput(Protocol):
+    """One chat as the shared code sees it. Methods raise `SendError`.
+
+    `markdown=True` means the text is Markdown the channel renders in its own markup (falling
+    back to plain text when the platform rejects it); False sends the text as it is.
+    """
+
+    async def post(self, text: str, *, markdown: bool = True) -> str:
+        """Send a new message; returns its platform id."""
+        ...
+
+    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
+        """Replace a sent message's text; an unchanged text is not an error."""
+        ...
+
+    async def typing(self) -> None:
+        """Show that an answer is being written (the platform shows it for a few seconds)."""
+        ...
+
+    async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
+        """Send a Markdown message with buttons under it (an approval question); its id.
+
+        Editing the message later (`edit`) removes the buttons.
+        """
+        ...
+
+
+class Channel(ABC):
+    """A platform adapter the `ChannelManager` runs, restarts and reports on."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[ChannelCapabilities]
+
+    @property
+    @abstractmethod
+    def sender(self) -> ChannelSender:
+        """The outbound path's way into this channel (registered while the channel runs)."""
+
+    @abstractmethod
+    async def run(self, started: Callable[[], None]) -> None:
+        """Connect, call `started()`, then serve until cancelled; raising means it crashed."""
+
+    @staticmethod
+    def problem(settings: ChannelSettings) -> str | None:
+        """Why these settings cannot work (shown instead of starting), or None."""
+        return None
+
+    def details(self) -> dict[str, Any]:
+        """Facts worth showing in GET /api/channels (never secrets), e.g. the bot's name."""
+        return {}

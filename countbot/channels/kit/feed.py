@@ -1,0 +1,220 @@
+"""A channel's view of its sessions: one gateway watcher, one renderer per running turn.
+
+Every turn in a watched session is shown in its chat, whoever started it (the chat, the web UI
+or a scheduled job writing into it). Consuming is never slowed by the platform: events are handed
+to renderers, which talk to the platform in their own tasks. If the hub ever drops the watcher
+(it fell too far behind), a new one resubscribes and replays what was missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from countbot.agent.events import (
+    TERMINAL_TYPES,
+    AgentEvent,
+    TextChunk,
+    ToolStart,
+    TurnCancelled,
+    TurnDone,
+    TurnError,
+    TurnNotice,
+)
+from countbot.channels.kit.approvals import buttons, question_text, settled_text
+from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
+from countbot.channels.kit.rendering import RenderSettings, TurnRenderer
+from countbot.channels.kit.retry import send_retrying
+from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
+from countbot.gateway.watchers import EventHub, Watcher
+from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Chat:
+    output: ChatOutput
+    last_seq: int | None = None
+    current: TurnRenderer | None = None
+    previous: TurnRenderer | None = None
+    renderers: set[asyncio.Task[None]] = field(default_factory=set)
+    # Approval cards by question id: the task posting each (its result is the message id).
+    cards: dict[str, asyncio.Task[str | None]] = field(default_factory=dict)
+
+
+class SessionFeed:
+    """Renders the turns of the sessions it was asked to `watch`; run `run()` as a task."""
+
+    def __init__(
+        self,
+        hub: EventHub,
+        capabilities: ChannelCapabilities,
+        settings: RenderSettings,
+        channel: str = "",
+    ) -> None:
+        self._hub = hub
+        # Approval questions of turns that came from this channel are put to its chats.
+        self._channel = channel
+        self._caps = capabilities
+        self._settings = settings
+        self._chats: dict[str, _Chat] = {}
+        self._watcher = Watcher()
+
+    def watch(self, session_id: str, output: ChatOutput) -> None:
+        """Show this session's turns through `output` from now on (idempotent)."""
+        chat = self._chats.get(session_id)
+        if chat is None:
+            self._chats[session_id] = _Chat(output)
+            self._hub.subscribe(session_id, self._watcher)
+        else:
+            chat.output = output
+
+    async def settle(self, grace: float) -> None:
+        """Wait up to `grace` s for answers still being delivered (before shutting down)."""
+        tasks = {t for chat in self._chats.values() for t in chat.renderers if not t.done()}
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                item = await self._next()
+                if item is not None:
+                    self._dispatch(item)
+        finally:
+            self._hub.drop(self._watcher)
+            for chat in self._chats.values():
+                for task in chat.renderers:
+                    task.cancel()
+
+    async def _next(self) -> SessionEvent | dict[str, Any] | None:
+        """The next event; None after replacing a watcher the hub dropped."""
+        with contextlib.suppress(asyncio.QueueEmpty):
+            return self._watcher.queue.get_nowait()  # the common case while a turn streams
+        get = asyncio.ensure_future(self._watcher.queue.get())
+        dropped = asyncio.ensure_future(self._watcher.dropped.wait())
+        try:
+            await asyncio.wait({get, dropped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            dropped.cancel()
+            if not get.done():
+                get.cancel()
+        if get.done() and not get.cancelled():
+            return get.result()
+        self._resubscribe()
+        return None
+
+    def _resubscribe(self) -> None:
+        old, self._watcher = self._watcher, Watcher()
+        leftovers: list[SessionEvent | dict[str, Any]] = []
+        with contextlib.suppress(asyncio.QueueEmpty):
+            while True:
+                leftovers.append(old.queue.get_nowait())
+        for item in leftovers:
+            self._dispatch(item)
+        log.warning("channel feed fell behind; resubscribing to %d sessions", len(self._chats))
+        for session_id, chat in self._chats.items():
+            self._hub.subscribe(session_id, self._watcher, chat.last_seq)
+
+    def _dispatch(self, item: SessionEvent | dict[str, Any]) -> None:
+        event: AgentEvent | MessageAccepted | SubagentUpdate | None
+        if isinstance(item, SessionEvent):
+            session_id, seq, event = item.session_id, item.seq, item.event
+        else:  # a replayed frame
+            session_id, seq = str(item.get("session_id")), int(item.get("seq", 0))
+            event = _event_from_frame(item)
+        chat = self._chats.get(session_id)
+        if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
+            return
+        chat.last_seq = seq
+        if isinstance(event, SubagentUpdate):
+            return  # the report that follows is a turn of its own, shown like any other
+        if isinstance(event, ApprovalAsked | ApprovalSettled):
+            self._approval(chat, event)
+        elif isinstance(event, MessageAccepted):
+            # Not queued: its turn starts now, so the typing indicator should too.
+            if not event.queued:
+                self._renderer(chat)
+        elif event is not None:
+            self._renderer(chat).feed(event)
+            if event.type in TERMINAL_TYPES:
+                chat.previous, chat.current = chat.current, None
+
+    def _approval(self, chat: _Chat, event: ApprovalAsked | ApprovalSettled) -> None:
+        """Post a question's card with its buttons; on its end, edit it to show the decision."""
+        if isinstance(event, ApprovalAsked):
+            if event.channel == self._channel and event.id not in chat.cards:
+                card = _post_card(chat.output, event)
+                chat.cards[event.id] = self._spawn(chat, card)
+            return
+        posted = chat.cards.pop(event.id, None)
+        if posted is not None:
+            self._spawn(chat, _settle_card(chat.output, posted, event))
+
+    def _spawn(self, chat: _Chat, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        task = asyncio.create_task(work)
+        chat.renderers.add(task)  # type: ignore[arg-type]
+        task.add_done_callback(chat.renderers.discard)  # type: ignore[arg-type]
+        task.add_done_callback(_log_failure)  # type: ignore[arg-type]
+        return task
+
+    def _renderer(self, chat: _Chat) -> TurnRenderer:
+        """The renderer of the chat's running turn, started with the turn's first event."""
+        if chat.current is None:
+            chat.current = TurnRenderer(chat.output, self._caps, self._settings, chat.previous)
+            chat.renderers.add(chat.current.task)
+            chat.current.task.add_done_callback(chat.renderers.discard)
+            chat.current.task.add_done_callback(_log_failure)
+        return chat.current
+
+
+def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
+    """The events a renderer needs, rebuilt from a replayed frame (others are not needed)."""
+    kind = frame.get("type")
+    if kind == "stream":
+        return TextChunk(str(frame.get("content", "")))
+    if kind == "tool_start":
+        return ToolStart(str(frame.get("tool_call_id", "")), str(frame.get("name", "")), {})
+    if kind == "done":
+        return TurnDone(str(frame.get("content", "")))
+    if kind == "notice":
+        return TurnNotice(str(frame.get("code", "")), str(frame.get("text", "")))
+    if kind == "error":
+        return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
+    if kind == "cancelled":
+        return TurnCancelled()
+    return None
+
+
+async def _post_card(output: ChatOutput, asked: ApprovalAsked) -> str | None:
+    try:
+        return await send_retrying(
+            lambda: output.post_buttons(question_text(asked), buttons(asked))
+        )
+    except SendError as exc:
+        log.warning("an approval question could not be shown: %s", exc.detail)
+        return None
+
+
+async def _settle_card(
+    output: ChatOutput, posted: asyncio.Task[str | None], settled: ApprovalSettled
+) -> None:
+    message_id = await posted
+    if message_id is None:
+        return
+    try:
+        await send_retrying(lambda: output.edit(message_id, settled_text(settled)))
+    except SendError as exc:
+        log.warning("an approval card could not be updated: %s", exc.detail)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("showing an answer failed", exc_info=task.exception())

@@ -1,0 +1,103 @@
+"""The path from a platform message to an agent turn, the same for every channel.
+
+In order: drop duplicates, check access (strangers get a pairing code, never a turn), apply the
+sender's flood limit (`/stop` always passes), run chat commands, and hand everything else to the
+gateway in the chat's session, whose turns the channel's `SessionFeed` then renders.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from countbot.channels.kit.access import AccessControl
+from countbot.channels.kit.base import ChatOutput, Incoming, SendError
+from countbot.channels.kit.commands import (
+    ChatCommands,
+    CommandContext,
+    default_session,
+    parse_command,
+)
+from countbot.channels.kit.feed import SessionFeed
+from countbot.channels.kit.rate_limit import RateLimiter, Verdict
+from countbot.channels.kit.recent import RecentIds
+from countbot.gateway.gateway import Gateway, GatewayClosedError
+from countbot.gateway.messages import InboundMessage
+from countbot.store.channel_state import ChannelStateStore
+
+log = logging.getLogger(__name__)
+
+TOO_FAST = "You're sending messages faster than I can read them; I'll skip some for a minute."
+SHUTTING_DOWN = "I'm restarting right now. Please send that again in a minute."
+
+
+class Intake:
+    """One channel's inbound pipeline (see the module docstring)."""
+
+    def __init__(
+        self,
+        channel: str,
+        *,
+        gateway: Gateway,
+        access: AccessControl,
+        limiter: RateLimiter,
+        commands: ChatCommands,
+        chats: ChannelStateStore,
+        feed: SessionFeed,
+        seen: RecentIds | None = None,
+    ) -> None:
+        self.channel = channel
+        self._gateway = gateway
+        self._access = access
+        self._limiter = limiter
+        self._commands = commands
+        self._chats = chats
+        self._feed = feed
+        self._seen = seen or RecentIds()
+
+    async def handle(self, message: Incoming, output: ChatOutput) -> None:
+        """Act on one message; platform failures while replying are logged, never raised."""
+        if not self._seen.first_time((message.chat_id, message.message_id)):
+            return
+        decision = await self._access.check(message.sender, private=message.private)
+        if not decision.allowed:
+            log.info("%s: message from %s refused", self.channel, message.sender.describe())
+            await _reply(output, decision.reply)
+            return
+        command = parse_command(message.text)
+        if command != "stop":
+            verdict = self._limiter.check(message.sender.sender_id)
+            if verdict is not Verdict.ALLOW:
+                await _reply(output, TOO_FAST if verdict is Verdict.WARN else None)
+                return
+        session_id = await self._session_for(message.chat_id)
+        if command is not None:
+            context = CommandContext(self.channel, message.chat_id, session_id)
+            await _reply(output, await self._commands.run(command, context))
+            return
+        self._feed.watch(session_id, output)
+        inbound = InboundMessage(
+            channel=self.channel,
+            content=message.text,
+            chat_id=message.chat_id,
+            sender=message.sender.sender_id,
+            media=message.images,
+            session_key=session_id,
+        )
+        try:
+            await self._gateway.submit(inbound)
+        except GatewayClosedError:
+            await _reply(output, SHUTTING_DOWN)
+
+    async def _session_for(self, chat_id: str) -> str:
+        """The session this chat talks in now (`<channel>:<chat_id>` until `/new`)."""
+        assigned = await self._chats.session_for(self.channel, chat_id)
+        return assigned or default_session(self.channel, chat_id)
+
+
+async def _reply(output: ChatOutput, text: str | None) -> None:
+    if text is None:
+        return
+    try:
+        await output.post(text)
+    except SendError as exc:
+        log.warning("a reply could not be delivered: %s", exc.detail)

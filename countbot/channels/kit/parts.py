@@ -1,0 +1,26 @@
+"""What the `ChannelManager` hands a channel it builds: the shared pieces it works with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from countbot.channels.kit.approvals import ApprovalAnswers
+from countbot.channels.kit.intake import Intake
+from countbot.channels.kit.media import MediaFolder
+from countbot.config.settings import ChannelSettings
+from countbot.masking import SecretMasker
+from countbot.store.channel_state import ChannelStateStore
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelKit:
+    """`settings` is read when needed, so edits to the config apply where they can."""
+
+    settings: Callable[[], ChannelSettings]
+    intake: Intake
+    state: ChannelStateStore
+    media: MediaFolder
+    masker: SecretMasker
+    # Where the buttons of approval questions report the user's answer.
+    answers: ApprovalAnswers

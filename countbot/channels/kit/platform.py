@@ -1,0 +1,121 @@
+"""The generic platform channel: every member the eight platforms share, written once.
+
+A platform subclasses `PlatformChannel` and states what it is (`name`, `title`, `capabilities`,
+its settings class, the settings it cannot run without, its optional SDK), then writes only what
+differs: `run` (connect, call `started()`, serve), `chat` (one chat as a `ChatOutput` that can
+also send files) and the parsing of its events into `Incoming` messages, handed to `take`.
+The sender for the outbound path, the settings check, the status shown on the Channels page and
+the live-client `Link` come from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar, cast
+
+from countbot.channels.kit.base import Channel, ChatOutput, Incoming, SendError
+from countbot.channels.kit.delivery import FileChat, deliver
+from countbot.channels.kit.extras import missing_extra
+from countbot.channels.kit.link import Link
+from countbot.channels.kit.parts import ChannelKit
+from countbot.config.settings import ChannelSettings
+from countbot.runtime.outbound import ChannelSender, DeliveryResult
+
+log = logging.getLogger(__name__)
+
+S = TypeVar("S", bound=ChannelSettings)
+C = TypeVar("C")
+
+CONNECTING = "connecting"
+
+
+class PlatformChannel(Channel, Generic[S, C]):
+    """A channel whose live client (`C`) sits in `self.link` while it is connected.
+
+    `required` lists (setting, hint) pairs the channel cannot start without; `extra` names the
+    optional SDK (module, pip extra) it needs. `connection` is what the Channels page shows
+    ("ok", "connecting", "reconnecting in 4 s"); `bot` is the bot's own name when known.
+    """
+
+    title: ClassVar[str]
+    settings_type: ClassVar[type[ChannelSettings]]
+    required: ClassVar[tuple[tuple[str, str], ...]] = ()
+    extra: ClassVar[tuple[str, str] | None] = None
+    # Who "refused" a failed delivery in its report, when not the platform's title.
+    refused_by: ClassVar[str] = ""
+
+    def __init__(self, kit: ChannelKit) -> None:
+        self.kit = kit
+        self.link: Link[C] = Link(self.title)
+        self._sender = PlatformSender(self)
+        self.bot: str | None = None
+        self.connection: str = CONNECTING
+
+    @classmethod
+    def problem(cls, settings: ChannelSettings) -> str | None:
+        if not isinstance(settings, cls.settings_type):
+            return f"channels.{cls.name} is not a {cls.title} section"
+        for key, hint in cls.required:
+            if not getattr(settings, key, None):
+                return f"channels.{cls.name}.{key} is not set{f' ({hint})' if hint else ''}"
+        return missing_extra(*cls.extra) if cls.extra else None
+
+    @property
+    def sender(self) -> ChannelSender:
+        return self._sender
+
+    def details(self) -> dict[str, Any]:
+        return {"bot": self.bot, "connection": self.connection}
+
+    @property
+    def settings(self) -> S:
+        """The channel's settings as they are now (config edits apply where they can)."""
+        settings = self.kit.settings()
+        assert isinstance(settings, self.settings_type)
+        return cast(S, settings)
+
+    @abstractmethod
+    def chat(self, chat_id: str) -> FileChat:
+        """One chat of this platform; raises a permanent `SendError` for an id that is none."""
+
+    async def take(self, incoming: Incoming | None, chat: ChatOutput | None = None) -> None:
+        """Hand a parsed message (None: nothing to answer) to the shared pipeline."""
+        if incoming is not None:
+            await self.kit.intake.handle(incoming, chat or self.chat(incoming.chat_id))
+
+    @contextlib.contextmanager
+    def connected(self, client: C, connection: str = "ok") -> Iterator[C]:
+        """Publish `client` to the chats and the sender while the block runs."""
+        self.link.current = client
+        self.connection = connection
+        try:
+            yield client
+        finally:
+            self.link.current = None
+            self.connection = CONNECTING
+
+    def set_connection(self, problem: str | None) -> None:
+        """What the platform's client reports (from any thread): a problem, or None for ok."""
+        self.connection = problem or "ok"
+
+
+class PlatformSender:
+    """The outbound path into a platform (`ChannelSender`): text split at the platform's limit,
+    then the files, into the chat the channel makes of the id."""
+
+    def __init__(self, channel: PlatformChannel[Any, Any]) -> None:
+        self.name = channel.name
+        self._channel = channel
+
+    async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult:
+        channel = self._channel
+        try:
+            chat = channel.chat(chat_id)
+        except SendError as exc:
+            return DeliveryResult(False, exc.detail)
+        limit = channel.capabilities.max_message_length
+        return await deliver(chat, channel.refused_by or channel.title, text, files, limit)

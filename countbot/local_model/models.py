@@ -1,0 +1,108 @@
+"""The daemon's local model: which file `local/...` means, the embedded default, its server.
+
+`LocalModels` keeps one child server (`LocalServer`) for the model the settings currently name;
+a settings change to another file or other limits stops the old child before the new one starts,
+so two models never share the machine's memory. With no model configured and the `local` extra
+installed, the built-in tiny model is used when it has been pulled.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from countbot.config.settings import ModelSettings
+from countbot.llm.provider_choice import is_local
+from countbot.local_model.catalogue import CATALOGUE, DEFAULT_MODEL, find, model_file
+from countbot.local_model.pull import is_installed
+from countbot.local_model.server import LocalServer, LocalServerOptions
+
+EMBEDDED_NOTICE = (
+    "Running the built-in offline model (SmolLM2 135M): basic answers only, nothing leaves "
+    "this machine. For better answers pick a model on the Settings page, or run "
+    "`countbot models pull qwen2.5-1.5b` and set model.name to local/qwen2.5-1.5b."
+)
+
+
+@functools.cache
+def local_extra_installed() -> bool:
+    """Whether xllamacpp (the `local` extra) can be imported here."""
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
+def models_dir(model: ModelSettings, data_dir: Path) -> Path:
+    """Where pulled models live: `model.local.models_dir`, else `<data_dir>/models`."""
+    return model.local.models_dir or data_dir / "models"
+
+
+def embedded_default(model: ModelSettings, data_dir: Path) -> str | None:
+    """`local/<tiny model>` when no model is configured and it can run here, else None."""
+    if model.name.strip() or not local_extra_installed():
+        return None
+    entry = find(DEFAULT_MODEL)
+    if entry is None or not is_installed(entry, models_dir(model, data_dir)):
+        return None
+    return f"local/{DEFAULT_MODEL}"
+
+
+def effective_model(model: ModelSettings, data_dir: Path) -> str:
+    """The model turns use: the configured one, or the embedded default ("" if neither)."""
+    return model.name.strip() or embedded_default(model, data_dir) or ""
+
+
+def catalogue_view(model: ModelSettings, data_dir: Path) -> dict[str, Any]:
+    """The catalogue as the Settings page shows it: each model, whether it is pulled here, and
+    whether it can run here (the `local` extra). Blocking (stats files): call it in a thread."""
+    folder = models_dir(model, data_dir)
+    models = [
+        {
+            "name": entry.name,
+            "model_name": f"local/{entry.name}",
+            "title": entry.title,
+            "size": entry.size,
+            "licence": entry.licence,
+            "publisher": entry.publisher,
+            "sha256": entry.sha256,
+            "note": entry.note,
+            "pulled": is_installed(entry, folder),
+        }
+        for entry in CATALOGUE
+    ]
+    return {"runnable": local_extra_installed(), "models": models}
+
+
+class LocalModels:
+    """Owns the child server of the current `local/` model; stops it with the daemon."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._data_dir = data_dir
+        self._server: LocalServer | None = None
+
+    @property
+    def server(self) -> LocalServer | None:
+        """The current child server (None before a local model was first chosen)."""
+        return self._server
+
+    async def server_for(self, name: str, model: ModelSettings) -> LocalServer:
+        """The server for `local/<spec>` with the settings' limits, replacing a different one."""
+        assert is_local(name)
+        spec = name.split("/", 1)[1]
+        options = LocalServerOptions(
+            model=model_file(spec, models_dir(model, self._data_dir)),
+            context_size=model.local.context_size,
+            threads=model.local.threads,
+            cache_ram_mb=model.local.cache_ram_mb,
+        )
+        if self._server is not None and self._server.options == options:
+            return self._server
+        await self.aclose()
+        self._server = LocalServer(options)
+        return self._server
+
+    async def aclose(self) -> None:
+        """Stop the child server, if one runs."""
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None

@@ -1,0 +1,393 @@
+"""Subagents: background turns that report back into the session that spawned them.
+
+A subagent runs its own AgentLoop (focused prompt, its tools, its limits) in its own session
+`subagent:<id>`, at most `subagents.max_concurrent` at once (the rest queue). When it ends, done,
+error, timeout or cancelled, its report enters the parent session through the gateway as a
+follow-up message, so the assistant answers it in a new turn on the parent's surface; a busy
+parent finishes its turn first. Records live in SQLite: after a restart the subagents the daemon
+left running are marked interrupted and their parents are told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+
+from countbot.agent.cancel import CancelToken
+from countbot.agent.events import TurnCancelled, TurnDone, TurnError
+from countbot.agent.history import NoteEntry, to_record
+from countbot.agent.loop import AgentLoop
+from countbot.agent.turn_request import TurnRequest
+from countbot.config.settings import SubagentSettings
+from countbot.gateway.events import SubagentUpdate
+from countbot.gateway.follow import TurnFollower
+from countbot.gateway.gateway import Gateway, GatewayClosedError
+from countbot.gateway.messages import InboundMessage
+from countbot.gateway.steering import SteeringBox
+from countbot.gateway.watchdog import DEADLINE_REASON, supervise
+from countbot.gateway.watchers import Watcher
+from countbot.runtime.assembly import Runtime
+from countbot.runtime.outbound import DeliveryTarget
+from countbot.subagents.loops import SubagentLoops
+from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
+from countbot.subagents.tools import SpawnRequest, SpawnTool, SubagentInfo, SubagentsTool
+
+log = logging.getLogger(__name__)
+
+SESSION_PREFIX = "subagent:"
+CHANNEL = "subagent"
+# Seconds between a subagent's cancel-token step and its task-cancel step.
+KILL_GRACE = 5.0
+STOPPED_BY_USER = "stopped by the user"
+SHUTDOWN = "the daemon stopped while it was running"
+REPORT_CONTEXT = (
+    "[This message is the report of subagent {id} that you spawned earlier, not something the "
+    "user typed. Tell the user what came back.]"
+)
+_ENDINGS: dict[str, str] = {
+    "done": "finished",
+    "error": "failed",
+    "timeout": "ran out of time",
+    "cancelled": "was cancelled",
+    "interrupted": "was interrupted",
+}
+
+
+@dataclass(slots=True)
+class _Run:
+    record: SubagentRecord
+    token: CancelToken = field(default_factory=CancelToken)
+    # Reports of its own subagents, read before its next model call.
+    steering: SteeringBox = field(default_factory=SteeringBox)
+    task: asyncio.Task[None] | None = None
+    # Stopped together with its parent's turn (/stop): the parent gets a note, not a new turn.
+    quiet: bool = False
+
+
+class SubagentManager:
+    """Spawns, queues, runs, cancels and reports subagents (see the module docstring)."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        runtime: Runtime,
+        store: SubagentStore,
+        settings: SubagentSettings,
+    ) -> None:
+        self._gateway = gateway
+        self._runtime = runtime
+        self._store = store
+        self._settings = settings
+        self._loops = SubagentLoops(runtime, settings)
+        self._runs: dict[str, _Run] = {}
+        self._waiting: deque[str] = deque()
+        self._senders: set[asyncio.Task[None]] = set()
+        self._closing = False
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Close what a stopped daemon left running and deliver every report still owed."""
+        await self._store.interrupt_active(SHUTDOWN)
+        for record in await self._store.unreported():
+            await self._report(record)
+        self._gateway.add_cancel_listener(self.stop_children)
+
+    async def close(self, grace: float) -> None:
+        """Stop every subagent; the next start reports them as interrupted."""
+        self._closing = True
+        self._waiting.clear()
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for run in self._runs.values():
+            run.token.cancel(SHUTDOWN)
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+        for sender in self._senders:
+            sender.cancel()
+
+    # --- the SubagentControl port of the tools ------------------------------------------------
+
+    async def spawn(self, request: SpawnRequest) -> SubagentInfo:
+        if self._closing:
+            raise ValueError("the daemon is shutting down; no new subagents")
+        depth = await self._depth_of(request.parent_session) + 1
+        if depth > self._settings.max_depth:
+            raise ValueError(
+                f"subagents may not spawn more subagents (subagents.max_depth is "
+                f"{self._settings.max_depth}); do the work yourself"
+            )
+        if request.tools is not None:
+            self._loops.check_tools(request.tools, depth)
+        subagent_id = secrets.token_hex(4)
+        record = SubagentRecord(
+            id=subagent_id,
+            parent_session=request.parent_session,
+            session_id=f"{SESSION_PREFIX}{subagent_id}",
+            label=request.label,
+            task=request.task,
+            tools=request.tools,
+            depth=depth,
+            channel=request.channel,
+            chat_id=request.chat_id,
+            status="queued",
+            created_at=time.time(),
+        )
+        await self._runtime.sessions.create(
+            record.session_id, title=f"Subagent: {record.label}", channel=CHANNEL
+        )
+        await self._store.add(record)
+        self._runs[subagent_id] = _Run(record)
+        self._waiting.append(subagent_id)
+        self._announce(record)
+        await self._pump()
+        return _info(self._runs[subagent_id].record)
+
+    async def children(self, parent_session: str) -> list[SubagentInfo]:
+        return [_info(r) for r in await self.list(parent_session=parent_session)]
+
+    async def info(self, subagent_id: str) -> SubagentInfo | None:
+        record = await self.get(subagent_id)
+        return _info(record) if record is not None else None
+
+    async def cancel(self, subagent_id: str) -> bool:
+        """Stop a queued or running subagent; False if none by that id is queued or running."""
+        run = self._runs.get(subagent_id)
+        if run is None or not self._stop(run, quiet=False):
+            return False
+        if run.task is not None and run.record.status == "queued":
+            await asyncio.wait({run.task})  # its record says cancelled before we answer
+        return True
+
+    # --- for the surfaces ---------------------------------------------------------------------
+
+    async def list(
+        self, *, parent_session: str | None = None, active_only: bool = False
+    ) -> list[SubagentRecord]:
+        """Newest first, with live states for the ones this daemon runs."""
+        records = await self._store.list(parent_session=parent_session, active_only=active_only)
+        return [self._live(r) for r in records]
+
+    async def get(self, subagent_id: str) -> SubagentRecord | None:
+        record = await self._store.get(subagent_id)
+        return self._live(record) if record is not None else None
+
+    async def parents(self, session_ids: list[str]) -> dict[str, str]:
+        """The parent session of each subagent session among `session_ids`."""
+        wanted = [s for s in session_ids if s.startswith(SESSION_PREFIX)]
+        return await self._store.parents(wanted)
+
+    def stop_children(self, session_id: str) -> bool:
+        """Stop the subagents `session_id` spawned, and theirs (a gateway cancel listener).
+
+        The user stopped the chat: each parent gets a note, not a report turn.
+        """
+        parents, stopped = {session_id}, False
+        for run in sorted(self._runs.values(), key=lambda r: r.record.depth):
+            if run.record.parent_session in parents:
+                parents.add(run.record.session_id)
+                stopped = self._stop(run, quiet=True) or stopped
+        return stopped
+
+    def _stop(self, run: _Run, *, quiet: bool) -> bool:
+        if run.token.cancelled:
+            return False
+        run.quiet = quiet
+        run.token.cancel(STOPPED_BY_USER)
+        if run.record.id in self._waiting:
+            self._waiting.remove(run.record.id)
+            ending = self._finish(run, "cancelled", "it was stopped before it started")
+            run.task = asyncio.create_task(ending, name=f"subagent:{run.record.id}")
+        return True
+
+    # --- running ------------------------------------------------------------------------------
+
+    async def _pump(self) -> None:
+        """Start waiting subagents while there are free slots."""
+        running = sum(1 for run in self._runs.values() if run.task is not None)
+        while self._waiting and running < self._settings.max_concurrent and not self._closing:
+            run = self._runs[self._waiting.popleft()]
+            run.record = replace(run.record, status="running", started_at=time.time())
+            await self._store.started(run.record.id)
+            self._announce(run.record)
+            run.task = asyncio.create_task(self._run(run), name=f"subagent:{run.record.id}")
+            running += 1
+
+    async def _run(self, run: _Run) -> None:
+        record = run.record
+        outcome: tuple[SubagentStatus, str] = ("error", "it ended without an answer")
+        try:
+            loop = self._loops.build(
+                task=record.task,
+                label=record.label,
+                tools=record.tools,
+                depth=record.depth,
+                parent=record.parent_session,
+            )
+            work = asyncio.create_task(self._stream(run, loop, record))
+            limit = self._settings.timeout
+            verdict = await supervise(work, run.token, limit, KILL_GRACE)
+            if verdict != "finished" or run.token.reason == DEADLINE_REASON:
+                outcome = ("timeout", f"it took longer than {limit:g} s and was stopped")
+            elif not work.cancelled():
+                outcome = work.result()  # a failure raises into the handler below
+        except Exception as exc:  # a broken subagent must still report
+            log.exception("subagent %s failed", record.id)
+            outcome = ("error", f"internal error: {exc}")
+        if run.token.reason == SHUTDOWN:
+            outcome = ("interrupted", SHUTDOWN)
+        await self._finish(run, *outcome)
+
+    async def _stream(
+        self, run: _Run, loop: AgentLoop, record: SubagentRecord
+    ) -> tuple[SubagentStatus, str]:
+        hub = self._gateway.hub
+        outcome: tuple[SubagentStatus, str] = ("error", "it ended without an answer")
+        request = TurnRequest(
+            record.task,
+            record.session_id,
+            channel=CHANNEL,
+            cancel_token=run.token,
+            unattended=True,
+            steering=run.steering,
+        )
+        events = loop.process_message(request)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                hub.publish(record.session_id, event)  # whoever opened its session sees it live
+                if isinstance(event, TurnDone):
+                    outcome = ("done", event.content)
+                elif isinstance(event, TurnError):
+                    outcome = ("error", event.error)
+                elif isinstance(event, TurnCancelled):
+                    outcome = ("cancelled", f"it was {run.token.reason or 'cancelled'}")
+        return outcome
+
+    async def _finish(self, run: _Run, status: SubagentStatus, result: str) -> None:
+        record = replace(run.record, status=status, result=result, ended_at=time.time())
+        run.record = record
+        await self._store.ended(record.id, status, result)
+        self._runs.pop(record.id, None)
+        self._announce(record)
+        for unread in run.steering.take_back():  # its subagents' reports go up to its parent
+            await self._deliver(unread)
+        if status == "interrupted":
+            return  # reported after the restart, when the gateway takes turns again
+        if run.quiet:
+            note = NoteEntry(f"Subagent {record.id} ({record.label}) was stopped.")
+            await self._runtime.sessions.append(record.parent_session, to_record(note))
+            await self._store.mark_reported(record.id)
+        else:
+            await self._report(record)
+        if not self._closing:
+            await self._pump()
+
+    async def _report(self, record: SubagentRecord) -> None:
+        message = InboundMessage(
+            channel=record.channel or CHANNEL,
+            content=report_text(record),
+            chat_id=record.chat_id,
+            sender=record.session_id,
+            session_key=record.parent_session,
+            mode="followup",
+            context=REPORT_CONTEXT.format(id=record.id),
+        )
+        if await self._deliver(message):
+            await self._store.mark_reported(record.id)
+
+    async def _deliver(self, message: InboundMessage) -> bool:
+        """Into the parent session as a follow-up that starts a turn; False if the gateway is
+        closed (the next start delivers it).
+
+        A parent that is itself a running subagent reads it before its next model call; one that
+        has ended passes it on to its own parent, so a report always reaches someone.
+        """
+        target = message.session_key or ""
+        if target.startswith(SESSION_PREFIX):
+            subagent_id = target.removeprefix(SESSION_PREFIX)
+            run = self._runs.get(subagent_id)
+            if run is not None and run.record.status == "running" and not run.token.cancelled:
+                run.steering.put(message)
+                return True
+            parent = await self._store.get(subagent_id)
+            if parent is not None:
+                upward = replace(
+                    message,
+                    session_key=parent.parent_session,
+                    channel=parent.channel or CHANNEL,
+                    chat_id=parent.chat_id,
+                )
+                return await self._deliver(upward)
+        unseen = bool(message.chat_id) and self._gateway.hub.watching(target) == 0
+        watcher = Watcher()
+        if unseen:
+            self._gateway.hub.subscribe(target, watcher)
+        try:
+            submission = await self._gateway.submit(message, origin=watcher if unseen else None)
+        except GatewayClosedError:
+            self._gateway.hub.unsubscribe(target, watcher)
+            return False
+        if unseen:
+            follow = self._send_answer(message, watcher, submission.queued)
+            task = asyncio.create_task(follow, name=f"subagent-report:{target}")
+            self._senders.add(task)
+            task.add_done_callback(self._senders.discard)
+        return True
+
+    async def _send_answer(self, message: InboundMessage, watcher: Watcher, queued: bool) -> None:
+        """No chat shows the parent session (a job's, or a chat before its first message since
+        a restart): send the report turn's answer to the parent's chat through the outbound path.
+        """
+        target = message.session_key or ""
+        try:
+            event = await TurnFollower(watcher).terminal(queued)
+        finally:
+            self._gateway.hub.unsubscribe(target, watcher)
+        if not isinstance(event, TurnDone) or not event.content.strip():
+            return
+        assert message.chat_id is not None
+        where = DeliveryTarget(message.channel, message.chat_id)
+        result = await self._runtime.outbound.deliver(where, event.content)
+        if not result.delivered:
+            log.info("report answer for %s not sent to %s: %s", target, where, result.detail)
+
+    async def _depth_of(self, session_id: str) -> int:
+        if not session_id.startswith(SESSION_PREFIX):
+            return 0
+        record = await self._store.get(session_id.removeprefix(SESSION_PREFIX))
+        return record.depth if record is not None else 0
+
+    def _live(self, record: SubagentRecord) -> SubagentRecord:
+        run = self._runs.get(record.id)
+        return run.record if run is not None else record
+
+    def _announce(self, record: SubagentRecord) -> None:
+        update = SubagentUpdate(record.id, record.label, record.status, record.session_id)
+        self._gateway.hub.publish(record.parent_session, update)
+
+
+def report_text(record: SubagentRecord) -> str:
+    """The report as the parent session shows it: who, how it ended, and what it produced."""
+    ending = _ENDINGS.get(record.status, record.status)
+    head = f"Subagent report: {record.label} ({record.id}) {ending}."
+    body = record.result.strip() or "(no output)"
+    return f"{head}\n\n{body}"
+
+
+def _info(record: SubagentRecord) -> SubagentInfo:
+    return SubagentInfo(record.id, record.label, record.status, record.task, record.result)
+
+
+async def start_subagents(gateway: Gateway, runtime: Runtime) -> SubagentManager:
+    """The daemon's manager, started, with the `spawn` and `subagents` tools offered."""
+    settings = runtime.settings.subagents
+    manager = SubagentManager(gateway, runtime, SubagentStore(runtime.db), settings)
+    await manager.start()
+    if settings.max_depth >= 1 and runtime.tools.get(SpawnTool.name) is None:
+        runtime.tools.register(SpawnTool(manager))
+        runtime.tools.register(SubagentsTool(manager))
+    return manager
