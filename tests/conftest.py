@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -16,6 +19,10 @@ from tests.support.settings import make_settings
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+# No test (nor a daemon or command a test starts) may use the user's own instance folder.
+os.environ["COUNTBOT_HOME"] = tempfile.mkdtemp(prefix="countbot-test-home-")
+atexit.register(shutil.rmtree, os.environ["COUNTBOT_HOME"], True)
+os.environ.pop("COUNTBOT_CONFIG", None)
 
 
 @pytest.fixture(scope="session")

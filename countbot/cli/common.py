@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
+from countbot.config.instance import create_from_example, default_config
 from countbot.config.loader import ConfigError, config_path_from, load_settings
 from countbot.config.settings import Settings
 from countbot.runtime.preflight import check_settings
@@ -19,7 +20,7 @@ config_option = click.option(
     "config_path",
     type=click.Path(dir_okay=False),
     default=None,
-    help="config file (default: $COUNTBOT_CONFIG, else ./config.yaml)",
+    help="config file (default: $COUNTBOT_CONFIG, else $COUNTBOT_HOME or ~/.countbot/config.yaml)",
 )
 
 
@@ -49,6 +50,20 @@ def settings_or_exit(
                 return settings
         fail(str(exc), 2)
     return settings
+
+
+def create_instance_config(config_path: str | None) -> None:
+    """On the daemon's first start without a named config, make the instance's own config.yaml
+    from the shipped example (the settings page saves there, never into the checkout)."""
+    path = config_path_from(config_path)
+    if path != default_config():
+        return
+    try:
+        created = create_from_example(path)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+    if created:
+        click.echo(f"countbot: created {path}, your own settings (from the example)", err=True)
 
 
 def store_settings(config_path: str | None) -> Settings:

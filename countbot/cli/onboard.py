@@ -6,7 +6,8 @@ import re
 import shutil
 from pathlib import Path
 
-from countbot.config.loader import SHIPPED_ROOT, save_settings_patch
+from countbot.config.instance import EXAMPLE_CONFIG
+from countbot.config.loader import save_settings_patch
 from countbot.runtime.paths import seed_workspace
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -30,7 +31,7 @@ def write_starter(
     config = target / "config.yaml"
     if config.exists() and not force:
         raise FileExistsError(f"{config} exists; pass --force to overwrite it")
-    shutil.copyfile(SHIPPED_ROOT / "config.yaml", config)
+    shutil.copyfile(EXAMPLE_CONFIG, config)
     key_ref = f"${{{api_key_env}}}" if api_key_env else ""
     given = (("name", model), ("api_base", api_base), ("api_key", key_ref))
     model_patch = {k: v for k, v in given if v}

@@ -1,8 +1,10 @@
 """Read `config.yaml` into `Settings`, write changes back, and show settings without secrets.
 
-Where the file is: `--config`, else `$COUNTBOT_CONFIG`, else `./config.yaml` (which may be
-absent: then every default applies). String values may use `${VAR}` / `${VAR:-default}`, and
-`${secret:NAME}` for an entry of `secrets.yaml` beside the config (`secrets_file.py`).
+Where the file is: `--config`, else `$COUNTBOT_CONFIG`, else `config.yaml` in the instance
+folder (`$COUNTBOT_HOME`, else `~/.countbot`; see `instance.py`), which may be absent: then
+every default applies. The checkout's own `config.yaml` is the example and is never written.
+String values may use `${VAR}` / `${VAR:-default}`, and `${secret:NAME}` for an entry of
+`secrets.yaml` beside the config (`secrets_file.py`).
 Relative `workspace`, `data_dir`, `personas_dir` and `skills_dir` resolve against the config
 file's folder; unset `personas_dir` / `skills_dir` mean the `personas/` and `skills/` folders
 shipped in the repository beside the `countbot` package. These functions do blocking file I/O:
@@ -22,17 +24,16 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, SecretStr, ValidationError
 
-import countbot
 from countbot.config import env_vars, fields, secrets_file, yaml_text
 from countbot.config.errors import ConfigError
 from countbot.config.fields import Loc, dotted
 from countbot.config.file_write import replace_file
+from countbot.config.instance import SHIPPED_ROOT, default_config, refuse_example
 from countbot.config.problems import explain, show
 from countbot.config.settings import Settings
 
 __all__ = [
     "CONFIG_ENV_VAR",
-    "DEFAULT_CONFIG",
     "MASK",
     "SHIPPED_ROOT",
     "ConfigError",
@@ -43,9 +44,6 @@ __all__ = [
 ]
 
 CONFIG_ENV_VAR = "COUNTBOT_CONFIG"
-DEFAULT_CONFIG = Path("config.yaml")
-# The checkout (or source tree) that holds the package and the shipped personas/ and skills/.
-SHIPPED_ROOT = Path(countbot.__file__).resolve().parent.parent
 # What a secret looks like outside the process; sent back unchanged, it means "keep the secret".
 MASK = "********"
 # Secrets this long are also hidden where they appear inside other values (a key in a URL).
@@ -79,13 +77,13 @@ self-hosted or proxy servers, `model.api_base`. For example:
     api_key: ${{MY_LLM_API_KEY}}
 
 `countbot onboard` writes a starter config for you. The file is chosen by --config, else
-${env_var}, else ./config.yaml."""
+${env_var}, else config.yaml in $COUNTBOT_HOME (default ~/.countbot)."""
 
 
 def config_path_from(cli_path: str | None, env: Mapping[str, str] = os.environ) -> Path:
-    """The config file to use: `--config`, else `$COUNTBOT_CONFIG`, else `./config.yaml`."""
+    """The config file to use: `--config`, else `$COUNTBOT_CONFIG`, else the instance's."""
     chosen = cli_path or env.get(CONFIG_ENV_VAR)
-    return Path(chosen).expanduser() if chosen else DEFAULT_CONFIG
+    return Path(chosen).expanduser() if chosen else default_config(env)
 
 
 def load_settings(
@@ -97,7 +95,8 @@ def load_settings(
 ) -> Settings:
     """Validated settings from `path` (default: `config_path_from(None, env)`), paths resolved.
 
-    Only the default `./config.yaml` may be missing. Every problem in the file is reported in one
+    Only the instance's default config may be missing (its folder is then the base of the
+    relative paths). Every problem in the file is reported in one
     `ConfigError`. `config_path` is set to the absolute file path, even for a missing default, so
     a settings page knows where to save. With `need_secrets=False` (commands that only talk to
     the running daemon or the store) an unset `${VAR}` is no error: the value keeps the reference.
@@ -113,8 +112,8 @@ def load_settings(
         base = file.parent
     elif file.exists():
         raise ConfigError(f"The config file {file} is not a regular file.")
-    elif chosen == DEFAULT_CONFIG:
-        settings, base = Settings(), Path.cwd()
+    elif file == default_config(env):
+        settings, base = Settings(), file.parent
     else:
         origin = f" (from ${CONFIG_ENV_VAR})" if path is None else ""
         raise ConfigError(
@@ -147,6 +146,7 @@ def save_settings_patch(
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
+    refuse_example(target)
     text = _read(target) if target.exists() else ""
     document = _parse(text, file)
     raw = _require_mapping(document.data, file)
@@ -177,6 +177,7 @@ def write_config_text(path: Path, text: str) -> None:
     """Replace the config file with `text` (for appending a whole section): validated first,
     written atomically, through a symlink."""
     file = _absolute(path)
+    refuse_example(file)
     secrets = secrets_file.read_secrets(secrets_file.secrets_path(file))
     _validate(_parse(text, file), file, os.environ, secrets)
     _write_atomic(Path(os.path.realpath(file)), text)

@@ -48,6 +48,10 @@ _CONTEXT_WINDOW_MARKERS = (
     "reduce the length",
 )
 _CONTENT_POLICY_MARKERS = ("content_policy", "content policy", "content management policy")
+# How a client library words a stream that ended before the provider's finish. Older litellm
+# ended such a stream quietly (the stream accumulator notices the missing finish itself); newer
+# litellm (1.110) raises httpx.RemoteProtocolError with this text. Both are a cut-off answer.
+_CUT_OFF_MARKERS = ("stream ended before a finish_reason",)
 # Why nothing answered at the address, by what the OS or the HTTP client said (lower case).
 _UNREACHABLE_REASONS = (
     ("connection refused", "connection refused"),
@@ -186,8 +190,11 @@ def _status_code(exc: BaseException) -> int | None:
 def _kind(exc: BaseException, status: int | None) -> FailureKind:
     # The OpenAI client refuses to send without a key and litellm reports that as a 500;
     # retrying cannot help, and "internal error" would send the user looking in the wrong place.
-    if "missing credentials" in str(exc).lower():
+    text = str(exc).lower()
+    if "missing credentials" in text:
         return "auth"
+    if any(marker in text for marker in _CUT_OFF_MARKERS):
+        return "cut_off"
     litellm = sys.modules.get("litellm")
     if litellm is not None:
         if isinstance(exc, litellm.ContextWindowExceededError):

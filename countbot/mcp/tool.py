@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp_types
@@ -11,7 +12,7 @@ from countbot.mcp.connection import McpConnection, ServerUnavailable
 from countbot.mcp.results import external, tool_result
 from countbot.mcp.schema import tool_name
 from countbot.tools.approval import ApprovalRequest
-from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 
 _MAX_DESCRIPTION = 2000
 _SUMMARY_CHARS = 300
@@ -21,6 +22,7 @@ class McpTool(Tool):
     """Calls its server through the connection; the registry adds timeout, cancel and masking."""
 
     idempotent = False  # a server's tool may change things: never retried
+    brings = frozenset({"untrusted"})
 
     def __init__(
         self, connection: McpConnection, remote: mcp_types.Tool, parameters: dict[str, Any]
@@ -36,7 +38,15 @@ class McpTool(Tool):
         self.parameters = parameters
         self.timeout = connection.settings.timeout
         self.remote_name = remote.name
+        # A tool the server marks read-only sends nothing anywhere on its own.
+        self.read_only = bool(remote.annotations and remote.annotations.read_only_hint)
         self._connection = connection
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        if self.read_only:
+            return None
+        payload = json.dumps(args, ensure_ascii=False)
+        return Egress("mcp", f"mcp:{self._connection.name}", payload)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         connection = self._connection

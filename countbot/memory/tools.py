@@ -41,6 +41,7 @@ class MemoryReadTool(Tool):
         },
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile) -> None:
         self._memory = memory
@@ -87,6 +88,8 @@ class MemoryWriteTool(Tool):
             "new_text": {"type": "string", "description": "Replacement for old_text."},
         },
     }
+
+    remembers: ClassVar[tuple[str, ...]] = ("note", "new_text")
 
     def __init__(self, memory: MemoryFile, *, today: Callable[[], date] = date.today) -> None:
         self._memory = memory
@@ -152,6 +155,7 @@ class MemorySearchTool(Tool):
         "required": ["query"],
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile, index: MemorySearch | None = None) -> None:
         self._memory = memory

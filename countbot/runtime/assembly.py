@@ -20,6 +20,8 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
+from countbot.dataflow.policy import OutboundPolicy
+from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
 from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
@@ -43,6 +45,7 @@ from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
+from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
@@ -137,10 +140,16 @@ async def open_runtime(settings: Settings) -> Runtime:
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
+<<<<<<< HEAD
     tools = _tool_registry(
         settings, workspace, masker, skills, _RouterOutbox(outbound), sandbox, sessions
     )
     _register_memory_tools(tools, workspace, memory, index)
+=======
+    outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
+    tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
+    tools.gate = outbound_policy(settings, sessions, audit)
+>>>>>>> main
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
     prompt = PromptBuilder(
@@ -195,6 +204,17 @@ async def open_runtime(settings: Settings) -> Runtime:
         models,
         mcp,
     )
+
+
+def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog) -> OutboundPolicy:
+    """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
+    seed = SessionSeed(
+        sessions,
+        settings.workspace,
+        secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
+        window=lambda: settings.agent.max_history,
+    )
+    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
 
 
 def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> McpManager:
@@ -324,10 +344,19 @@ def is_users_conversation(session_id: str) -> bool:
 
 
 class _RouterOutbox:
-    """The `message` tool's view of the outbound router (tools know no runtime types)."""
+    """The `message` tool's view of the outbound router and of the owner's chats."""
 
-    def __init__(self, router: OutboundRouter) -> None:
+    def __init__(
+        self,
+        router: OutboundRouter,
+        settings: Settings,
+        pairing: PairingStore,
+        sessions: SessionStore,
+    ) -> None:
         self._router = router
+        self._settings = settings
+        self._pairing = pairing
+        self._sessions = sessions
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -336,3 +365,14 @@ class _RouterOutbox:
 
     def channels(self) -> list[str]:
         return self._router.channels()
+
+    async def knows(self, channel: str, chat_id: str) -> bool:
+        """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
+        allow_from = getattr(getattr(self._settings.channels, channel, None), "allow_from", [])
+        listed = {entry.strip().lstrip("@").lower() for entry in allow_from}
+        # A thread (e-mail, Slack) is `<chat>/<thread>`: the chat is what the list names.
+        if chat_id.split("/", 1)[0].lower() in listed:
+            return True
+        if await self._pairing.is_paired(channel, chat_id):
+            return True
+        return await self._sessions.get(f"{channel}:{chat_id}") is not None

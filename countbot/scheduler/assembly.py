@@ -1,7 +1,7 @@
 """Wires the scheduler into a daemon: the job book, the service, the heartbeat and the `cron` tool.
 
 The daemon calls `start_scheduler` once its gateway exists and `Scheduler.stop` before it closes
-the runtime; `Scheduler.routes()` are the REST routes to mount under /api.
+the runtime; its REST routes (`web/api/cron.py`) are bound to `Scheduler.service`.
 """
 
 from __future__ import annotations
@@ -9,11 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apscheduler.triggers.interval import IntervalTrigger
-from starlette.routing import BaseRoute
 
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
-from countbot.scheduler.api import cron_routes
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.clock import Clock, utc_now
 from countbot.scheduler.delivery import JobDelivery
@@ -35,9 +33,6 @@ class Scheduler:
 
     service: SchedulerService
     heartbeat: Heartbeat
-
-    def routes(self) -> list[BaseRoute]:
-        return cron_routes(self.service)
 
     async def stop(self) -> None:
         await self.service.stop()

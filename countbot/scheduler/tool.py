@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 
 ACTIONS = ("create", "list", "remove", "enable", "disable")
 SCHEDULE_KEYS = ("cron", "every", "at")
@@ -100,8 +100,18 @@ class CronTool(Tool):
         "additionalProperties": False,
     }
 
+    # A job's prompt is an instruction for later turns: marked when a stranger may have written it.
+    remembers: ClassVar[tuple[str, ...]] = ("prompt",)
+
     def __init__(self, jobs: CronJobs) -> None:
         self._jobs = jobs
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        """A new job sending its answers to another chat: what it will send is not known yet."""
+        target = str(args.get("deliver_to") or "")
+        if args.get("action") != "create" or ":" not in target:
+            return None
+        return Egress("chat", target, str(args.get("prompt", "")), opaque=True)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         action = args["action"]

@@ -104,6 +104,7 @@ def _registry(runtime: Runtime, names: list[str]) -> ToolRegistry:
         max_retries=agent.max_retries,
         retry_delay=agent.retry_delay,
         masker=runtime.masker,
+        gate=runtime.tools.gate,
     )
     for name in names:
         tool = runtime.tools.get(name)

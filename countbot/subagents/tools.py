@@ -79,6 +79,9 @@ class SpawnTool(Tool):
         "additionalProperties": False,
     }
 
+    # The subagent's task is its user message: marked when a stranger may have written it.
+    remembers: ClassVar[tuple[str, ...]] = ("task",)
+
     def __init__(self, control: SubagentControl) -> None:
         self._control = control
 

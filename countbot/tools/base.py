@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from countbot.tools.approval import Approver
 
 ToolStatus = Literal["ok", "error", "timeout", "cancelled", "skipped"]
+# What a tool's result brings into the model's context, for the data-flow policy
+# (`countbot/dataflow/`): text strangers wrote, or the user's own data.
+Brings = frozenset[Literal["untrusted", "private"]]
+EgressKind = Literal["url", "search", "chat", "mcp", "exec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,22 @@ class ToolResult:
         return cls(content=f"Error: {message}", status="error")
 
 
+@dataclass(frozen=True, slots=True)
+class Egress:
+    """What one call would send out of the machine: where to, and the text that would go.
+
+    `destination` is a host name (url), `search`, `<channel>:<chat_id>` (chat), `mcp:<server>`
+    or `network` (exec); `payload` is the text the other side would see (URL, query, message,
+    arguments, command). `opaque`: part of what leaves cannot be read in advance (files sent,
+    whatever a command does on the network).
+    """
+
+    kind: EgressKind
+    destination: str
+    payload: str
+    opaque: bool = False
+
+
 class ToolTransientError(Exception):
     """A failure that may succeed if tried again (network blip, busy resource)."""
 
@@ -55,6 +75,8 @@ class ToolContext:
     chat_id: str | None = None
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     approver: Approver | None = None
+    # The registry's gate keeps its per-turn state here (the data-flow ledger of the turn).
+    gate_state: Any = None
 
 
 class Tool:
@@ -67,6 +89,14 @@ class Tool:
     idempotent: ClassVar[bool] = False
     # Seconds; None means the registry's default.
     timeout: float | None = None
+    # What the result brings into the model's context (see `Brings`); empty: neither.
+    brings: Brings = frozenset()
+    # Argument fields whose text becomes memory later turns read (marked when untrusted).
+    remembers: ClassVar[tuple[str, ...]] = ()
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        """What this call would send out of the machine; None: nothing leaves it."""
+        return None
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

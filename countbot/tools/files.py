@@ -100,6 +100,7 @@ class ReadFileTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, guard: WorkspaceGuard) -> None:
         self.guard = guard
@@ -229,6 +230,7 @@ class ListDirTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"private"})
 
     def __init__(self, guard: WorkspaceGuard) -> None:
         self.guard = guard

@@ -1,7 +1,9 @@
 """The `message` tool: the agent sends text or a workspace file to a chat on a channel.
 
-By default it answers into the chat the turn came from. What it reports is what the platform
-answered, so the model never tells the user something arrived that did not.
+By default it answers into the chat the turn came from. Another chat must be one the owner
+has (allowed, paired, or one the assistant talks in), never an arbitrary chat id: a model steered
+by a stranger's text cannot message the stranger. What it reports is what the platform answered,
+so the model never tells the user something arrived that did not.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 MAX_FILES = 10
@@ -33,6 +35,10 @@ class Outbox(Protocol):
     ) -> DeliveryReport: ...
 
     def channels(self) -> list[str]: ...
+
+    async def knows(self, channel: str, chat_id: str) -> bool:
+        """Whether the owner has this chat: on the channel's allow-list, paired, or talked in."""
+        ...
 
 
 class MessageTool(Tool):
@@ -62,18 +68,31 @@ class MessageTool(Tool):
         self._outbox = outbox
         self._guard = guard
 
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        """None for a chat the call will refuse (nothing leaves), else the chat and the text."""
+        channel, chat_id = _target(args, ctx)
+        if not channel or not chat_id or not await self._owned(channel, chat_id, ctx):
+            return None
+        text = str(args.get("text") or "")
+        return Egress("chat", f"{channel}:{chat_id}", text, opaque=bool(args.get("files")))
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = str(args.get("text") or "")
         names = [str(name) for name in args.get("files") or ()]
         if not text.strip() and not names:
             return ToolResult.error("give a text, files, or both")
-        channel = args.get("channel") or ctx.channel
-        chat_id = args.get("chat_id") or (ctx.chat_id if channel == ctx.channel else None)
+        channel, chat_id = _target(args, ctx)
         if not channel or not chat_id:
             running = ", ".join(self._outbox.channels()) or "none"
             return ToolResult.error(
                 f"this conversation is not in a chat: name a channel (running: {running}) "
                 "and a chat_id"
+            )
+        if not await self._owned(channel, chat_id, ctx):
+            return ToolResult.error(
+                f"{channel}:{chat_id} is not one of the owner's chats (not on the allow-list, "
+                "not paired, never talked in); messages go only to those. The owner can allow "
+                "it in the channel settings."
             )
         folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="countbot-send-"))
         try:
@@ -89,6 +108,10 @@ class MessageTool(Tool):
             return ToolResult.error(f"not delivered to {where}: {report.detail}")
         ids = ", ".join(report.message_ids)
         return ToolResult(f"Delivered to {where}" + (f" (message ids {ids})." if ids else "."))
+
+    async def _owned(self, channel: str, chat_id: str, ctx: ToolContext) -> bool:
+        own = channel == ctx.channel and chat_id == ctx.chat_id
+        return own or await self._outbox.knows(channel, chat_id)
 
     def _snapshot(self, names: list[str], folder: Path) -> list[Path]:
         """Private copies of the files, read through the guard's descriptors: what is sent is
@@ -107,3 +130,10 @@ class MessageTool(Tool):
                 raise PathRefused(f"{name!r}: {exc.strerror or exc}") from None
             files.append(copy)
         return files
+
+
+def _target(args: dict[str, Any], ctx: ToolContext) -> tuple[str | None, str | None]:
+    """The chat a call sends to: its channel and chat_id, defaulting to the turn's own chat."""
+    channel = args.get("channel") or ctx.channel
+    chat_id = args.get("chat_id") or (ctx.chat_id if channel == ctx.channel else None)
+    return channel, str(chat_id) if chat_id else None

@@ -131,6 +131,8 @@ class ReadResultTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    # A page of any earlier result: the user's files or a stranger's page alike.
+    brings = frozenset({"private", "untrusted"})
 
     def __init__(self, source: PageSource, archive: ResultArchive | None = None) -> None:
         self._source = source

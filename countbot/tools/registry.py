@@ -9,7 +9,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
@@ -31,6 +31,22 @@ _CLEANUP_GRACE = 10.0
 _MASK_OFF_LOOP_CHARS = 100_000
 
 
+class ToolGate(Protocol):
+    """A check the runtime puts around every call (the data-flow policy, `countbot/dataflow/`).
+
+    `admit` answers the arguments to run with (possibly adjusted) or a result that replaces the
+    call (a refusal); `observe` sees each result before the model does.
+    """
+
+    async def admit(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> dict[str, Any] | ToolResult: ...
+
+    async def observe(
+        self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
+    ) -> None: ...
+
+
 class ToolRegistry:
     """Holds the tools the agent may call and executes their calls safely."""
 
@@ -43,7 +59,9 @@ class ToolRegistry:
         masker: SecretMasker | None = None,
         page_size: int = 30_000,
         sleep: Sleep = asyncio.sleep,
+        gate: ToolGate | None = None,
     ) -> None:
+        self.gate = gate
         self._default_timeout = default_timeout
         self._max_retries = max_retries
         self._retry_delay = retry_delay
@@ -118,7 +136,14 @@ class ToolRegistry:
         problem = self._validate(tool, args)
         if problem is not None:
             return ToolResult.error(problem)
-        return await self._run_with_retries(tool, args, ctx)
+        if self.gate is None:
+            return await self._run_with_retries(tool, args, ctx)
+        admitted = await self.gate.admit(tool, args, ctx)
+        if isinstance(admitted, ToolResult):
+            return admitted
+        result = await self._run_with_retries(tool, admitted, ctx)
+        await self.gate.observe(tool, admitted, result, ctx)
+        return result
 
     def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
         error = best_match(self._validators[tool.name].iter_errors(args))

@@ -3,10 +3,11 @@
 Containment must not depend on recognising the command, so the command runs where damage is
 impossible: the workspace is the only writable place, the rest of / is read-only, the user's
 credentials and CountBot's own data and config are covered by empty tmpfs (or /dev/null for
-files), /tmp is private, the sandbox has its own PID namespace and /proc (the daemon's
-`/proc/<pid>/environ` is not there), no capabilities, a scrubbed environment, and limits on
-processes, memory, CPU time and file size. `--die-with-parent` ends everything when the daemon
-or the exec tool stops it.
+files), /tmp is private (but for the running interpreter's prefix and import paths, read-only:
+a venv under /tmp still runs its servers and commands), the sandbox has its own PID namespace
+and /proc (the daemon's `/proc/<pid>/environ` is not there), no capabilities, a scrubbed
+environment, and limits on processes, memory, CPU time and file size. `--die-with-parent` ends
+everything when the daemon or the exec tool stops it.
 
 `auto` probes once whether bwrap works here; when it does not, `status.active` is False and the
 exec tool asks for approval for every command instead (fail closed, never silently unsandboxed).
@@ -21,6 +22,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -84,6 +86,8 @@ _ENV_ALLOW_PREFIX = "LC_"
 # Where the sandbox sees its pids cgroup's membership file (on the private /tmp).
 _PIDS_FILE = "/tmp/.countbot-pids"
 _PROBE_TIMEOUT = 10.0
+# The sandbox's private /tmp hides whatever the host keeps there.
+_PRIVATE_TMP = Path("/tmp")
 # Package runners (npx, uvx, pip) need a writable cache; home is read-only in the sandbox.
 _SERVER_CACHES = {
     "XDG_CACHE_HOME": "/tmp/.cache",
@@ -138,9 +142,15 @@ class Sandbox:
         self._limits = limits
         self._skill_env = skill_env
         self._sysrq = False
+        self._interpreter = _hidden_interpreter_paths()
         # The pids cgroup's file the shell writes to join it, and what it writes (see join_file).
         self._pids_join: tuple[Path, str] | None = None
         self.status = SandboxStatus(mode, False, "not probed yet")
+
+    @property
+    def has_network(self) -> bool:
+        """Whether a command can reach the network: in a sandbox that shares it, or outside one."""
+        return self._network or not self.status.active
 
     def probe(self) -> SandboxStatus:
         """Find out once whether bwrap works here (blocking: run it off the event loop)."""
@@ -226,7 +236,9 @@ class Sandbox:
     ) -> list[str]:
         workspace = workspace or self._workspace
         argv = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev"]
-        argv += ["--proc", "/proc", "--tmpfs", "/tmp"]
+        argv += ["--proc", "/proc", "--tmpfs", str(_PRIVATE_TMP)]
+        for path in self._interpreter:
+            argv += ["--ro-bind", str(path), str(path)]
         # The fresh /proc still reaches the kernel: root in the sandbox could write sysctls or
         # SysRq (reboot the machine) by file permissions alone.
         argv += ["--ro-bind", "/proc/sys", "/proc/sys"]
@@ -282,6 +294,27 @@ class Sandbox:
         }
         env["HOME"] = str(self._home)
         return env
+
+
+def _hidden_interpreter_paths() -> list[Path]:
+    """The running interpreter's prefixes and import paths that the private /tmp would hide.
+
+    A user's venv may live anywhere, /tmp included; without these the sandbox cannot start
+    `sys.executable` (a Python MCP server, a test's interpreter) nor import what it has installed.
+    Read-only, bound before the covers, so a secret inside one of them stays covered.
+    """
+    executable_prefix = Path(os.path.realpath(sys.executable)).parent.parent
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, executable_prefix, *sys.path]
+    found: list[Path] = []
+    for entry in candidates:
+        path = Path(os.path.abspath(entry)) if entry else None
+        # Never /tmp itself (a daemon started in /tmp has it on sys.path): that is all of it.
+        if path and path != _PRIVATE_TMP and path.is_relative_to(_PRIVATE_TMP) and path.exists():
+            found.append(path)
+    # A path inside another one found is visible through it already.
+    return sorted(
+        path for path in set(found) if not any(path != o and path.is_relative_to(o) for o in found)
+    )
 
 
 def _cover(paths: Sequence[Path]) -> list[str]:

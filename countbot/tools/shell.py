@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, ClassVar
 
 from countbot.masking import SecretMasker
 from countbot.tools.approval import ApprovalMode, ApprovalRequest, approval_reason
-from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.base import Brings, Egress, Tool, ToolContext, ToolResult
 from countbot.tools.sandbox import Sandbox
 from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
@@ -168,6 +168,19 @@ class ExecTool(Tool):
         # The registry's deadline leaves room for the user's answer and for our own timeout to
         # stop the group cleanly.
         self.timeout = policy.approval_timeout + timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0
+
+    @property
+    def brings(self) -> Brings:  # type: ignore[override]
+        """The workspace's files, and with network whatever a command fetched."""
+        if self._sandbox.has_network:
+            return frozenset({"private", "untrusted"})
+        return frozenset({"private"})
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        """With network a command can send anything anywhere: the command is all we can show."""
+        if not self._sandbox.has_network:
+            return None
+        return Egress("exec", "network", str(args.get("command", "")), opaque=True)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = args["command"]

@@ -16,12 +16,13 @@ import socket
 import zlib
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx
 
 from countbot.config.settings import WebToolSettings
 from countbot.html_text import html_to_text, page_title
-from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
@@ -74,11 +75,21 @@ class WebFetchTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings) -> None:
         self._settings = settings
         # Our own deadline (settings.timeout) fires first and gives the clearer message.
         self.timeout = settings.timeout + 5.0
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
+        """The URL itself goes out: to its host, and to the DNS resolvers on the way."""
+        url = str(args.get("url", ""))
+        try:
+            host = (urlsplit(url.strip()).hostname or "").lower()
+        except ValueError:
+            host = ""
+        return Egress("url", host or "(no host)", url)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         url = args["url"]

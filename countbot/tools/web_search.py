@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 import httpx
 
 from countbot.config.settings import WebToolSettings
-from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
@@ -109,10 +109,14 @@ class WebSearchTool(Tool):
         "additionalProperties": False,
     }
     idempotent: ClassVar[bool] = True
+    brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings, backend: SearchBackend | None = None) -> None:
         self._backend = backend or search_backend(settings)
         self.timeout = settings.timeout + 5.0
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
+        return Egress("search", "search", str(args.get("query", "")))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if self._backend is None:

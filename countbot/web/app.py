@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from countbot.web.access import AccessPolicy
 from countbot.web.api import api_mount
-from countbot.web.api.errors import ApiError, api_error, http_error, server_error
+from countbot.web.api.errors import HANDLERS
 from countbot.web.body_limits import BodyLimits
 from countbot.web.context import DaemonContext
 from countbot.web.login import login
@@ -26,18 +25,14 @@ def create_app(daemon: DaemonContext, port: int) -> Starlette:
             Route("/", index, methods=["GET", "HEAD"]),
             Route("/login", login, methods=["GET", "POST"]),
             WebSocketRoute("/ws", websocket_endpoint),
-            api_mount(daemon.scheduler.routes()),
+            api_mount(daemon),
             Mount("/static", app=static_files()),
         ],
         middleware=[
             Middleware(BodyLimits, api_limit=daemon.runtime.settings.web.max_body_bytes),
             Middleware(AccessGuard, policy=policy),
         ],
-        exception_handlers={
-            ApiError: api_error,
-            HTTPException: http_error,
-            Exception: server_error,
-        },
+        exception_handlers=HANDLERS,
     )
     app.state.daemon = daemon
     app.state.policy = policy

@@ -36,7 +36,8 @@ def write_config(folder: Path, server: ScriptedModelServer, extra: str = "") -> 
 def run(
     *args: str, cwd: Path, stdin: str | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789"}
+    # `cwd` is the instance folder: its config.yaml is the one used without --config.
+    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789", "COUNTBOT_HOME": str(cwd)}
     env.pop("COUNTBOT_CONFIG", None)
     return subprocess.run(
         [*COUNTBOT, *args],
@@ -192,7 +193,7 @@ def test_killed_process_leaves_committed_messages_readable(
         Reply.tool_calls(("list_dir", '{"path": "."}')),
         Reply.text("a very slow answer " * 50, chunks=50, delay=0.2),
     )
-    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789"}
+    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789", "COUNTBOT_HOME": str(tmp_path)}
     proc = subprocess.Popen(
         [*COUNTBOT, "chat", "-m", "list and explain"],
         cwd=tmp_path,

@@ -20,6 +20,8 @@ from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import Scheduler, start_scheduler
 from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import Delivery
+from countbot.web.api import cron
+from countbot.web.api.errors import HANDLERS
 from countbot.web.instance import INFO_FILE
 from tests.cli.process import countbot
 from tests.scheduler.conftest import RecordingSender
@@ -100,7 +102,9 @@ async def daemon(runtime: Runtime, settings: Settings) -> AsyncIterator[Schedule
         runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     scheduler = await start_scheduler(runtime, gateway, paused=True)
-    app = Starlette(routes=[Mount("/api", routes=scheduler.routes())])
+    app = Starlette(
+        routes=[Mount("/api", routes=cron.routes(scheduler.service))], exception_handlers=HANDLERS
+    )
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()

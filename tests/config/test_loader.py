@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
 
+from countbot.config.instance import EXAMPLE_CONFIG, create_from_example
 from countbot.config.loader import (
     SHIPPED_ROOT,
     ConfigError,
     config_path_from,
     load_settings,
+    save_settings_patch,
 )
 from countbot.config.settings import Settings
+from tests.support.settings import example_copy
 
 
 def write(folder: Path, text: str, name: str = "config.yaml") -> Path:
@@ -34,7 +38,7 @@ def test_cli_path_beats_environment_which_beats_the_default() -> None:
     env = {"COUNTBOT_CONFIG": "/etc/countbot.yaml"}
     assert config_path_from("mine.yaml", env) == Path("mine.yaml")
     assert config_path_from(None, env) == Path("/etc/countbot.yaml")
-    assert config_path_from(None, {}) == Path("config.yaml")
+    assert config_path_from(None, {"COUNTBOT_HOME": "/srv/cb"}) == Path("/srv/cb/config.yaml")
 
 
 def test_load_without_path_reads_the_file_named_by_countbot_config(tmp_path: Path) -> None:
@@ -44,16 +48,43 @@ def test_load_without_path_reads_the_file_named_by_countbot_config(tmp_path: Pat
     assert settings.config_path == path
 
 
-def test_missing_default_config_means_defaults_in_the_current_folder(
+def test_missing_default_config_means_defaults_in_the_instance_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    settings = load_settings(env={})
+    monkeypatch.chdir(tmp_path)  # the current folder plays no part
+    home = tmp_path / "home"
+    settings = load_settings(env={"COUNTBOT_HOME": str(home)})
     assert settings.model == Settings().model
     assert settings.agent.max_iterations == 25
-    assert settings.workspace == tmp_path / "data" / "workspace"
-    assert settings.data_dir == tmp_path / "data"
-    assert settings.config_path == tmp_path / "config.yaml"
+    assert settings.workspace == home / "data" / "workspace"
+    assert settings.data_dir == home / "data"
+    assert settings.config_path == home / "config.yaml"
+
+
+def test_the_instance_folder_defaults_to_a_folder_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert config_path_from(None, {}) == tmp_path / ".countbot" / "config.yaml"
+    assert load_settings(env={}).data_dir == tmp_path / ".countbot" / "data"
+
+
+def test_the_shipped_example_is_never_written(tmp_path: Path) -> None:
+    before = EXAMPLE_CONFIG.read_bytes()
+    with pytest.raises(ConfigError, match="documented example"):
+        save_settings_patch(EXAMPLE_CONFIG, {"model": {"name": "openai/gpt-4o-mini"}})
+    assert EXAMPLE_CONFIG.read_bytes() == before
+    assert not (EXAMPLE_CONFIG.parent / "secrets.yaml").exists()
+
+
+def test_an_instance_config_starts_as_a_private_copy_of_the_example(tmp_path: Path) -> None:
+    config = tmp_path / "new-home" / "config.yaml"
+    assert create_from_example(config)
+    assert config.read_text(encoding="utf-8") == EXAMPLE_CONFIG.read_text(encoding="utf-8")
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    config.write_text("model:\n  name: mine\n")
+    assert not create_from_example(config)  # never replaces the user's own
+    assert load_settings(config, env={}).model.name == "mine"
 
 
 def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
@@ -263,19 +294,19 @@ def test_require_model_is_satisfied_by_a_model_name(tmp_path: Path) -> None:
 # -- the shipped file ------------------------------------------------------------------------
 
 
-def test_shipped_config_loads_to_the_defaults() -> None:
-    shipped = SHIPPED_ROOT / "config.yaml"
+def test_shipped_config_loads_to_the_defaults(tmp_path: Path) -> None:
+    shipped = example_copy(tmp_path)
     settings = load_settings(shipped, env={})
     paths = {"workspace", "data_dir", "personas_dir", "skills_dir"}
     assert settings.model_dump(exclude=paths) == Settings().model_dump(exclude=paths)
-    assert settings.workspace == SHIPPED_ROOT / "data" / "workspace"
+    assert settings.workspace == tmp_path / "data" / "workspace"
     assert settings.personas_dir == SHIPPED_ROOT / "personas"
     with pytest.raises(ConfigError, match="No model is configured"):
         load_settings(shipped, env={}, require_model=True)
 
 
-def test_shipped_config_documents_every_key() -> None:
-    text = (SHIPPED_ROOT / "config.yaml").read_text(encoding="utf-8")
+def test_shipped_config_documents_every_key(tmp_path: Path) -> None:
+    text = example_copy(tmp_path).read_text(encoding="utf-8")
     lines = [line.split("#")[0].strip() for line in text.splitlines()]
     written = {line.split(":")[0] for line in lines if line}
     for key in _all_keys(Settings):

@@ -13,11 +13,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from countbot.config.loader import SHIPPED_ROOT, ConfigError, load_settings
+from countbot.config.instance import EXAMPLE_CONFIG
+from countbot.config.loader import ConfigError, load_settings
 from countbot.config.settings import Settings
 from countbot.runtime.preflight import check_settings
 
-SHIPPED = (SHIPPED_ROOT / "config.yaml").read_text(encoding="utf-8")
+SHIPPED = EXAMPLE_CONFIG.read_text(encoding="utf-8")  # read once, before any test runs
 FAST = settings(
     max_examples=120,
     deadline=None,

@@ -11,12 +11,12 @@ import pytest
 
 from countbot.config.loader import (
     MASK,
-    SHIPPED_ROOT,
     ConfigError,
     load_settings,
     masked_settings,
     save_settings_patch,
 )
+from tests.support.settings import example_copy
 
 SECRET = "sk-live-0123456789abcdefghij"
 SEARCH_SECRET = "brave-0123456789"
@@ -174,8 +174,8 @@ def test_patch_on_a_file_with_a_block_value_rewrites_it_correctly(tmp_path: Path
 
 
 def test_shipped_config_saves_in_place_without_losing_comments(tmp_path: Path) -> None:
-    shipped = (SHIPPED_ROOT / "config.yaml").read_text(encoding="utf-8")
-    path = write(tmp_path, shipped)
+    path = example_copy(tmp_path)
+    shipped = path.read_text(encoding="utf-8")
     shown = masked_settings(load_settings(path, env={}))
     shown["model"]["name"] = "anthropic/claude-sonnet-4-5"
     shown["model"]["fallbacks"] = ["gpt-4o-mini"]

@@ -21,8 +21,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
-# Generous: the first turn of a daemon also waits for litellm's import.
-WAIT_MS = 15_000
+# Generous: the first turn of a daemon also waits for litellm's import, on a loaded 2-core CI
+# machine too (an upper bound: a passing step never waits it out).
+WAIT_MS = 45_000
 
 # The daemon fixtures, shared with the protocol tests.
 start_daemon = web.start_daemon

@@ -19,7 +19,7 @@ from countbot.gateway.watchers import Watcher
 from countbot.runtime.assembly import Runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
-WAIT = 20.0
+WAIT = 60.0  # an upper bound for a loaded 2-core CI machine; passing tests never wait it out
 
 
 @pytest.fixture

@@ -35,6 +35,11 @@ def status_error(status: int, headers: dict[str, str] | None = None) -> httpx.HT
         (httpx.ConnectError("connection refused"), "unreachable"),
         (httpx.ConnectError("connection failed"), "connection"),
         (httpx.RemoteProtocolError("peer closed connection"), "connection"),
+        # litellm 1.110's wording for a stream that ended before the provider's finish.
+        (
+            httpx.RemoteProtocolError("Stream ended before a finish_reason was received"),
+            "cut_off",
+        ),
         (ConnectionResetError(104, "Connection reset by peer"), "connection"),
     ],
 )

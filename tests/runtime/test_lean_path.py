@@ -74,7 +74,7 @@ def test_chat_message_without_a_daemon_imports_only_what_a_turn_needs(
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "NO_PROXY": "*"},
+        env={**os.environ, "NO_PROXY": "*", "COUNTBOT_HOME": str(tmp_path)},
     )
 
     assert result.returncode == 0, result.stderr

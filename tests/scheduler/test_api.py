@@ -13,6 +13,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from countbot.scheduler.assembly import Scheduler
+from countbot.web.api import cron
+from countbot.web.api.errors import HANDLERS
 from tests.scheduler.conftest import RecordingSender
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
@@ -26,7 +28,9 @@ TRAIN = {
 
 @pytest.fixture
 async def client(scheduler: Scheduler) -> AsyncIterator[httpx.AsyncClient]:
-    app = Starlette(routes=[Mount("/api", routes=scheduler.routes())])
+    app = Starlette(
+        routes=[Mount("/api", routes=cron.routes(scheduler.service))], exception_handlers=HANDLERS
+    )
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()

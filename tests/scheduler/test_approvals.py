@@ -10,10 +10,10 @@ import pytest
 
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import Runtime
-from countbot.scheduler.api import run_json
 from countbot.scheduler.assembly import Scheduler
 from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import WEB, Delivery
+from countbot.web.api.cron import run_json
 from tests.scheduler.conftest import ZONE
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+from countbot.config.instance import EXAMPLE_CONFIG
 from countbot.config.settings import Settings
 from tests.support.scripted_model import ScriptedModelServer
 
@@ -22,3 +24,11 @@ def make_settings(tmp_path: Path, model_server: ScriptedModelServer, **agent: ob
     settings.workspace = tmp_path / "workspace"
     settings.data_dir = tmp_path / "data"
     return settings
+
+
+def example_copy(folder: Path) -> Path:
+    """A copy of the shipped example config in `folder`: tests read and edit the copy, never the
+    checkout's file (which an instance must not write, and a test must not depend on)."""
+    copy = folder / "config.yaml"
+    shutil.copyfile(EXAMPLE_CONFIG, copy)
+    return copy

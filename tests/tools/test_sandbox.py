@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -80,7 +81,9 @@ async def run_script(
 async def test_a_fork_bomb_hits_the_process_limit_and_ends_with_the_command(
     workspace: Path, ctx: ToolContext
 ) -> None:
-    bomb = "b() { b | b & }\nb\nsleep 30\n"
+    # The script must outlive the timeout: while the bomb holds every process slot, a plain
+    # `sleep 30` could fail to fork and end the script at once (seen on a loaded machine).
+    bomb = "b() { b | b & }\nb\nuntil sleep 30; do :; done\n"
     result = await run_script(workspace, bomb, SandboxLimits(processes=40), exec_timeout=3)
     assert result.status == "timeout"
     assert "Resource temporarily unavailable" in result.content
@@ -232,3 +235,48 @@ async def test_an_approver_that_never_answers_is_a_denial(workspace: Path) -> No
         {"command": "touch ran"}, ToolContext("s1", workspace, approver=silent)
     )  # type: ignore[arg-type]
     assert result.status == "error" and not (workspace / "ran").exists()
+
+
+# Run by an interpreter of a venv under /tmp: its own sandbox runs that interpreter and imports.
+_IN_TMP_VENV = """
+import asyncio, subprocess, sys
+from pathlib import Path
+from countbot.tools.sandbox import Sandbox
+workspace = Path(sys.argv[1])
+sandbox = Sandbox("bwrap", workspace)
+assert sandbox.probe().active, sandbox.status
+code = "import sys, yaml, countbot; print(sys.prefix)"
+argv, env = asyncio.run(sandbox.command("/bin/sh", f"{sys.executable} -c '{code}'", workspace))
+result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+print(result.stdout + result.stderr)
+"""
+
+
+def test_a_venv_under_tmp_runs_and_imports_inside_the_private_tmp(outside_tmp: Path) -> None:
+    # The sandbox's /tmp is private: a user's venv there (its interpreter, its packages) would be
+    # invisible, and every Python MCP server or command from it would fail to start.
+    venv = Path(tempfile.mkdtemp(prefix="countbot-venv-", dir="/tmp"))
+    try:
+        subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        python = venv / "bin" / "python"
+        # The venv sees this interpreter's packages and this checkout through a .pth file.
+        paths = [p for p in sys.path if p and Path(p).is_dir()]
+        site = subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        Path(site, "countbot-test.pth").write_text("\n".join(paths) + "\n")
+        result = subprocess.run(
+            [python, "-c", _IN_TMP_VENV, str(outside_tmp)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=outside_tmp,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == str(venv), result.stdout
+    finally:
+        shutil.rmtree(venv)

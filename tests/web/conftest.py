@@ -23,7 +23,7 @@ from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import use_fake_telegram
 from tests.support.scripted_model import ScriptedModelServer
 
-WAIT = 20.0
+WAIT = 60.0  # an upper bound for a loaded 2-core CI machine; passing tests never wait it out
 TOKEN = "test-token-5f1c2a9e7d"
 
 

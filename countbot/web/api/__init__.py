@@ -8,6 +8,7 @@ from countbot.web.api import (
     approvals,
     audit,
     channels,
+    cron,
     health,
     mcp,
     memory,
@@ -17,12 +18,13 @@ from countbot.web.api import (
     subagents,
     usage,
 )
+from countbot.web.context import DaemonContext
 
 
-def api_mount(extra: list[BaseRoute]) -> Mount:
-    """All /api routes; `extra` are those other surfaces serve (the scheduler's /api/cron)."""
+def api_mount(daemon: DaemonContext) -> Mount:
+    """All /api routes; the jobs' routes are bound to the daemon's scheduler service."""
     routes: list[BaseRoute] = [
-        *extra,
+        *cron.routes(daemon.scheduler.service),
         *health.routes,
         *sessions.routes,
         *settings.routes,

@@ -1,7 +1,8 @@
 """How the API reads input and reports problems: JSON `{"error": message}` with a fitting status.
 
-Routes raise `ApiError`; anything else becomes a 500 with a generic message (the traceback goes
-to the log, never to the client).
+Routes raise `ApiError`, the one HTTP error type of the daemon (bodies, parameters, missing
+things); anything else becomes a 500 with a generic message (the traceback goes to the log,
+never to the client). `HANDLERS` are the app's exception handlers for all three.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from countbot.json_body import BodyError, read_json_object
+from countbot.text_repair import JsonTextError, loads_untrusted
 from countbot.web.context import DaemonContext
 
 log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
+    """A request the API refuses, with the HTTP status that says why."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -30,14 +33,36 @@ def daemon_of(request: Request) -> DaemonContext:
     return request.app.state.daemon
 
 
-async def json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object body (empty: `{}`), within the size limit; ApiError otherwise."""
+async def json_object(request: Request, limit: int | None = None) -> dict[str, Any]:
+    """The JSON object in the body (empty: `{}`) within `limit` bytes (default
+    `web.max_body_bytes`); 415, 413 or 400 as an `ApiError` otherwise.
+
+    Requiring `application/json` is also a CSRF guard: a plain HTML form cannot send it.
+    """
+    if limit is None:
+        limit = daemon_of(request).runtime.settings.web.max_body_bytes
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        raise ApiError(415, "send the body as JSON with Content-Type: application/json")
+    declared = request.headers.get("content-length")
+    if (
+        declared is not None
+        and declared.isdigit()
+        and (len(declared) > 18 or int(declared) > limit)
+    ):
+        raise ApiError(413, f"body too large: {declared} bytes (limit {limit})")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, f"body too large (limit {limit} bytes)")
     try:
-        return await read_json_object(
-            request, daemon_of(request).runtime.settings.web.max_body_bytes
-        )
-    except BodyError as exc:
-        raise ApiError(exc.status, exc.message) from None
+        data = loads_untrusted(bytes(body) or b"{}")
+    except JsonTextError as exc:
+        raise ApiError(400, str(exc)) from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    return data
 
 
 def int_param(request: Request, name: str, default: int, *, low: int, high: int) -> int:
@@ -72,3 +97,6 @@ async def http_error(request: Request, exc: Exception) -> Response:
 async def server_error(request: Request, exc: Exception) -> Response:
     log.exception("request %s %s failed", request.method, request.url.path, exc_info=exc)
     return JSONResponse({"error": "internal error; see the daemon's log"}, 500)
+
+
+HANDLERS = {ApiError: api_error, HTTPException: http_error, Exception: server_error}

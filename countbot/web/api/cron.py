@@ -1,8 +1,7 @@
-"""REST routes for scheduled jobs (`/cron/jobs`, mounted by the daemon under /api).
+"""Scheduled jobs (`/cron/jobs`): list, create, read, update, delete, run now, run history.
 
-list, create, read, update, delete, run now, and run history. Errors are JSON `{"error": ...}`
-with a fitting status, like the rest of the API; access control (token, Origin) is the daemon's
-middleware and applies here unchanged.
+The routes get only the scheduler's service (`routes(service)`), not the whole daemon. Errors are
+`ApiError`s like the rest of the API; a job that cannot work (`JobError`) is a 400 that says why.
 """
 
 from __future__ import annotations
@@ -13,23 +12,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from countbot.json_body import BodyError, read_json_object
 from countbot.scheduler.book import JobDraft, JobPatch, JobView
 from countbot.scheduler.jobs import Delivery, JobError, JobRun
 from countbot.scheduler.service import SchedulerService
+from countbot.web.api.errors import ApiError, int_param, json_object
 
 MAX_BODY = 64 * 1024
 MAX_RUNS = 200
 
 
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def cron_routes(service: SchedulerService) -> list[BaseRoute]:
+def routes(service: SchedulerService) -> list[BaseRoute]:
     """The routes, bound to `service`; mount them with `Mount("/api", routes=[...])`."""
     api = _CronApi(service)
     return [
@@ -97,7 +89,7 @@ class _CronApi:
         return JSONResponse(job_json(await self._view(request.path_params["job_id"])))
 
     async def create_job(self, request: Request) -> Response:
-        body = await _json_object(request)
+        body = await json_object(request, MAX_BODY)
         schedule = _schedule(body, required=True)
         draft = JobDraft(
             name=_string(body, "name", required=True) or "",
@@ -115,7 +107,7 @@ class _CronApi:
 
     async def update_job(self, request: Request) -> Response:
         job_id = request.path_params["job_id"]
-        body = await _json_object(request)
+        body = await json_object(request, MAX_BODY)
         schedule = _schedule(body, required=False)
         deliver_to = _string(body, "deliver_to")
         patch = JobPatch(
@@ -129,13 +121,13 @@ class _CronApi:
             enabled=_flag(body, "enabled", default=None),
         )
         if await self._book.update(job_id, patch) is None:
-            raise _BadRequest(404, f"no job {job_id!r}")
+            raise ApiError(404, f"no job {job_id!r}")
         return JSONResponse(job_json(await self._view(job_id)))
 
     async def delete_job(self, request: Request) -> Response:
         job_id = request.path_params["job_id"]
         if not await self._book.remove(job_id):
-            raise _BadRequest(404, f"no job {job_id!r}")
+            raise ApiError(404, f"no job {job_id!r}")
         return Response(status_code=204)
 
     async def run_job(self, request: Request) -> Response:
@@ -144,59 +136,50 @@ class _CronApi:
         if request.query_params.get("wait") in ("1", "true"):
             run = await self._service.run_now(job_id)
             if run is None:
-                raise _BadRequest(404, f"no job {job_id!r}")
+                raise ApiError(404, f"no job {job_id!r}")
             return JSONResponse({"run": run_json(run)})
         self._service.start_now(job_id)
         return JSONResponse({"started": True, "job_id": job_id}, 202)
 
     async def job_runs(self, request: Request) -> Response:
         job_id = (await self._view(request.path_params["job_id"])).job.id
-        runs = await self._book.runs(job_id, _limit(request))
+        runs = await self._book.runs(job_id, int_param(request, "limit", 20, low=1, high=MAX_RUNS))
         return JSONResponse({"runs": [run_json(run) for run in runs]})
 
     async def _view(self, job_id: str) -> JobView:
         view = await self._book.view(job_id)
         if view is None:
-            raise _BadRequest(404, f"no job {job_id!r}")
+            raise ApiError(404, f"no job {job_id!r}")
         return view
 
 
 def _guarded(handler: Any) -> Any:
-    """Turns bad input and invalid jobs into JSON errors instead of 500s."""
+    """A job that cannot work is the client's mistake (400 with the reason), not a 500."""
 
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(request)
-        except _BadRequest as exc:
-            return JSONResponse({"error": exc.message}, exc.status)
         except JobError as exc:
-            return JSONResponse({"error": str(exc)}, 400)
+            raise ApiError(400, str(exc)) from None
 
     return endpoint
-
-
-async def _json_object(request: Request) -> dict[str, Any]:
-    try:
-        return await read_json_object(request, MAX_BODY)
-    except BodyError as exc:
-        raise _BadRequest(exc.status, exc.message) from None
 
 
 def _string(body: dict[str, Any], key: str, *, required: bool = False) -> str | None:
     value = body.get(key)
     if value is None:
         if required:
-            raise _BadRequest(400, f"'{key}' is required")
+            raise ApiError(400, f"'{key}' is required")
         return None
     if not isinstance(value, str):
-        raise _BadRequest(400, f"'{key}' must be a string")
+        raise ApiError(400, f"'{key}' must be a string")
     return value
 
 
 def _flag(body: dict[str, Any], key: str, *, default: bool | None) -> bool | None:
     value = body.get(key, default)
     if value is not None and not isinstance(value, bool):
-        raise _BadRequest(400, f"'{key}' must be true or false")
+        raise ApiError(400, f"'{key}' must be true or false")
     return value
 
 
@@ -205,24 +188,17 @@ def _schedule(body: dict[str, Any], *, required: bool) -> dict[str, str | None]:
     schedule = body.get("schedule")
     if schedule is None:
         if required:
-            raise _BadRequest(400, "'schedule' is required: {kind, value, timezone}")
+            raise ApiError(400, "'schedule' is required: {kind, value, timezone}")
         return {"kind": None, "value": None, "timezone": None}
     if not isinstance(schedule, dict):
-        raise _BadRequest(400, "'schedule' must be an object: {kind, value, timezone}")
+        raise ApiError(400, "'schedule' must be an object: {kind, value, timezone}")
     value = schedule.get("value")
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)  # an interval in seconds
     fields = {"kind": schedule.get("kind"), "value": value, "timezone": schedule.get("timezone")}
     for key, field in fields.items():
         if field is not None and not isinstance(field, str):
-            raise _BadRequest(400, f"'schedule.{key}' must be a string")
+            raise ApiError(400, f"'schedule.{key}' must be a string")
     if required and not (fields["kind"] and fields["value"]):
-        raise _BadRequest(400, "'schedule' needs kind and value")
+        raise ApiError(400, "'schedule' needs kind and value")
     return fields
-
-
-def _limit(request: Request) -> int:
-    raw = request.query_params.get("limit", "20")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_RUNS:
-        raise _BadRequest(400, f"'limit' must be between 1 and {MAX_RUNS}")
-    return int(raw)

@@ -1,0 +1,236 @@
+"""The outbound policy: the tool registry's gate that asks before data leaves on a stranger's say.
+
+Before untrusted content enters a turn, nothing is asked: the model acts on the user's words
+only. After it (a fetched page, search results, an MCP result, a marked memory note), an
+outbound call (`Tool.egress`) runs without a question only when its destination is one the
+owner named and it carries no private value that did not come from that destination:
+
+- url: a host the user's messages name, or a link that appears in the untrusted text itself;
+- search: the configured search service; the words of the user's request may go there;
+- chat: the chat the turn came from takes anything; another of the owner's chats (the `message`
+  tool refuses all others) takes what carries no private value;
+- mcp (a tool not marked read-only) and exec (its sandbox has network): always asked, since the
+  real destination is in the server's or the command's hands.
+
+Everything else needs the user's yes through the turn's approver (`security.outbound: ask`), is
+refused (`deny`), or is let through (`off`). Every decision is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from countbot.dataflow.ledger import TurnLedger
+from countbot.dataflow.marks import mark_arguments, marked_sources
+from countbot.dataflow.matching import Hit
+from countbot.tools.approval import ApprovalRequest
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+OutboundMode = Literal["ask", "deny", "off"]
+Decision = Literal["allowed", "approved", "refused"]
+_SUMMARY_CHARS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInputs:
+    """What the turn brought before any tool ran: the user's words and other private text."""
+
+    owner_words: Sequence[str]
+    request: str
+    private: Sequence[tuple[str, str]] = ()
+    untrusted: Sequence[tuple[str, str]] = ()
+
+
+class TurnSeed(Protocol):
+    """Reads a turn's inputs (the runtime's view of the session, USER.md and the secrets)."""
+
+    async def __call__(self, ctx: ToolContext) -> TurnInputs: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why a call needs a yes (empty: it does not), and what private data it carries."""
+
+    reasons: tuple[str, ...]
+    carries: tuple[str, ...] = ()
+
+
+class OutboundPolicy:
+    """Implements the registry's `ToolGate`; see the module docstring."""
+
+    def __init__(
+        self,
+        mode: Callable[[], OutboundMode],
+        seed: TurnSeed,
+        audit: Callable[[dict[str, Any]], None],
+    ) -> None:
+        # Read per call, so a settings change applies at once.
+        self._mode = mode
+        self._seed = seed
+        self._audit = audit
+
+    async def admit(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> dict[str, Any] | ToolResult:
+        egress = await tool.egress(args, ctx)
+        if egress is None and not tool.remembers:
+            return args
+        ledger = await self._ledger(ctx)
+        if tool.remembers and ledger.tainted:
+            args = mark_arguments(args, tool.remembers, ledger.untrusted)
+        if egress is None:
+            return args
+        mode = self._mode()
+        if mode == "off" or not ledger.tainted:
+            why = "security.outbound is off" if mode == "off" else "no untrusted content yet"
+            self._record(tool, egress, ctx, ledger, "allowed", why)
+            return args
+        verdict = await judge(egress, ledger, ctx)
+        if not verdict.reasons:
+            self._record(tool, egress, ctx, ledger, "allowed", "named destination, nothing private")
+            return args
+        why = "; ".join(verdict.reasons)
+        if mode == "ask" and await self._asked(tool, egress, verdict, ledger, ctx):
+            self._record(tool, egress, ctx, ledger, "approved", why, verdict.carries)
+            return args
+        self._record(tool, egress, ctx, ledger, "refused", why, verdict.carries)
+        return ToolResult.error(
+            f"not sent to {egress.destination}: {why}, after this turn read untrusted content "
+            f"({', '.join(ledger.untrusted[:3])}), and the user did not allow it. Do not try to "
+            "send it another way; tell the user what you wanted to send and where."
+        )
+
+    async def observe(
+        self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
+    ) -> None:
+        ledger = _turn_ledger(ctx)
+        content = result.content
+        egress = await tool.egress(args, ctx)
+        origin = egress.destination if egress is not None else tool.name
+        label = _label(tool, args, egress)
+        if "untrusted" in tool.brings:
+            ledger.add_untrusted(label, origin, content)
+        if "private" in tool.brings:
+            ledger.add_private(label, content)
+        for source in marked_sources(content):
+            ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+
+    async def _ledger(self, ctx: ToolContext) -> TurnLedger:
+        ledger = _turn_ledger(ctx)
+        if not ledger.seeded:
+            ledger.seeded = True
+            inputs = await self._seed(ctx)
+            ledger.add_owner_words(inputs.owner_words, inputs.request)
+            for source, text in inputs.private:
+                ledger.add_private(source, text)
+            for source, text in inputs.untrusted:
+                ledger.add_untrusted(source, "context", text)
+            for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
+                for source in marked_sources(text):
+                    ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        return ledger
+
+    async def _asked(
+        self, tool: Tool, egress: Egress, verdict: Verdict, ledger: TurnLedger, ctx: ToolContext
+    ) -> bool:
+        if ctx.approver is None:
+            return False
+        key = egress.payload if egress.kind == "exec" else egress.destination
+        request = ApprovalRequest(
+            tool=tool.name,
+            summary=f"Send to {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
+            reason=(
+                f"{'; '.join(verdict.reasons)}. This conversation read untrusted content "
+                f"({', '.join(ledger.untrusted[:3])}) that may be steering the assistant."
+            ),
+            key=f"outbound {egress.kind} {key}",
+        )
+        return await ctx.approver(request) != "deny"
+
+    def _record(
+        self,
+        tool: Tool,
+        egress: Egress,
+        ctx: ToolContext,
+        ledger: TurnLedger,
+        decision: Decision,
+        why: str,
+        carries: Sequence[str] = (),
+    ) -> None:
+        record = {
+            "type": "outbound",
+            "session_id": ctx.session_id,
+            "channel": ctx.channel,
+            "tool": tool.name,
+            "kind": egress.kind,
+            "destination": egress.destination,
+            "decision": decision,
+            "why": why,
+            "untrusted": list(ledger.untrusted),
+            "carries": list(carries),
+        }
+        try:
+            self._audit(record)
+        except Exception:  # the audit must never take a tool call down with it
+            log.exception("auditing an outbound decision failed")
+
+
+async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict:
+    """Why `egress` needs the user's yes in a turn that read untrusted content."""
+    if egress.kind == "chat" and egress.destination == f"{ctx.channel}:{ctx.chat_id}":
+        return Verdict(())
+    reasons = []
+    if ledger.too_much:
+        reasons.append("this conversation holds more private text than can be checked")
+    if egress.opaque:
+        reasons.append(_OPAQUE[egress.kind])
+    if not _named(egress, ledger):
+        reasons.append(f"you did not name {egress.destination}")
+    hits = [hit for hit in await ledger.find(egress.payload) if not _excused(hit, egress, ledger)]
+    carries = tuple(dict.fromkeys(hit.source for hit in hits))
+    if carries:
+        reasons.append(f"it carries private data (from {', '.join(carries)})")
+    return Verdict(tuple(reasons), carries)
+
+
+_OPAQUE = {
+    "exec": "a command in a sandbox with network can send anything anywhere",
+    "chat": "what it sends cannot be checked now (files, a job's later answers)",
+    "mcp": "the server decides where its arguments go",
+    "url": "what it sends cannot be checked",
+    "search": "what it sends cannot be checked",
+}
+
+
+def _named(egress: Egress, ledger: TurnLedger) -> bool:
+    if egress.kind == "url":
+        return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
+    return egress.kind in ("search", "chat")
+
+
+def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
+    """A value the destination already had: in its own pages or the URL the user gave for it."""
+    if egress.kind == "search":
+        return hit.value in ledger.request
+    if egress.kind != "url":
+        return False
+    host = egress.destination
+    return hit.value in ledger.owner_urls.get(host, "") or hit.value in ledger.seen_from(host)
+
+
+def _turn_ledger(ctx: ToolContext) -> TurnLedger:
+    if not isinstance(ctx.gate_state, TurnLedger):
+        ctx.gate_state = TurnLedger()
+    return ctx.gate_state
+
+
+def _label(tool: Tool, args: dict[str, Any], egress: Egress | None) -> str:
+    if egress is not None and egress.kind != "exec":
+        return f"{tool.name} {egress.destination}"
+    detail = next((str(args[k]) for k in ("path", "name", "query") if args.get(k)), "")
+    return f"{tool.name} {detail[:80]}".strip()
