@@ -339,7 +339,6 @@ class ChannelsSettings(_Strict):
     email: EmailSettings = Field(default_factory=EmailSettings)
 
 
-<<<<<<< HEAD
 class MemorySettings(_Strict):
     """The memory index over notes and past conversations (`countbot/memory_index/`)."""
 
@@ -351,14 +350,14 @@ class MemorySettings(_Strict):
     embeddings_api_key: SecretStr | None = None
     recall: bool = Field(True, description="put the best few memory hits into each turn")
     recall_tokens: int = Field(400, ge=50, le=4000, description="token budget of auto-recall")
-=======
+
+
 class SecuritySettings(_Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
     # After a turn read untrusted content, an outbound call to a destination the owner did not
     # name, or carrying private data, asks the user (ask), is refused (deny) or just runs (off).
     outbound: Literal["ask", "deny", "off"] = "ask"
->>>>>>> main
 
 
 class Settings(_Strict):
@@ -375,11 +374,8 @@ class Settings(_Strict):
     heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
-<<<<<<< HEAD
     memory: MemorySettings = Field(default_factory=MemorySettings)
-=======
     security: SecuritySettings = Field(default_factory=SecuritySettings)
->>>>>>> main
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

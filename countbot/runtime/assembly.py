@@ -140,16 +140,10 @@ async def open_runtime(settings: Settings) -> Runtime:
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
-<<<<<<< HEAD
-    tools = _tool_registry(
-        settings, workspace, masker, skills, _RouterOutbox(outbound), sandbox, sessions
-    )
-    _register_memory_tools(tools, workspace, memory, index)
-=======
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
-    tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
+    tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
+    _register_memory_tools(tools, workspace, memory, index)
     tools.gate = outbound_policy(settings, sessions, audit)
->>>>>>> main
     mcp = mcp_manager(settings, tools, sandbox)
     mcp.start()  # in the background: nothing waits for the servers
     prompt = PromptBuilder(
