@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 
 # The usual RRF constant: rank 1 scores 1/61, rank 50 about 1/110.
 RRF_K = 60
-# A vector hit below this cosine is noise for static embeddings; it adds nothing.
-MIN_COSINE = 0.3
 # Weight of recency against one list's top rank (1/61 ≈ 0.016), and its half-life in days.
 RECENCY_WEIGHT = 0.004
 HALF_LIFE_DAYS = 90.0
@@ -21,15 +19,18 @@ HALF_LIFE_DAYS = 90.0
 
 def fuse(
     text_ids: Sequence[int],
-    vector_hits: Sequence[tuple[int, float]],
+    vector_ids: Sequence[int],
     timestamps: Mapping[int, float],
     now: float,
 ) -> list[tuple[int, float]]:
-    """(entry id, fused score) best first; `text_ids` are best first, vector hits with cosine."""
+    """(entry id, fused score) best first, from the full-text and vector rankings (best first).
+
+    Every vector candidate counts, however low its cosine: with static embeddings a paraphrase
+    often scores under 0.3 and is still the nearest entry.
+    """
     scores: dict[int, float] = {}
     for rank, entry_id in enumerate(text_ids, start=1):
         scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (RRF_K + rank)
-    vector_ids = [entry_id for entry_id, cosine in vector_hits if cosine >= MIN_COSINE]
     for rank, entry_id in enumerate(vector_ids, start=1):
         scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (RRF_K + rank)
     for entry_id in scores:

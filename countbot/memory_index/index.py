@@ -22,7 +22,12 @@ from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
 from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
-from countbot.memory_index.sources import file_entries, memory_paths, message_entries
+from countbot.memory_index.sources import (
+    file_entries,
+    meaning_text,
+    memory_paths,
+    message_entries,
+)
 from countbot.memory_index.text import match_expression
 from countbot.memory_index.vectors import VectorSet
 from countbot.store.database import Database
@@ -111,7 +116,10 @@ class MemoryIndex:
             index_db.rows, list({i for i, _ in text_hits} | {i for i, _ in vector_hits})
         )
         ranked = fuse(
-            [i for i, _ in text_hits], vector_hits, {i: r.ts for i, r in rows.items()}, time.time()
+            [i for i, _ in text_hits],
+            [i for i, _ in vector_hits],
+            {i: r.ts for i, r in rows.items()},
+            time.time(),
         )
         text_ranks = {entry_id: rank for rank, (entry_id, _) in enumerate(text_hits, 1)}
         cosines = dict(vector_hits)
@@ -280,7 +288,7 @@ class MemoryIndex:
                 self._vectors_ready = True
                 self._ready.set()
                 return
-            embedded = await self._embedder.embed([text for _, text in pending])
+            embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
             ids = [entry_id for entry_id, _ in pending]
             blobs = [row.astype(np.float16).tobytes() for row in embedded]
             await self._db.run(index_db.store_vectors, model, list(zip(ids, blobs, strict=True)))

@@ -22,6 +22,7 @@ NOTES_FOLDER = "memory"
 # Longer messages are cut into pieces of about this many characters, each an entry.
 CHUNK_CHARS = 1200
 
+_SPEAKER_OR_MARK = re.compile(r"^(?:User: |Assistant: |\s*(?:[-*+]|\d+[.)])\s+)")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -98,6 +99,11 @@ def message_entries(
         )
         for index, piece in enumerate(_chunks(text.strip()))
     ]
+
+
+def meaning_text(text: str) -> str:
+    """An entry's text without its speaker or list marker: what its vector should stand for."""
+    return _SPEAKER_OR_MARK.sub("", text, count=1)
 
 
 def _chunks(text: str) -> list[str]:
