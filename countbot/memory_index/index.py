@@ -42,6 +42,8 @@ EMBED_BATCH = 256
 CANDIDATES = 50
 # After the embedder fails, full-text carries on and vectors are retried this much later (s).
 EMBED_RETRY = 60.0
+# Vectors wait this long after a poke, so a burst of messages is embedded as one batch (s).
+EMBED_DELAY = 0.5
 
 
 class MemoryIndex:
@@ -257,6 +259,7 @@ class MemoryIndex:
         self._embed_poked.set()
         while True:
             await self._embed_poked.wait()
+            await asyncio.sleep(EMBED_DELAY)
             self._embed_poked.clear()
             try:
                 await self._embed_pending(model)
