@@ -1,13 +1,17 @@
 """Hostile inputs against a real daemon: how long the event loop stalls, how much memory grows.
 
 Run `python bench/hostile_inputs.py` from the repository root. One daemon (uvicorn in this
-process, scripted model server in a thread) serves; each hostile input is sent by a client in a
-thread (blocking sockets, so the client's own work does not count as the daemon's stall) or, for
-tools and parsers, run where the daemon runs it. While each input is processed a task asks to
-wake every 5 ms (its worst lateness is the stall every other session would have felt) and a
-thread samples the process's RSS every 2 ms (peak minus the RSS before = memory added).
-Targets: stall under 50 ms, memory under 50 MB. Each input runs `--repeat` times (default 3);
-the table shows the median stall and the largest memory growth.
+process, scripted model server and fake Telegram server beside it) serves, and every input goes
+in the way it would in use: a request or a WebSocket frame from a client in a thread (blocking
+sockets, so the client's own work does not count as the daemon's stall), or a whole daemon turn:
+a WebSocket message whose scripted model answer calls a tool on the hostile page (web_fetch, the
+masking, token counting and storing of its result), sends hostile tool arguments, or answers a
+Telegram user with hostile Markdown that the channel converts. While each input is processed a
+task in the daemon's loop asks to wake every 5 ms (its worst lateness is the stall every other
+session would have felt) and a thread samples the process's RSS every 2 ms (peak minus the RSS
+before = memory added). Targets: stall under 50 ms, memory under 50 MB. Each input runs
+`--repeat` times (default 3) after one warm-up turn; the table shows the median stall and the
+largest memory growth.
 """
 
 from __future__ import annotations
@@ -34,15 +38,12 @@ sys.path.insert(0, str(ROOT))
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
-from countbot.channels.telegram.markup import markdown_to_html  # noqa: E402
-from countbot.config.loader import ConfigError, load_settings  # noqa: E402
+from countbot.config.loader import load_settings  # noqa: E402
 from countbot.config.settings import WebToolSettings  # noqa: E402
-from countbot.llm.tool_args import parse_tool_call  # noqa: E402
-from countbot.skills.frontmatter import FrontmatterError, split_frontmatter  # noqa: E402
-from countbot.tools.base import ToolContext  # noqa: E402
-from countbot.tools.web_fetch import WebFetchTool  # noqa: E402
 from countbot.web.context import DaemonContext  # noqa: E402
 from countbot.web.daemon import bind_listener, serve_daemon  # noqa: E402
+from tests.channels.fake_telegram import FakeTelegram  # noqa: E402
+from tests.channels.harness import ALICE, use_fake_telegram  # noqa: E402
 from tests.support.loop_watch import LoopWatch  # noqa: E402
 from tests.support.scripted_model import Reply, ScriptedModelServer  # noqa: E402
 from tests.tools.local_http import LocalHTTPServer  # noqa: E402
@@ -154,52 +155,115 @@ def billion_laughs() -> str:
     return "\n".join(lines) + "\n"
 
 
-def cases(
-    port: int, pages: LocalHTTPServer, folder: Path
-) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
-    fetch = WebFetchTool(WebToolSettings(allow_private=True))
-    ctx = ToolContext("bench", folder)
+def ws_turn(port: int, content: str) -> str:
+    """Blocking: one turn over the WebSocket; the first tool result (or answer) it reported."""
+    url = f"ws://127.0.0.1:{port}/ws?token={TOKEN}"
+    with connect(url, max_size=None, proxy=None) as ws:
+        ws.send(json.dumps({"type": "message", "session_id": None, "content": content}))
+        said = ""
+        while True:
+            frame = json.loads(ws.recv(timeout=120))
+            if frame["type"] == "tool_result" and not said:
+                said = f"{frame['status']}: {frame['result'][:60]!r}"
+            if frame["type"] in ("done", "error", "cancelled"):
+                return (
+                    said
+                    or f"{frame['type']}: {str(frame.get('content') or frame.get('error'))[:50]}"
+                )
 
-    async def fetched(path: str) -> str:
-        result = await fetch.execute({"url": pages.url(path)}, ctx)
-        return f"{result.status}: {len(result.content):,} chars"
 
-    def threaded(function: Callable[..., object], *args: object) -> Callable[[], Awaitable[str]]:
+@dataclass
+class Bench:
+    """What the cases talk to: the daemon's port, the model's script, pages, Telegram."""
+
+    port: int
+    model: ScriptedModelServer
+    pages: LocalHTTPServer
+    telegram: FakeTelegram
+    folder: Path
+
+    def turn(self, *replies: Reply, content: str = "go") -> Callable[[], Awaitable[str]]:
+        """A WebSocket turn whose model answers with `replies` (then "fine")."""
+
+        async def run() -> str:
+            self.model.script(*replies, Reply.text("fine"))
+            return await asyncio.to_thread(ws_turn, self.port, content)
+
+        return run
+
+    def fetch(self, path: str) -> Callable[[], Awaitable[str]]:
+        """A turn whose model calls web_fetch on a page of the hostile server."""
+        return self.turn(Reply.tool_calls(("web_fetch", json.dumps({"url": self.pages.url(path)}))))
+
+    def telegram_answer(self, markdown: str) -> Callable[[], Awaitable[str]]:
+        """A Telegram user asks; the model answers `markdown`, which the channel converts."""
+
+        async def run() -> str:
+            before = len(self.telegram.chat_messages(ALICE))
+            self.model.script(Reply.text(markdown, chunks=1))
+            self.telegram.user_says("hello")
+            sent = await self.telegram.wait_for_messages(ALICE, before + 1)
+            return f"sent {len(sent) - before} message(s), {len(sent[-1]):,} chars"
+
+        return run
+
+    def threaded(
+        self, function: Callable[..., object], *args: object
+    ) -> Callable[[], Awaitable[str]]:
         async def run() -> str:
             outcome = await asyncio.to_thread(function, *args)
             return outcome.decode() if isinstance(outcome, bytes) else str(outcome)
 
         return run
 
-    def on_loop(function: Callable[[], object]) -> Callable[[], Awaitable[str]]:
+    def skill_turn(self, frontmatter: str) -> Callable[[], Awaitable[str]]:
+        """A turn after a workspace skill's file changed to `frontmatter`: the turn reads it."""
+        skill = self.folder / "workspace" / "skills" / "hostile" / "SKILL.md"
+
         async def run() -> str:
-            try:
-                value = function()
-            except (ConfigError, FrontmatterError, ValueError) as exc:
-                return f"refused: {str(exc).splitlines()[0][:50]}"
-            return f"ok: {type(value).__name__}"
+            skill.parent.mkdir(parents=True, exist_ok=True)
+            skill.write_text(f"---\n{frontmatter}\n---\nbody\n{time.time_ns()}\n")
+            return await self.turn()()
 
         return run
 
+
+def cases(bench: Bench) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
     login_head = (
         b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         b"Content-Type: application/x-www-form-urlencoded\r\n"
     )
-    laughs = folder / "laughs.yaml"
-    laughs.write_text(billion_laughs())
+    api_head = (
+        f"POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Type: application/json\r\n"
+    ).encode()
     huge = "9" * 5000
+    port = bench.port
     return [
-        ("web_fetch: 120 KB of unclosed <title", lambda: fetched("/unclosed-titles")),
-        ("web_fetch: 156 KB of <html><title>", lambda: fetched("/titles")),
-        ("web_fetch: gzip,gzip bomb (1 GiB)", lambda: fetched("/gzip-bomb")),
-        ("web_fetch: deflate bomb (512 MiB)", lambda: fetched("/deflate-bomb")),
+        ("web_fetch: 120 KB of unclosed <title", bench.fetch("/unclosed-titles")),
+        ("web_fetch: 156 KB of <html><title>", bench.fetch("/titles")),
+        ("web_fetch: 2 MB of well-formed tags", bench.fetch("/tags")),
+        ("web_fetch: gzip,gzip bomb (1 GiB)", bench.fetch("/gzip-bomb")),
+        ("web_fetch: deflate bomb (512 MiB)", bench.fetch("/deflate-bomb")),
+        ("web_fetch: 2 MB of secret-like tokens", bench.fetch("/secrets")),
+        ("web_fetch: 2 MB utf-16, no BOM", bench.fetch("/utf16")),
+        ("web_fetch: 2 MB declared as punycode", bench.fetch("/punycode")),
+        (
+            "tool arguments: 100 KB of {",
+            bench.turn(Reply.tool_calls(("web_fetch", "{" * 100_000), chunk_size=4096)),
+        ),
+        ("skill frontmatter: deep nesting", bench.skill_turn("a: " + "[" * 10_000)),
+        ("skill frontmatter: billion laughs", bench.skill_turn(billion_laughs())),
+        ("telegram markup: answer of [", bench.telegram_answer("[" * 20_000)),
+        ("telegram markup: answer of **a", bench.telegram_answer("**a " * 5_000)),
+        ("telegram markup: answer of [a](", bench.telegram_answer("[a](" * 5_000)),
         (
             "POST /login, declared 200 MB",
-            threaded(raw_http, port, login_head + b"Content-Length: 209715200\r\n\r\n"),
+            bench.threaded(raw_http, port, login_head + b"Content-Length: 209715200\r\n\r\n"),
         ),
         (
             "POST /login, 20 MB chunked",
-            threaded(
+            bench.threaded(
                 raw_http,
                 port,
                 login_head + b"Transfer-Encoding: chunked\r\n\r\n",
@@ -208,8 +272,14 @@ def cases(
             ),
         ),
         (
+            "POST /api/sessions, 50 MB JSON sent",
+            bench.threaded(
+                raw_http, port, api_head + b"Content-Length: 52428800\r\n\r\n", b"[" * (1 << 20), 50
+            ),
+        ),
+        (
             "GET with a 64 MB header",
-            threaded(
+            bench.threaded(
                 raw_http,
                 port,
                 b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ",
@@ -219,30 +289,24 @@ def cases(
         ),
         (
             "WS: 5000-digit integer",
-            threaded(
+            bench.threaded(
                 ws_frames, port, [f'{{"type": "subscribe", "session_id": "x", "last_seq": {huge}}}']
             ),
         ),
-        ("WS: 100,000 nested [", threaded(ws_frames, port, ["[" * 100_000])),
+        ("WS: 100,000 nested [", bench.threaded(ws_frames, port, ["[" * 100_000])),
         (
             "WS: lone surrogates in a message",
-            threaded(
+            bench.threaded(
                 ws_frames,
                 port,
                 ['{"type": "message", "session_id": null, "content": "a\\ud800b\\udfff"}'],
             ),
         ),
-        ("WS: 1.5 MB frame (limit 1 MiB)", threaded(ws_frames, port, [big_frame(3 << 19)])),
-        ("WS: 3 MB frame (past the headroom)", threaded(ws_frames, port, [big_frame(3 << 20)])),
-        ("config: billion laughs", on_loop(lambda: load_settings(laughs))),
-        # The channel converts one message piece at a time, at most Telegram's 4096 characters.
-        ("telegram markup: 4 KB piece of [", on_loop(lambda: markdown_to_html("[" * 4096))),
-        ("telegram markup: 4 KB piece of **a", on_loop(lambda: markdown_to_html("**a " * 1024))),
-        ("telegram markup: 4 KB piece of [a](", on_loop(lambda: markdown_to_html("[a](" * 1024))),
-        ("tool arguments: 100 KB of {", on_loop(lambda: parse_tool_call("c", "t", "{" * 100_000))),
+        ("WS: 1 MB message turn", bench.turn(content="token=abcdefgh " * 60_000)),
+        ("WS: 1.5 MB frame (limit 1 MiB)", bench.threaded(ws_frames, port, [big_frame(3 << 19)])),
         (
-            "skill frontmatter: deep nesting",
-            on_loop(lambda: split_frontmatter("---\na: " + "[" * 10_000 + "\n---\nbody")),
+            "WS: 3 MB frame (past the headroom)",
+            bench.threaded(ws_frames, port, [big_frame(3 << 20)]),
         ),
     ]
 
@@ -261,45 +325,61 @@ async def measure(name: str, run: Callable[[], Awaitable[str]], repeat: int) -> 
 
 
 async def wait_for_litellm(context: DaemonContext) -> None:
-    """The daemon imports litellm in the background; measure only once it is loaded."""
+    """The daemon imports litellm in the background when its models need it; wait for that."""
     for _ in range(1800):
         if context.litellm_ready:
             return
         await asyncio.sleep(0.1)
 
 
-async def run_all(repeat: int) -> list[Row]:
-    routes = {
+def hostile_pages() -> dict[str, Page]:
+    text = {"Content-Type": "text/plain"}
+    return {
         "/unclosed-titles": Page(
             200, b"<html>" + b"<title" * 20_000, {"Content-Type": "text/html"}
         ),
         "/titles": Page(200, b"<html><title>" * 12_000, {"Content-Type": "text/html"}),
-        "/gzip-bomb": Page(
+        "/tags": Page(
             200,
-            gzipped_twice(1 << 30),
-            {"Content-Type": "text/plain", "Content-Encoding": "gzip, gzip"},
+            b"<html><body>" + b"<p><b>x</b> <a href='https://a.test/'>y</a></p>" * 40_000,
+            {"Content-Type": "text/html"},
         ),
+        "/gzip-bomb": Page(200, gzipped_twice(1 << 30), {**text, "Content-Encoding": "gzip, gzip"}),
         "/deflate-bomb": Page(
-            200,
-            zlib.compress(b"a" * (512 << 20), 9),
-            {"Content-Type": "text/plain", "Content-Encoding": "deflate"},
+            200, zlib.compress(b"a" * (512 << 20), 9), {**text, "Content-Encoding": "deflate"}
         ),
+        "/secrets": Page(200, (b"token=abcdefgh1234 sk-" + b"x" * 30 + b"\n") * 40_000, text),
+        "/utf16": Page(
+            200,
+            "\u4f60\u597d".encode("utf-16-le") * 500_000,
+            {"Content-Type": "text/plain; charset=utf-16"},
+        ),
+        "/punycode": Page(200, b"a" * 2_000_000, {"Content-Type": "text/plain; charset=punycode"}),
     }
+
+
+async def run_all(repeat: int) -> list[Row]:
+    telegram = FakeTelegram()
+    await telegram.start()
     with (
         ScriptedModelServer() as model,
-        LocalHTTPServer(routes) as pages,
+        LocalHTTPServer(hostile_pages()) as pages,
         tempfile.TemporaryDirectory() as tmp,
     ):
         folder = Path(tmp)
         settings = load_settings(write_config(folder, model, token=TOKEN))
+        settings.tools.web = WebToolSettings(allow_private=True)
+        use_fake_telegram(settings, telegram)
         model.default = Reply.text("fine")
-        with bind_listener("127.0.0.1", 0) as listener:
-            async with serve_daemon(settings, listener) as daemon:
-                await wait_for_litellm(daemon.context)
-                return [
-                    await measure(name, run, repeat)
-                    for name, run in cases(daemon.port, pages, folder)
-                ]
+        try:
+            with bind_listener("127.0.0.1", 0) as listener:
+                async with serve_daemon(settings, listener) as daemon:
+                    await wait_for_litellm(daemon.context)
+                    bench = Bench(daemon.port, model, pages, telegram, folder)
+                    await bench.turn()()  # the first turn loads what turns load once
+                    return [await measure(name, run, repeat) for name, run in cases(bench)]
+        finally:
+            await telegram.stop()
 
 
 def print_table(rows: list[Row]) -> None:

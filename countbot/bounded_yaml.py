@@ -71,9 +71,48 @@ def load(text: str) -> Any:
     """The data of one YAML document; raises `yaml.YAMLError` on bad syntax or past a limit."""
     loader = BoundedLoader(text)
     try:
-        return loader.get_single_data()
+        root = loader.get_single_node()
+        return None if root is None else construct(loader, root)
     finally:
         loader.dispose()
+
+
+def construct(loader: BoundedLoader, root: Node) -> Any:
+    """The data of the composed `root`. A value refused while it is built (a number too long)
+    is named by its key path, so the message says which setting it is, not only the line."""
+    try:
+        return loader.construct_document(root)
+    except ConstructorError as exc:
+        path = _path_to(root, exc.problem_mark) if exc.problem_mark else ""
+        if path and exc.problem:
+            exc.problem = f"`{path}`: {exc.problem}"
+        raise
+
+
+def _path_to(root: Node, mark: Any) -> str:
+    """The dotted key path (`model.max_tokens`, `fallbacks[2]`) of the value at `mark`."""
+    parts: list[str] = []
+    node: Node | None = root
+    seen: set[int] = set()  # aliases share nodes; each is entered once
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        inner = None
+        for label, child in _labelled_children(node):
+            start, end = child.start_mark.index, child.end_mark.index
+            if start == mark.index or start < mark.index < end:
+                parts.append(label)
+                inner = child
+                break
+        node = inner
+    return "".join(parts).lstrip(".")
+
+
+def _labelled_children(node: Node) -> list[tuple[str, Node]]:
+    if isinstance(node, SequenceNode):
+        return [(f"[{index}]", child) for index, child in enumerate(node.value)]
+    if isinstance(node, MappingNode):
+        return [(f".{key.value}", value) for key, value in node.value]
+    return []
 
 
 def _check_flow_depth(text: str) -> None:

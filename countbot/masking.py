@@ -1,8 +1,10 @@
 """Masking of secrets in text that leaves the process: tool output, logs, the audit trail.
 
-One compiled alternation covers the registered secret values and the well-known token shapes, so
-masking a page of output is a single regex pass. A masked secret keeps at most its first four
-characters (`sk-a…****`), enough for a person to recognise which key it was.
+One compiled alternation covers the registered secret values and the well-known token shapes. It
+runs over a window of a few KB at a time (`mask_steps`), so a 2 MB tool result can be masked on
+the event loop without stalling it: a match that reaches the end of what was read is read again
+with more room, so a window boundary never splits a secret. A masked secret keeps at most its
+first four characters (`sk-a…****`), enough for a person to recognise which key it was.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import base64
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from countbot.cooperative import Steps, finish
 
 MASK = "…****"
 _MIN_KNOWN_LENGTH = 8
@@ -26,6 +30,12 @@ _KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{16,}")
 # A token starts where no token character stands before it. Without this, a long run of token
 # characters would be scanned again from each of its positions: quadratic time on hostile output.
 _START = r"(?<![\w-])"
+# Text is masked a window at a time (a regex pass costs up to ~1 µs a character, so a window is a
+# few ms); a match may reach `_MARGIN` characters past its window and still be judged whole.
+_WINDOW = 4096
+_MARGIN = 1024
+# Lines walked per step when looking for key bodies whose BEGIN line was cut off.
+_LINES_PER_STEP = 2000
 
 
 # Tokens recognisable by their prefix alone, masked whole. One alternative for all of them: the
@@ -116,25 +126,77 @@ class SecretMasker:
         self._regex = None
 
     def mask(self, text: str) -> str:
-        return _mask_headless_keys(self._compiled().sub(self._replace, text))
+        return finish(self.mask_steps(text))
+
+    def mask_steps(self, text: str) -> Steps[str]:
+        """`mask` as bounded steps (`countbot.cooperative`): one window of text per step."""
+        regex = self._compiled()
+        parts: list[str] = []
+        position, margin = 0, _MARGIN
+        while position < len(text):
+            stop = min(len(text), position + _WINDOW)
+            reach = min(len(text), stop + margin)
+            resume = self._mask_window(regex, text, position, stop, reach, parts)
+            # A match that ran to the end of what was read is read again with more room.
+            margin = margin * 2 if resume == position else _MARGIN
+            position = resume
+            yield
+        return (yield from _headless_keys_masked("".join(parts)))
+
+    def _mask_window(
+        self,
+        regex: re.Pattern[str],
+        text: str,
+        start: int,
+        stop: int,
+        reach: int,
+        parts: list[str],
+    ) -> int:
+        """Mask the matches that start in [start, stop) into `parts`; where the next one starts.
+
+        The scan reads up to `reach` (lookbehinds see what lies before `start`). A match that
+        ends at `reach` may go on past it, so it is left for the next window to begin with.
+        """
+        done = start
+        for match in regex.finditer(text, start, reach):
+            if match.start() >= stop:
+                break
+            parts.append(text[done : match.start()])
+            if match.end() == reach < len(text):
+                return match.start()
+            parts.append(self._replace(match))
+            done = match.end()
+        end = max(done, stop)
+        parts.append(text[done:end])
+        return end
 
     def contains_secret(self, text: str) -> bool:
         return self._compiled().search(text) is not None
 
     def mask_obj(self, obj: Any) -> Any:
         """A copy of dicts/lists/tuples with secrets masked; values of secret-named keys always."""
+        return finish(self.mask_obj_steps(obj))
+
+    def mask_obj_steps(self, obj: Any) -> Steps[Any]:
+        """`mask_obj` as bounded steps (`countbot.cooperative`)."""
         if isinstance(obj, str):
-            return self.mask(obj)
+            return (yield from self.mask_steps(obj))
         if isinstance(obj, dict):
-            return {key: self._mask_item(key, value) for key, value in obj.items()}
+            masked = {}
+            for key, value in obj.items():
+                masked[key] = yield from self._mask_item_steps(key, value)
+            return masked
         if isinstance(obj, list | tuple):
-            return type(obj)(self.mask_obj(item) for item in obj)
+            items = []
+            for item in obj:
+                items.append((yield from self.mask_obj_steps(item)))
+            return type(obj)(items)
         return obj
 
-    def _mask_item(self, key: Any, value: Any) -> Any:
+    def _mask_item_steps(self, key: Any, value: Any) -> Steps[Any]:
         if isinstance(key, str) and isinstance(value, str) and value and _SECRET_KEY_RE.search(key):
             return mask_value(value)
-        return self.mask_obj(value)
+        return (yield from self.mask_obj_steps(value))
 
     def _compiled(self) -> re.Pattern[str]:
         if self._regex is None:
@@ -173,7 +235,7 @@ def _base64_forms(value: str) -> set[str]:
     return forms
 
 
-def _mask_headless_keys(text: str) -> str:
+def _headless_keys_masked(text: str) -> Steps[str]:
     """Mask key bodies left above an END line whose BEGIN line was cut off by truncation.
 
     A line walk rather than a regex: scanning back from END over base64 lines is quadratic as a
@@ -183,7 +245,9 @@ def _mask_headless_keys(text: str) -> str:
         return text
     kept: list[str] = []
     body: list[str] = []
-    for line in text.splitlines(keepends=True):
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        if number % _LINES_PER_STEP == 0:
+            yield
         if _KEY_BODY_LINE.fullmatch(line.rstrip("\r\n")):
             body.append(line)
             continue

@@ -59,6 +59,7 @@ from countbot.config.settings import (
     TelegramSettings,
     WeComSettings,
 )
+from countbot.declared_charset import decode_declared
 from countbot.html_text import html_to_text
 from countbot.llm.types import ImagePart
 from countbot.runtime.outbound import DeliveryResult
@@ -101,6 +102,7 @@ __all__ = [
     "SlackSettings",
     "TelegramSettings",
     "WeComSettings",
+    "decode_declared",
     "html_to_text",
     "markdown_to_plain",
     "masked_logs",

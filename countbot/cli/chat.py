@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable
-from typing import Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol, TypeVar
 
 import click
 
@@ -20,26 +20,32 @@ from countbot.agent.events import (
 )
 from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
-from countbot.cli.daemon_client import DaemonChat, answer_via_daemon
+from countbot.cli.daemon_client import CANCELLED, DaemonChat, final_answer
 from countbot.config.settings import Settings
 from countbot.runtime.approvals import TurnAddress
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.tools.approval import Approver
 
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", ":q"}
+T = TypeVar("T")
 
 
 async def run_once(
     settings: Settings, message: str, session_id: str, local: Callable[[], Settings]
 ) -> int:
-    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error.
+    """Run one turn (through the running daemon if there is one) and print it; exit 1 on error,
+    130 when Ctrl-C cancelled it (in the daemon too: the turn stops there and is stored so).
 
     `settings` may hold unresolved secrets; `local()` loads the complete ones when no daemon runs.
     Questions are asked at the terminal when stdin is one, else denied at once.
     """
     reader = terminal_reader(LineReader())
-    answer = await answer_via_daemon(settings, message, session_id, reader)
-    if answer is None:
+    daemon = await DaemonChat.open(settings, reader)
+    if daemon is not None:
+        # Ctrl-C cancels the daemon's turn as at the prompt (else the daemon would finish it).
+        async with daemon:
+            answer = await _one_turn(_DaemonTurns(daemon, session_id), message, final_answer)
+    else:
         runtime = await open_runtime(local())
         try:
             token = CancelToken()
@@ -51,6 +57,8 @@ async def run_once(
         finally:
             await runtime.close()
     click.echo(answer)
+    if answer == CANCELLED:
+        return 130  # what an interrupted command exits with
     return 1 if answer.startswith("Error: ") else 0
 
 
@@ -142,11 +150,17 @@ async def _prompt_loop(
         if line.strip().lower() in EXIT_WORDS:
             return
         if line.strip():
-            await _one_turn(turns, line)
+            await _one_turn(turns, line, _render)
 
 
-async def _one_turn(turns: _Turns, line: str) -> None:
-    turn = asyncio.create_task(_render(turns.start(line)))
+async def _one_turn(
+    turns: _Turns,
+    line: str,
+    consume: Callable[[AsyncIterator[AgentEvent]], Awaitable[T]],
+) -> T:
+    """Run one turn to its end, its events handed to `consume`; Ctrl-C cancels the turn (and
+    waits for it to end as cancelled), never only this process's view of it."""
+    turn = asyncio.create_task(consume(turns.start(line)))
     while not turn.done():
         try:
             await asyncio.shield(turn)
@@ -154,6 +168,7 @@ async def _one_turn(turns: _Turns, line: str) -> None:
             # Ctrl-C arrives as a cancel of the main task under asyncio.run: stop the turn only.
             await turns.cancel()
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
+    return turn.result()
 
 
 async def _render(events: AsyncIterator[AgentEvent]) -> None:

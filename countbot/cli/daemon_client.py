@@ -48,26 +48,20 @@ def error_text(response: httpx.Response) -> str:
     return str(data.get("error", "")) if isinstance(data, dict) else ""
 
 
-async def answer_via_daemon(
-    settings: Settings, message: str, session_id: str, reader: LineReader | None = None
-) -> str | None:
-    """The turn's final text from the running daemon (errors as "Error: ..."); None if none runs.
+CANCELLED = "(cancelled)"
 
-    The turn's approval questions are asked through `reader` (None: denied at once).
-    """
-    chat = await DaemonChat.open(settings, reader)
-    if chat is None:
-        return None
-    async with chat:
-        answer = "Error: the daemon closed the connection before the turn finished"
-        async for event in chat.turn(session_id, message):
-            if isinstance(event, TurnDone):
-                answer = event.content
-            elif isinstance(event, TurnError):
-                answer = f"Error: {event.error}"
-            elif isinstance(event, TurnCancelled):
-                answer = "(cancelled)"
-        return answer
+
+async def final_answer(events: AsyncIterator[AgentEvent]) -> str:
+    """A turn's final text: its answer, "Error: ..." or `CANCELLED`, as `chat -m` prints it."""
+    answer = "Error: the daemon closed the connection before the turn finished"
+    async for event in events:
+        if isinstance(event, TurnDone):
+            answer = event.content
+        elif isinstance(event, TurnError):
+            answer = f"Error: {event.error}"
+        elif isinstance(event, TurnCancelled):
+            answer = CANCELLED
+    return answer
 
 
 class DaemonChat:

@@ -4,22 +4,26 @@ Each finding says what was seen and what to change. Levels:
 - danger: a stranger, or any untrusted text the assistant reads, can reach this machine or a
   secret without the owner's say (an open bind with a weak token, a chat channel open to
   everyone, file tools not confined, secrets readable or config writable by other users);
-  the command exits 1.
+  the command exits 1 (also: `security.outbound: off`, which lets a page send your data away).
 - warning: weaker than the defaults but still contained or asked about (the sandbox off or not
-  working here, private addresses reachable by web_fetch, keys in plain text in config.yaml,
-  workspace skills that did not ship with CountBot, data other users can read).
+  working here, so stdio MCP servers would run on the host and each asks before it starts;
+  private addresses reachable by web_fetch, keys in plain text in config.yaml, workspace skills
+  that did not ship with CountBot, data other users can read).
 """
 
 from __future__ import annotations
 
 import math
 from typing import Protocol
+from urllib.parse import urlsplit
 
 import click
 
 from countbot.cli import security_files
 from countbot.cli.security_files import Finding
 from countbot.config.settings import Settings
+from countbot.dataflow.policy import explain
+from countbot.mcp.host_start import command_line
 from countbot.runtime.assembly import exec_sandbox
 from countbot.web.access import is_loopback
 
@@ -55,7 +59,9 @@ def review(settings: Settings, sandbox: SandboxState) -> list[Finding]:
         sandbox_finding(sandbox),
         _approval(settings, sandbox),
         *_channels(settings),
+        *mcp_findings(settings, sandbox),
         _private_addresses(settings),
+        _outbound(settings),
         _confinement(settings),
         *security_files.review_files(settings),
     ]
@@ -114,6 +120,35 @@ def sandbox_finding(sandbox: SandboxState) -> Finding:
         )
     state = f"works here: {sandbox.detail}" if sandbox.active else "not probed by this command"
     return Finding("ok", topic, f"{sandbox.mode} (bubblewrap {state})")
+
+
+def mcp_findings(settings: Settings, sandbox: SandboxState) -> list[Finding]:
+    """How each configured MCP server runs: remote, in the sandbox, or on the host once approved."""
+    findings = []
+    for name, server in settings.mcp.servers.items():
+        topic = f"mcp {name}"
+        if not server.enabled:
+            findings.append(Finding("ok", topic, "disabled"))
+        elif server.url is not None:
+            where = urlsplit(server.url).netloc or server.url
+            findings.append(Finding("ok", topic, f"remote over HTTP ({where}): no local process"))
+        elif sandbox.active is False:
+            findings.append(
+                Finding(
+                    "warning",
+                    topic,
+                    f"no working sandbox: `{command_line(server)}` would run on this machine "
+                    "with your full access; it starts only after you approve it",
+                    "set tools.exec.sandbox: auto with bubblewrap working "
+                    "(apt-get install bubblewrap), or disable the server",
+                )
+            )
+        else:
+            probed = "" if sandbox.active else " (not probed by this command)"
+            findings.append(
+                Finding("ok", topic, f"`{command_line(server)}` runs in the sandbox{probed}")
+            )
+    return findings
 
 
 def _bind(settings: Settings) -> Finding:
@@ -205,6 +240,14 @@ def _private_addresses(settings: Settings) -> Finding:
         "machines on your network and cloud metadata services",
         "set tools.web.allow_private: false unless you need it",
     )
+
+
+def _outbound(settings: Settings) -> Finding:
+    mode = settings.security.outbound
+    detail = explain(mode, settings.tools.exec.network)
+    if mode != "off":
+        return Finding("ok", "outbound data", detail)
+    return Finding("danger", "outbound data", detail, "set security.outbound: ask")
 
 
 def _confinement(settings: Settings) -> Finding:

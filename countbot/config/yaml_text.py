@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from countbot.bounded_yaml import BoundedLoader
+from countbot.bounded_yaml import BoundedLoader, construct
 from countbot.config.fields import Loc
 
 _COMMENT_AFTER = re.compile(r"( +)#")
@@ -53,7 +53,7 @@ def parse(text: str) -> YamlDocument:
             return YamlDocument(None, None, [])
         # Merge keys (`<<`) are flattened into the tree during construction: look before that.
         duplicates = list(_duplicates(root, ()))
-        return YamlDocument(loader.construct_document(root), root, duplicates)
+        return YamlDocument(construct(loader, root), root, duplicates)
     finally:
         loader.dispose()
 

@@ -22,7 +22,8 @@ from countbot.dataflow.matching import Hit, PrivateIndex, normalize, payload_for
 MAX_PRIVATE_CHARS = 4_000_000
 # Untrusted text kept per turn to recognise links in it and text that came from a host.
 MAX_UNTRUSTED_CHARS = 4_000_000
-_SLICE = 32_768
+# Indexed at a time between yields to the event loop (a few milliseconds of work each).
+_SLICE = 8192
 # Slices overlap by this much, so a value across a slice boundary is still indexed whole.
 _OVERLAP = 256
 
@@ -51,7 +52,8 @@ class TurnLedger:
     """Sources and values of one turn; see the module docstring."""
 
     untrusted: list[str] = field(default_factory=list)
-    seeded: bool = False
+    # Reading the turn's own inputs (`OutboundPolicy`), started by the first call that needs them.
+    seeding: asyncio.Future[None] | None = None
     too_much: bool = False
     owner_hosts: set[str] = field(default_factory=set)
     # Normal form of the owner's words per host they named (URLs given), and of the request.

@@ -5,9 +5,10 @@ as PINs, account and phone numbers; tokens of six or more characters mixing lett
 such as passwords and keys; e-mail addresses) and *phrases* (every 20-character run of the text,
 sampled every 4 characters, so any shared run of 23 characters or more is found). Both sides are
 compared in one normal form: lower case, letters and digits only, so case, spaces and separators
-do not hide a value. An outbound payload is looked at as written, percent-decoded (twice, `+`
-as space), with each base64/base64url run decoded (at every alignment) and each hex run
-decoded, and each of those reversed. What a model can compute beyond that (a cipher, spelled-out
+do not hide a value; values are also found written backwards. An outbound payload is looked at
+as written, percent-decoded (twice, `+` as space), with each base64/base64url run decoded (at
+every alignment; runs of one letter case or digits only are words, not base64) and each hex run
+decoded. What a model can compute beyond that (a cipher, spelled-out
 digits, one character per request) is not matched: the destination rules cover it.
 """
 
@@ -22,6 +23,7 @@ from urllib.parse import unquote_plus
 PHRASE = 20
 STRIDE = 4
 _MIN_VALUE = 4
+_TOKEN_LENGTH = 6
 _MAX_HITS = 20
 # Runs longer than this are not decoded as base64/hex (the decoding would be the cost).
 _MAX_RUN = 8192
@@ -29,7 +31,9 @@ _MAX_RUN = 8192
 _SEPARATORS = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d{4,}")
 _SPACED_DIGITS = re.compile(r"\+?\d(?:[ ./-]?\d){5,}")
-_TOKEN = re.compile(r"[^\W_][\w.+@-]{4,}[^\W_]")
+# Tokens with a digit in them (passwords, keys, codes), and e-mail addresses.
+_DIGIT_TOKEN = re.compile(r"(?<![\w.+-])(?=[\w.+-]*\d)[\w.+-]+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{6,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{8,}")
 
@@ -43,15 +47,13 @@ def private_values(text: str) -> set[str]:
     """The value-like pieces of a private text, in normal form (see the module docstring)."""
     found = {normalize(m) for m in _DIGITS.findall(text)}
     found.update(normalize(m) for m in _SPACED_DIGITS.findall(text))
-    for token in _TOKEN.findall(text):
-        has_digit = any(c.isdigit() for c in token)
-        if "@" in token or (has_digit and not token.isdigit() and _has_letter(token)):
-            found.add(normalize(token))
+    if "@" in text:
+        found.update(normalize(m) for m in _EMAIL.findall(text))
+    for token in _DIGIT_TOKEN.findall(text):
+        value = normalize(token)
+        if len(value) >= _TOKEN_LENGTH and not value.isdigit():
+            found.add(value)
     return {value for value in found if len(value) >= _MIN_VALUE}
-
-
-def _has_letter(token: str) -> bool:
-    return any(c.isalpha() for c in token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,8 @@ class PrivateIndex:
     def add(self, source: str, text: str) -> None:
         """Index `text` (bounded by the caller: this is linear in its length)."""
         for value in private_values(text):
-            self._values.setdefault(value[:_MIN_VALUE], {}).setdefault(value, source)
+            for form in (value, value[::-1]):  # a value sent backwards is the same value
+                self._values.setdefault(form[:_MIN_VALUE], {}).setdefault(form, source)
         flat = normalize(text)
         phrases = self._phrases
         for start in range(0, len(flat) - PHRASE + 1, STRIDE):
@@ -108,15 +111,15 @@ def payload_forms(payload: str) -> str:
             break
         texts.append(decoded)
     decoded_runs = [run for text in texts for run in _decoded_runs(text)]
-    forms = [normalize(text) for text in texts + decoded_runs]
-    forms += [form[::-1] for form in forms]
-    return "\0".join(form for form in forms if form)
+    return "\0".join(form for text in texts + decoded_runs if (form := normalize(text)))
 
 
 def _decoded_runs(text: str) -> list[str]:
     found = []
     for run in _BASE64.findall(text):
-        if len(run) <= _MAX_RUN:
+        # A word in one case (or a number) is text, not base64: base64 of a value mixes them.
+        plain = run.isdigit() or (run.isalpha() and (run.islower() or run.isupper()))
+        if len(run) <= _MAX_RUN and not plain:
             found.extend(_base64_readings(run.rstrip("=")))
     for run in _HEX.findall(text):
         if len(run) <= _MAX_RUN:

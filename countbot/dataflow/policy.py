@@ -10,7 +10,9 @@ owner named and it carries no private value that did not come from that destinat
 - chat: the chat the turn came from takes anything; another of the owner's chats (the `message`
   tool refuses all others) takes what carries no private value;
 - mcp (a tool not marked read-only) and exec (its sandbox has network): always asked, since the
-  real destination is in the server's or the command's hands.
+  real destination is in the server's or the command's hands;
+- standing (writing AGENTS.md, USER.md, HEARTBEAT.md, MEMORY.md or a skill): always asked, since
+  later turns would follow the stranger's words as the user's (memory_write is marked instead).
 
 Everything else needs the user's yes through the turn's approver (`security.outbound: ask`), is
 refused (`deny`), or is let through (`off`). Every decision is written to the audit log.
@@ -18,6 +20,7 @@ refused (`deny`), or is let through (`off`). Every decision is written to the au
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -85,6 +88,9 @@ class OutboundPolicy:
             args = mark_arguments(args, tool.remembers, ledger.untrusted)
         if egress is None:
             return args
+        if egress.refused is not None:
+            self._record(tool, egress, ctx, ledger, "refused", egress.refused)
+            return args  # the tool refuses it itself, with its own words to the model
         mode = self._mode()
         if mode == "off" or not ledger.tainted:
             why = "security.outbound is off" if mode == "off" else "no untrusted content yet"
@@ -110,30 +116,41 @@ class OutboundPolicy:
     ) -> None:
         ledger = _turn_ledger(ctx)
         content = result.content
-        egress = await tool.egress(args, ctx)
-        origin = egress.destination if egress is not None else tool.name
-        label = _label(tool, args, egress)
-        if "untrusted" in tool.brings:
-            ledger.add_untrusted(label, origin, content)
-        if "private" in tool.brings:
-            ledger.add_private(label, content)
+        if tool.brings:
+            egress = await tool.egress(args, ctx)
+            origin = egress.destination if egress is not None else tool.name
+            label = _label(tool, args, egress)
+            if "untrusted" in tool.brings:
+                ledger.add_untrusted(label, origin, content)
+            if "private" in tool.brings:
+                ledger.add_private(label, content)
         for source in marked_sources(content):
             ledger.add_untrusted(f"a memory note from {source}", "memory", "")
 
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
+        """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
         ledger = _turn_ledger(ctx)
-        if not ledger.seeded:
-            ledger.seeded = True
-            inputs = await self._seed(ctx)
-            ledger.add_owner_words(inputs.owner_words, inputs.request)
-            for source, text in inputs.private:
-                ledger.add_private(source, text)
-            for source, text in inputs.untrusted:
-                ledger.add_untrusted(source, "context", text)
-            for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
-                for source in marked_sources(text):
-                    ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        if ledger.seeding is None:
+            ledger.seeding = asyncio.ensure_future(self._read_inputs(ledger, ctx))
+        await asyncio.shield(ledger.seeding)
         return ledger
+
+    async def _read_inputs(self, ledger: TurnLedger, ctx: ToolContext) -> None:
+        try:
+            inputs = await self._seed(ctx)
+        except Exception:  # unknown inputs: every outbound call asks (fail closed)
+            log.exception("reading the inputs of a turn in session %s failed", ctx.session_id)
+            ledger.too_much = True
+            ledger.add_untrusted("inputs that could not be read", "context", "")
+            return
+        ledger.add_owner_words(inputs.owner_words, inputs.request)
+        for source, text in inputs.private:
+            ledger.add_private(source, text)
+        for source, text in inputs.untrusted:
+            ledger.add_untrusted(source, "context", text)
+        for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
+            for source in marked_sources(text):
+                ledger.add_untrusted(f"a memory note from {source}", "memory", "")
 
     async def _asked(
         self, tool: Tool, egress: Egress, verdict: Verdict, ledger: TurnLedger, ctx: ToolContext
@@ -141,9 +158,10 @@ class OutboundPolicy:
         if ctx.approver is None:
             return False
         key = egress.payload if egress.kind == "exec" else egress.destination
+        verb = "Change" if egress.kind == "standing" else "Send to"
         request = ApprovalRequest(
             tool=tool.name,
-            summary=f"Send to {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
+            summary=f"{verb} {egress.destination}: {egress.payload}"[:_SUMMARY_CHARS],
             reason=(
                 f"{'; '.join(verdict.reasons)}. This conversation read untrusted content "
                 f"({', '.join(ledger.untrusted[:3])}) that may be steering the assistant."
@@ -180,6 +198,26 @@ class OutboundPolicy:
             log.exception("auditing an outbound decision failed")
 
 
+def explain(mode: OutboundMode, exec_network: bool) -> str:
+    """The policy in a user's words, for `countbot doctor --security`."""
+    if mode == "off":
+        return (
+            "security.outbound: off: once the assistant has read a page, a mail or a stranger's "
+            "message, that text can make it send your data anywhere without asking"
+        )
+    verb = "asks you first" if mode == "ask" else "is refused"
+    detail = (
+        f"security.outbound: {mode}: after a turn read untrusted text (web pages, search "
+        "results, MCP results, notes saved while reading them), sending to a place you did "
+        f"not name, or sending your private data (your messages, files and memory it read, "
+        f"USER.md, secrets), {verb}; links in a page, searching with your words and answering "
+        "your chat never ask; `message` reaches only your own chats"
+    )
+    if exec_network:
+        detail += "; exec with network also asks then (tools.exec.network: false avoids it)"
+    return detail
+
+
 async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict:
     """Why `egress` needs the user's yes in a turn that read untrusted content."""
     if egress.kind == "chat" and egress.destination == f"{ctx.channel}:{ctx.chat_id}":
@@ -204,13 +242,14 @@ _OPAQUE = {
     "mcp": "the server decides where its arguments go",
     "url": "what it sends cannot be checked",
     "search": "what it sends cannot be checked",
+    "standing": "later turns follow this file as your own instructions",
 }
 
 
 def _named(egress: Egress, ledger: TurnLedger) -> bool:
     if egress.kind == "url":
         return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
-    return egress.kind in ("search", "chat")
+    return egress.kind in ("search", "chat", "standing")
 
 
 def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:

@@ -30,7 +30,8 @@ from countbot.config.settings import McpServerSettings
 
 log = logging.getLogger(__name__)
 
-ServerState = Literal["connecting", "ready", "restarting", "stopped"]
+# "awaiting approval": a stdio server with no sandbox to run in, held until the user says yes.
+ServerState = Literal["awaiting approval", "connecting", "ready", "restarting", "stopped"]
 # Long enough for `npx`/`uvx` to download a server on first start.
 _CONNECT_TIMEOUT = 120.0
 _PING_INTERVAL = 15.0
@@ -96,6 +97,7 @@ class McpConnection:
 
     def start(self) -> None:
         """Connect in the background; nothing waits for it."""
+        self.state = "connecting"
         self._task = asyncio.create_task(self._supervise(), name=f"mcp:{self.name}")
 
     async def stop(self) -> None:

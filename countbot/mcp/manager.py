@@ -1,5 +1,9 @@
 """All configured MCP servers: started in the background, their tools kept in the registry.
 
+Stdio servers that would run outside the sandbox are held until the user approves them
+(`host_start.py`) when the manager is given `ask_to_start` (the daemon and in-process turns);
+without it (`countbot mcp test`, the owner's own command) they start like the others.
+
 The registry changes only when a server's tool list really changes (names, descriptions or
 schemas), so the tool specs (part of the providers' prompt cache) stay the same across restarts
 and unchanged `list_changed` notifications.
@@ -12,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from countbot.config.settings import McpSettings
+from countbot.config.settings import McpServerSettings, McpSettings
+from countbot.mcp.host_start import START_TOOL, Remembered, StartServerTool, start_request
 from countbot.mcp.schema import MAX_NAME, repaired_schema, tool_name
 from countbot.tools.registry import ToolRegistry
 
@@ -39,10 +44,14 @@ class McpManager:
         log_dir: Path,
         launcher: Launcher | None = None,
         protocol: str = "auto",
+        ask_to_start: Remembered | None = None,
     ) -> None:
         self._settings = settings
         self._registry = registry
         self._registered: dict[str, _Registered] = {}
+        self._ask_to_start = ask_to_start
+        self._held: set[str] = set()
+        self._remembered: asyncio.Task[None] | None = None
         self.connections: dict[str, McpConnection] = {}
         if not any(server.enabled for server in settings.servers.values()):
             return  # the SDK's import (~0.3 s) is for installations that use it
@@ -61,14 +70,59 @@ class McpManager:
             for name, server in settings.servers.items()
             if server.enabled
         }
+        if launcher is None and ask_to_start is not None:
+            self._held = {n for n, c in self.connections.items() if c.transport == "stdio"}
+            for name in self._held:
+                self.connections[name].state = "awaiting approval"
+            self._offer_start_tool()
 
     def start(self) -> None:
-        """Connect to every enabled server in the background; returns at once."""
-        for connection in self.connections.values():
-            connection.start()
+        """Connect to every enabled server in the background; returns at once. Held servers
+        start only if "Always allow" was given for them before."""
+        for name, connection in self.connections.items():
+            if name not in self._held:
+                connection.start()
+        if self._held:
+            self._remembered = asyncio.create_task(self._start_remembered())
 
     async def close(self) -> None:
+        if self._remembered is not None:
+            self._remembered.cancel()
         await asyncio.gather(*(c.stop() for c in self.connections.values()))
+
+    def is_held(self, name: str) -> bool:
+        """Whether `name` waits for the user's yes before it starts on the host."""
+        return name in self._held
+
+    def server(self, name: str) -> McpServerSettings:
+        return self._settings.servers[name]
+
+    async def release(self, name: str, wait: float) -> str:
+        """Start a held server (the user approved it); waits up to `wait` s for its tools.
+
+        Two turns may both have asked: the second finds it started and only waits."""
+        connection = self.connections[name]
+        if name in self._held:
+            self._held.discard(name)
+            self._offer_start_tool()
+            connection.start()
+        if not await connection.wait_ready(wait):
+            return f"started {name!r}, but it is not ready yet: {connection.unavailable()}"
+        tools = sorted(self._registered.get(name, _Registered()).tools)
+        return f"started the MCP server {name!r}; its tools: {', '.join(tools) or 'none'}"
+
+    async def _start_remembered(self) -> None:
+        assert self._ask_to_start is not None
+        for name in sorted(self._held):
+            if await self._ask_to_start(START_TOOL, start_request(name, self.server(name)).key):
+                await self.release(name, 0)
+
+    def _offer_start_tool(self) -> None:
+        """`mcp_start_server` names exactly the servers still held (and is gone with none)."""
+        if self._registry.get(START_TOOL) is not None:
+            self._registry.unregister(START_TOOL)
+        if self._held:
+            self._registry.register(StartServerTool(self, self._held))
 
     def status(self) -> list[dict[str, Any]]:
         """Each configured server: transport, state, tools, skipped tools and last error."""

@@ -23,6 +23,7 @@ from countbot.config.settings import McpSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
+from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import (
@@ -144,7 +145,8 @@ async def open_runtime(settings: Settings) -> Runtime:
     tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
     _register_memory_tools(tools, workspace, memory, index)
     tools.gate = outbound_policy(settings, sessions, audit)
-    mcp = mcp_manager(settings, tools, sandbox)
+    rules = ApprovalRules(db)
+    mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
     prompt = PromptBuilder(
         workspace=workspace,
@@ -194,7 +196,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         agent,
         outbound,
         sandbox,
-        ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
+        ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
         models,
         mcp,
     )
@@ -211,14 +213,21 @@ def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog)
     return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
 
 
-def mcp_manager(settings: Settings, tools: ToolRegistry, sandbox: Sandbox) -> McpManager:
-    """The configured MCP servers; stdio servers run in the sandbox when it works."""
+def mcp_manager(
+    settings: Settings,
+    tools: ToolRegistry,
+    sandbox: Sandbox,
+    ask_to_start: Remembered | None = None,
+) -> McpManager:
+    """The configured MCP servers; stdio servers run in the sandbox when it works, else (given
+    `ask_to_start`, the remembered approvals) only once the user approves each one."""
     return McpManager(
         settings.mcp,
         tools,
         workspace=settings.workspace,
         log_dir=settings.data_dir / "mcp",
         launcher=sandbox.server_command if sandbox.status.active else None,
+        ask_to_start=ask_to_start,
     )
 
 

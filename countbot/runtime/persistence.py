@@ -7,6 +7,7 @@ from typing import Any
 
 from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
 from countbot.agent.ports import AgentHooks, ToolCallRecord
+from countbot.cooperative import run_steps
 from countbot.llm.types import Usage
 from countbot.masking import SecretMasker
 from countbot.store.audit import AuditLog
@@ -61,6 +62,6 @@ class TurnRecorder:
 
     async def _record_tool_call(self, fields: dict[str, Any]) -> None:
         # Arguments can carry secrets the model wrote; results were masked by the registry.
-        data: dict[str, Any] = self._masker.mask_obj(fields)
+        data: dict[str, Any] = await run_steps(self._masker.mask_obj_steps(fields))
         self._audit.write(data)
         await self._tool_calls.record(data)

@@ -33,7 +33,7 @@ def check_settings(settings: Settings) -> None:
 
 
 def _folder_problem(key: str, path: Path) -> str | None:
-    """Why `path` cannot be used as a writable folder (it is created later if missing)."""
+    """Why `path` cannot be used as a writable folder (created here when missing)."""
     existing = path
     while not existing.exists():
         if existing.parent == existing:
@@ -45,4 +45,9 @@ def _folder_problem(key: str, path: Path) -> str | None:
     if not os.access(existing, os.W_OK | os.X_OK):
         what = "cannot be written" if existing == path else f"cannot be created in {existing}"
         return f"`{key}` ({path}) {what}; choose a folder you can write to"
+    # Permissions do not tell everything (root under /proc, a read-only mount): try it.
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"`{key}` ({path}) cannot be created ({exc.strerror or exc}); choose another folder"
     return None

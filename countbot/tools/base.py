@@ -20,7 +20,7 @@ ToolStatus = Literal["ok", "error", "timeout", "cancelled", "skipped"]
 # What a tool's result brings into the model's context, for the data-flow policy
 # (`countbot/dataflow/`): text strangers wrote, or the user's own data.
 Brings = frozenset[Literal["untrusted", "private"]]
-EgressKind = Literal["url", "search", "chat", "mcp", "exec"]
+EgressKind = Literal["url", "search", "chat", "mcp", "exec", "standing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +43,21 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class Egress:
-    """What one call would send out of the machine: where to, and the text that would go.
+    """What one call would send out of the machine (or into the instructions later turns
+    follow, `standing`): where to, and the text that would go.
 
-    `destination` is a host name (url), `search`, `<channel>:<chat_id>` (chat), `mcp:<server>`
-    or `network` (exec); `payload` is the text the other side would see (URL, query, message,
-    arguments, command). `opaque`: part of what leaves cannot be read in advance (files sent,
-    whatever a command does on the network).
+    `destination` is a host name (url), `search`, `<channel>:<chat_id>` (chat), `mcp:<server>`,
+    `network` (exec) or a workspace file (standing); `payload` is the text the other side would
+    see (URL, query, message, arguments, command, new text). `opaque`: part of it cannot be read
+    in advance (files sent, whatever a command does on the network, what later turns will do).
     """
 
     kind: EgressKind
     destination: str
     payload: str
     opaque: bool = False
+    # The tool itself will refuse this call (why): nothing leaves, the refusal is only recorded.
+    refused: str | None = None
 
 
 class ToolTransientError(Exception):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 # A whole-file read above this size must choose lines with offset/limit.
@@ -162,6 +162,9 @@ class WriteFileTool(Tool):
     def __init__(self, guard: WorkspaceGuard) -> None:
         self.guard = guard
 
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        return standing_change(str(args.get("path", "")), str(args.get("content", "")))
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path, content = args["path"], args["content"]
         return await _in_thread(path, lambda: self._write(path, content))
@@ -191,6 +194,9 @@ class EditFileTool(Tool):
 
     def __init__(self, guard: WorkspaceGuard) -> None:
         self.guard = guard
+
+    async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
+        return standing_change(str(args.get("path", "")), str(args.get("new_text", "")))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = args["path"]
@@ -262,3 +268,18 @@ class ListDirTool(Tool):
         is_dir, problem = self.guard.link_note(folder, entry.name)
         note = f" ({problem})" if problem else ""
         return f"{entry.name}{'/' if is_dir else ''} -> {target}{note}"
+
+
+# Workspace files later turns follow as the user's instructions: the system prompt's, the
+# heartbeat's tasks, memory and skills.
+_STANDING_FILES = frozenset({"agents.md", "user.md", "heartbeat.md", "memory.md"})
+
+
+def standing_change(path: str, text: str) -> Egress | None:
+    """A write that changes what later turns follow as instructions (see `Egress`), else None."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    if not parts:
+        return None
+    if (len(parts) == 1 and parts[0].lower() in _STANDING_FILES) or parts[0].lower() == "skills":
+        return Egress("standing", "/".join(parts), text, opaque=True)
+    return None

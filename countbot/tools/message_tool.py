@@ -19,6 +19,7 @@ from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 MAX_FILES = 10
+NOT_OWNED = "not one of the owner's chats (not on the allow-list, not paired, never talked in)"
 
 
 class DeliveryReport(Protocol):
@@ -69,12 +70,13 @@ class MessageTool(Tool):
         self._guard = guard
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
-        """None for a chat the call will refuse (nothing leaves), else the chat and the text."""
+        """The chat and the text; a chat the call will refuse is marked so (nothing leaves)."""
         channel, chat_id = _target(args, ctx)
-        if not channel or not chat_id or not await self._owned(channel, chat_id, ctx):
+        if not channel or not chat_id:
             return None
         text = str(args.get("text") or "")
-        return Egress("chat", f"{channel}:{chat_id}", text, opaque=bool(args.get("files")))
+        refused = None if await self._owned(channel, chat_id, ctx) else NOT_OWNED
+        return Egress("chat", f"{channel}:{chat_id}", text, bool(args.get("files")), refused)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = str(args.get("text") or "")
@@ -90,9 +92,8 @@ class MessageTool(Tool):
             )
         if not await self._owned(channel, chat_id, ctx):
             return ToolResult.error(
-                f"{channel}:{chat_id} is not one of the owner's chats (not on the allow-list, "
-                "not paired, never talked in); messages go only to those. The owner can allow "
-                "it in the channel settings."
+                f"{channel}:{chat_id} is {NOT_OWNED}; messages go only to those. The owner can "
+                "allow it in the channel settings."
             )
         folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="countbot-send-"))
         try:

@@ -15,6 +15,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from countbot.cooperative import run_steps
 from countbot.llm.types import ToolCall, ToolSpec
 from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
@@ -27,8 +28,6 @@ Sleep = Callable[[float], Awaitable[None]]
 # How long a cancelled tool may take to clean up: exec needs up to 2 s between SIGTERM and SIGKILL
 # and 2 s more to drain its output pipe.
 _CLEANUP_GRACE = 10.0
-# Masking is a regex pass; above this size it runs off the event loop.
-_MASK_OFF_LOOP_CHARS = 100_000
 
 
 class ToolGate(Protocol):
@@ -206,9 +205,8 @@ class ToolRegistry:
     async def _mask(self, content: str) -> str:
         if self._masker is None:
             return content
-        if len(content) > _MASK_OFF_LOOP_CHARS:
-            return await asyncio.to_thread(self._masker.mask, content)
-        return self._masker.mask(content)
+        # In steps on the loop: in a thread, the regex pass would hold the GIL just as long.
+        return await run_steps(self._masker.mask_steps(content))
 
 
 def _cancelled(tool: Tool) -> ToolResult:

@@ -86,6 +86,8 @@ _ENV_ALLOW_PREFIX = "LC_"
 # Where the sandbox sees its pids cgroup's membership file (on the private /tmp).
 _PIDS_FILE = "/tmp/.countbot-pids"
 _PROBE_TIMEOUT = 10.0
+# What happens without a working sandbox (`auto`, `off`): the user says yes to each one first.
+_ASKS = "every command asks, and each stdio MCP server before it starts"
 # The sandbox's private /tmp hides whatever the host keeps there.
 _PRIVATE_TMP = Path("/tmp")
 # Package runners (npx, uvx, pip) need a writable cache; home is read-only in the sandbox.
@@ -159,7 +161,7 @@ class Sandbox:
 
     def _probe(self) -> SandboxStatus:
         if self._mode == "off":
-            return SandboxStatus("off", False, "off in tools.exec.sandbox: every command asks")
+            return SandboxStatus("off", False, f"off in tools.exec.sandbox: {_ASKS}")
         bwrap = shutil.which(self._bwrap)
         if bwrap is None:
             return self._unavailable("bubblewrap (bwrap) is not installed")
@@ -189,7 +191,7 @@ class Sandbox:
             )
 
     def _unavailable(self, why: str) -> SandboxStatus:
-        then = "every command asks" if self._mode == "auto" else "exec refuses every command"
+        then = _ASKS if self._mode == "auto" else "exec refuses every command"
         return SandboxStatus(self._mode, False, f"{why}: {then}")
 
     def _join_pids_cgroup(self) -> str:

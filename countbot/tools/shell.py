@@ -177,8 +177,11 @@ class ExecTool(Tool):
         return frozenset({"private"})
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
-        """With network a command can send anything anywhere: the command is all we can show."""
-        if not self._sandbox.has_network:
+        """With network a command can send anything anywhere: the command is all we can show.
+
+        Outside the sandbox every command asks anyway (`approval_reason`): one question is enough.
+        """
+        if not self._sandbox.has_network or not self._sandbox.status.active:
             return None
         return Egress("exec", "network", str(args.get("command", "")), opaque=True)
 

@@ -6,14 +6,18 @@ ones early with a reason the model can read, and decides whether a command is al
 can always hide a command (`eval`, base64, a script file). Its decisions come only from code and
 config, never from the model. It works on the simple commands `shell_words` splits out, each cut
 to a bounded length, so its cost is linear in the command and text inside quotes (a README line
-that mentions `rm -rf /`) is not mistaken for a command. It is CPU work: callers run it off the
-event loop. `git push --force`/`-f`/`+refspec` is refused because it destroys history other
-people may rely on; `--force-with-lease` stays allowed since it refuses to overwrite unseen work.
+that mentions `rm -rf /`) is not mistaken for a command; a sensitive path counts where it is
+written to or read, not where it is only named. Look-alike Unicode is folded first (NFKC turns
+full-width `ｒｍ` into `rm`; zero-width and other format characters are dropped). It is CPU work:
+callers run it off the event loop. `git push --force`/`-f`/`+refspec` is refused because it
+destroys history other people may rely on; `--force-with-lease` stays allowed since it refuses
+to overwrite unseen work.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -50,6 +54,11 @@ _STDIN_PROGRAM = re.compile(
 )
 _INTERPRETER = re.compile(r"^(?:\S*/)?(?:" + _SHELLS + r"|python[0-9.]*|perl|ruby|node)$")
 _DOWNLOAD = re.compile(_START + r"(?:curl|wget)\b")
+# Where a write goes: a redirection, or an argument of tee.
+_WRITTEN = r"(?:>>?\|?\s*|^" + _WRAPPER + r"*(?:\S*/)?tee\s" + _ARGS + r")"
+_KILL = re.compile(_START + r"kill(?:\s+|$)")
+# Signal specs that only test whether a process exists.
+_NO_SIGNAL = frozenset({"-0", "0", "-s0", "-n0"})
 # `\b` first: a long word is tried once at its start, not at each of its characters.
 _FORK_BOMB = re.compile(r"(\b\w+|:)\s*\(\)\s*\{[^}]{0,200}\1\s*\|\s*\1\s*&")
 
@@ -66,7 +75,7 @@ BUILTIN_DENY: tuple[tuple[str, str], ...] = (
     (r"\bdd\b" + _ARGS + r"\bof=" + _DEVICE, "dd onto a disk device"),
     (r">\s*" + _DEVICE, "writing to a raw disk device"),
     (r"\bshred\b" + _ARGS + _DEVICE, "shredding a disk device"),
-    (r"/proc/sysrq-trigger", "triggering a kernel SysRq action"),
+    (_WRITTEN + r"/proc/sysrq-trigger\b", "triggering a kernel SysRq action"),
     (_START + r"(?:shutdown|reboot|halt|poweroff)\b", "shutting down or rebooting the machine"),
     (_START + r"(?:init|telinit)\s+[06]\b", "shutting down or rebooting the machine"),
     (
@@ -78,9 +87,15 @@ BUILTIN_DENY: tuple[tuple[str, str], ...] = (
         "recursive ownership or permission change on a system path",
     ),
     (_START + r"(?:sudo|doas|pkexec|su)(?:\s|$)", "privilege escalation is not allowed"),
-    (_START + r"kill\s+(?:-\S+\s+)*-?1" + _END, "killing init or every process"),
     (_START + r"(?:killall|pkill)\s" + _ARGS + r"\b(?:init|systemd)\b", "killing init"),
-    (r"/etc/(?:shadow|gshadow|sudoers)\b", "touching the password or sudo database"),
+    (
+        r"^(?!"
+        + _WRAPPER
+        + r"*(?:echo|printf)\b)"
+        + _ARGS
+        + r"(?:^|\s|>)/etc/(?:g?shadow|sudoers)\b",
+        "touching the password or sudo database",
+    ),
     (
         r"(?:>>?\s*|^(?:tee|sed\s+-i|vi|vim|nano|emacs|ed|cp|mv|ln)\b" + _ARGS + r")"
         r"/etc/(?:passwd|group)\b",
@@ -89,7 +104,8 @@ BUILTIN_DENY: tuple[tuple[str, str], ...] = (
     (_START + r"(?:visudo|chpasswd|usermod|useradd|userdel|passwd)\b", "changing system accounts"),
     (r"^crontab\b" + _ARGS + r"\s-[a-zA-Z]*r\b", "removing the crontab"),
     (
-        r"^history\s+-[a-z]*c|^unset\s+HISTFILE\b|\bHISTFILE=/dev/null"
+        r"^history\s+-[a-z]*c|^unset\s+HISTFILE\b"
+        r"|^(?:(?:export|declare|typeset|readonly)(?:\s+-\S+)*\s+)?(?:\w+=\S*\s+)*HISTFILE=/dev/null"
         r"|(?:>\s*|^(?:rm|shred|truncate)\b" + _ARGS + r")\S*\.(?:bash|zsh|sh)_history",
         "wiping shell history",
     ),
@@ -154,7 +170,7 @@ class ShellGuard:
 
     def inspect(self, command: str) -> GuardVerdict:
         """Both answers from one split of the command (CPU work: call it off the event loop)."""
-        text = command[:MAX_INSPECTED]
+        text = plain_text(command[:MAX_INSPECTED])
         segments = split_commands(text)
         refusal = self._refusal(text, segments)
         allowed = refusal is None and self._allow_listed(segments)
@@ -178,6 +194,8 @@ class ShellGuard:
                     return rule.reason
             if _runs_a_download(segments, index):
                 return "running a downloaded script"
+            if _signals_init_or_everyone(line):
+                return "killing init or every process"
         return None
 
     def _allow_listed(self, segments: list[Segment]) -> bool:
@@ -193,6 +211,31 @@ class ShellGuard:
             if _writes_outside(segment):
                 return False
         return True
+
+
+def plain_text(command: str) -> str:
+    """`command` with look-alikes undone: NFKC (full-width `ｒｍ` is `rm`), format characters
+    (zero-width spaces and joiners, soft hyphens, direction marks) removed."""
+    if command.isascii():
+        return command
+    folded = unicodedata.normalize("NFKC", command)
+    return "".join(char for char in folded if unicodedata.category(char) != "Cf")
+
+
+def _signals_init_or_everyone(line: str) -> bool:
+    """`kill` aimed at PID 1 or -1 (every process); a signal spec (`-1` is HUP) is no PID."""
+    start = _KILL.match(line)
+    if start is None:
+        return False
+    args = line[start.end() :].split()
+    signal = ""
+    if len(args) > 1 and args[0] in ("-s", "-n"):
+        signal, args = args[0] + args[1], args[2:]
+    elif len(args) > 1 and args[0].startswith("-") and args[0] != "--":
+        signal, args = args[0], args[1:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    return signal not in _NO_SIGNAL and any(pid in ("1", "-1") for pid in args)
 
 
 def _runs_a_download(segments: list[Segment], index: int) -> bool:

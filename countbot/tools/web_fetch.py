@@ -10,7 +10,6 @@ the request to a private address.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
 import socket
 import zlib
@@ -21,7 +20,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from countbot.config.settings import WebToolSettings
-from countbot.html_text import html_to_text, page_title
+from countbot.cooperative import Steps, run_steps
+from countbot.declared_charset import decoded_steps
+from countbot.html_text import html_text_steps, page_title
+from countbot.tools.address_check import address_refusal
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
 
@@ -44,22 +46,6 @@ class _Fetched:
     content_type: str
     body: bytes
     truncated: bool
-
-
-def address_refusal(address: str) -> str | None:
-    """Why `address` must not be fetched (private, loopback, link-local, ...), or None."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address):
-        ip = ip.ipv4_mapped or ip.sixtofour or ip
-    if ip.is_loopback:
-        return f"{address} is a loopback address"
-    if ip.is_link_local:
-        return f"{address} is a link-local address"
-    if ip.is_multicast:
-        return f"{address} is a multicast address"
-    if not ip.is_global:
-        return f"{address} is a private or reserved address"
-    return None
 
 
 class WebFetchTool(Tool):
@@ -102,7 +88,7 @@ class WebFetchTool(Tool):
             return ToolResult.error(f"fetching {url} timed out after {self._settings.timeout:g} s")
         except httpx.TransportError as exc:
             raise ToolTransientError(f"could not fetch {url}: {exc}") from exc
-        return await asyncio.to_thread(self._render, fetched)
+        return await run_steps(self._render(fetched))
 
     async def _fetch(self, raw_url: str) -> _Fetched:
         try:
@@ -205,14 +191,15 @@ class WebFetchTool(Tool):
             raise FetchRefused(f"the compressed body is corrupt ({exc})") from None
         return b"".join(chunks), False
 
-    def _render(self, fetched: _Fetched) -> ToolResult:
+    def _render(self, fetched: _Fetched) -> Steps[ToolResult]:
+        """The page as a result, in bounded steps: a 2 MB page is work for the whole loop."""
         media_type, _, params = fetched.content_type.partition(";")
         media_type = media_type.strip().lower()
-        text = _decode(fetched.body, params)
+        text = yield from decoded_steps(fetched.body, _declared_charset(params))
         title = ""
         if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
             title = page_title(text)
-            text = html_to_text(text)
+            text = yield from html_text_steps(text)
         elif not _is_textual(media_type) or "\0" in text:
             return ToolResult.error(
                 f"{fetched.url} is {media_type or 'binary'} content; web_fetch reads web pages, "
@@ -235,9 +222,6 @@ def _is_textual(media_type: str) -> bool:
     )
 
 
-def _decode(body: bytes, content_type_params: str) -> str:
+def _declared_charset(content_type_params: str) -> str | None:
     match = re.search(r"charset=[\"']?([\w.:-]+)", content_type_params, re.IGNORECASE)
-    try:
-        return body.decode(match.group(1) if match else "utf-8", errors="replace")
-    except LookupError:
-        return body.decode("utf-8", errors="replace")
+    return match.group(1) if match else None

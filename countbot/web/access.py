@@ -30,6 +30,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _canonical(name: str) -> str:
+    """One spelling per host: `[0:0::1]` is `::1`, `LocalHost.` is `localhost`."""
+    name = name.strip().strip("[]").lower()
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name.rstrip(".")
+
+
 @dataclass(frozen=True, slots=True)
 class AccessPolicy:
     """The token (None: open, loopback only) and the origins/hosts pages may come from."""
@@ -48,8 +57,8 @@ class AccessPolicy:
         are accepted as Host and as the origin of the UI served under that name.
         """
         token = web.token.get_secret_value() if web.token else None
-        allowed = {name.strip().strip("[]").lower() for name in web.allowed_hosts} - {""}
-        names = {web.host.strip("[]").lower(), *allowed}
+        allowed = {_canonical(name) for name in web.allowed_hosts} - {""}
+        names = {_canonical(web.host), *allowed}
         if is_loopback(web.host) or web.host in WILDCARDS:
             names.update(LOOPBACK_NAMES)
         names -= WILDCARDS
@@ -59,7 +68,9 @@ class AccessPolicy:
         extra = {o.rstrip("/").lower() for o in web.allowed_origins}
         hostnames = None
         if is_loopback(web.host) or allowed:
-            hostnames = frozenset({*names, *(urlsplit(o).hostname or "" for o in extra)} - {""})
+            hostnames = frozenset(
+                {*names, *(_canonical(urlsplit(o).hostname or "") for o in extra)} - {""}
+            )
         return cls(token or None, frozenset(origins | extra), hostnames)
 
     def origin_allowed(self, origin: str) -> bool:
@@ -68,8 +79,11 @@ class AccessPolicy:
     def host_allowed(self, host_header: str | None) -> bool:
         if self.hostnames is None or host_header is None:
             return True
-        hostname = urlsplit(f"//{host_header}").hostname or ""
-        return hostname.lower() in self.hostnames
+        try:
+            hostname = urlsplit(f"//{host_header}").hostname or ""
+        except ValueError:  # an unbalanced "[" is no host of ours
+            return False
+        return _canonical(hostname) in self.hostnames
 
     def cookie_value(self) -> str:
         """What the login cookie holds: derived from the token, so rotating the token logs out."""

@@ -72,6 +72,9 @@ def run_daemon(settings: Settings) -> int:
     except AlreadyRunningError as exc:
         _say(f"countbot: {exc}")
         return EXIT_CONFLICT
+    except OSError as exc:  # the folder went away or turned read-only since the preflight
+        _say(f"countbot: cannot use data_dir {settings.data_dir}: {exc.strerror or exc}")
+        return EXIT_CONFIG
     try:
         try:
             listener = bind_listener(web.host, web.port)

@@ -53,6 +53,17 @@ def test_the_defaults_pass_the_review(tmp_path: Path) -> None:
     assert "0 dangerous, 0 warnings." in result.stdout
     assert lines_about(result.stdout, "web").startswith("✓ web: 127.0.0.1:8686")
     assert "✓ file tools: confined to the workspace" in result.stdout
+    outbound = lines_about(result.stdout, "outbound data")
+    assert outbound.startswith("✓ outbound data: security.outbound: ask: after a turn read")
+    assert "asks you first" in outbound and "tools.exec.network: false avoids it" in outbound
+
+
+def test_outbound_off_is_dangerous_and_says_how_to_turn_it_back_on(tmp_path: Path) -> None:
+    result = doctor(tmp_path, {"security": {"outbound": "off"}})
+    assert result.returncode == 1, result.stdout + result.stderr
+    outbound = lines_about(result.stdout, "outbound data")
+    assert outbound.startswith("✗ outbound data: security.outbound: off: once the assistant")
+    assert "→ set security.outbound: ask" in outbound
 
 
 def test_an_exposed_installation_is_dangerous_and_every_finding_says_what_to_change(
@@ -147,3 +158,25 @@ def test_a_probed_sandbox_is_reported_in_its_own_words() -> None:
     assert working.level == "ok" and "works here: bubblewrap, network on" in working.detail
     assert broken.level == "warning" and "every command asks" in broken.detail
     assert "apt-get install bubblewrap" in broken.fix
+
+
+def test_each_mcp_server_is_reported_with_how_it_runs(tmp_path: Path) -> None:
+    servers = {
+        "notes": {"command": "python3", "args": ["-m", "notes_server"]},
+        "remote": {"url": "https://mcp.example.com/mcp?token=s3cret-in-url"},
+        "old": {"command": "old-server", "enabled": False},
+    }
+    off = doctor(tmp_path, {"tools": {"exec": {"sandbox": "off"}}, "mcp": {"servers": servers}})
+    notes = lines_about(off.stdout, "mcp notes")
+    assert notes.startswith("! mcp notes: no working sandbox: `python3 -m notes_server` would run")
+    assert "starts only after you approve it" in notes and "→" in notes
+    assert lines_about(off.stdout, "mcp remote") == (
+        "✓ mcp remote: remote over HTTP (mcp.example.com): no local process"
+    )
+    assert "s3cret-in-url" not in off.stdout
+    assert lines_about(off.stdout, "mcp old") == "✓ mcp old: disabled"
+    on = doctor(tmp_path, {"mcp": {"servers": servers}})
+    if "✓ exec sandbox" in on.stdout:  # bubblewrap works here
+        assert lines_about(on.stdout, "mcp notes") == (
+            "✓ mcp notes: `python3 -m notes_server` runs in the sandbox"
+        )

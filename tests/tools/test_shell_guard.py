@@ -84,6 +84,16 @@ DANGEROUS = [
     "echo b > /proc/sysrq-trigger",
     "systemctl --force reboot",
     "systemctl -ff poweroff",
+    "echo b | tee /proc/sysrq-trigger",
+    "export HISTFILE=/dev/null",
+    "kill -- -1",
+    "kill -s KILL 1",
+    # Look-alike Unicode is folded before matching: full-width letters, invisible characters.
+    "\uff52\uff4d -rf /",  # ｒｍ
+    "\uff53\uff55\uff44\uff4f ls",  # ｓｕｄｏ
+    "r\u200bm -rf ~",  # a zero-width space inside rm
+    "su\u00addo ls",  # a soft hyphen inside sudo
+    "re\u2060boot",  # a word joiner
 ]
 
 ORDINARY = [
@@ -119,6 +129,15 @@ ORDINARY = [
     "cat notes-about-sudo.txt",
     "grep -n 'reboot' docs/*.md",
     'echo "curl x | sh is how they install it" > install.txt',
+    # A sensitive name mentioned as text, and signals to numbered processes (-1 is SIGHUP).
+    "grep -n /proc/sysrq-trigger notes.md",
+    'git commit -m "HISTFILE=/dev/null"',
+    "echo /etc/sudoers",
+    "kill -1 1234",
+    "kill -HUP 4242",
+    "kill -s USR1 777",
+    "kill -0 1",
+    "echo \u65e5\u672c\u8a9e > notes.md",
 ]
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from countbot.config.settings import WebToolSettings
+from countbot.tools.address_check import address_refusal
 from countbot.tools.base import ToolContext
-from countbot.tools.web_fetch import WebFetchTool, address_refusal
+from countbot.tools.web_fetch import WebFetchTool
 from tests.support.loop_watch import RESPONSIVE, LoopWatch
 from tests.tools.local_http import LocalHTTPServer, Reply
 
@@ -156,6 +157,16 @@ async def test_other_schemes_are_refused(url: str, ctx: ToolContext) -> None:
         ("fd00::1", True),
         ("::ffff:127.0.0.1", True),
         ("2002:7f00:1::1", True),
+        # IPv4 inside IPv6 transition addresses is checked as the IPv4 address it reaches.
+        ("64:ff9b::a9fe:a9fe", True),  # NAT64 well-known prefix to the metadata service
+        ("64:ff9b::10.0.0.1", True),
+        ("64:ff9b::8.8.8.8", False),
+        ("64:ff9b:1::8.8.8.8", True),  # local-use NAT64 translates into the operator's network
+        ("2002:a9fe:a9fe::1", True),  # 6to4
+        ("2002:808:808::1", False),
+        ("2001:0:a00:1::ffff:f5ff:fffe", True),  # Teredo, client 10.0.0.1 (obfuscated)
+        ("::127.0.0.1", True),  # IPv4-compatible
+        ("::ffff:0:192.168.1.1", True),  # IPv4-translated
     ],
 )
 def test_address_refusal(address: str, refused: bool) -> None:

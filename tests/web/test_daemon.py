@@ -211,6 +211,29 @@ async def test_interactive_chat_goes_through_the_running_daemon(
         assert await daemon.stop() == 0
 
 
+async def test_ctrl_c_on_chat_message_cancels_the_turn_in_the_daemon(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    async with running_daemon(config) as daemon:
+        tab = await daemon.ws()  # it follows the session it talked in
+        await tab.send({"type": "message", "session_id": "cli:c", "content": "warm up"})
+        await tab.until("done")
+        model_server.script(Reply.text("word " * 60, chunks=60, delay=0.5))  # 30 s unless cut
+        chat = ("chat", "--config", str(config), "-m", "talk long", "--session", "cli:c")
+        process = await countbot(*chat)
+        await tab.until("stream", len(tab.of("stream")) + 1)  # the daemon is answering it
+        process.send_signal(signal.SIGINT)
+        code, out, _ = await finished(process)
+        assert (code, out.strip()) == (130, "(cancelled)")
+        await tab.until("cancelled")  # the daemon stopped the turn, not only the client
+        assert await daemon.stop() == 0
+    records = await stored(config, "cli:c")
+    kinds = [(r["type"], r.get("content") or r.get("text")) for r in records]
+    assert kinds[2] == ("user", "talk long") and kinds[-1] == ("note", "Cancelled.")
+    assert all("word " * 60 not in str(text) for _, text in kinds)
+
+
 async def test_chat_runs_in_process_when_no_daemon_runs(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:

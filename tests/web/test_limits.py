@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 
 from tests.support.loop_watch import RESPONSIVE, health_latency
 from tests.web.conftest import TOKEN, DaemonFactory
@@ -78,6 +79,32 @@ async def test_api_bodies_past_the_limit_get_413(start_daemon: DaemonFactory) ->
             headers={"content-type": "application/json"},
         )
         assert ok.status_code == 201
+
+
+def post_whole_body(port: int, size: int, headers: dict[str, str]) -> tuple[int, bytes]:
+    """What Python's http.client does: send the whole body, only then read the answer."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        body = b'{"title": "' + b"x" * size + b'"}'
+        connection.request("POST", "/api/sessions", body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+async def test_a_50_mb_json_body_gets_a_413_the_client_can_read(
+    start_daemon: DaemonFactory,
+) -> None:
+    async with start_daemon() as daemon:
+        json_type = {"Content-Type": "application/json"}
+        for headers in ({**json_type, "Connection": "close"}, json_type):
+            status, body = await asyncio.to_thread(post_whole_body, daemon.port, 50 << 20, headers)
+            assert status == 413 and b"limit 1,048,576" in body, headers
+        async with daemon.http() as http:
+            sent = await http.post("/api/sessions", content=b"[" * (50 << 20), headers=json_type)
+            assert sent.status_code == 413
+            assert (await http.get("/api/health")).status_code == 200
 
 
 async def test_a_huge_header_gets_431_and_the_daemon_keeps_serving(

@@ -144,3 +144,36 @@ def test_import_into_the_shipped_config_keeps_its_comments(tmp_path: Path) -> No
 
     assert comment_lines(text) == comment_lines(shipped)  # only `servers: {}` was replaced
     assert list(load_settings(config).mcp.servers) == ["notes"]
+
+
+async def test_without_a_sandbox_a_stdio_server_starts_once_the_user_approves_it(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    args = ["mcp", "import", str(claude_desktop_file(tmp_path)), "--yes", "--config", str(config)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    settings = load_settings(config)
+    settings.tools.exec.sandbox = "off"
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as running:
+            daemon = Daemon(running.port, running.context, settings)
+            async with daemon.http() as http:
+                [server] = (await http.get("/api/mcp")).json()["servers"]
+            assert server["state"] == "awaiting approval" and server["tools"] == []
+            model_server.script(
+                Reply.tool_calls(("mcp_start_server", '{"server": "notes"}')),
+                Reply.tool_calls(("notes__add", '{"a": 20, "b": 22}')),
+                Reply.text("It is 42."),
+            )
+            client = await daemon.ws()
+            await client.send({"type": "message", "session_id": "mcp", "content": "add them"})
+            question = await client.until("approval_request")
+            assert "notes" in question["summary"] and "sandbox" in question["reason"]
+            answer = {"type": "approval_response", "id": question["id"], "decision": "once"}
+            await client.send(answer)
+            done = await client.until("done")
+            started, added = client.of("tool_result")
+            await client.close()
+    assert done["content"] == "It is 42."
+    assert started["status"] == "ok" and "notes__add" in started["result"]
+    assert added["status"] == "ok" and "42" in added["result"]

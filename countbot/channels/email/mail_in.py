@@ -23,6 +23,7 @@ from countbot.channels.door import (
     MediaFolder,
     SenderInfo,
     SendError,
+    decode_declared,
     html_to_text,
     take_in_all,
 )
@@ -82,10 +83,11 @@ def _part_text(message: EmailMessage, subtype: str) -> str:
     part = message.get_body(preferencelist=(subtype,))
     if part is None:
         return ""
-    try:
-        content = str(part.get_content())
-    except (LookupError, ValueError):  # an unknown charset, a broken encoding
+    data = part.get_payload(decode=True)
+    if not isinstance(data, bytes):
         return ""
+    # The declared charset is the sender's word: one that cannot be used falls back to UTF-8.
+    content = decode_declared(data, part.get_content_charset())
     return (html_to_text(content) if subtype == "html" else content).strip()
 
 

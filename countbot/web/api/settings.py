@@ -43,6 +43,7 @@ async def put_settings(request: Request) -> JSONResponse:
     settings = daemon.runtime.settings
     if settings.config_path is None:
         raise ApiError(409, "the daemon was started without a config file to save to")
+    _check_types(settings, patch)
     if "persona" in patch:
         await _check_persona(daemon, settings.persona, patch["persona"])
     try:
@@ -53,6 +54,22 @@ async def put_settings(request: Request) -> JSONResponse:
     _apply(daemon, fresh)
     push_status(daemon)  # open tabs show or hide the "no model" banner at once
     return JSONResponse(await _shown(daemon))
+
+
+def _check_types(settings: Settings, patch: dict[str, dict]) -> None:
+    """Strict types for what came as JSON: "4096" is no integer and "yes" no boolean here.
+
+    The config file is YAML a person writes, read leniently; the API has exact JSON types, so a
+    string where a number belongs is a client's mistake to report, not to save.
+    """
+    for section, change in patch.items():
+        current = getattr(settings, section)
+        try:
+            type(current).model_validate({**current.model_dump(), **change}, strict=True)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in (section, *error["loc"]))
+            raise ApiError(400, f"{where}: {error['msg']}") from None
 
 
 async def _check_persona(daemon: DaemonContext, current: PersonaSettings, change: dict) -> None:

@@ -193,6 +193,7 @@ export default {
   "mcp.state.restarting": "Restarting",
   "mcp.state.stopped": "Stopped",
   "mcp.state.disabled": "Disabled",
+  "mcp.state.awaiting approval": "Waits for your approval (no sandbox)",
 
   "allowed.title": "Always allowed",
   "allowed.none": "No command is always allowed; every one asks as tools.exec.approval says.",

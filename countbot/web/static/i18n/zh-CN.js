@@ -204,6 +204,7 @@ export default {
   "mcp.state.restarting": "重启中",
   "mcp.state.stopped": "已停止",
   "mcp.state.disabled": "已停用",
+  "mcp.state.awaiting approval": "等待你的批准（无沙箱）",
 
   "allowed.title": "始终允许",
   "allowed.none": "没有始终允许的命令；每条命令按 tools.exec.approval 的设置询问。",
