@@ -119,7 +119,7 @@ class MemoryIndex:
         )
         ranked = fuse(
             [i for i, _ in text_hits],
-            [i for i, _ in vector_hits],
+            vector_hits,
             {i: r.ts for i, r in rows.items()},
             time.time(),
         )

@@ -30,8 +30,8 @@ async def test_memory_page_searches_opens_the_conversation_and_shows_recalls(
     await chat.by_testid("memory-search-input").fill("绿茶")
     await chat.by_testid("memory-search-scope").select_option("all")
     await chat.by_testid("memory-search-go").click()
-    await expect(chat.by_testid("memory-hit")).to_have_count(1)
-    await expect(chat.by_testid("memory-hit")).to_contain_text("2026-02-01 · MEMORY.md")
+    tea = chat.by_testid("memory-hit").filter(has_text="喜欢喝绿茶")
+    await expect(tea).to_contain_text("2026-02-01 · MEMORY.md L5")
 
     await chat.page.locator(".memory-recalled summary").click()
     recall = chat.by_testid("memory-recall").first

@@ -104,8 +104,8 @@ async def test_notes_are_not_repeated_corrections_are_dated_and_forget_forgets(
         before = (await http.get("/api/memory/search", params={"q": "4417"})).json()["hits"]
         await say(daemon, "forget", "Please forget my locker code 4417.")
         after = (await http.get("/api/memory/search", params={"q": "4417"})).json()["hits"]
-    assert {hit["kind"] for hit in before} == {"note", "conversation"}
-    assert after == []
+    assert {hit["kind"] for hit in before if "4417" in hit["text"]} == {"note", "conversation"}
+    assert not [hit for hit in after if "4417" in hit["text"]]
     assert "4417" not in await runtime.memory.read()
 
 
