@@ -2,7 +2,7 @@
 
 WordLlama (MIT) ships its 16 MB weights and tokenizer inside its wheel; the model is loaded from
 those files directly, never through its `load()`, which looks for the tokenizer in a folder the
-wheel does not have and then downloads it. Loading (~1 s, ~100 MB with numpy and tokenizers)
+wheel does not have and then downloads it. Loading (~1 s; 49 MB resident, 99 MB at its peak)
 happens in a worker thread on first use, so a daemon that never searches pays nothing. Both
 need the `countbot[memory]` extra (numpy); without it the index is full-text only.
 """
@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
+from countbot.memory_index.numeric import numpy_module
+
 if TYPE_CHECKING:
     import numpy as np
-
 # Matryoshka-trained: the first 128 of WordLlama's 256 dimensions keep most of the quality at
 # half the memory (a float32 row per entry in the daemon).
 WORDLLAMA_DIMS = 128
@@ -61,8 +62,7 @@ class WordLlamaEmbedder:
         return await asyncio.to_thread(self._embed_sync, list(texts))
 
     def _embed_sync(self, texts: list[str]) -> np.ndarray:
-        import numpy as np
-
+        np = numpy_module()
         model = self._loaded()
         rows = model.embed(texts, norm=False)[:, :WORDLLAMA_DIMS].astype(np.float32)
         return _unit(rows)
@@ -76,6 +76,7 @@ class WordLlamaEmbedder:
 
 def _load_wordllama() -> Any:
     try:
+        numpy_module()  # first, so wordllama's own import finds it loaded single-threaded
         import wordllama
         from safetensors import safe_open
         from tokenizers import Tokenizer
@@ -104,8 +105,7 @@ class EndpointEmbedder:
         self._timeout = timeout
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
+        np = numpy_module()
         body = {"model": self._model, "input": list(texts)}
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
@@ -120,7 +120,6 @@ class EndpointEmbedder:
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
-    import numpy as np
-
+    np = numpy_module()
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     return rows / np.maximum(norms, 1e-9)

@@ -22,6 +22,7 @@ from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
 from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
+from countbot.memory_index.numeric import numpy_module
 from countbot.memory_index.sources import (
     file_entries,
     meaning_text,
@@ -272,8 +273,7 @@ class MemoryIndex:
         stored = await self._db.run(index_db.load_vectors, model)
         if not stored:
             return
-        import numpy as np
-
+        np = numpy_module()
         rows = np.frombuffer(b"".join(r[4] for r in stored), dtype=np.float16)
         self._vectors.add(
             [r[0] for r in stored],
@@ -282,8 +282,7 @@ class MemoryIndex:
         )
 
     async def _embed_pending(self, model: str) -> None:
-        import numpy as np
-
+        np = numpy_module()
         assert self._embedder is not None
         while True:
             pending = await self._db.run(index_db.pending_vectors, model, EMBED_BATCH)

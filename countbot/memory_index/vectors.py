@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from countbot.memory_index.numeric import numpy_module
+
 if TYPE_CHECKING:
     import numpy as np
-
 Admits = Callable[[str, float, str | None], bool]
 
 
@@ -42,8 +43,7 @@ class VectorSet:
 
     def search(self, query: np.ndarray, admits: Admits, limit: int) -> list[tuple[int, float]]:
         """(entry id, cosine similarity) of the nearest admitted rows, best first."""
-        import numpy as np
-
+        np = numpy_module()
         matrix = self._joined()
         if matrix is None or not len(self):
             return []
@@ -71,8 +71,7 @@ class VectorSet:
         return found
 
     def _joined(self) -> np.ndarray | None:
-        import numpy as np
-
+        np = numpy_module()
         if self._chunks:
             parts = [self._matrix, *self._chunks] if self._matrix is not None else self._chunks
             self._matrix = np.vstack(parts).astype(np.float32, copy=False)
@@ -83,8 +82,7 @@ class VectorSet:
 
     def _compact(self) -> None:
         """Drop removed rows once they are a quarter of the matrix."""
-        import numpy as np
-
+        np = numpy_module()
         keep = [i for i, entry_id in enumerate(self._ids) if entry_id not in self._removed]
         assert self._matrix is not None
         self._matrix = self._matrix[np.asarray(keep, dtype=np.int64)]
