@@ -53,7 +53,7 @@ def use_previous_behaviour(runtime: Runtime) -> None:
     """The record-count window of before: every entry sent as it is, no fitting."""
     keeper = runtime.agent._keeper
 
-    async def fit(entries, choice, prompt=None):  # type: ignore[no-untyped-def]
+    async def fit(entries, choice, tools, prompt=None):  # type: ignore[no-untyped-def]
         return Fitted(project(list(entries), vision=choice.vision), 0, 0, False)
 
     keeper.fit = fit  # type: ignore[method-assign]

@@ -7,7 +7,10 @@ so the loop can abort the model request in flight, and sets an event the tools r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class CancelToken:
@@ -46,3 +49,31 @@ class CancelToken:
 
     async def wait(self) -> None:
         await self.event.wait()
+
+
+async def while_running(
+    work: asyncio.Task[Any], shown: asyncio.Queue[T], token: CancelToken
+) -> AsyncIterator[T]:
+    """Yield what `work` puts into `shown` while it runs; cancelling `token` cancels `work`.
+
+    For the work of a turn that is not a model stream (a summary before the turn): the user sees
+    its notices as they come and a Stop ends it at once. A failure of `work` is raised here.
+    """
+    unregister = token.on_cancel(work.cancel)
+    try:
+        while not work.done():
+            getter = asyncio.ensure_future(shown.get())
+            await asyncio.wait({work, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        while not shown.empty():
+            yield shown.get_nowait()
+        if not work.cancelled():
+            work.result()
+    finally:
+        unregister()
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)

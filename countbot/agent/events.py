@@ -42,6 +42,8 @@ class ToolEnd:
 class TurnDone:
     content: str
     usage: Usage = field(default_factory=Usage)
+    # The model that wrote the answer (a fallback's name when one took over); "" if none did.
+    model: str = ""
     type: Literal["done"] = "done"
 
 
@@ -49,11 +51,15 @@ class TurnDone:
 class TurnNotice:
     """Something the user should know about this turn that is not the answer.
 
-    `code` lets a surface show its own wording (and links); `text` is the plain English version.
+    `code` lets a surface show its own wording (and links), with `details` for its arguments;
+    `text` is the plain English version. A `transient` notice reports progress (a retry, a
+    summary running); the others belong with the answer (`agent/notices.py`).
     """
 
     code: str
     text: str
+    details: dict[str, Any] = field(default_factory=dict)
+    transient: bool = False
     type: Literal["notice"] = "notice"
 
 
@@ -83,6 +89,17 @@ AgentEvent = (
 )
 
 TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
+
+
+def notice_from_dict(data: dict[str, Any]) -> TurnNotice:
+    """The notice a `notice` frame (`event_to_dict`'s output) came from."""
+    details = data.get("details")
+    return TurnNotice(
+        str(data.get("code", "")),
+        str(data.get("text", "")),
+        details if isinstance(details, dict) else {},
+        bool(data.get("transient")),
+    )
 
 
 def event_to_dict(event: AgentEvent) -> dict[str, Any]:

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from countbot.agent.cancel import CancelToken
+from countbot.agent import notices
+from countbot.agent.cancel import CancelToken, while_running
 from countbot.agent.context.keeper import ContextKeeper
-from countbot.agent.context.tokens import counted
+from countbot.agent.context.metered import SideCalls
+from countbot.agent.context.tokens import counted, schema_tokens
 from countbot.agent.events import (
     AgentEvent,
     ToolEnd,
@@ -27,13 +29,21 @@ from countbot.agent.events import (
     TurnError,
     TurnNotice,
 )
-from countbot.agent.history import HistoryEntry, NoteEntry, ToolResultEntry, UserEntry
+from countbot.agent.history import (
+    AssistantEntry,
+    HistoryEntry,
+    NoteEntry,
+    ToolResultEntry,
+    UserEntry,
+)
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
 from countbot.agent.ports import AgentHooks, SpendingGuard, SteeringInbox, ToolCallRecord
+from countbot.agent.tool_loops import LoopGuard
+from countbot.agent.toolset import select_tools
 from countbot.agent.turn_request import TurnRequest
 from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
-from countbot.llm.types import ToolCall, Usage
+from countbot.llm.types import ToolCall, ToolSpec, Usage
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
 
@@ -43,6 +53,11 @@ log = logging.getLogger(__name__)
 NO_MODEL = (
     "No model is configured yet. Choose one on the Settings page (or set model.name in "
     "config.yaml), then send your message again."
+)
+# Sent (never stored) when an answer was cut at the output limit, to get the rest once.
+CONTINUE = (
+    "[Your answer was cut off at the output limit. Continue exactly where it stopped, without "
+    "repeating anything.]"
 )
 NO_VISION = (
     "The current model cannot see images, so it got only a note that an image was attached. "
@@ -63,6 +78,16 @@ class _Turn:
     tool_calls_made: int = 0
     # Budget warnings given during the turn, shown with its answer.
     warnings: list[str] = field(default_factory=list)
+    # The tools this turn offers (`agent/toolset.py`), chosen once from its message.
+    tools: tuple[ToolSpec, ...] = ()
+    # What the model wrote in this turn, and the answer being written (continuations joined).
+    texts: list[str] = field(default_factory=list)
+    answer: str = ""
+    continued: bool = False
+    ended: bool = False
+    # The model that wrote the latest response (a fallback's name when one took over).
+    model: str = ""
+    guard: LoopGuard = field(default_factory=LoopGuard)
 
 
 class AgentLoop:
@@ -92,16 +117,8 @@ class AgentLoop:
         self._spending = spending
 
     async def process_direct(self, request: TurnRequest) -> str:
-        """Run one turn and return its final text (an error or cancel becomes a message)."""
-        final = ""
-        async for event in self.process_message(request):
-            if isinstance(event, TurnDone):
-                final = event.content
-            elif isinstance(event, TurnError):
-                final = f"Error: {event.error}"
-            elif isinstance(event, TurnCancelled):
-                final = "(cancelled)"
-        return final
+        """Run one turn and return its final text (`notices.final_text`)."""
+        return await notices.final_text(self.process_message(request))
 
     async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding its events; the last one is done, error or cancelled."""
@@ -136,14 +153,19 @@ class AgentLoop:
                 await self._commit(session_id, user)
                 yield await self._end_budget(turn, stop)
                 return
-            turn.entries = await self._keeper.load(
-                session_id,
-                choice,
-                user,
-                turn.tool_context,
-                self._flush_recorder(turn),
-                self._usage_reporter(session_id),
+            turn.tools = select_tools(
+                self._tools,
+                user.content,
+                small=choice.small,
+                budget=self._settings.tool_budget,
+                cost=lambda spec: schema_tokens((spec,), choice.model),
             )
+            async for event in self._load_history(turn, choice, user):
+                yield event
+            if turn.token.cancelled:
+                await self._commit(session_id, user)
+                yield await self._end_cancelled(turn)
+                return
             await self._add(turn, user, choice)
             if user.images and not choice.vision:
                 await self._commit(session_id, NoteEntry(NO_VISION, code="no_vision"))
@@ -167,17 +189,16 @@ class AgentLoop:
                 yield await self._end_cancelled(turn)
                 return
             await self._apply_steering(turn, choice)
-            messages, estimate = await self._keeper.messages(turn.entries, choice)
+            messages, estimate = await self._keeper.messages(turn.entries, choice, turn.tools)
             stop = await self._spend_check(turn, choice, estimate)
             if stop is not None:
                 yield await self._end_budget(turn, stop)
                 return
             model_turn = ModelTurn()
-            async for event in stream_model(
-                choice, messages, self._tools.specs(), turn.token, model_turn
-            ):
+            async for event in stream_model(choice, messages, turn.tools, turn.token, model_turn):
                 yield event
             turn.usage = turn.usage + model_turn.usage
+            turn.model = model_turn.model
             if model_turn.cancelled:
                 if model_turn.text:
                     await self._commit(turn.session_id, model_turn.partial_entry("cancelled"))
@@ -188,14 +209,63 @@ class AgentLoop:
                 return
             assistant = model_turn.entry()
             await self._add(turn, assistant, choice)
+            turn.texts.append(assistant.text)
+            turn.answer += assistant.text
             if not assistant.tool_calls:
-                yield TurnDone(_with_warnings(assistant.text, turn.warnings), turn.usage)
-                return
+                async for event in self._answered(turn, assistant, choice):
+                    yield event
+                if turn.ended:
+                    return
+                continue
+            turn.answer = ""
             async for event in self._run_tools(turn, assistant.tool_calls, choice):
                 yield event
+            if turn.guard.stop is not None:
+                notice = notices.tool_loop(*turn.guard.stop)
+                yield notice
+                yield await self._end_stopped(turn, notice)
+                return
             if turn.tool_calls_made >= limit:
                 break  # the tool-call budget is spent: more model calls could only be refused
-        yield await self._end_limit(turn)
+        notice = notices.step_limit(limit)
+        yield notice
+        yield await self._end_stopped(turn, notice)
+
+    async def _answered(
+        self, turn: _Turn, assistant: AssistantEntry, choice: ModelChoice
+    ) -> AsyncIterator[AgentEvent]:
+        """End the turn with its answer, or continue once an answer the output limit cut."""
+        if assistant.stop_reason == "length":
+            thinking = not assistant.text and bool(assistant.reasoning)
+            if not turn.continued:  # a text answer: asking for the rest repeats no action
+                turn.continued = True
+                yield notices.truncated(continuing=True, thinking=thinking)
+                turn.entries.append(await counted(UserEntry(CONTINUE), choice.model))
+                return
+            notice = notices.truncated(continuing=False, thinking=thinking)
+            await self._commit(turn.session_id, NoteEntry(notice.text, code=notice.code))
+            yield notice
+        turn.ended = True
+        answer = _with_warnings(turn.answer, turn.warnings)
+        yield TurnDone(answer, turn.usage, assistant.model)
+
+    async def _load_history(
+        self, turn: _Turn, choice: ModelChoice, user: UserEntry
+    ) -> AsyncIterator[AgentEvent]:
+        """Fill `turn.entries`; a summary first shows `summarizing`, and a Stop ends it."""
+        shown: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        side = SideCalls(
+            self._flush_recorder(turn),
+            self._usage_reporter(turn.session_id),
+            lambda: shown.put_nowait(notices.summarizing()),
+        )
+        work = asyncio.create_task(
+            self._keeper.load(turn.session_id, choice, user, turn.tools, turn.tool_context, side)
+        )
+        async for event in while_running(work, shown, turn.token):
+            yield event
+        if not work.cancelled():
+            turn.entries = work.result()
 
     async def _run_tools(
         self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice
@@ -212,22 +282,30 @@ class AgentLoop:
             index += len(batch)
             results: list[tuple[ToolCall, ToolResult]] = []
             runnable: list[ToolCall] = []
+            shown: list[ToolCall] = []
             for call in batch:
                 skip = self._skip_reason(turn)
                 if skip is not None:
                     results.append((call, skip))
                     continue
                 turn.tool_calls_made += 1
-                runnable.append(call)
+                shown.append(call)
                 yield ToolStart(call.id, call.name, _shown_arguments(call))
+                repeat = turn.guard.repeat_of(call)
+                if repeat is not None:
+                    results.append((call, repeat))
+                else:
+                    runnable.append(call)
             executed = await asyncio.gather(
                 *(self._tools.execute(call, turn.tool_context) for call in runnable)
             )
-            results.extend(zip(runnable, executed, strict=True))
+            for call, result in zip(runnable, executed, strict=True):
+                turn.guard.record(call, result, idempotent=self._is_parallel_safe(call))
+                results.append((call, result))
             results.sort(key=lambda pair: batch.index(pair[0]))
             for call, result in results:
                 await self._record_tool(turn, call, result, choice)
-                if call in runnable:
+                if call in shown:
                     yield ToolEnd(
                         call.id, call.name, result.content, result.status, result.duration_ms
                     )
@@ -336,13 +414,12 @@ class AgentLoop:
         await self._commit(turn.session_id, NoteEntry(notice))
         return TurnDone(_with_warnings(notice, turn.warnings), turn.usage)
 
-    async def _end_limit(self, turn: _Turn) -> TurnDone:
-        notice = (
-            f"I stopped after {self._settings.max_iterations} steps without finishing. "
-            "Tell me to continue if you want me to keep going."
-        )
-        await self._commit(turn.session_id, NoteEntry(notice))
-        return TurnDone(notice, turn.usage)
+    async def _end_stopped(self, turn: _Turn, notice: TurnNotice) -> TurnDone:
+        """End a turn the loop stopped (step limit, tool loop) with what the model wrote; the
+        notice, sent just before, is stored after it as a note."""
+        await self._commit(turn.session_id, NoteEntry(notice.text, code=notice.code))
+        written = "\n\n".join(text.strip() for text in turn.texts if text.strip())
+        return TurnDone(_with_warnings(written, turn.warnings), turn.usage, turn.model)
 
     # --- history -----------------------------------------------------------------------------
 

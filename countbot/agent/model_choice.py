@@ -8,6 +8,11 @@ from dataclasses import dataclass
 from countbot.llm.model_info import DEFAULT_CONTEXT_WINDOW
 from countbot.llm.provider import LLMProvider
 
+# A small model's answer is bounded to this share of its window (at least the floor): a tiny
+# model that loses its way would otherwise write until the window is full (minutes on a CPU).
+SMALL_MODEL_OUTPUT_SHARE = 8
+SMALL_MODEL_OUTPUT_FLOOR = 256
+
 
 @dataclass(frozen=True, slots=True)
 class ModelChoice:
@@ -19,6 +24,17 @@ class ModelChoice:
     vision: bool = False
     # The smallest window of the model and its fallbacks, so a failover never overflows.
     context_window: int = DEFAULT_CONTEXT_WINDOW
+    # A small model (the built-in one, constrained tool calls): tools only when the request
+    # needs them (`agent/toolset.py`), and a bounded answer.
+    small: bool = False
+
+    @property
+    def output_limit(self) -> int | None:
+        """The answer's token limit: `max_tokens`, bounded further for a small model."""
+        if not self.small:
+            return self.max_tokens
+        bound = max(self.context_window // SMALL_MODEL_OUTPUT_SHARE, SMALL_MODEL_OUTPUT_FLOOR)
+        return min(self.max_tokens or bound, bound)
 
     @property
     def model(self) -> str:

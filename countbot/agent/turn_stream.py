@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
+from countbot.agent import notices
 from countbot.agent.cancel import CancelToken
 from countbot.agent.events import AgentEvent, ReasoningChunk, TextChunk
 from countbot.agent.history import AssistantEntry
@@ -23,6 +24,8 @@ from countbot.llm.types import (
     StreamDone,
     StreamError,
     StreamEvent,
+    StreamFallback,
+    StreamRetry,
     TextDelta,
     ToolSpec,
     Usage,
@@ -81,7 +84,7 @@ async def stream_model(
     out: ModelTurn,
 ) -> AsyncIterator[AgentEvent]:
     """Yield text/reasoning chunks of one model call; the outcome lands in `out`."""
-    request = ChatRequest(tuple(messages), tools, choice.temperature, choice.max_tokens)
+    request = ChatRequest(tuple(messages), tools, choice.temperature, choice.output_limit)
     out.model = choice.provider.model
     queue: asyncio.Queue[StreamEvent | object] = asyncio.Queue()
     pump = asyncio.create_task(_pump(choice.provider.stream(request), queue))
@@ -103,6 +106,10 @@ async def stream_model(
                 out.model, out.provider = item.message.model, item.message.provider
             elif isinstance(item, StreamError):
                 out.error = item
+            elif isinstance(item, StreamRetry):
+                yield notices.retrying(item.attempt, item.cause, item.delay, item.model)
+            elif isinstance(item, StreamFallback):
+                yield notices.fallback(item.model, item.cause)
     finally:
         unregister()
         if not pump.done():

@@ -16,11 +16,14 @@ from countbot.agent.events import (
     ToolEnd,
     ToolStart,
     TurnCancelled,
+    TurnDone,
     TurnError,
+    TurnNotice,
 )
+from countbot.agent.notices import CANCELLED
 from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
-from countbot.cli.daemon_client import CANCELLED, DaemonChat, final_answer
+from countbot.cli.daemon_client import DaemonChat, final_answer
 from countbot.config.settings import Settings
 from countbot.runtime.approvals import TurnAddress
 from countbot.runtime.assembly import Runtime, open_runtime
@@ -187,6 +190,10 @@ def _show(event: AgentEvent) -> None:
         click.secho(f"\n  ⚙ {event.name} {event.arguments}", fg="bright_black", err=True)
     elif isinstance(event, ToolEnd):
         click.secho(f"  ↳ {event.status} ({event.duration_ms:.0f} ms)", fg="bright_black", err=True)
+    elif isinstance(event, TurnNotice):
+        click.secho(f"\n  ℹ {event.text}", fg="yellow", err=True)
+    elif isinstance(event, TurnDone) and event.model:
+        click.secho(f"\n  — {event.model}", fg="bright_black", err=True)
     elif isinstance(event, TurnError):
         click.secho(f"\nError: {event.error}", fg="red", err=True)
     elif isinstance(event, TurnCancelled):

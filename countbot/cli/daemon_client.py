@@ -21,7 +21,9 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    notice_from_dict,
 )
+from countbot.agent.notices import final_text
 from countbot.cli.approval_prompt import WHO, LineReader, ask
 from countbot.config.settings import Settings
 from countbot.web.instance import read_daemon_info
@@ -48,20 +50,10 @@ def error_text(response: httpx.Response) -> str:
     return str(data.get("error", "")) if isinstance(data, dict) else ""
 
 
-CANCELLED = "(cancelled)"
-
-
 async def final_answer(events: AsyncIterator[AgentEvent]) -> str:
-    """A turn's final text: its answer, "Error: ..." or `CANCELLED`, as `chat -m` prints it."""
-    answer = "Error: the daemon closed the connection before the turn finished"
-    async for event in events:
-        if isinstance(event, TurnDone):
-            answer = event.content
-        elif isinstance(event, TurnError):
-            answer = f"Error: {event.error}"
-        elif isinstance(event, TurnCancelled):
-            answer = CANCELLED
-    return answer
+    """A turn's final text as `chat -m` prints it (`notices.final_text`)."""
+    closed = "Error: the daemon closed the connection before the turn finished"
+    return await final_text(events, closed)
 
 
 class DaemonChat:
@@ -181,7 +173,9 @@ def _event(frame: dict[str, Any], session_id: str) -> AgentEvent | None:
             float(frame.get("duration_ms", 0.0)),
         )
     if kind == "done":
-        return TurnDone(str(frame.get("content", "")))
+        return TurnDone(str(frame.get("content", "")), model=str(frame.get("model", "")))
+    if kind == "notice":
+        return notice_from_dict(frame)
     if kind == "error":
         return TurnError(str(frame.get("error")), bool(frame.get("retryable")))
     if kind == "cancelled":

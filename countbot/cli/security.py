@@ -132,6 +132,16 @@ def mcp_findings(settings: Settings, sandbox: SandboxState) -> list[Finding]:
         elif server.url is not None:
             where = urlsplit(server.url).netloc or server.url
             findings.append(Finding("ok", topic, f"remote over HTTP ({where}): no local process"))
+        elif sandbox.active is False and sandbox.mode == "bwrap":
+            findings.append(
+                Finding(
+                    "warning",
+                    topic,
+                    "refused: tools.exec.sandbox is bwrap and the sandbox does not work here",
+                    "make bubblewrap work here, or set tools.exec.sandbox: auto to start it "
+                    "on this machine after your approval",
+                )
+            )
         elif sandbox.active is False:
             findings.append(
                 Finding(

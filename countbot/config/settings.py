@@ -65,6 +65,9 @@ class AgentSettings(_Strict):
     tool_timeout: float = Field(60.0, gt=0)
     # Share of the model's context window a request may fill (less max_tokens for the answer).
     context_budget: float = Field(0.8, gt=0.1, le=1.0)
+    # Tokens of tool schemas a request may carry; past it, MCP servers' tools are offered only
+    # when the message names their server or is about them (`agent/toolset.py`).
+    tool_budget: int = Field(4000, ge=0)
 
 
 class BudgetSettings(_Strict):

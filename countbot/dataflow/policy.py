@@ -116,13 +116,14 @@ class OutboundPolicy:
     ) -> None:
         ledger = _turn_ledger(ctx)
         content = result.content
-        if tool.brings:
+        brought = await tool.brought(args)
+        if brought:
             egress = await tool.egress(args, ctx)
             origin = egress.destination if egress is not None else tool.name
             label = _label(tool, args, egress)
-            if "untrusted" in tool.brings:
+            if "untrusted" in brought:
                 ledger.add_untrusted(label, origin, content)
-            if "private" in tool.brings:
+            if "private" in brought:
                 ledger.add_private(label, content)
         for source in marked_sources(content):
             ledger.add_untrusted(f"a memory note from {source}", "memory", "")
@@ -227,7 +228,7 @@ async def judge(egress: Egress, ledger: TurnLedger, ctx: ToolContext) -> Verdict
         reasons.append("this conversation holds more private text than can be checked")
     if egress.opaque:
         reasons.append(_OPAQUE[egress.kind])
-    if not _named(egress, ledger):
+    elif not _named(egress, ledger):
         reasons.append(f"you did not name {egress.destination}")
     hits = [hit for hit in await ledger.find(egress.payload) if not _excused(hit, egress, ledger)]
     carries = tuple(dict.fromkeys(hit.source for hit in hits))
@@ -247,9 +248,10 @@ _OPAQUE = {
 
 
 def _named(egress: Egress, ledger: TurnLedger) -> bool:
-    if egress.kind == "url":
-        return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
-    return egress.kind in ("search", "chat", "standing")
+    """Search and chats are named by configuration (the message tool refuses other chats)."""
+    if egress.kind != "url":
+        return True
+    return egress.destination in ledger.owner_hosts or ledger.is_link(egress.payload)
 
 
 def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
@@ -271,5 +273,5 @@ def _turn_ledger(ctx: ToolContext) -> TurnLedger:
 def _label(tool: Tool, args: dict[str, Any], egress: Egress | None) -> str:
     if egress is not None and egress.kind != "exec":
         return f"{tool.name} {egress.destination}"
-    detail = next((str(args[k]) for k in ("path", "name", "query") if args.get(k)), "")
+    detail = next((str(args[k]) for k in ("path", "name", "command") if args.get(k)), "")
     return f"{tool.name} {detail[:80]}".strip()

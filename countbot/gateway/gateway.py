@@ -193,7 +193,8 @@ class Gateway:
             )
         if not turn.ended:
             reason = _deadline_text(deadline) if outcome != "finished" else "the turn ended early"
-            self._publish(session_id, turn, TurnError(reason, retryable=True))
+            # Not retryable: the same request would most likely run as long again.
+            self._publish(session_id, turn, TurnError(reason, retryable=False))
             turn.silenced = True
 
     async def _stream(self, session_id: str, turn: RunningTurn) -> None:
@@ -216,7 +217,7 @@ class Gateway:
                 if turn.silenced:
                     return
                 if isinstance(event, TurnCancelled) and turn.token.reason == DEADLINE_REASON:
-                    event = TurnError(_deadline_text(self._settings.turn_deadline), True)
+                    event = TurnError(_deadline_text(self._settings.turn_deadline), False)
                 self._publish(session_id, turn, event)
 
     def _approver(self, session_id: str, turn: RunningTurn) -> Approver | None:

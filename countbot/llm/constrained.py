@@ -214,11 +214,14 @@ async def constrained_chunks(
     """
     generated: list[str] = []
     answer = AnswerStream()
+    finish = "stop"
     async with aclosing(chunks) as source:
         async for chunk in source:
             if getattr(chunk, "usage", None) is not None:
                 yield SimpleNamespace(usage=chunk.usage, choices=[])
             for choice in getattr(chunk, "choices", None) or ():
+                if getattr(choice, "finish_reason", None) == "length":
+                    finish = "length"  # the answer was cut at the output limit: say so
                 content = getattr(getattr(choice, "delta", None), "content", None)
                 if content:
                     generated.append(content)
@@ -240,7 +243,7 @@ async def constrained_chunks(
         rest = text
     if rest:
         yield _content_chunk(rest)
-    yield SimpleNamespace(choices=[SimpleNamespace(delta=SimpleNamespace(), finish_reason="stop")])
+    yield SimpleNamespace(choices=[SimpleNamespace(delta=SimpleNamespace(), finish_reason=finish)])
 
 
 def _content_chunk(text: str) -> Any:

@@ -34,11 +34,3 @@ class RetryPolicy:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_retry_after)
         return self.rng() * min(self.max_delay, self.base_delay * 2 ** (retry - 1))
-
-    async def wait(self, retry: int, retry_after: float | None = None) -> bool:
-        """Sleep before retry number `retry`; False (without sleeping) when out of retries."""
-        seconds = self.delay(retry, retry_after)
-        if seconds is None:
-            return False
-        await self.sleep(seconds)
-        return True

@@ -33,6 +33,8 @@ from countbot.llm.types import (
     StreamDone,
     StreamError,
     StreamEvent,
+    StreamFallback,
+    StreamRetry,
     TextDelta,
     ToolCallReady,
     Usage,
@@ -122,7 +124,9 @@ class RetryingProvider(ABC):
             return
         failure = ModelFailure("No model to call", retryable=False, kind="unknown")
         models = self._cooldowns.order(self._models)
-        for model in models:
+        for index, model in enumerate(models):
+            if index:
+                yield StreamFallback(model, failure.message)
             retry = 0
             while True:
                 attempt = _Attempt()
@@ -139,8 +143,11 @@ class RetryingProvider(ABC):
                 if failure.kind == "unreachable":
                     break
                 retry += 1
-                if not await self._retry.wait(retry, failure.retry_after):
+                delay = self._retry.delay(retry, failure.retry_after)
+                if delay is None:
                     break
+                yield StreamRetry(model, retry, failure.message, delay)
+                await self._retry.sleep(delay)
             self._cooldowns.failed(model, failure.message)  # the next turns skip it a while
         yield _stream_error(failure, models[-1], "")
 

@@ -156,6 +156,26 @@ class UsageReport:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamRetry:
+    """A failed attempt will be tried again after `delay` seconds (nothing was shown of it)."""
+
+    model: str
+    attempt: int
+    cause: str
+    delay: float
+    type: Literal["retry"] = "retry"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFallback:
+    """`model`, a fallback, is tried next because the one before it failed with `cause`."""
+
+    model: str
+    cause: str
+    type: Literal["fallback"] = "fallback"
+
+
+@dataclass(frozen=True, slots=True)
 class StreamDone:
     """The final event of a successful stream: the complete assistant message."""
 
@@ -177,4 +197,13 @@ class StreamError:
     type: Literal["error"] = "error"
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallReady | UsageReport | StreamDone | StreamError
+StreamEvent = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallReady
+    | UsageReport
+    | StreamRetry
+    | StreamFallback
+    | StreamDone
+    | StreamError
+)

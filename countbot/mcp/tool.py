@@ -29,6 +29,7 @@ class McpTool(Tool):
     ) -> None:
         server = connection.name
         self.name = tool_name(server, remote.name)
+        self.group = server
         text = (remote.description or remote.title or remote.name)[:_MAX_DESCRIPTION]
         # The description is the server's words: marked, so the model treats it as data.
         self.description = (
@@ -46,7 +47,7 @@ class McpTool(Tool):
         if self.read_only:
             return None
         payload = json.dumps(args, ensure_ascii=False)
-        return Egress("mcp", f"mcp:{self._connection.name}", payload)
+        return Egress("mcp", f"mcp:{self._connection.name}", payload, opaque=True)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         connection = self._connection

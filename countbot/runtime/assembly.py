@@ -219,14 +219,15 @@ def mcp_manager(
     sandbox: Sandbox,
     ask_to_start: Remembered | None = None,
 ) -> McpManager:
-    """The configured MCP servers; stdio servers run in the sandbox when it works, else (given
-    `ask_to_start`, the remembered approvals) only once the user approves each one."""
+    """The configured MCP servers; stdio servers run in the sandbox when it works, are refused
+    when `bwrap` is required and does not work, else (given `ask_to_start`, the remembered
+    approvals) start on the host only once the user approves each one."""
     return McpManager(
         settings.mcp,
         tools,
         workspace=settings.workspace,
         log_dir=settings.data_dir / "mcp",
-        launcher=sandbox.server_command if sandbox.status.active else None,
+        launcher=sandbox.server_launcher(),
         ask_to_start=ask_to_start,
     )
 

@@ -9,7 +9,7 @@ from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
-from countbot.llm.provider_choice import is_local, open_provider
+from countbot.llm.provider_choice import is_local, open_provider, uses_constrained
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
 from countbot.local_model.models import LocalModels, effective_model
@@ -65,6 +65,7 @@ class ModelResolver:
             settings.max_tokens,
             vision,
             await context_window(settings, name),
+            small=local is not None or uses_constrained(settings.tool_calls, name),
         )
         # A provider replaced by a settings change is left to the garbage collector: a turn may
         # still be streaming from it.

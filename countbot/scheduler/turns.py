@@ -11,7 +11,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from countbot.agent.events import TurnDone, TurnError
+from countbot.agent.events import TurnDone, TurnError, TurnNotice
+from countbot.agent.notices import with_notices
 from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
@@ -65,12 +66,14 @@ class GatewayTurns:
         hub = self._gateway.hub
         hub.subscribe(request.session_id, watcher)
         notes: list[str] = []
-        follower = TurnFollower(watcher, lambda event: _note_denial(event, notes))
+        shown: list[TurnNotice] = []
+        follower = TurnFollower(watcher, lambda event: _note(event, notes, shown))
         try:
             async with asyncio.timeout(time_limit):
                 await self._until_idle(request.session_id, watcher)
                 submission = await self._gateway.submit(_message(request), origin=watcher)
-                return _terminal_outcome(await follower.terminal(submission.queued), tuple(notes))
+                terminal = await follower.terminal(submission.queued)
+                return _terminal_outcome(terminal, tuple(notes), shown)
         except TimeoutError:
             if follower.ours_running:
                 self._gateway.cancel(request.session_id)
@@ -94,16 +97,21 @@ class GatewayTurns:
                 continue
 
 
-def _terminal_outcome(event: object, notes: tuple[str, ...]) -> TurnOutcome:
+def _terminal_outcome(
+    event: object, notes: tuple[str, ...], shown: list[TurnNotice]
+) -> TurnOutcome:
     if isinstance(event, TurnDone):
-        return TurnOutcome("ok", text=event.content, notes=notes)
+        # The delivery carries what a chat would show: the answer, then its lasting notices.
+        return TurnOutcome("ok", text=with_notices(event.content, shown), notes=notes)
     if isinstance(event, TurnError):
         return TurnOutcome("error", error=event.error, notes=notes)
     return TurnOutcome("error", error="the turn was cancelled", notes=notes)
 
 
-def _note_denial(event: GatewayEvent, notes: list[str]) -> None:
-    if isinstance(event, ApprovalSettled) and event.outcome == "unattended":
+def _note(event: GatewayEvent, notes: list[str], shown: list[TurnNotice]) -> None:
+    if isinstance(event, TurnNotice):
+        shown.append(event)
+    elif isinstance(event, ApprovalSettled) and event.outcome == "unattended":
         notes.append(_denial_note(event))
 
 

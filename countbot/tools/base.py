@@ -92,10 +92,22 @@ class Tool:
     idempotent: ClassVar[bool] = False
     # Seconds; None means the registry's default.
     timeout: float | None = None
+    # "" for a core tool, offered with every request; else its group (an MCP server), whose
+    # tools are offered when a request is about them (`agent/toolset.py`).
+    group: str = ""
+
+    def available(self) -> bool:
+        """Whether the tool can work at all now; one that cannot is not offered to the model."""
+        return True
+
     # What the result brings into the model's context (see `Brings`); empty: neither.
     brings: Brings = frozenset()
     # Argument fields whose text becomes memory later turns read (marked when untrusted).
     remembers: ClassVar[tuple[str, ...]] = ()
+
+    async def brought(self, args: dict[str, Any]) -> Brings:
+        """What this call's result brings (`brings`, unless it depends on the arguments)."""
+        return self.brings
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         """What this call would send out of the machine; None: nothing leaves it."""

@@ -98,6 +98,15 @@ _SERVER_CACHES = {
 }
 
 
+# Wraps a server's argv and environment so that it runs in the sandbox (or refuses it).
+Argv = list[str]
+ServerLauncher = Callable[[Sequence[str], dict[str, str]], Awaitable[tuple[Argv, dict[str, str]]]]
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox is required (`bwrap`) and does not work here: nothing starts outside it."""
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxLimits:
     """Per-command limits. Memory and CPU are per process (rlimits); processes are per sandbox."""
@@ -212,6 +221,22 @@ class Sandbox:
         # Which secrets exist is a few dozen stats: file system work stays off the event loop.
         argv = await asyncio.to_thread(self._argv, shell, command, cwd)
         return argv, self._env(names)
+
+    def server_launcher(self) -> ServerLauncher | None:
+        """How a long-running (MCP) server starts: in the sandbox when it works; refused when
+        `bwrap` is required and does not work here (as exec refuses every command); None: on
+        the host, which the caller must not do without the user's yes."""
+        if self.status.active:
+            return self.server_command
+        return self._refuse_server if self._mode == "bwrap" else None
+
+    async def _refuse_server(
+        self, argv: Sequence[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        raise SandboxUnavailable(
+            f"tools.exec.sandbox is 'bwrap' and the sandbox does not work here "
+            f"({self.status.detail}): the server is not started"
+        )
 
     async def server_command(
         self, argv: Sequence[str], env: dict[str, str]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +124,13 @@ class ExecPolicy:
     approval_timeout: float = 120.0
 
 
+# A command that plainly reaches the network: a URL, or a common network client as a word.
+_FETCHES = re.compile(
+    r"://|(?<![\w.-])(?:curl|wget|nc|ncat|netcat|socat|ssh|scp|sftp|rsync|ftp|telnet|git|http|"
+    r"https|aria2c|lynx|w3m)(?![\w.-])"
+)
+
+
 class ExecTool(Tool):
     """Runs shell commands that pass the ShellGuard, in the sandbox, asking when it must."""
 
@@ -169,12 +177,15 @@ class ExecTool(Tool):
         # stop the group cleanly.
         self.timeout = policy.approval_timeout + timeout + _KILL_GRACE + _DRAIN_GRACE + 1.0
 
-    @property
-    def brings(self) -> Brings:  # type: ignore[override]
-        """The workspace's files, and with network whatever a command fetched."""
-        if self._sandbox.has_network:
+    brings = frozenset({"private"})
+
+    async def brought(self, args: dict[str, Any]) -> Brings:
+        """The workspace's files; and a stranger's text when the command plainly fetches some (a
+        URL or a network client in it). A script that fetches on its own is not seen here."""
+        command = str(args.get("command", ""))
+        if self._sandbox.has_network and _FETCHES.search(command):
             return frozenset({"private", "untrusted"})
-        return frozenset({"private"})
+        return self.brings
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         """With network a command can send anything anywhere: the command is all we can show.

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from countbot.skills.loader import SkillsLoader
-from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.base import Brings, Tool, ToolContext, ToolResult
+
+_UNTRUSTED: Brings = frozenset({"untrusted"})
 
 
 class ReadSkillTool(Tool):
@@ -25,6 +27,12 @@ class ReadSkillTool(Tool):
 
     def __init__(self, skills: SkillsLoader) -> None:
         self._skills = skills
+
+    async def brought(self, args: dict[str, Any]) -> Brings:
+        """A workspace skill may come from someone else: its text is untrusted. Shipped ones are
+        ours."""
+        skill = (await self._skills.catalog()).get(str(args.get("name", "")).strip())
+        return _UNTRUSTED if skill is not None and skill.source == "workspace" else frozenset()
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name = str(args.get("name", "")).strip()

@@ -115,6 +115,9 @@ class WebSearchTool(Tool):
         self._backend = backend or search_backend(settings)
         self.timeout = settings.timeout + 5.0
 
+    def available(self) -> bool:
+        return self._backend is not None
+
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress:
         return Egress("search", "search", str(args.get("query", "")))
 

@@ -15,6 +15,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
+    TurnNotice,
 )
 from countbot.agent.history import from_record
 from countbot.agent.turn_request import TurnRequest
@@ -160,18 +161,27 @@ async def test_cancel_mid_tool_kills_the_command(
     assert len(model_server.requests) == 1
 
 
-async def test_iteration_limit_ends_with_a_visible_notice(
+async def test_the_step_limit_notice_comes_after_what_the_model_wrote(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
-    model_server.responder = lambda body: Reply.tool_calls(("list_dir", '{"path": "."}'))
+    paths = iter(range(100))
+    model_server.responder = lambda body: Reply.tool_calls(
+        ("list_dir", json.dumps({"path": f"d{next(paths)}"})), text="Looking."
+    )
     runtime = await open_runtime(make_settings(tmp_path, model_server, max_iterations=3))
     try:
         events = await collect(runtime, "loop forever")
+        records = await stored(runtime)
     finally:
         await runtime.close()
-    assert isinstance(events[-1], TurnDone) and "stopped after 3 steps" in events[-1].content
+    notice, done = events[-2:]
+    assert isinstance(notice, TurnNotice) and notice.code == "step_limit"
+    assert "stopped after 3 steps" in notice.text
+    # The answer is what the model wrote, not replaced by the notice.
+    assert isinstance(done, TurnDone) and done.content == "Looking.\n\nLooking.\n\nLooking."
     assert len(model_server.requests) == 3
     assert sum(isinstance(e, ToolStart) for e in events) == 3
+    assert records[-1]["type"] == "note" and records[-1]["code"] == "step_limit"
 
 
 async def test_server_error_ends_the_turn_and_keeps_the_message(
@@ -240,9 +250,13 @@ async def test_session_switches_model_and_replays(
 async def test_tool_call_total_is_bounded_too(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
-    many = [("list_dir", '{"path": "."}')] * 4
-    model_server.responder = lambda body: Reply.tool_calls(*many)
+    paths = iter(range(100))
+    model_server.responder = lambda body: Reply.tool_calls(
+        *[("list_dir", json.dumps({"path": f"d{next(paths)}"})) for _ in range(4)]
+    )
     runtime = await open_runtime(make_settings(tmp_path, model_server, max_iterations=6))
+    for number in range(8):
+        (runtime.settings.workspace / f"d{number}").mkdir()
     try:
         events = await collect(runtime, "list a lot")
         records = await stored(runtime)
@@ -250,7 +264,9 @@ async def test_tool_call_total_is_bounded_too(
         await runtime.close()
     assert sum(isinstance(e, ToolStart) for e in events) == 6
     assert len(model_server.requests) == 2
-    assert isinstance(events[-1], TurnDone) and "stopped after" in events[-1].content
+    notice = events[-2]
+    assert isinstance(notice, TurnNotice) and "stopped after" in notice.text
+    assert isinstance(events[-1], TurnDone)
     assert_every_call_answered(records)
     statuses = [r["status"] for r in records if r["type"] == "tool_result"]
     assert statuses.count("skipped") == 2

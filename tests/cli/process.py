@@ -22,6 +22,6 @@ async def countbot(*args: str, config: Path, unset: tuple[str, ...] = ()) -> tup
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    out, err = await asyncio.wait_for(process.communicate(), 120)  # a loaded CI machine
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()

@@ -34,7 +34,7 @@ def write_config(folder: Path, server: ScriptedModelServer, extra: str = "") -> 
 
 
 def run(
-    *args: str, cwd: Path, stdin: str | None = None, timeout: float = 60
+    *args: str, cwd: Path, stdin: str | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     # `cwd` is the instance folder: its config.yaml is the one used without --config.
     env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789", "COUNTBOT_HOME": str(cwd)}

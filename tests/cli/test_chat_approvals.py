@@ -74,7 +74,8 @@ def test_a_message_from_a_script_is_denied_at_once(
 ) -> None:
     write_config(tmp_path, model_server, ASKING)
     script_exec(model_server, "Could not run it.")
-    result = run("chat", "-m", "write the proof", cwd=tmp_path, stdin="y\n", timeout=30)
+    # 90 s: room for a loaded machine, still below the 120 s a question would wait.
+    result = run("chat", "-m", "write the proof", cwd=tmp_path, stdin="y\n", timeout=90)
     assert result.returncode == 0, result.stderr
     assert "Denied: no terminal to ask" in result.stderr
     assert "Could not run it." in result.stdout

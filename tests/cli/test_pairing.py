@@ -20,7 +20,7 @@ def countbot(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [*COUNTBOT, *args, "--config", str(config)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import yaml
 
-from countbot.cli.security import WEAK_TOKEN_BITS, sandbox_finding, token_bits
+from countbot.cli.security import WEAK_TOKEN_BITS, mcp_findings, sandbox_finding, token_bits
 from countbot.config.loader import SHIPPED_ROOT
+from countbot.config.settings import Settings
 from countbot.tools.sandbox import SandboxStatus
 
 COUNTBOT = [sys.executable, "-m", "countbot"]
@@ -32,7 +33,7 @@ def doctor(
         [*COUNTBOT, "doctor", "--security", "--config", str(path)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         env={**os.environ, "CB_DOCTOR_TOKEN": STRONG_TOKEN},
     )
 
@@ -134,7 +135,7 @@ def test_a_public_address_without_a_token_and_readable_data_are_reported(tmp_pat
         [*COUNTBOT, "doctor", "--security", "--config", str(path)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert "the daemon refuses to start" in lines_about(result.stdout, "web")
     data = lines_about(result.stdout, "data folder")
@@ -180,3 +181,10 @@ def test_each_mcp_server_is_reported_with_how_it_runs(tmp_path: Path) -> None:
         assert lines_about(on.stdout, "mcp notes") == (
             "✓ mcp notes: `python3 -m notes_server` runs in the sandbox"
         )
+
+
+def test_a_required_sandbox_that_does_not_work_refuses_stdio_servers() -> None:
+    settings = Settings.model_validate({"mcp": {"servers": {"notes": {"command": "notes"}}}})
+    broken = SandboxStatus("bwrap", False, "bubblewrap (bwrap) is not installed")
+    [finding] = mcp_findings(settings, broken)
+    assert finding.level == "warning" and finding.detail.startswith("refused: ")

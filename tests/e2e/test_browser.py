@@ -5,6 +5,7 @@ Each test saves a screenshot to tests/artifacts/ (see conftest.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -47,7 +48,8 @@ async def test_a_message_gets_a_streamed_answer(
     await expect(answer).to_have_count(1)
     await expect(answer).not_to_have_attribute("data-streaming", "true")
     await expect(chat.answer_text(answer)).to_have_text(SLOW_ANSWER)
-    await expect(answer.locator(".message-meta")).to_have_text("15 tokens")
+    # The model that answered is named under the answer, live as after a reload.
+    await expect(answer.locator(".message-meta")).to_have_text("openai/test-model15 tokens")
     await expect(chat.by_testid("stop-button")).to_be_hidden()
     await expect(chat.by_testid("session-item")).to_contain_text("count for me")
 
@@ -96,6 +98,25 @@ async def test_the_stop_button_ends_a_slow_answer_and_keeps_what_was_said(
     await chat.reload()
     await expect(chat.answer_text(chat.messages("assistant"))).to_have_text(partial)
     await expect(chat.by_testid("notice")).to_have_text("Stopped.")  # as it said live
+
+
+async def test_the_step_limit_notice_follows_what_the_model_wrote(
+    chat: ChatPage, model_server: ScriptedModelServer
+) -> None:
+    chat.daemon.settings.agent.max_iterations = 2
+    folders = itertools.count()
+    model_server.responder = lambda body: Reply.tool_calls(
+        ("list_dir", json.dumps({"path": f"f{next(folders)}"})), text="Still looking."
+    )
+    await chat.send("find my file")
+    notice = chat.page.locator('[data-testid="notice"][data-code="step_limit"]')
+    await expect(notice).to_contain_text("this request used all its steps")
+    await expect(chat.by_testid("stop-button")).to_be_hidden()
+    # What the model wrote stays as it streamed: no extra copy of it from the turn's end.
+    await expect(chat.messages("assistant")).to_have_count(2)
+    await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text("Still looking.")
+    await chat.reload()
+    await expect(notice).to_contain_text("this request used all its steps")
 
 
 async def test_a_reload_shows_the_conversation_again(

@@ -29,17 +29,3 @@ def test_no_delay_once_retries_are_used_up() -> None:
 
     assert policy.delay(3) is None
     assert RetryPolicy(max_retries=0).delay(1) is None
-
-
-async def test_wait_sleeps_with_the_injected_sleep_and_reports_exhaustion() -> None:
-    waits: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-
-    policy = RetryPolicy(max_retries=2, base_delay=1.0, sleep=sleep, rng=lambda: 0.5)
-
-    results = [await policy.wait(1), await policy.wait(2, retry_after=9.0), await policy.wait(3)]
-
-    assert results == [True, True, False]
-    assert waits == [0.5, 9.0]

@@ -51,8 +51,9 @@ async def test_an_empty_stream_every_time_ends_in_a_clear_error(
 ) -> None:
     model_server.script(*[Reply.cut("")] * 3)
     events = await collect(make_provider(model_server, max_retries=2))
-    assert len(events) == 1 and isinstance(events[0], StreamError)
-    assert "empty answer" in events[0].message
+    # Each retry is announced (nothing reached the user), then one error ends the stream.
+    assert [e.type for e in events] == ["retry", "retry", "error"]
+    assert isinstance(events[-1], StreamError) and "empty answer" in events[-1].message
 
 
 async def test_a_plain_text_body_is_an_error_naming_what_came(

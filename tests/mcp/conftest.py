@@ -62,7 +62,7 @@ async def start_manager(tmp_path: Path) -> AsyncIterator[object]:
     managers: list[McpManager] = []
 
     async def start(
-        servers: dict[str, McpServerSettings], **kwargs: object
+        servers: dict[str, McpServerSettings], *, wait: bool = True, **kwargs: object
     ) -> tuple[McpManager, ToolRegistry]:
         registry = ToolRegistry()
         manager = McpManager(
@@ -75,7 +75,7 @@ async def start_manager(tmp_path: Path) -> AsyncIterator[object]:
         managers.append(manager)
         manager.start()
         for name, connection in manager.connections.items():
-            if not manager.is_held(name):  # a held one waits for the user's yes
+            if wait and not manager.is_held(name):  # a held one waits for the user's yes
                 assert await connection.wait_ready(60), connection.last_error
         return manager, registry
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,6 +18,7 @@ from countbot.mcp.manager import McpManager
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest, Approver
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
+from countbot.tools.sandbox import Sandbox
 from tests.mcp.conftest import stdio_server
 
 Held = Callable[..., Awaitable[tuple[McpManager, ToolRegistry]]]
@@ -98,3 +100,22 @@ async def test_a_changed_command_asks_again(held_manager: Held, tmp_path: Path) 
     changed = McpServerSettings(command=sys.executable, args=["-m", "another_server"])
     manager, _ = await held_manager({"t": changed}, {(START_TOOL, old)})
     assert manager.is_held("t")
+
+
+async def test_a_required_sandbox_that_does_not_work_refuses_the_server(
+    start_manager: Callable[..., Awaitable[Any]], tmp_path: Path
+) -> None:
+    # `bwrap` means "never outside the sandbox": the server is refused, as exec refuses.
+    sandbox = Sandbox("bwrap", tmp_path, bwrap="no-such-bwrap")
+    assert not sandbox.probe().active
+    manager, registry = await start_manager(
+        {"t": stdio_server()}, wait=False, launcher=sandbox.server_launcher()
+    )
+    connection = manager.connections["t"]
+    for _ in range(1200):
+        if connection.last_error:
+            break
+        await asyncio.sleep(0.05)
+    assert "tools.exec.sandbox is 'bwrap'" in connection.last_error
+    assert connection.state == "restarting" and registry.names() == []
+    assert not manager.is_held("t")  # nothing to approve: it never runs unsandboxed

@@ -65,6 +65,7 @@ class Reply:
     after_chunks: int = 0
     reasoning: str = ""
     content_type: str = ""
+    finish: str = ""
 
     @classmethod
     def text(
@@ -75,13 +76,21 @@ class Reply:
         delay: float = 0.0,
         usage: tuple[int, int] = (10, 5),
         reasoning: str = "",
+        finish: str = "stop",
     ) -> Reply:
         """`content` streamed as `chunks` deltas, sleeping `delay` before each one.
 
         `reasoning` comes first, as one `reasoning_content` delta (as DeepSeek and others send it).
+        `finish="length"` is an answer the output limit cut.
         """
         return cls(
-            "text", content=content, chunks=chunks, delay=delay, usage=usage, reasoning=reasoning
+            "text",
+            content=content,
+            chunks=chunks,
+            delay=delay,
+            usage=usage,
+            reasoning=reasoning,
+            finish=finish,
         )
 
     @classmethod
@@ -458,7 +467,7 @@ def _completion_body(reply: Reply, model: str, server: ScriptedModelServer) -> d
     message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
     if reply.reasoning:
         message["reasoning_content"] = reply.reasoning
-    finish = "stop"
+    finish = reply.finish or "stop"
     if reply.kind == "tool_calls":
         message["tool_calls"] = [
             {
@@ -510,7 +519,7 @@ def _stream_chunks(
         for start in range(0, len(arguments), step):
             piece = {"index": index, "function": {"arguments": arguments[start : start + step]}}
             yield chunk({"tool_calls": [piece]})
-    yield chunk({}, "tool_calls" if reply.calls else "stop")
+    yield chunk({}, "tool_calls" if reply.calls else reply.finish or "stop")
     if include_usage:
         yield {
             "id": ident,

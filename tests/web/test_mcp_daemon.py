@@ -16,6 +16,7 @@ from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, use_fake_telegram
 from tests.skills.formats import clawdbot_skill
 from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.support.settings import example_copy
 from tests.web.conftest import Daemon, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,9 +133,8 @@ async def test_telegram_chat_uses_the_mcp_tool_and_a_slash_skill(
 
 
 def test_import_into_the_shipped_config_keeps_its_comments(tmp_path: Path) -> None:
-    config = tmp_path / "config.yaml"
-    shipped = (ROOT / "config.yaml").read_text(encoding="utf-8")
-    config.write_text(shipped, encoding="utf-8")
+    config = example_copy(tmp_path)
+    shipped = config.read_text(encoding="utf-8")
     args = ["mcp", "import", str(claude_desktop_file(tmp_path)), "--yes", "--config", str(config)]
     assert CliRunner().invoke(main, args).exit_code == 0
     text = config.read_text(encoding="utf-8")

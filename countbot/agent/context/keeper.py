@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
-from countbot.agent.context.metered import MeteredProvider, UsageSink
+from countbot.agent.context.metered import MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.context.tokens import FixedCost, count, counted, request_budget
@@ -28,7 +28,7 @@ from countbot.agent.ports import MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
-from countbot.llm.types import Message, SystemMessage
+from countbot.llm.types import Message, SystemMessage, ToolSpec
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
 
@@ -80,25 +80,24 @@ class ContextKeeper:
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
         share = self._settings.context_budget
-        return request_budget(choice.context_window, share, choice.max_tokens)
+        return request_budget(choice.context_window, share, choice.output_limit)
 
     async def load(
         self,
         session_id: str,
         choice: ModelChoice,
         current: HistoryEntry,
+        tools: Sequence[ToolSpec],
         tool_context: ToolContext,
-        record: Recorder,
-        report: UsageSink,
+        side: SideCalls,
     ) -> list[HistoryEntry]:
-        """The history a turn starting with `current` builds on, summarized first if needed.
-
-        `record` audits the flush's memory writes; `report` counts the usage of its calls.
-        """
-        provider = MeteredProvider(choice.provider, report)
+        """The history a turn starting with `current` (offering `tools`) builds on, summarized
+        first if needed; `side` audits, meters and announces the flush and summary calls."""
+        provider = MeteredProvider(choice.provider, side.report, side.announce)
+        record = side.record
         entries = await self._window(session_id, choice, provider)
         for _ in range(MAX_SUMMARY_PASSES):
-            if not (await self.fit([*entries, current], choice)).overflow:
+            if not (await self.fit([*entries, current], choice, tools)).overflow:
                 break
             if not await self._summarize(
                 session_id, choice, provider, entries, tool_context, record
@@ -108,12 +107,16 @@ class ContextKeeper:
         return entries
 
     async def fit(
-        self, entries: Sequence[HistoryEntry], choice: ModelChoice, prompt: str | None = None
+        self,
+        entries: Sequence[HistoryEntry],
+        choice: ModelChoice,
+        tools: Sequence[ToolSpec],
+        prompt: str | None = None,
     ) -> Fitted:
-        """`entries` as they fit the next request (the system prompt and tools counted in)."""
+        """`entries` as they fit the next request (the system prompt and `tools` counted in)."""
         if prompt is None:
             prompt = await self._prompt.build_system_prompt()
-        fixed = self._fixed.tokens(prompt, self._tools.specs(), choice.model)
+        fixed = self._fixed.tokens(prompt, tools, choice.model)
         return fit(
             entries,
             budget=self.budget(choice),
@@ -123,12 +126,12 @@ class ContextKeeper:
         )
 
     async def messages(
-        self, entries: Sequence[HistoryEntry], choice: ModelChoice
+        self, entries: Sequence[HistoryEntry], choice: ModelChoice, tools: Sequence[ToolSpec]
     ) -> tuple[list[Message], int]:
         """The next request's messages (the system prompt, then the fitted history) and their
         estimated prompt tokens."""
         prompt = await self._prompt.build_system_prompt()
-        fitted = await self.fit(entries, choice, prompt)
+        fitted = await self.fit(entries, choice, tools, prompt)
         return [SystemMessage(prompt), *fitted.messages], fitted.tokens
 
     async def _window(

@@ -133,6 +133,7 @@ class PromptBuilder:
         sections = [
             self._identity(persona),
             TOOL_PRINCIPLES.format(workspace=self._workspace),
+            self._facts_guidance(),
             self._memory_guidance(),
             SAFETY_RULES,
             *(
@@ -162,6 +163,29 @@ class PromptBuilder:
             lines.append("Reply in the language the user writes in.")
         else:
             lines.append(f"Reply in {persona.language} unless the user asks for another language.")
+        return "\n".join(lines)
+
+    def _facts_guidance(self) -> str:
+        """Where current facts come from, and when to hand work to a subagent."""
+        sources = [
+            n for n in ("web_search", "web_fetch", "read_file", "exec") if n in self._tool_names
+        ]
+        where = f" ({', '.join(f'`{n}`' for n in sources)})" if sources else ""
+        lines = [
+            "# Current facts",
+            "- What you know stops at your training. Anything that changes (news, prices, "
+            "weather, a web page, the user's files, this machine) comes only from a tool"
+            f"{where}; the date and time are in each message's context. If no tool can tell "
+            "you, say so instead of guessing.",
+            "- Greetings, small talk and questions you can answer from general knowledge need "
+            "no tool: answer them directly.",
+        ]
+        if "spawn" in self._tool_names:
+            lines.append(
+                "- Hand a long, self-contained job (research across many pages, work on many "
+                "files) to a subagent with `spawn`, so the conversation stays free; do quick "
+                "tasks yourself and never spawn to answer a simple question."
+            )
         return "\n".join(lines)
 
     def _memory_guidance(self) -> str:

@@ -23,7 +23,7 @@ from countbot.agent.events import (
     TurnCancelled,
     TurnDone,
     TurnError,
-    TurnNotice,
+    notice_from_dict,
 )
 from countbot.channels.kit.approvals import buttons, question_text, settled_text
 from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
@@ -185,7 +185,7 @@ def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
     if kind == "done":
         return TurnDone(str(frame.get("content", "")))
     if kind == "notice":
-        return TurnNotice(str(frame.get("code", "")), str(frame.get("text", "")))
+        return notice_from_dict(frame)
     if kind == "error":
         return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
     if kind == "cancelled":

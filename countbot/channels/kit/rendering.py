@@ -99,7 +99,8 @@ class TurnRenderer:
                 self._streamed = self._streamed.rstrip() + PARAGRAPH_BREAK
         elif isinstance(event, TurnNotice):
             # Said with the answer (e.g. the model could not see the photo), never dropped.
-            self._notices.append(event.text)
+            if not event.transient:  # progress (a retry, a summary) is not part of the answer
+                self._notices.append(event.text)
             return
         elif isinstance(event, TurnDone):
             answer = event.content.strip() or self._streamed.strip() or "(no answer)"

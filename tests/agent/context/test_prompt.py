@@ -82,6 +82,7 @@ async def test_prompt_has_every_section_in_order(setup: Setup) -> None:
     assert headings == [
         "# Identity",
         "# How you work",
+        "# Current facts",
         "# Memory",
         "# Safety",
         "# Skill in effect: memory-keeper (folder "

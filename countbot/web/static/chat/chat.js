@@ -303,11 +303,11 @@ export class Chat {
         });
         break;
       case "done":
-        transcript.finish(frame.content || "", frame.usage);
+        transcript.finish(frame.content || "", frame.usage, frame.model || "");
         this.turnEnded();
         break;
       case "notice":
-        transcript.codedNotice(frame.code, frame.text);
+        transcript.codedNotice(frame.code, frame.text, frame.details || {});
         break;
       case "error":
         transcript.endLive();

@@ -22,10 +22,21 @@ function imageNode(image) {
   return src ? h("img", { src, alt: "", loading: "lazy", class: "message-image" }) : null;
 }
 
+// Notices named by their code (docs/protocol.md); `key` may depend on the notice's details.
+// A progress notice (a retry, a summary running) leaves the screen when its turn ends.
 const CODED_NOTICES = {
   cancelled: { kind: "cancelled", key: "chat.cancelled" },
   no_model: { kind: "error", key: "chat.noModel", settings: true },
   no_vision: { kind: "note", key: "chat.noVision", settings: true },
+  summarizing: { kind: "progress", key: "chat.summarizing" },
+  retrying: { kind: "progress", key: "chat.retrying" },
+  fallback: { kind: "note", key: "chat.fallback" },
+  truncated: {
+    kind: "note",
+    key: (details) => (details.continuing ? "chat.truncatedContinuing" : "chat.truncated"),
+  },
+  step_limit: { kind: "note", key: "chat.stepLimit" },
+  tool_loop: { kind: "note", key: "chat.toolLoop" },
 };
 
 export class Transcript {
@@ -199,7 +210,7 @@ export class Transcript {
    * A notice the daemon names by `code`, worded in the reader's language, the same live and
    * after a reload; guidance that needs the Settings page links to it. Unknown codes show `text`.
    */
-  codedNotice(code, text = "") {
+  codedNotice(code, text = "", details = {}) {
     const known = CODED_NOTICES[code];
     if (!known) {
       this.notice("note", { text });
@@ -210,7 +221,8 @@ export class Transcript {
       testid: "notice",
       dataset: { kind: known.kind, code },
     });
-    el.append(h("span", { i18n: known.key }));
+    const key = typeof known.key === "function" ? known.key(details) : known.key;
+    el.append(label(h("span"), key, details));
     if (known.settings) {
       const link = { href: "#/settings", testid: "notice-settings", i18n: "banner.openSettings" };
       el.append(" ", h("a", link));
@@ -234,6 +246,7 @@ export class Transcript {
   stream(chunk) {
     const live = this.ensureLive();
     live.text += chunk;
+    this.streamed = true;
     if (live.scheduled) return;
     live.scheduled = true;
     // Re-rendering once per frame keeps long answers cheap however small the chunks are.
@@ -263,7 +276,13 @@ export class Transcript {
   }
 
   /** Close the streaming message (a tool call or the end of the turn follows). */
+  /** Progress notices (a retry, a summary) are done once the turn moves on or ends. */
+  endProgress() {
+    for (const el of this.list.querySelectorAll(".notice-progress")) el.remove();
+  }
+
   endLive() {
+    this.endProgress();
     const live = this.live;
     if (!live) return;
     this.live = null;
@@ -277,14 +296,20 @@ export class Transcript {
     this.toolCall({ id, name, args, status: "running" });
   }
 
-  /** The turn is done: `content` is the complete final answer and replaces what streamed. */
-  finish(content, usage) {
-    const bubble = this.live ?? (content ? this.assistantMessage("") : null);
+  /**
+   * The turn is done: `content` is the complete final answer and replaces what streamed. After a
+   * tool call nothing is live: what the model wrote is already on screen (a turn stopped at its
+   * step limit), so only a turn that streamed nothing gets a new bubble. `model` answered.
+   */
+  finish(content, usage, model = "") {
+    const bubble = this.live ?? (content && !this.streamed ? this.assistantMessage("") : null);
     this.live = null;
+    this.streamed = false;
+    this.endProgress();
     if (!bubble) return;
     if (content) bubble.text = content;
     delete bubble.el.dataset.streaming;
     this.renderLive(bubble);
-    this.setMeta(bubble, "", usage);
+    this.setMeta(bubble, model, usage);
   }
 }
