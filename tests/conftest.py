@@ -14,6 +14,7 @@ import pytest
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.channels.fake_telegram import FakeTelegram
+from tests.support.fake_transcriber import FakeTranscriber
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.settings import make_settings
 
@@ -57,6 +58,17 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
 async def fake_telegram() -> AsyncIterator[FakeTelegram]:
     """A fake Telegram server with no bot yet (for tests that start and stop bots themselves)."""
     fake = FakeTelegram()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest.fixture
+async def transcriber() -> AsyncIterator[FakeTranscriber]:
+    """A fake OpenAI-compatible transcription endpoint on loopback."""
+    fake = FakeTranscriber()
     await fake.start()
     try:
         yield fake

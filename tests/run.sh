@@ -21,9 +21,19 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends bubblewrap
 fi
 
+# ffmpeg converts voice notes; espeak-ng and sox make the real speech the voice tests send.
+if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v espeak-ng >/dev/null 2>&1 \
+  || ! command -v sox >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    ffmpeg espeak-ng sox
+fi
+
 # [test] is the one list of what the tests need (pyproject.toml): pytest and its helpers, and the
 # extras the tests exercise: [channels] (every chat platform's SDK, tested against its fake) and
-# [local] (the built-in model's server; the tests pull the tiny model, hash-checked). A feature
+# [local] (the built-in model's server; the tests pull the tiny model, hash-checked), [voice] and
+# [documents] (the offline recognizer and the document converters). A feature
 # whose tests need another extra adds it there, not here.
 $PY -m pip install -q --disable-pip-version-check -e '.[test]'
 $PY -m ruff check countbot tests bench

@@ -30,6 +30,7 @@ from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
 from countbot.config.settings import ChannelSettings
 from countbot.gateway.gateway import Gateway
+from countbot.media.speech import speaker_for
 from countbot.runtime.assembly import Runtime
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.pairing import PairingStore
@@ -146,6 +147,7 @@ class ChannelManager:
         self._pairing = PairingStore(runtime.db)
         self._state = ChannelStateStore(runtime.db)
         self._entries: dict[str, _Entry] = {}
+        self._speaker = speaker_for(runtime.settings.speech)
 
     async def start(self) -> None:
         """Start the enabled channels in the background; returns at once."""
@@ -218,7 +220,12 @@ class ChannelManager:
         feed = SessionFeed(
             self._gateway.hub,
             kind.capabilities,
-            RenderSettings(edit_interval=settings().stream_edit_interval, web_url=self._web_url),
+            RenderSettings(
+                edit_interval=settings().stream_edit_interval,
+                web_url=self._web_url,
+                speaker=self._speaker,
+                speech_max_chars=runtime.settings.speech.max_chars,
+            ),
             name,
         )
         access = AccessControl(name, lambda: settings().allow_from, self._pairing)
@@ -233,7 +240,7 @@ class ChannelManager:
             chats=self._state,
             feed=feed,
         )
-        media = MediaFolder(runtime.settings.workspace)
+        media = MediaFolder(runtime.settings.workspace, runtime.media)
         answers = ApprovalAnswers(name, self._gateway.approvals, access)
         kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
         return kind(kit), feed

@@ -355,6 +355,34 @@ class MemorySettings(_Strict):
     recall_tokens: int = Field(400, ge=50, le=4000, description="token budget of auto-recall")
 
 
+class TranscriptionSettings(_Strict):
+    """Voice notes to text: the offline recognizer of `countbot[voice]` (English) unless
+    `api_base` names an OpenAI-compatible endpoint (`<api_base>/audio/transcriptions`)."""
+
+    enabled: bool = True
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "whisper-1"
+    language: str | None = Field(None, description="ISO-639-1 hint for the endpoint, e.g. 'zh'")
+    max_seconds: int = Field(300, ge=1, le=3600, description="longest voice note transcribed, s")
+    max_bytes: int = Field(20_000_000, ge=1000, description="largest audio file transcribed")
+    timeout: float = Field(120.0, gt=0, description="s one transcription may take")
+
+
+class SpeechSettings(_Strict):
+    """Spoken replies: on channels that take voice notes (Telegram), each answer also arrives as
+    one, from an OpenAI-compatible `<api_base>/audio/speech` endpoint, else espeak-ng."""
+
+    enabled: bool = False
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "tts-1"
+    voice: str = Field("alloy", description="the endpoint's voice")
+    espeak_voice: str = Field("en-us", description="espeak-ng's voice, e.g. zh, de")
+    max_chars: int = Field(1500, ge=50, description="longer answers are sent as text only")
+    timeout: float = Field(60.0, gt=0, description="s to make one spoken reply")
+
+
 class SecuritySettings(_Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
@@ -378,6 +406,9 @@ class Settings(_Strict):
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
+
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")

@@ -25,6 +25,7 @@ from countbot.dataflow.seed import SessionSeed
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
+from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import (
     MemoryForgetTool,
@@ -81,6 +82,8 @@ class Runtime:
     approvals: ApprovalBroker
     models: ModelResolver
     mcp: McpManager
+    # Voice notes and documents received on channels or uploaded in the web UI, read as text.
+    media: MediaReader
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -199,6 +202,7 @@ async def open_runtime(settings: Settings) -> Runtime:
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
         models,
         mcp,
+        MediaReader(settings.transcription),
     )
 
 

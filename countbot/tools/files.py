@@ -1,7 +1,8 @@
 """The file tools: read_file, write_file, edit_file and list_dir, confined by a WorkspaceGuard.
 
 Each call runs in one worker thread, so the event loop never blocks. The guard hands out file
-descriptors, never paths: the file checked is the file read, written or listed.
+descriptors, never paths: the file checked is the file read, written or listed. read_file reads
+PDF, DOCX, XLSX and PPTX as their text (`countbot.media.documents`, converted in a child).
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from countbot.media.documents import (
+    MAX_DOCUMENT_BYTES,
+    DocumentConverter,
+    DocumentRefused,
+    document_kind,
+)
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
@@ -24,9 +31,10 @@ MAX_READ_BYTES = 5_000_000
 MAX_LIST_ENTRIES = 500
 _SNIFF_BYTES = 8192
 _NEW_FILE_MODE = 0o644
+_T = TypeVar("_T")
 
 
-async def _in_thread(user_path: str, work: Callable[[], ToolResult]) -> ToolResult:
+async def _in_thread(user_path: str, work: Callable[[], _T]) -> _T | ToolResult:
     """Runs blocking file work off the loop; expected failures become results the model reads."""
     try:
         return await asyncio.to_thread(work)
@@ -86,8 +94,9 @@ def write_atomic(guard: WorkspaceGuard, user_path: str, text: str) -> Path:
 class ReadFileTool(Tool):
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
-        "Read a UTF-8 text file. Paths are relative to the workspace. Use offset and limit to "
-        "read a range of lines from a large file."
+        "Read a UTF-8 text file, or the text of a PDF, DOCX, XLSX or PPTX document. Paths are "
+        "relative to the workspace. Use offset and limit to read a range of lines from a large "
+        "file."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -102,15 +111,50 @@ class ReadFileTool(Tool):
     idempotent: ClassVar[bool] = True
     brings = frozenset({"private"})
 
-    def __init__(self, guard: WorkspaceGuard) -> None:
+    def __init__(self, guard: WorkspaceGuard, documents: DocumentConverter | None = None) -> None:
         self.guard = guard
+        self.documents = documents or DocumentConverter()
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = args["path"]
         offset, limit = args.get("offset", 1), args.get("limit")
+        kind = document_kind(path, markup=False)
+        if kind is not None and kind != "text":
+            return await self._read_document(path, kind, offset, limit)
         if offset == 1 and limit is None:
             return await _in_thread(path, lambda: self._read_whole(path))
         return await _in_thread(path, lambda: self._read_lines(path, offset, limit))
+
+    async def _read_document(
+        self, user_path: str, kind: str, offset: int, limit: int | None
+    ) -> ToolResult:
+        """The document's text (the registry pages a long one), or the lines asked for."""
+        data = await _in_thread(user_path, lambda: self._read_bytes(user_path))
+        if isinstance(data, ToolResult):
+            return data
+        try:
+            document = await self.documents.convert(data, kind)
+        except DocumentRefused as exc:
+            return ToolResult.error(f"{user_path!r} cannot be read: {exc}")
+        empty = document.empty_reason()
+        if empty is not None:
+            return ToolResult(f"{user_path!r} has no text to read: {empty}.")
+        if offset == 1 and limit is None:
+            return ToolResult(document.text)
+        lines = document.text.splitlines()
+        chunk = lines[offset - 1 : None if limit is None else offset - 1 + limit]
+        if not chunk:
+            return ToolResult(f"(no lines from line {offset}; the text is shorter)")
+        last = offset + len(chunk) - 1
+        footer = f"continue with offset={last + 1}" if last < len(lines) else "end of text"
+        return ToolResult("\n".join(chunk) + f"\n[lines {offset}-{last}; {footer}]")
+
+    def _read_bytes(self, user_path: str) -> bytes | ToolResult:
+        with self.guard.open_regular(user_path) as (handle, _):
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_DOCUMENT_BYTES:
+                return ToolResult.error(f"{user_path!r} is {size:,} bytes, too large to convert")
+            return handle.read()
 
     def _read_whole(self, user_path: str) -> ToolResult:
         with self.guard.open_regular(user_path) as (handle, _):

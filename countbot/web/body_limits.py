@@ -13,6 +13,8 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from countbot.web.api.media import MEDIA_LIMIT
+
 # The login form holds one token.
 LOGIN_LIMIT = 4096
 # Everything else without a route of its own: GETs, the UI's files.
@@ -29,6 +31,8 @@ class BodyLimits:
     def limit_for(self, path: str) -> int:
         if path == "/login":
             return LOGIN_LIMIT
+        if path == "/api/media":  # voice notes and documents from the web UI
+            return MEDIA_LIMIT
         if path == "/api" or path.startswith("/api/"):
             return self.api_limit
         return DEFAULT_LIMIT

@@ -117,6 +117,7 @@ class FakeQQClient:
         mention: bool = False,
         reply_to: int | None = None,
         picture: bytes | None = None,
+        record: bytes | None = None,
         as_cq_string: bool = False,
         nickname: str = "Alice",
         message_id: int | None = None,
@@ -134,6 +135,11 @@ class FakeQQClient:
             self._pictures[name] = picture
             url = f"http://127.0.0.1:{self._picture_port}/download/{name}"
             message.append({"type": "image", "data": {"file": name, "url": url}})
+        if record is not None:  # a voice note: NapCat offers it as a SILK file by URL
+            name = f"rec{len(self._pictures)}.silk"
+            self._pictures[name] = record
+            url = f"http://127.0.0.1:{self._picture_port}/download/{name}"
+            message.append({"type": "record", "data": {"file": name, "url": url}})
         event: dict[str, Any] = {
             "time": int(time.time()),
             "self_id": self.self_id,

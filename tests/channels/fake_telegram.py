@@ -204,6 +204,18 @@ class FakeTelegram:
         }
         return self._user_message({"document": document, "caption": caption}, **kwargs)
 
+    def user_sends_voice(self, data: bytes, *, duration: int = 2, **kwargs: Any) -> int:
+        """A voice note recorded in Telegram (OGG/Opus)."""
+        file_id = self.add_file(data, "voice/file_1.oga")
+        voice = {
+            "file_id": file_id,
+            "file_unique_id": f"u{file_id}",
+            "duration": duration,
+            "mime_type": "audio/ogg",
+            "file_size": len(data),
+        }
+        return self._user_message({"voice": voice}, **kwargs)
+
     def add_file(self, data: bytes, path: str) -> str:
         file_id = f"file{len(self._files) + 1}"
         self._files[file_id] = (path, data)
@@ -414,6 +426,10 @@ class FakeTelegram:
         message = self._new_message(call, call.params.get("caption", ""), kind="document")
         return self._message_json(message)
 
+    async def _sendVoice(self, call: Call) -> dict[str, Any]:
+        message = self._new_message(call, call.params.get("caption", ""), kind="voice")
+        return self._message_json(message)
+
     async def _getFile(self, call: Call) -> dict[str, Any] | Response:
         file_id = call.params.get("file_id", "")
         if file_id not in self._files:
@@ -452,6 +468,8 @@ class FakeTelegram:
             data["photo"] = [{"file_id": "sent", "file_unique_id": "s", "width": 1, "height": 1}]
         elif message.kind == "document":
             data["document"] = {"file_id": "sent", "file_unique_id": "s"}
+        elif message.kind == "voice":
+            data["voice"] = {"file_id": "sent", "file_unique_id": "s", "duration": 1}
         if message.text:
             data["caption" if message.kind != "text" else "text"] = message.text
         return data

@@ -2,7 +2,8 @@
 
 DingTalk delivers a group message to a robot only when it @mentions the robot, so every group
 message that arrives is addressed to it (still checked: `isInAtList`). Pictures (also inside
-rich text) are downloaded through the OpenAPI by their `downloadCode`.
+rich text) and voice notes (`audio`, transcribed) are downloaded through the OpenAPI by their
+`downloadCode`.
 """
 
 from __future__ import annotations
@@ -42,9 +43,19 @@ async def to_incoming(
         Attachment("image", "picture", partial(download, code))
         for code in message.get_image_list() or []
     ]
+    found += [Attachment("audio", "voice", partial(download, code)) for code in _audio(message)]
     images, notes = await take_in_all(media, f"dingtalk-{message.message_id}", found, (SendError,))
     if not text and not images and not notes:
         return None
     sender = SenderInfo(str(sender_id), None, str(message.sender_nick or ""))
     body = "\n\n".join(part for part in (text, *notes) if part)
     return Incoming(chat_id, sender, str(message.message_id), body, tuple(images), private)
+
+
+def _audio(message: Any) -> list[str]:
+    """The download code of a voice note (the SDK keeps an `audio` message's content aside)."""
+    if message.message_type != "audio":
+        return []
+    content = (message.extensions or {}).get("content")
+    code = content.get("downloadCode") if isinstance(content, dict) else None
+    return [str(code)] if code else []

@@ -44,9 +44,7 @@ async def to_incoming(
     text = message.content.replace(f"<@{me.id}>", "").replace(f"<@!{me.id}>", "").strip()
     found = [
         Attachment(
-            "image" if (item.content_type or "").startswith("image/") else "file",
-            item.filename,
-            _fetcher(item),
+            _kind(item.content_type or ""), item.filename, _fetcher(item), item.content_type or ""
         )
         for item in message.attachments
     ]
@@ -58,6 +56,11 @@ async def to_incoming(
     private = isinstance(message.channel, discord.DMChannel)
     body = "\n\n".join(part for part in (text, *notes) if part)
     return Incoming(str(message.channel.id), sender, str(message.id), body, tuple(images), private)
+
+
+def _kind(content_type: str) -> str:
+    """Voice messages and audio files are "audio" (transcribed), pictures "image"."""
+    return next((k for k in ("image", "audio") if content_type.startswith(f"{k}/")), "file")
 
 
 def _fetcher(item: discord.Attachment) -> Callable[[], Awaitable[bytes]]:

@@ -97,9 +97,10 @@ def _attachments(message: EmailMessage) -> list[Attachment]:
         data = part.get_payload(decode=True)
         if not isinstance(data, bytes):
             continue
-        kind = "image" if part.get_content_maintype() == "image" else "file"
+        main_type = part.get_content_maintype()
+        kind = main_type if main_type in ("image", "audio") else "file"
         name = part.get_filename() or f"attachment-{index}"
-        found.append(Attachment(kind, name, partial(_ready, data)))
+        found.append(Attachment(kind, name, partial(_ready, data), part.get_content_type()))
     return found
 
 

@@ -1,9 +1,9 @@
 """Feishu message events (`im.message.receive_v1`) to `Incoming`.
 
 Private (`p2p`) chats always count; in groups only a message that @mentions the bot or replies
-to one of its messages does. Text, rich text (`post`), pictures and files are understood:
-pictures and files are fetched through the OpenAPI, saved in the media folder, pictures shown
-to the model inline.
+to one of its messages does. Text, rich text (`post`), pictures, files and voice notes (`audio`)
+are understood: attachments are fetched through the OpenAPI and saved in the media folder,
+pictures shown to the model inline, voice notes transcribed.
 """
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ def _content(kind: str | None, content: dict[str, Any]) -> tuple[str, list[tuple
         return "", [
             ("file", str(content.get("file_key", "")), str(content.get("file_name", "file")))
         ]
+    if kind == "audio":  # an Opus voice note; the resource API serves it as a "file"
+        return "", [("audio", str(content.get("file_key", "")), "voice.opus")]
     if kind == "post":
         lines, found = [], []
         title = str(content.get("title") or "")
@@ -115,7 +117,9 @@ async def _attachments(
 ) -> tuple[list[ImagePart], list[str]]:
     message_id = str(message.message_id)
     found = [
-        Attachment(kind, name, partial(download, message_id, key, kind))
+        Attachment(
+            kind, name, partial(download, message_id, key, "image" if kind == "image" else "file")
+        )
         for kind, key, name in attachments
     ]
     return await take_in_all(media, f"feishu-{message_id}", found, (SendError,))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from countbot.channels.kit.approvals import Button
 from countbot.config.settings import ChannelSettings
@@ -93,6 +93,15 @@ class ChatOutput(Protocol):
 
         Editing the message later (`edit`) removes the buttons.
         """
+        ...
+
+
+@runtime_checkable
+class VoiceChat(Protocol):
+    """A chat that takes voice notes (spoken replies are sent where one does)."""
+
+    async def send_voice(self, ogg_opus: bytes) -> str:
+        """Send an OGG/Opus voice note; returns its platform id."""
         ...
 
 

@@ -1,5 +1,6 @@
 """Where files people send through a channel land: `<workspace>/media/`, where the model's file
-tools can read them later.
+tools can read them later. Voice notes and documents are also read (`countbot.media`): their
+transcript or text enters the turn.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import aiofiles
 import aiofiles.os
 
 from countbot.llm.types import ImagePart
+from countbot.media.reader import MediaReader
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +31,10 @@ _MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "imag
 class MediaFolder:
     """Saves received files under unique, harmless names."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, reader: MediaReader | None = None) -> None:
         self.workspace = workspace
         self.root = workspace / "media"
+        self.reader = reader
 
     async def save(self, name: str, data: bytes) -> Path:
         """Write `data` as a new file named after `name` and return its path."""
@@ -60,12 +63,22 @@ def inline_image(data: bytes, media_type: str) -> ImagePart:
 async def take_in(
     media: MediaFolder, stored_name: str, data: bytes, *, name: str, media_type: str, kind: str
 ) -> tuple[list[ImagePart], list[str]]:
-    """Save a received file; returns what the model gets: the image inline, or a note where the
-    file is so its file tools can read it."""
+    """Save a received file; returns what the model gets: the image inline, a voice note's
+    transcript or a document's text, or a note where the file is so its file tools can read it."""
     saved = await media.save(stored_name, data)
     where = media.shown(saved)
     if kind in ("photo", "image") or media_type in INLINE_IMAGE_TYPES:
         return [inline_image(data, media_type)], [f"[Image saved as {where}]"]
+    if media.reader is not None:
+
+        async def save_text(text: str) -> str:
+            return media.shown(await media.save(f"{stored_name}.md", text.encode()))
+
+        reading = await media.reader.read(
+            data, name=name, media_type=media_type, kind=kind, where=where, save=save_text
+        )
+        if reading is not None:
+            return [], [reading.note]
     size = f"{len(data) / 1024:.0f} KB"
     return [], [
         f"[The user sent a {kind} {name!r} ({media_type}, {size}), saved as "
@@ -87,13 +100,15 @@ def sniff_image_type(data: bytes) -> str:
 class Attachment:
     """Something a user sent with a message, fetched on demand from its platform.
 
-    `kind` is "image" (shown to vision models) or "file"; `fetch` raises one of the `failures`
-    given to `take_in_all` when the platform cannot hand it over.
+    `kind` is "image" (shown to vision models), "audio" (a voice note) or "file"; `media_type`
+    is what the platform said it is, if anything; `fetch` raises one of the `failures` given to
+    `take_in_all` when the platform cannot hand it over.
     """
 
     kind: str
     name: str
     fetch: Callable[[], Awaitable[bytes]]
+    media_type: str = ""
 
 
 async def take_in_all(
@@ -112,7 +127,11 @@ async def take_in_all(
             log.warning("downloading a %s (%s) failed: %s", item.kind, prefix, exc)
             notes.append(f"[The user sent a {item.kind}, but downloading it failed: {exc}]")
             continue
-        media_type = sniff_image_type(data) if item.kind == "image" else "application/octet-stream"
+        media_type = (
+            sniff_image_type(data)
+            if item.kind == "image"
+            else item.media_type or "application/octet-stream"
+        )
         more_images, more_notes = await take_in(
             media,
             f"{prefix}-{index}-{item.name}",

@@ -24,9 +24,11 @@ from countbot.agent.events import (
     TurnError,
     TurnNotice,
 )
-from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
+from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError, VoiceChat
+from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.retry import send_retrying
 from countbot.channels.kit.splitting import PARAGRAPH_BREAK, split_markdown, truncate, utf16_len
+from countbot.media.speech import Speaker, SpeechFailed
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,10 @@ class RenderSettings:
     send_attempts: int = 5
     # The daemon's web address: the "no model" guidance links to its Settings page.
     web_url: str = ""
+    # Spoken replies (`speech:`): answers up to `speech_max_chars` also go out as a voice note
+    # where the platform takes one.
+    speaker: Speaker | None = None
+    speech_max_chars: int = 1500
 
 
 def no_model_guidance(web_url: str) -> str:
@@ -75,6 +81,7 @@ class TurnRenderer:
         self._settings = settings
         self._streamed = ""
         self._final: str | None = None
+        self._answer: str | None = None  # the model's answer, for a spoken reply
         self._notices: list[str] = []
         self._changed = asyncio.Event()
         self._ended = asyncio.Event()
@@ -104,6 +111,7 @@ class TurnRenderer:
             return
         elif isinstance(event, TurnDone):
             answer = event.content.strip() or self._streamed.strip() or "(no answer)"
+            self._answer = answer
             self._final = _with_note(answer, " ".join(f"_{n}_" for n in self._notices))
         elif isinstance(event, TurnError) and event.code == "no_model":
             self._final = no_model_guidance(self._settings.web_url)
@@ -175,6 +183,21 @@ class TurnRenderer:
                 first = 1
         for piece in pieces[first:]:
             await self._attempt(lambda piece=piece: self._output.post(piece))
+        await self._speak()
+
+    async def _speak(self) -> None:
+        """The answer as a voice note too, where speech is on and the platform takes one."""
+        speaker, answer, output = self._settings.speaker, self._answer, self._output
+        if speaker is None or answer is None or not isinstance(output, VoiceChat):
+            return
+        if len(answer) > self._settings.speech_max_chars:
+            return
+        try:
+            voice = await speaker.speak(markdown_to_plain(answer))
+        except SpeechFailed as exc:
+            log.warning("a spoken reply could not be made: %s", exc)
+            return
+        await self._attempt(lambda: output.send_voice(voice))
 
     async def _attempt(self, send: Callable[[], Awaitable[object]]) -> bool:
         """Send once the flood window is over, retrying as the platform allows."""

@@ -2,8 +2,9 @@
 
 Messages arrive as segment arrays (NapCat's default) or as CQ-code strings; both become segments.
 In groups only a message that @mentions the bot or replies to one of its messages counts. Images
-are fetched from the URL the QQ client gives (http(s) only, at most `MAX_DOWNLOAD` bytes), saved
-in the media folder and shown to the model inline.
+and files are fetched from the URL the QQ client gives (http(s) only, at most `MAX_DOWNLOAD`
+bytes) and saved in the media folder; images are shown to the model inline, voice notes
+(`record`, usually SILK) transcribed.
 """
 
 from __future__ import annotations
@@ -132,13 +133,14 @@ async def _attachments(
     notes: list[str] = []
     for part in parts:
         kind = part.get("type")
-        if kind not in ("image", "file"):
+        if kind not in ("image", "file", "record"):
             continue
         data = part["data"]
         name = str(data.get("name") or data.get("file") or kind)[:80]
         url = str(data.get("url") or "")
         if url.startswith(("http://", "https://")):
-            found.append(Attachment(str(kind), name, partial(_download, client, url)))
+            kind = "audio" if kind == "record" else str(kind)
+            found.append(Attachment(kind, name, partial(_download, client, url)))
         else:
             notes.append(f"[The user sent a {kind} ({name}) that the QQ client did not offer.]")
     images, more_notes = await take_in_all(

@@ -55,9 +55,10 @@ async def to_incoming(
     text = readable(str(event.get("text") or ""), bot_user)
     found = [
         Attachment(
-            "image" if str(item.get("mimetype", "")).startswith("image/") else "file",
+            _kind(str(item.get("mimetype", ""))),
             str(item.get("name") or "file"),
             partial(download, str(item["url_private_download"])),
+            str(item.get("mimetype", "")),
         )
         for item in event.get("files") or ()
         if isinstance(item, dict) and item.get("url_private_download")
@@ -68,6 +69,11 @@ async def to_incoming(
     body = "\n\n".join(part for part in (text, *notes) if part)
     sender = SenderInfo(str(user))  # events carry only the member id
     return Incoming(chat_id, sender, str(ts), body, tuple(images), private)
+
+
+def _kind(mimetype: str) -> str:
+    """Voice clips and audio files are "audio" (transcribed), pictures "image"."""
+    return next((k for k in ("image", "audio") if mimetype.startswith(f"{k}/")), "file")
 
 
 def readable(text: str, bot_user: str) -> str:

@@ -121,6 +121,12 @@ class TelegramChat:
         message = await self._formatted(send, text, True)
         return str(message.message_id)
 
+    async def send_voice(self, ogg_opus: bytes) -> str:
+        """A spoken reply, shown as a voice note."""
+        bot = self._link.require()
+        message = await call(lambda: bot.send_voice(self._ref, ogg_opus, filename="reply.ogg"))
+        return str(message.message_id)
+
     async def send_file(self, path: Path) -> str:
         """Upload a file: pictures as photos, anything else as a document."""
         bot = self._link.require()

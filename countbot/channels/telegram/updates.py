@@ -17,7 +17,6 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from countbot.channels.door import ImagePart, Incoming, MediaFolder, SenderInfo, take_in
-from countbot.channels.telegram.output import period_seconds
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,6 @@ class _Attachment:
     media_type: str
     size: int | None
     kind: Literal["photo", "document", "voice", "audio", "video"]
-    duration: int | None = None
 
 
 async def to_incoming(
@@ -105,14 +103,7 @@ def _attachment(message: Message) -> _Attachment | None:
     if message.voice is not None:
         voice = message.voice
         media_type = voice.mime_type or "audio/ogg"
-        return _Attachment(
-            voice.file_id,
-            "voice.ogg",
-            media_type,
-            voice.file_size,
-            "voice",
-            int(period_seconds(voice, "duration")),
-        )
+        return _Attachment(voice.file_id, "voice.ogg", media_type, voice.file_size, "voice")
     if message.audio is not None:
         audio = message.audio
         name = audio.file_name or "audio"
@@ -145,12 +136,6 @@ async def _attachments(
         log.warning("downloading a Telegram %s failed: %s", item.kind, exc)
         return [], [f"[The user sent a {item.kind}, but downloading it failed: {exc.message}]"]
     stored = f"telegram-{message.chat.id}-{message.message_id}-{item.name}"
-    if item.kind == "voice":
-        where = media.shown(await media.save(stored, data))
-        return [], [
-            f"[The user sent a voice note ({item.duration or 0} s), saved as {where}. It is not "
-            "transcribed: you cannot hear it, so say so if they expect you to.]"
-        ]
     return await take_in(
         media, stored, data, name=item.name, media_type=item.media_type, kind=item.kind
     )

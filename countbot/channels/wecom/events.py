@@ -2,7 +2,8 @@
 
 WeCom delivers a group message to an AI bot only when it @mentions the bot; the mention opens
 the text and is removed. Pictures (alone or in mixed messages) come as a URL and an AES key: the
-SDK downloads and decrypts them.
+SDK downloads and decrypts them. Voice notes arrive already transcribed by WeCom (no audio is
+offered), so their text enters the turn marked as a transcript.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ async def to_incoming(
         return None
     chat_id = sender if private else str(body.get("chatid") or "")
     items = _items(body)
-    text = "\n".join(str(i["text"].get("content", "")) for i in items if i["msgtype"] == "text")
+    text = "\n".join(_words(item) for item in items if item["msgtype"] in ("text", "voice"))
     if not private:
         text = _LEADING_MENTION.sub("", text, count=1)
     message_id = str(body.get("msgid") or "")
@@ -55,6 +56,13 @@ async def _decrypted(download: Download, picture: dict[str, Any]) -> bytes:
     return data
 
 
+def _words(item: dict[str, Any]) -> str:
+    content = str(item[item["msgtype"]].get("content", ""))
+    if item["msgtype"] == "voice":
+        return f"[Transcript of the user's voice note, by WeCom. The user's words:]\n{content}"
+    return content
+
+
 def _items(body: dict[str, Any]) -> list[dict[str, Any]]:
     """A message's parts: one for text or image messages, several for mixed ones."""
     mixed = (body.get("mixed") or {}).get("msg_item") or []
@@ -63,6 +71,6 @@ def _items(body: dict[str, Any]) -> list[dict[str, Any]]:
         p
         for p in parts
         if isinstance(p, dict)
-        and p.get("msgtype") in ("text", "image")
+        and p.get("msgtype") in ("text", "image", "voice")
         and isinstance(p.get(p["msgtype"]), dict)
     ]

@@ -173,6 +173,7 @@ function start() {
     stop: byTestId("stop-button"),
     mode: byTestId("queue-mode"),
     imageInput: byTestId("image-input"),
+    voiceButton: byTestId("voice-button"),
     attachments: $("#attachments"),
     onSend: (content, media, mode) => chat.send(content, media, mode),
     onStop: () => chat.cancel(),

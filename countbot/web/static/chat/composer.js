@@ -1,19 +1,28 @@
 // The message box: Enter sends (Shift+Enter and IME composition do not), images come from the
-// file picker, paste or drop, and while a turn runs a stop button and a queue mode appear.
+// file picker, paste or drop, documents go to the daemon and come back as text the message
+// carries, the microphone button sends a voice note's transcript, and while a turn runs a stop
+// button and a queue mode appear.
 
 import { h, labelAttrs } from "../lib/dom.js";
 import { toastKey } from "../lib/toast.js";
 import { ImageError, readImage } from "./images.js";
+import { uploadMedia, VoiceButton } from "./uploads.js";
 
 const MAX_IMAGES = 4;
 const MAX_INPUT_HEIGHT_PX = 220;
 
 export class Composer {
   /** onSend(content, media, mode) sends; onStop() cancels the running turn. */
-  constructor({ form, input, stop, mode, imageInput, attachments, onSend, onStop }) {
+  constructor({ form, input, stop, mode, imageInput, voiceButton, attachments, onSend, onStop }) {
     Object.assign(this, { form, input, stop, mode, imageInput, attachments });
     this.onSend = onSend;
     this.images = [];
+    // Documents: {name, note: Promise of the text the message carries}.
+    this.files = [];
+    this.voice = new VoiceButton(voiceButton, {
+      onNote: (note) => this.onSend(note, [], this.mode.value),
+      onError: (message) => toastKey("voice.failed", { reason: message }),
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.submit();
@@ -46,15 +55,20 @@ export class Composer {
     });
   }
 
-  submit() {
-    const content = this.input.value.trim();
-    if (!content && !this.images.length) return;
+  async submit() {
+    const typed = this.input.value.trim();
+    if (!typed && !this.images.length && !this.files.length) return;
     const media = this.images.map(({ media_type, data }) => ({ media_type, data }));
-    this.onSend(content, media, this.mode.value);
+    const files = this.files;
     this.input.value = "";
     this.clearImages();
+    this.files = [];
+    this.renderImages();
     this.fit();
     this.input.focus();
+    const notes = await Promise.all(files.map((file) => file.note.catch(() => "")));
+    const content = [typed, ...notes].filter(Boolean).join("\n\n");
+    if (content || media.length) this.onSend(content, media, this.mode.value);
   }
 
   pasted(event) {
@@ -69,6 +83,10 @@ export class Composer {
 
   async attach(files) {
     for (const file of files) {
+      if (!file.type.startsWith("image/")) {
+        this.attachDocument(file);
+        continue;
+      }
       if (this.images.length >= MAX_IMAGES) {
         toastKey("image.tooMany", { max: MAX_IMAGES });
         return;
@@ -82,9 +100,25 @@ export class Composer {
     }
   }
 
+  /** Upload a document now; its text joins the message when it is sent. */
+  attachDocument(file) {
+    const entry = { name: file.name, note: uploadMedia(file, file.name) };
+    entry.note.catch((error) => {
+      toastKey("upload.failed", { name: file.name, reason: error.message });
+      this.files = this.files.filter((item) => item !== entry);
+      this.renderImages();
+    });
+    this.files.push(entry);
+    this.renderImages();
+  }
+
   renderImages() {
-    this.attachments.hidden = !this.images.length;
+    this.attachments.hidden = !this.images.length && !this.files.length;
+    const documents = this.files.map((file) =>
+      h("span", { class: "attachment document", testid: "document-attachment" }, `📄 ${file.name}`),
+    );
     this.attachments.replaceChildren(
+      ...documents,
       ...this.images.map((image, index) =>
         h(
           "span",

@@ -1,0 +1,84 @@
+// Files that go with a message but are not pictures: documents and recordings are sent to
+// POST /api/media, which keeps the original under media/ and answers with the note the message
+// carries (a voice note's transcript, a document's text). The microphone button records with
+// MediaRecorder (WebM/Opus in Chromium and Firefox) and sends the transcript as a message.
+
+import { t } from "../lib/i18n.js";
+
+export class UploadError extends Error {}
+
+/** The note for `blob` (named `name`; kind "voice" or "file"), from the daemon. */
+export async function uploadMedia(blob, name, kind = "file") {
+  const query = new URLSearchParams({ name, kind });
+  let response;
+  try {
+    response = await fetch(`/api/media?${query}`, {
+      method: "POST",
+      body: blob,
+      credentials: "same-origin",
+      headers: { "Content-Type": blob.type || "application/octet-stream" },
+    });
+  } catch {
+    throw new UploadError(t("common.unreachable"));
+  }
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new UploadError(data?.error || `HTTP ${response.status}`);
+  return data.note;
+}
+
+/** The microphone button: press to record, press again to stop; `onNote(note)` gets the
+ * transcript note once the daemon has heard it, `onError(message)` anything that failed. */
+export class VoiceButton {
+  constructor(button, { onNote, onError }) {
+    Object.assign(this, { button, onNote, onError });
+    this.recorder = null;
+    button.hidden = !(navigator.mediaDevices?.getUserMedia && window.MediaRecorder);
+    button.addEventListener("click", () => (this.recorder ? this.stop() : this.start()));
+  }
+
+  async start() {
+    let stream;
+    try {
+      // The browser's voice-call processing (echo cancelling, noise gating) costs recognizers
+      // more words than the room's noise does.
+      stream = await navigator.mediaDevices.getUserMedia({
+        audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+      });
+    } catch {
+      this.onError(t("voice.noMicrophone"));
+      return;
+    }
+    const chunks = [];
+    const recorder = (this.recorder = new MediaRecorder(stream, { audioBitsPerSecond: 64000 }));
+    recorder.addEventListener("dataavailable", (event) => chunks.push(event.data));
+    recorder.addEventListener("stop", () => {
+      for (const track of stream.getTracks()) track.stop();
+      this.send(new Blob(chunks, { type: recorder.mimeType || "audio/webm" }));
+    });
+    recorder.start();
+    this.show("recording");
+  }
+
+  stop() {
+    this.recorder.stop();
+    this.recorder = null;
+    this.show("transcribing");
+  }
+
+  async send(blob) {
+    try {
+      this.onNote(await uploadMedia(blob, "voice.webm", "voice"));
+    } catch (error) {
+      this.onError(error.message);
+    } finally {
+      this.show("idle");
+    }
+  }
+
+  show(state) {
+    this.button.dataset.state = state;
+    this.button.disabled = state === "transcribing";
+    this.button.title = t(`voice.${state}`);
+    this.button.setAttribute("aria-label", t(`voice.${state}`));
+  }
+}
