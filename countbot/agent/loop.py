@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,9 @@ from countbot.agent.history import (
     ToolResultEntry,
     UserEntry,
 )
+from countbot.agent.journal import Journal
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
-from countbot.agent.ports import AgentHooks, SpendingGuard, SteeringInbox, ToolCallRecord
+from countbot.agent.ports import AgentHooks, SpendingGuard, SteeringInbox
 from countbot.agent.tool_loops import LoopGuard
 from countbot.agent.toolset import select_tools
 from countbot.agent.turn_request import TurnRequest
@@ -70,7 +71,7 @@ class _Turn:
     session_id: str
     token: CancelToken
     tool_context: ToolContext
-    user_text: str
+    journal: Journal
     steering: SteeringInbox | None
     usage: Usage
     # The turn's history as it grows; each request is fitted from it (stored history unchanged).
@@ -134,7 +135,7 @@ class AgentLoop:
                 token.event,
                 request.approver,
             ),
-            user_text=request.message,
+            journal=Journal(self._hooks, session_id, request.message, request.channel),
             steering=request.steering,
             usage=Usage(),
             entries=[],
@@ -144,13 +145,14 @@ class AgentLoop:
             try:
                 choice = await self._resolve_model()
             except ModelNotConfiguredError:
-                await self._commit(session_id, user)
-                yield await self._end_note(session_id, "no_model", NO_MODEL)
+                await turn.journal.commit(user)
+                await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
+                yield TurnError(NO_MODEL, retryable=False, code="no_model")
                 return
             user = await counted(user, choice.model)
             stop = await self._spend_check(turn, choice, 0)
             if stop is not None:
-                await self._commit(session_id, user)
+                await turn.journal.commit(user)
                 yield await self._end_budget(turn, stop)
                 return
             turn.tools = select_tools(
@@ -163,12 +165,12 @@ class AgentLoop:
             async for event in self._load_history(turn, choice, user):
                 yield event
             if turn.token.cancelled:
-                await self._commit(session_id, user)
+                await turn.journal.commit(user)
                 yield await self._end_cancelled(turn)
                 return
             await self._add(turn, user, choice)
             if user.images and not choice.vision:
-                await self._commit(session_id, NoteEntry(NO_VISION, code="no_vision"))
+                await turn.journal.commit(NoteEntry(NO_VISION, code="no_vision"))
                 yield TurnNotice("no_vision", NO_VISION)
             async for event in self._iterate(turn, choice):
                 yield event
@@ -201,7 +203,7 @@ class AgentLoop:
             turn.model = model_turn.model
             if model_turn.cancelled:
                 if model_turn.text:
-                    await self._commit(turn.session_id, model_turn.partial_entry("cancelled"))
+                    await turn.journal.commit(model_turn.partial_entry("cancelled"))
                 yield await self._end_cancelled(turn)
                 return
             if model_turn.error is not None:
@@ -243,7 +245,7 @@ class AgentLoop:
                 turn.entries.append(await counted(UserEntry(CONTINUE), choice.model))
                 return
             notice = notices.truncated(continuing=False, thinking=thinking)
-            await self._commit(turn.session_id, NoteEntry(notice.text, code=notice.code))
+            await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
             yield notice
         turn.ended = True
         answer = _with_warnings(turn.answer, turn.warnings)
@@ -255,8 +257,8 @@ class AgentLoop:
         """Fill `turn.entries`; a summary first shows `summarizing`, and a Stop ends it."""
         shown: asyncio.Queue[AgentEvent] = asyncio.Queue()
         side = SideCalls(
-            self._flush_recorder(turn),
-            self._usage_reporter(turn.session_id),
+            turn.journal.audit_flush,
+            turn.journal.report_usage,
             lambda: shown.put_nowait(notices.summarizing()),
         )
         work = asyncio.create_task(
@@ -335,42 +337,7 @@ class AgentLoop:
             images=result.images,
         )
         await self._add(turn, entry, choice)
-        await self._audit_tool(turn, call.id, call.name, _shown_arguments(call), result)
-
-    async def _audit_tool(
-        self,
-        turn: _Turn,
-        call_id: str,
-        name: str,
-        arguments: dict[str, Any] | str,
-        result: ToolResult,
-    ) -> None:
-        record = ToolCallRecord(
-            session_id=turn.session_id,
-            tool_call_id=call_id,
-            name=name,
-            arguments=arguments,
-            user_message=turn.user_text,
-            result=result.content,
-            status=result.status,
-            duration_ms=result.duration_ms,
-            channel=turn.tool_context.channel,
-        )
-        await self._call_hook(self._hooks.on_tool_call, record)
-
-    def _flush_recorder(self, turn: _Turn) -> Callable[[str, str, ToolResult], Awaitable[None]]:
-        """Audits the memory writes of the silent flush before a summary (never shown)."""
-
-        async def record(call_id: str, arguments: str, result: ToolResult) -> None:
-            await self._audit_tool(turn, call_id, "memory_write", arguments, result)
-
-        return record
-
-    def _usage_reporter(self, session_id: str) -> Callable[[str, Usage], Awaitable[None]]:
-        async def report(model: str, usage: Usage) -> None:
-            await self._call_hook(self._hooks.on_usage, session_id, model, usage)
-
-        return report
+        await turn.journal.audit(call.id, call.name, _shown_arguments(call), result)
 
     async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:
@@ -379,24 +346,23 @@ class AgentLoop:
             entry = UserEntry(text, context="[Sent while you were working on the previous request]")
             await self._add(turn, entry, choice)
 
+    async def _add(self, turn: _Turn, entry: HistoryEntry, choice: ModelChoice) -> None:
+        """Count `entry` once, commit it with its count, and add it to the turn's history."""
+        turn.entries.append(await turn.journal.add(entry, choice.model))
+
     # --- endings -----------------------------------------------------------------------------
 
     async def _end_cancelled(self, turn: _Turn) -> TurnCancelled:
-        await self._commit(turn.session_id, NoteEntry("Cancelled.", code="cancelled"))
+        await turn.journal.commit(NoteEntry("Cancelled.", code="cancelled"))
         return TurnCancelled()
 
     async def _end_error(self, turn: _Turn, model_turn: ModelTurn) -> TurnError:
         error = model_turn.error
         assert error is not None
         if model_turn.text:
-            await self._commit(turn.session_id, model_turn.partial_entry("error"))
-        await self._commit(turn.session_id, NoteEntry(f"Error: {error.message}"))
+            await turn.journal.commit(model_turn.partial_entry("error"))
+        await turn.journal.commit(NoteEntry(f"Error: {error.message}"))
         return TurnError(error.message, error.retryable)
-
-    async def _end_note(self, session_id: str, code: str, text: str) -> TurnError:
-        """End a turn that never reached the model, with guidance kept in the history."""
-        await self._commit(session_id, NoteEntry(text, code=code))
-        return TurnError(text, retryable=False, code=code)
 
     async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
         """The budget's stop notice for the next call, if any (a warning is kept for the end)."""
@@ -406,39 +372,20 @@ class AgentLoop:
             turn.session_id, choice.model, turn.usage.total_tokens, estimate
         )
         if verdict.warning is not None:
-            await self._commit(turn.session_id, NoteEntry(verdict.warning))
+            await turn.journal.commit(NoteEntry(verdict.warning))
             turn.warnings.append(verdict.warning)
         return verdict.stop
 
     async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
-        await self._commit(turn.session_id, NoteEntry(notice))
+        await turn.journal.commit(NoteEntry(notice))
         return TurnDone(_with_warnings(notice, turn.warnings), turn.usage)
 
     async def _end_stopped(self, turn: _Turn, notice: TurnNotice) -> TurnDone:
         """End a turn the loop stopped (step limit, tool loop) with what the model wrote; the
         notice, sent just before, is stored after it as a note."""
-        await self._commit(turn.session_id, NoteEntry(notice.text, code=notice.code))
+        await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
         written = "\n\n".join(text.strip() for text in turn.texts if text.strip())
         return TurnDone(_with_warnings(written, turn.warnings), turn.usage, turn.model)
-
-    # --- history -----------------------------------------------------------------------------
-
-    async def _add(self, turn: _Turn, entry: HistoryEntry, choice: ModelChoice) -> None:
-        """Count `entry` once, commit it with its count, and add it to the turn's history."""
-        entry = await counted(entry, choice.model)
-        await self._commit(turn.session_id, entry)
-        turn.entries.append(entry)
-
-    async def _commit(self, session_id: str, entry: HistoryEntry) -> None:
-        await self._call_hook(self._hooks.on_message, session_id, entry)
-
-    async def _call_hook(self, hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:
-        if hook is None:
-            return
-        try:
-            await hook(*args)
-        except Exception:
-            log.exception("agent hook %s failed", getattr(hook, "__name__", hook))
 
 
 def _with_warnings(text: str, warnings: list[str]) -> str:

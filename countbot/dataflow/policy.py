@@ -40,13 +40,24 @@ _SUMMARY_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierResult:
+    """A tool result of an earlier turn still in the model's context, with its call."""
+
+    tool: str
+    arguments: dict[str, Any]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnInputs:
-    """What the turn brought before any tool ran: the user's words and other private text."""
+    """What the model's context held before this turn's tools ran: the user's words, other
+    private text, text others wrote, and earlier turns' tool results."""
 
     owner_words: Sequence[str]
     request: str
     private: Sequence[tuple[str, str]] = ()
     untrusted: Sequence[tuple[str, str]] = ()
+    results: Sequence[EarlierResult] = ()
 
 
 class TurnSeed(Protocol):
@@ -71,11 +82,14 @@ class OutboundPolicy:
         mode: Callable[[], OutboundMode],
         seed: TurnSeed,
         audit: Callable[[dict[str, Any]], None],
+        tools: Callable[[str], Tool | None] = lambda name: None,
     ) -> None:
         # Read per call, so a settings change applies at once.
         self._mode = mode
         self._seed = seed
         self._audit = audit
+        # The tools by name, to know what earlier turns' results brought.
+        self._tools = tools
 
     async def admit(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext
@@ -114,19 +128,7 @@ class OutboundPolicy:
     async def observe(
         self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
     ) -> None:
-        ledger = _turn_ledger(ctx)
-        content = result.content
-        brought = await tool.brought(args)
-        if brought:
-            egress = await tool.egress(args, ctx)
-            origin = egress.destination if egress is not None else tool.name
-            label = _label(tool, args, egress)
-            if "untrusted" in brought:
-                ledger.add_untrusted(label, origin, content)
-            if "private" in brought:
-                ledger.add_private(label, content)
-        for source in marked_sources(content):
-            ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        await _take(_turn_ledger(ctx), tool, args, result.content, ctx, "")
 
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
         """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
@@ -152,6 +154,12 @@ class OutboundPolicy:
         for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
             for source in marked_sources(text):
                 ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        for earlier in inputs.results:
+            tool = self._tools(earlier.tool)
+            if tool is None:  # a tool gone since (an MCP server removed): count it a stranger's
+                ledger.add_untrusted(f"{earlier.tool} earlier", earlier.tool, earlier.content)
+            else:
+                await _take(ledger, tool, earlier.arguments, earlier.content, ctx, " earlier")
 
     async def _asked(
         self, tool: Tool, egress: Egress, verdict: Verdict, ledger: TurnLedger, ctx: ToolContext
@@ -262,6 +270,23 @@ def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
         return False
     host = egress.destination
     return hit.value in ledger.owner_urls.get(host, "") or hit.value in ledger.seen_from(host)
+
+
+async def _take(
+    ledger: TurnLedger, tool: Tool, args: dict[str, Any], content: str, ctx: ToolContext, when: str
+) -> None:
+    """Record what a result brought into the model's context (`when`: "" or " earlier")."""
+    brought = await tool.brought(args)
+    if brought:
+        egress = await tool.egress(args, ctx)
+        origin = egress.destination if egress is not None else tool.name
+        label = _label(tool, args, egress) + when
+        if "untrusted" in brought:
+            ledger.add_untrusted(label, origin, content)
+        if "private" in brought:
+            ledger.add_private(label, content)
+    for source in marked_sources(content):
+        ledger.add_untrusted(f"a memory note from {source}", "memory", "")
 
 
 def _turn_ledger(ctx: ToolContext) -> TurnLedger:

@@ -7,18 +7,21 @@ turn that sends nothing never reads it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from countbot.dataflow.policy import TurnInputs
+from countbot.dataflow.policy import EarlierResult, TurnInputs
 from countbot.tools.base import ToolContext
 
 # Instruction files the system prompt carries: the user's own words about themselves.
 _PROMPT_FILES = ("USER.md", "AGENTS.md")
 _MAX_FILE_BYTES = 1_000_000
-# Text other surfaces mark as written by someone other than the user.
-_EXTERNAL = "<external"
+# How a message's context says its text was not written by the user (a subagent's report):
+# then it is untrusted text, and the places it names are not places the user named.
+NOT_TYPED = "not something the user typed"
+_MARKS = ("<external", NOT_TYPED)
 
 
 class HistoryWindow(Protocol):
@@ -47,23 +50,27 @@ class SessionSeed:
 
     async def __call__(self, ctx: ToolContext) -> TurnInputs:
         window = await self._history.load_window(ctx.session_id, self._window())
-        records = window.records
-        owner = [str(r.get("content") or "") for r in records if r.get("type") == "user"]
+        records = [r for r in window.records if r.get("type") == "user"]
+        owner: list[str] = []
         private = [("a configured secret", secret) for secret in self._secrets() if secret]
         untrusted = []
         for record in records:
-            context = str(record.get("context") or "") if record.get("type") == "user" else ""
+            content, context = str(record.get("content") or ""), str(record.get("context") or "")
             if context:
                 private.append(("this conversation", context))
-            if _EXTERNAL in context:
-                untrusted.append(("text from others in the message", context))
+            if any(mark in context for mark in _MARKS):
+                untrusted.append(("a message the user did not write", f"{content}\n{context}"))
+                private.append(("this conversation", content))
+            else:
+                owner.append(content)
         if window.summary:
             private.append(("the conversation summary", window.summary))
         for name in _PROMPT_FILES:
             text = await asyncio.to_thread(_read_small, self._workspace / name)
             if text:
                 private.append((name, text))
-        return TurnInputs(owner, "\n".join(_request(records)), private, untrusted)
+        request = "\n".join(_request(window.records))
+        return TurnInputs(owner, request, private, untrusted, _results(window.records))
 
 
 def _request(records: list[dict[str, Any]]) -> list[str]:
@@ -75,6 +82,38 @@ def _request(records: list[dict[str, Any]]) -> list[str]:
         elif record.get("type") == "user":
             texts.append(str(record.get("content") or ""))
     return texts
+
+
+def _results(records: list[dict[str, Any]]) -> list[EarlierResult]:
+    """The tool results of earlier turns in the window, each with its call's arguments (this
+    turn's own reach the policy as they arrive)."""
+    finished = [
+        i for i, r in enumerate(records) if r.get("type") == "assistant" and not r.get("tool_calls")
+    ]
+    records = records[: finished[-1]] if finished else []
+    calls = {
+        call.get("id"): call
+        for record in records
+        if record.get("type") == "assistant"
+        for call in record.get("tool_calls") or ()
+    }
+    results = []
+    for record in records:
+        if record.get("type") != "tool_result":
+            continue
+        call = calls.get(record.get("tool_call_id"))
+        if call is not None:
+            arguments = _arguments(str(call.get("arguments_raw") or "{}"))
+            results.append(EarlierResult(str(record.get("name")), arguments, record["content"]))
+    return results
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _read_small(path: Path) -> str:

@@ -88,6 +88,7 @@ class McpManager:
     async def close(self) -> None:
         if self._remembered is not None:
             self._remembered.cancel()
+            await asyncio.gather(self._remembered, return_exceptions=True)
         await asyncio.gather(*(c.stop() for c in self.connections.values()))
 
     def is_held(self, name: str) -> bool:

@@ -147,7 +147,7 @@ async def open_runtime(settings: Settings) -> Runtime:
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
     _register_memory_tools(tools, workspace, memory, index)
-    tools.gate = outbound_policy(settings, sessions, audit)
+    tools.gate = outbound_policy(settings, sessions, audit, tools)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
@@ -206,7 +206,9 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
 
 
-def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog) -> OutboundPolicy:
+def outbound_policy(
+    settings: Settings, sessions: SessionStore, audit: AuditLog, tools: ToolRegistry
+) -> OutboundPolicy:
     """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
     seed = SessionSeed(
         sessions,
@@ -214,7 +216,7 @@ def outbound_policy(settings: Settings, sessions: SessionStore, audit: AuditLog)
         secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
         window=lambda: settings.agent.max_history,
     )
-    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write)
+    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write, tools.get)
 
 
 def mcp_manager(

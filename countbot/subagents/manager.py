@@ -24,6 +24,7 @@ from countbot.agent.history import NoteEntry, to_record
 from countbot.agent.loop import AgentLoop
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import SubagentSettings
+from countbot.dataflow.seed import NOT_TYPED
 from countbot.gateway.events import SubagentUpdate
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
@@ -46,8 +47,8 @@ KILL_GRACE = 5.0
 STOPPED_BY_USER = "stopped by the user"
 SHUTDOWN = "the daemon stopped while it was running"
 REPORT_CONTEXT = (
-    "[This message is the report of subagent {id} that you spawned earlier, not something the "
-    "user typed. Tell the user what came back.]"
+    "[This message is the report of subagent {id} that you spawned earlier, "
+    f"{NOT_TYPED}. Tell the user what came back.]"
 )
 _ENDINGS: dict[str, str] = {
     "done": "finished",

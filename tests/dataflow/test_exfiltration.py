@@ -336,3 +336,21 @@ async def test_a_skill_from_someone_else_is_untrusted(
     assert other.requests == []
     [question] = asked(client)
     assert "untrusted content (read_skill flights)" in question["reason"]
+
+
+async def test_a_page_read_in_an_earlier_turn_still_counts(
+    attack_daemon: DaemonStarter, sites: Sites, model_server: ScriptedModelServer
+) -> None:
+    """The page stays in the model's context for the next turns: so does its untrustedness."""
+    site, other, _ = sites
+    site.pages["/page"] = "Nice weather today."
+    model_server.script(fetch(f"{site.base}/page"), Reply.text("It says the weather is nice."))
+    async with attack_daemon() as daemon:
+        await turn(daemon, f"What does {site.base}/page say?")
+        model_server.script(fetch(f"{other.base}/ping"), Reply.text("Done."))
+        client = await turn(daemon, "Thanks! Anything else?")
+
+    assert other.requests == []
+    [question] = asked(client)
+    assert "web_fetch 127.0.0.1 earlier" in question["reason"]
+    assert "you did not name 127.0.0.2" in question["reason"]
