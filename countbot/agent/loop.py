@@ -191,7 +191,10 @@ class AgentLoop:
                 yield await self._end_cancelled(turn)
                 return
             await self._apply_steering(turn, choice)
-            messages, estimate = await self._keeper.messages(turn.entries, choice, turn.tools)
+            exact = self._spending is not None and self._spending.limited()
+            messages, estimate = await self._keeper.messages(
+                turn.entries, choice, turn.tools, exact=exact
+            )
             stop = await self._spend_check(turn, choice, estimate)
             if stop is not None:
                 yield await self._end_budget(turn, stop)

@@ -75,6 +75,10 @@ class SpendCheck:
 
 
 class SpendingGuard(Protocol):
+    def limited(self) -> bool:
+        """Whether any limit is set: then the next call's tokens must be counted exactly."""
+        ...
+
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int
     ) -> SpendCheck:

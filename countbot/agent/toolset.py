@@ -68,6 +68,8 @@ def select_tools(
     if small:
         return _few(offered, words)
     grouped = [(t, s) for t, s in offered if t.group]
+    if not grouped:  # nothing to choose among: no schema needs counting
+        return tuple(s for _, s in offered)
     spent = sum(cost(s) for t, s in offered if not t.group)
     if spent + sum(cost(s) for _, s in grouped) <= budget:
         return tuple(s for _, s in offered)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
 import socket
@@ -79,7 +80,7 @@ def run_daemon(settings: Settings) -> int:
         try:
             listener = bind_listener(web.host, web.port)
         except OSError as exc:
-            _say(f"countbot: cannot listen on {web.host}:{web.port}: {exc.strerror or exc}")
+            _say(_bind_failure(settings, exc))
             return EXIT_CONFLICT
         configure_logging(secret_masker(settings))
         with listener:
@@ -205,6 +206,21 @@ def bind_listener(host: str, port: int) -> socket.socket:
         listener.close()
         raise
     return listener
+
+
+def _bind_failure(settings: Settings, exc: OSError) -> str:
+    """Why the daemon cannot listen, naming the setting that changes it."""
+    web = settings.web
+    where = settings.config_path or "the config file"
+    text = f"countbot: cannot listen on {web.host}:{web.port}: {exc.strerror or exc}."
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"{text} Another program (perhaps another CountBot) uses port {web.port}: stop it, "
+            f"or set web.port to a free port in {where}."
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{text} This machine has no address {web.host}: check web.host in {where}."
+    return f"{text} Check web.host and web.port in {where}."
 
 
 def _announce(url: str, settings: Settings) -> None:
