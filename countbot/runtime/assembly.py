@@ -13,9 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.prompt import PromptBuilder
-from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
@@ -38,6 +36,13 @@ from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
+from countbot.runtime.features import (
+    Feature,
+    FeaturePorts,
+    LoopPorts,
+    agent_loop,
+    prompt_sources,
+)
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -84,6 +89,8 @@ class Runtime:
     mcp: McpManager
     # Voice notes and documents received on channels or uploaded in the web UI, read as text.
     media: MediaReader
+    # What features take from the runtime (a feature bound after the runtime opened too).
+    ports: FeaturePorts
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -125,8 +132,12 @@ def _secrets(model: BaseModel) -> Iterator[SecretStr]:
                     yield from _secrets(item)
 
 
-async def open_runtime(settings: Settings) -> Runtime:
-    """Open the store, seed the workspace and assemble the agent loop."""
+async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> Runtime:
+    """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
+
+    Every tool is registered here, before the loop is built (MCP servers' tools join and leave
+    later as their servers do).
+    """
     workspace = settings.workspace
     await asyncio.to_thread(seed_workspace, workspace)
     masker = secret_masker(settings)
@@ -140,7 +151,6 @@ async def open_runtime(settings: Settings) -> Runtime:
     )
     index.start()  # catches up with the files and the store in the background
     skills = skills_loader(settings)
-    personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
@@ -148,41 +158,22 @@ async def open_runtime(settings: Settings) -> Runtime:
     tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
     _register_memory_tools(tools, workspace, memory, index)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
+    loops = LoopPorts(
+        models=ModelResolver(lambda: settings.model, settings.data_dir),
+        personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
+        skills=skills,
+        memory=memory,
+        recorder=TurnRecorder(sessions, tool_calls, usage, audit, masker),
+        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
+        masker=masker,
+    )
+    ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
+    for feature in features:
+        for tool in feature.tools(ports):
+            tools.register(tool)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
-    prompt = PromptBuilder(
-        workspace=workspace,
-        persona_loader=personas,
-        persona_settings=settings.persona,
-        skills=skills,
-        memory=memory,
-        timezone=settings.timezone,
-        tool_names=tools.names(),
-    )
-    recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
-    keeper = ContextKeeper(
-        history=sessions,
-        summarizer=OverflowSummarizer(
-            sessions, memory, settings.agent.max_history, files_summary=is_users_conversation
-        ),
-        prompt=prompt,
-        tools=tools,
-        settings=settings.agent,
-        recall=AutoRecall(index, tokens=settings.memory.recall_tokens)
-        if settings.memory.recall
-        else None,
-    )
-    agent = AgentLoop(
-        resolve_model=models,
-        context=keeper,
-        tools=tools,
-        settings=settings.agent,
-        workspace=workspace,
-        hooks=recorder.hooks(),
-        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
-    )
     return Runtime(
         settings,
         masker,
@@ -194,15 +185,31 @@ async def open_runtime(settings: Settings) -> Runtime:
         memory,
         index,
         skills,
-        personas,
+        loops.personas,
         tools,
-        agent,
+        _agent_loop(settings, ports, index),
         outbound,
         sandbox,
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
-        models,
+        loops.models,
         mcp,
         MediaReader(settings.transcription),
+        ports,
+    )
+
+
+def _agent_loop(settings: Settings, ports: FeaturePorts, index: MemoryIndex) -> AgentLoop:
+    """The assistant's loop: its prompt, every tool, the spending limits, memory recall."""
+    recall = settings.memory
+    return agent_loop(
+        ports,
+        prompt=PromptBuilder(tool_names=ports.tools.names(), **prompt_sources(ports)),
+        tools=ports.tools,
+        limits=settings.agent,
+        hooks=ports.loops.recorder.hooks(),
+        spending=ports.loops.spending,
+        recall=AutoRecall(index, tokens=recall.recall_tokens) if recall.recall else None,
+        files_summary=is_users_conversation,
     )
 
 
