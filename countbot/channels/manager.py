@@ -250,6 +250,7 @@ class ChannelManager:
             runtime.outbound.outbox,
         )
         access = AccessControl(name, lambda: settings().allow_from, self._pairing)
+        media = MediaFolder(runtime.settings.workspace, runtime.media)
         intake = Intake(
             name,
             gateway=self._gateway,
@@ -260,8 +261,8 @@ class ChannelManager:
             ),
             chats=self._state,
             feed=feed,
+            media=media,
         )
-        media = MediaFolder(runtime.settings.workspace, runtime.media)
         answers = ApprovalAnswers(name, self._gateway.approvals, access)
         kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
         return kind(kit), feed

@@ -52,6 +52,7 @@ async def put_settings(request: Request) -> JSONResponse:
     except ConfigError as exc:
         raise ApiError(400, "; ".join(exc.problems)) from None
     _apply(daemon, fresh)
+    await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
     push_status(daemon)  # open tabs show or hide the "no model" banner at once
     return JSONResponse(await _shown(daemon))
 
