@@ -146,10 +146,7 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
-    index = await MemoryIndex.open(
-        settings.data_dir / INDEX_FILE, workspace, sessions, embedder_for(settings.memory)
-    )
-    index.start()  # catches up with the files and the store in the background
+    index = await _memory_index(settings, sessions)
     skills = skills_loader(settings)
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
@@ -168,9 +165,7 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
         masker=masker,
     )
     ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
-    for feature in features:
-        for tool in feature.tools(ports):
-            tools.register(tool)
+    _add_feature_tools(features, ports)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
@@ -196,6 +191,22 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
         MediaReader(settings.transcription),
         ports,
     )
+
+
+async def _memory_index(settings: Settings, sessions: SessionStore) -> MemoryIndex:
+    """The memory index, open and catching up with the files and the store in the background."""
+    index = await MemoryIndex.open(
+        settings.data_dir / INDEX_FILE, settings.workspace, sessions, embedder_for(settings.memory)
+    )
+    index.start()
+    return index
+
+
+def _add_feature_tools(features: Sequence[Feature], ports: FeaturePorts) -> None:
+    """Every feature's tools join the registry, in the order the surface gave the features."""
+    for feature in features:
+        for tool in feature.tools(ports):
+            ports.tools.register(tool)
 
 
 def _agent_loop(settings: Settings, ports: FeaturePorts, index: MemoryIndex) -> AgentLoop:
