@@ -50,6 +50,7 @@ export default {
   "chat.retrying": "The model call failed ({cause}); retry {attempt} in {delay} s…",
   "chat.fallback": "Answered by the fallback model {model}.",
   "chat.truncated": "The answer was cut off at the output limit. Say “continue” for the rest, or raise the maximum answer length in Settings.",
+  "chat.truncatedRunaway": "The model began repeating itself, so its answer was stopped there.",
   "chat.truncatedContinuing": "The answer was cut off at the output limit; asking the model to continue…",
   "chat.stepLimit": "I stopped before finishing: this request used all its steps. Tell me to continue to keep going.",
   "chat.toolLoop": "I stopped: the model kept repeating itself without getting anywhere. Rephrasing the request or choosing a stronger model may help.",

@@ -49,6 +49,7 @@ export default {
   "chat.retrying": "模型调用失败（{cause}）；{delay} 秒后第 {attempt} 次重试…",
   "chat.fallback": "由备用模型 {model} 回答。",
   "chat.truncated": "回答在输出上限处被截断。发送“继续”获取其余部分，或在设置中提高最大回答长度。",
+  "chat.truncatedRunaway": "模型开始重复自己，回答在那里被停止了。",
   "chat.truncatedContinuing": "回答在输出上限处被截断，正在请模型继续…",
   "chat.stepLimit": "我在完成前停下了：这个请求已用完所有步骤。让我继续即可接着做。",
   "chat.toolLoop": "我停下了：模型一直在重复同样的操作而没有进展。换个说法或换一个更强的模型可能会有帮助。",
