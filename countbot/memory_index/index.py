@@ -110,11 +110,11 @@ class MemoryIndex:
             _stamp(until + timedelta(days=1)) if until else None,
             exclude_session,
         )
-        match = match_expression(query)
-        text_hits = (
-            await self._db.run(index_db.search_text, match, filters, CANDIDATES) if match else []
+        # Full-text on the database thread and vectors in a worker, at the same time (both let
+        # go of the GIL while they work).
+        text_hits, vector_hits = await asyncio.gather(
+            self._text_hits(query, filters), self._vector_hits(query, filters)
         )
-        vector_hits = await self._vector_hits(query, filters)
         rows = await self._db.run(
             index_db.rows, list({i for i, _ in text_hits} | {i for i, _ in vector_hits})
         )
@@ -131,6 +131,12 @@ class MemoryIndex:
             for i, score in ranked[:limit]
             if i in rows
         ]
+
+    async def _text_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
+        match = match_expression(query)
+        if match is None:
+            return []
+        return await self._db.run(index_db.search_text, match, filters, CANDIDATES)
 
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._embedder is None or not self._vectors_ready or not query.strip():
