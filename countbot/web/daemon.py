@@ -136,7 +136,7 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs = SubagentsFeature(), JobsFeature()
-    runtime = await open_runtime(settings, features=[subagent_feature, jobs])
+    runtime = await open_runtime(settings, features=[subagent_feature, jobs], memory_vectors=True)
     gateway = Gateway(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
