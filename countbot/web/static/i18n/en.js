@@ -17,6 +17,8 @@ export default {
   "conn.closed": "Offline, retrying",
 
   "banner.noModel": "No model is configured yet.",
+  "banner.configError": "config.yaml has a problem, so the running settings are kept: {error}",
+  "banner.configRestart": "config.yaml changed: {sections} take effect after a restart of CountBot.",
   "banner.openSettings": "Open Settings",
   "banner.offlineModel":
     "You are talking to the small built-in model: it works offline and nothing leaves this " +
@@ -170,6 +172,7 @@ export default {
     "They run offline on this computer's CPU. Use one, then Save; larger ones answer better.",
   "settings.localInstall": "To run these: pip install 'countbot[local]', then restart CountBot.",
   "settings.localUse": "Use",
+  "common.dismiss": "Dismiss",
   "settings.sandbox": "Shell sandbox",
   "settings.sandboxActive": "Commands run in the sandbox",
   "settings.sandboxInactive": "Not sandboxed: every command asks first",
