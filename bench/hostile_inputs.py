@@ -239,7 +239,13 @@ def cases(bench: Bench) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
     ).encode()
     huge = "9" * 5000
     port = bench.port
+
+    async def idle() -> str:
+        await asyncio.sleep(0.5)
+        return "nothing sent: the lateness a loaded machine adds by itself"
+
     return [
+        ("idle (baseline)", idle),
         ("web_fetch: 120 KB of unclosed <title", bench.fetch("/unclosed-titles")),
         ("web_fetch: 156 KB of <html><title>", bench.fetch("/titles")),
         ("web_fetch: 2 MB of well-formed tags", bench.fetch("/tags")),
@@ -251,6 +257,21 @@ def cases(bench: Bench) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
         (
             "tool arguments: 100 KB of {",
             bench.turn(Reply.tool_calls(("web_fetch", "{" * 100_000), chunk_size=4096)),
+        ),
+        (
+            "tool arguments: 60 KB to repair",
+            bench.turn(
+                Reply.tool_calls(("web_fetch", "{'url': '" + "x" * 60_000 + "',}"), chunk_size=4096)
+            ),
+        ),
+        (
+            "exec: 64 KB command for the tripwire",
+            bench.turn(
+                Reply.tool_calls(
+                    ("exec", json.dumps({"command": "echo " + "a'b\"c$(d) ; " * 5_000})),
+                    chunk_size=4096,
+                )
+            ),
         ),
         ("skill frontmatter: deep nesting", bench.skill_turn("a: " + "[" * 10_000)),
         ("skill frontmatter: billion laughs", bench.skill_turn(billion_laughs())),
@@ -390,7 +411,9 @@ def print_table(rows: list[Row]) -> None:
         ok = "yes" if stall < STALL_TARGET_MS and memory < MEMORY_TARGET_MB else "NO"
         print(f"{row.name:40} {stall:9.1f} {memory:7.1f}  {ok:3} {row.outcome}")
     print(
-        f"\nstall: median of the worst 5 ms-tick lateness per run (target < {STALL_TARGET_MS:g} ms)"
+        "\nstall: median of the worst 5 ms-tick lateness per run "
+        f"(target < {STALL_TARGET_MS:g} ms); the idle row is what the machine's load alone adds "
+        f"(load average {os.getloadavg()[0]:.1f})"
     )
     print(f"mem: largest RSS growth over the run (target < {MEMORY_TARGET_MB:g} MB)")
 

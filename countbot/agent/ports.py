@@ -35,6 +35,14 @@ class SessionHistory(Protocol):
         ...
 
 
+class MemoryRecall(Protocol):
+    """Finds what memory holds about a turn's message (the memory index's auto-recall)."""
+
+    async def recall(self, query: str, session_id: str) -> str | None:
+        """A marked context block to send with the message, or None."""
+        ...
+
+
 class SteeringInbox(Protocol):
     """Messages that arrived mid-turn in "steer" mode, injected before the next model call."""
 
@@ -67,6 +75,10 @@ class SpendCheck:
 
 
 class SpendingGuard(Protocol):
+    def limited(self) -> bool:
+        """Whether any limit is set: then the next call's tokens must be counted exactly."""
+        ...
+
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int
     ) -> SpendCheck:

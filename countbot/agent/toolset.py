@@ -39,6 +39,7 @@ _INTENTS = {
     "memory_write": "remember note notes memorize forget save",
     "memory_read": "memory recall earlier told",
     "memory_search": "memory recall earlier told search",
+    "memory_forget": "forget remove erase delete memory",
     "read_skill": "skill skills",
     "message": "send message telegram slack discord",
     "cron": "remind reminder reminders schedule every daily weekly hourly alarm",
@@ -67,6 +68,8 @@ def select_tools(
     if small:
         return _few(offered, words)
     grouped = [(t, s) for t, s in offered if t.group]
+    if not grouped:  # nothing to choose among: no schema needs counting
+        return tuple(s for _, s in offered)
     spent = sum(cost(s) for t, s in offered if not t.group)
     if spent + sum(cost(s) for _, s in grouped) <= budget:
         return tuple(s for _, s in offered)

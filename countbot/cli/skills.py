@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from countbot.cli.common import config_option, fail, run_async, settings_or_exit
+from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.errors import ConfigError
 from countbot.config.settings import Settings
 from countbot.skills.catalog import SkillCatalog
@@ -21,7 +22,7 @@ from countbot.skills.installer import remove as remove_skill
 from countbot.skills.skill import Skill
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def skills() -> None:
     """Skills: list, install from a folder or archive, remove, switch on and off."""
 

@@ -13,12 +13,13 @@ from urllib.parse import quote
 import click
 
 from countbot.cli.common import config_option, fail, run_async, settings_or_exit
+from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.settings import Settings
 
 TIMEOUT = 10.0
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def subagents() -> None:
     """Background subagents of the running daemon."""
 

@@ -31,6 +31,7 @@ from countbot.config.file_write import replace_file
 from countbot.config.instance import SHIPPED_ROOT, default_config, refuse_example
 from countbot.config.problems import explain, show
 from countbot.config.settings import Settings
+from countbot.config.yaml_errors import explain_yaml_error
 
 __all__ = [
     "CONFIG_ENV_VAR",
@@ -207,12 +208,7 @@ def _parse(text: str, source: Path) -> yaml_text.YamlDocument:
     try:
         return yaml_text.parse(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        what = getattr(err, "problem", None) or str(err)
-        context = getattr(err, "context", None)
-        detail = f"{what} ({context})" if context else what
-        raise ConfigError(f"YAML syntax error in {source}{where}: {detail}") from None
+        raise ConfigError(explain_yaml_error(err, text, str(source))) from None
 
 
 def _validate(

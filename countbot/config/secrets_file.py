@@ -15,6 +15,7 @@ import yaml
 
 from countbot.config.errors import ConfigError
 from countbot.config.file_write import replace_file
+from countbot.config.yaml_errors import explain_yaml_error
 
 FILE_NAME = "secrets.yaml"
 MODE = 0o600
@@ -45,7 +46,7 @@ def read_secrets(path: Path) -> dict[str, str]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise ConfigError(f"YAML syntax error in the secrets file {path}: {err}") from None
+        raise ConfigError(explain_yaml_error(err, text, f"the secrets file {path}")) from None
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(

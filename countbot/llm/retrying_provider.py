@@ -36,6 +36,7 @@ from countbot.llm.types import (
     StreamFallback,
     StreamRetry,
     TextDelta,
+    ToolCall,
     ToolCallReady,
     Usage,
     UsageReport,
@@ -194,7 +195,13 @@ class RetryingProvider(ABC):
         if attempt.failure is not None:
             attempt.partial_text = accumulator.text
             return
-        for event in _finish(model, accumulator):
+        # Repairing broken arguments is pure-Python parsing (~8 ms per KB): long ones in a
+        # thread, which hands the GIL back every few ms, rather than one long stall of the loop.
+        if accumulator.arguments_chars() > _INLINE_ARGUMENTS:
+            calls = await asyncio.to_thread(accumulator.tool_calls)
+        else:
+            calls = accumulator.tool_calls()
+        for event in _finish(model, accumulator, calls):
             yield event
 
     def _failure(self, exc: Exception, model: str) -> ModelFailure:
@@ -209,15 +216,20 @@ class RetryingProvider(ABC):
         return None
 
 
+# Tool-call arguments up to this size are parsed (or repaired) on the loop: a few ms at most.
+_INLINE_ARGUMENTS = 2048
+
+
 def _take(accumulator: StreamAccumulator, chunk: Any) -> list[TextDelta | ReasoningDelta]:
     if isinstance(chunk, WholeCompletion):
         return accumulator.add_completion(chunk.response)
     return accumulator.add(chunk)
 
 
-def _finish(model: str, accumulator: StreamAccumulator) -> list[StreamEvent]:
+def _finish(
+    model: str, accumulator: StreamAccumulator, calls: tuple[ToolCall, ...]
+) -> list[StreamEvent]:
     """The closing events of a complete stream: tool calls, usage, and the whole message."""
-    calls = accumulator.tool_calls()
     events: list[StreamEvent] = [ToolCallReady(call) for call in calls]
     usage = accumulator.usage
     if usage is not None:

@@ -126,6 +126,10 @@ class StreamAccumulator:
             )
         return None
 
+    def arguments_chars(self) -> int:
+        """How much argument text the calls carry: what parsing them will cost."""
+        return sum(len(part) for call in self._calls for part in call.arguments)
+
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The reassembled calls, arguments parsed or repaired; nameless fragments are dropped."""
         return tuple(

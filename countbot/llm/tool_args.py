@@ -6,6 +6,7 @@ cannot be repaired is kept raw with an error the model can read and correct.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -90,11 +91,21 @@ def wire_arguments(call: ToolCall) -> str:
     """The arguments to send back to a provider: raw if it is a JSON object, else repaired.
 
     Some providers re-parse arguments in history and reject the whole request on broken JSON.
+    This runs for every call in the history at every request, so a repair is never redone: the
+    call's own parsed arguments serve when it has them (a fresh call), else the repair of a call
+    read back from the store is remembered.
     """
     try:
         if isinstance(json.loads(call.arguments_raw), dict):
             return call.arguments_raw
     except (json.JSONDecodeError, RecursionError, ValueError):
         pass
-    arguments, _ = parse_arguments(call.arguments_raw)
+    if call.arguments is not None:
+        return json.dumps(call.arguments)
+    return _repaired_for_wire(call.arguments_raw)
+
+
+@functools.lru_cache(maxsize=32)
+def _repaired_for_wire(raw: str) -> str:
+    arguments, _ = parse_arguments(raw)
     return json.dumps(arguments or {})

@@ -91,6 +91,10 @@ class LocalServer:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            # Its own session: a Ctrl-C in the daemon's terminal goes to the daemon's process
+            # group only, so the child is stopped on purpose, never killed under the watcher.
+            # It still dies with its owner: its stdin closes.
+            start_new_session=True,
         )
         options = {
             "model": str(model),

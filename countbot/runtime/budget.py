@@ -74,6 +74,9 @@ class BudgetGuard:
             limits.append(Limit(key, what, limit, spent, upcoming, dollars))
         return limits
 
+    def limited(self) -> bool:
+        return any(value is not None for value in self._settings().model_dump().values())
+
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int
     ) -> SpendCheck:

@@ -44,7 +44,11 @@ class ModelResolver:
             # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
-        local = await self.local.server_for(name, settings) if is_local(name) else None
+        if is_local(name):
+            local = await self.local.server_for(name, settings)
+        else:
+            local = None
+            await self.local.aclose()  # another model was chosen: free the local one's memory
         options = ProviderOptions(
             api_base=settings.api_base,
             api_key=api_key,
@@ -72,6 +76,12 @@ class ModelResolver:
         self._cached = (key, choice)
         self._provider = provider
         return choice
+
+    async def release_unused(self) -> None:
+        """Stop the local model's child server when the settings no longer choose it, so the
+        memory it holds is freed at the choice, not at the next turn."""
+        if not is_local(effective_model(self._current(), self._data_dir)):
+            await self.local.aclose()
 
     async def aclose(self) -> None:
         """Close the current provider's kept-alive connections and stop a local model's server

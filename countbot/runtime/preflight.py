@@ -14,13 +14,18 @@ from countbot.agent.persona import PersonaError, PersonaLoader
 from countbot.config.errors import ConfigError
 from countbot.config.settings import Settings
 
+# The data folder holds conversations, the audit trail and keys: only its owner may enter one
+# that CountBot creates (so `doctor --security` never warns about a folder CountBot made). The
+# workspace is the user's own files and keeps the usual mode.
+_MODES = {"data_dir": 0o700, "workspace": 0o777}
+
 
 def check_settings(settings: Settings) -> None:
     """Raise one `ConfigError` listing every problem found, or return."""
     problems = [
         problem
         for key, path in (("data_dir", settings.data_dir), ("workspace", settings.workspace))
-        if (problem := _folder_problem(key, path)) is not None
+        if (problem := _folder_problem(key, path, _MODES[key])) is not None
     ]
     if settings.personas_dir is not None:
         try:
@@ -32,8 +37,8 @@ def check_settings(settings: Settings) -> None:
         raise ConfigError.listing(source, problems)
 
 
-def _folder_problem(key: str, path: Path) -> str | None:
-    """Why `path` cannot be used as a writable folder (created here when missing)."""
+def _folder_problem(key: str, path: Path, mode: int) -> str | None:
+    """Why `path` cannot be used as a writable folder (created here with `mode` when missing)."""
     existing = path
     while not existing.exists():
         if existing.parent == existing:
@@ -47,7 +52,7 @@ def _folder_problem(key: str, path: Path) -> str | None:
         return f"`{key}` ({path}) {what}; choose a folder you can write to"
     # Permissions do not tell everything (root under /proc, a read-only mount): try it.
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=mode, parents=True, exist_ok=True)
     except OSError as exc:
         return f"`{key}` ({path}) cannot be created ({exc.strerror or exc}); choose another folder"
     return None

@@ -77,7 +77,7 @@ class ConfigWatcher:
             log.warning("%s; the running settings are kept", exc)
         else:
             state.error = ""
-            state.restart = apply_settings(self._daemon, fresh)
+            state.restart = await apply_settings(self._daemon, fresh)
             waiting = f" ({', '.join(state.restart)} after a restart)" if state.restart else ""
             log.info("config file changed: applied%s", waiting)
         push_status(self._daemon)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
 import socket
@@ -28,8 +29,8 @@ from countbot.llm.provider_choice import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
-from countbot.scheduler.assembly import start_scheduler
-from countbot.subagents.manager import start_subagents
+from countbot.scheduler.assembly import JobsFeature, start_scheduler
+from countbot.subagents.feature import SubagentsFeature
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.config_watch import ConfigWatcher
@@ -80,7 +81,7 @@ def run_daemon(settings: Settings) -> int:
         try:
             listener = bind_listener(web.host, web.port)
         except OSError as exc:
-            _say(f"countbot: cannot listen on {web.host}:{web.port}: {exc.strerror or exc}")
+            _say(_bind_failure(settings, exc))
             return EXIT_CONFLICT
         configure_logging(secret_masker(settings))
         with listener:
@@ -133,15 +134,16 @@ async def serve_daemon(
 
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
-    runtime = await open_runtime(settings)
+    subagent_feature, jobs = SubagentsFeature(), JobsFeature()
+    runtime = await open_runtime(settings, features=[subagent_feature, jobs])
     gateway = Gateway(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
-    subagents = await start_subagents(gateway, runtime)
+    subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]
     channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
     await channels.start()  # returns at once; each channel connects in its own task
-    scheduler = await start_scheduler(runtime, gateway)
+    scheduler = await start_scheduler(jobs, gateway)
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
@@ -211,6 +213,21 @@ def bind_listener(host: str, port: int) -> socket.socket:
         listener.close()
         raise
     return listener
+
+
+def _bind_failure(settings: Settings, exc: OSError) -> str:
+    """Why the daemon cannot listen, naming the setting that changes it."""
+    web = settings.web
+    where = settings.config_path or "the config file"
+    text = f"countbot: cannot listen on {web.host}:{web.port}: {exc.strerror or exc}."
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"{text} Another program (perhaps another CountBot) uses port {web.port}: stop it, "
+            f"or set web.port to a free port in {where}."
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{text} This machine has no address {web.host}: check web.host in {where}."
+    return f"{text} Check web.host and web.port in {where}."
 
 
 def _announce(url: str, settings: Settings) -> None:

@@ -19,7 +19,7 @@ REPLACED = ("model", "budget")
 _NOT_SECTIONS = frozenset({"config_path"})
 
 
-def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
+async def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
     """Apply `fresh` where it differs from the running settings; returns the sections that
     changed but take effect only after a restart (sorted)."""
     live = daemon.runtime.settings
@@ -34,6 +34,7 @@ def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
         section, wanted = getattr(live, name), getattr(fresh, name)
         for field in type(section).model_fields:
             setattr(section, field, getattr(wanted, field))
+    await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
     live_here = {*IN_PLACE, *REPLACED, *_NOT_SECTIONS}
     return sorted(
         name

@@ -33,7 +33,9 @@ async def test_a_toast_leaves_the_send_button_free_on_a_phone(
         send = await chat.by_testid("send-button").bounding_box()
         shown = await toast.bounding_box()
         assert send and shown
-        apart = shown["y"] + shown["height"] <= send["y"] or send["y"] + send["height"] <= shown["y"]
+        apart = (
+            shown["y"] + shown["height"] <= send["y"] or send["y"] + send["height"] <= shown["y"]
+        )
         assert apart, (shown, send)
         await chat.send("still works")
         await expect(chat.messages("user")).to_have_text("still works")

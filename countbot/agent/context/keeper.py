@@ -21,10 +21,18 @@ from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.metered import MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
-from countbot.agent.context.tokens import FixedCost, count, counted, request_budget
+from countbot.agent.context.tokens import (
+    FixedCost,
+    bound,
+    bounded,
+    count,
+    counted,
+    exactly,
+    request_budget,
+)
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
-from countbot.agent.ports import SessionHistory
+from countbot.agent.ports import MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
@@ -49,8 +57,10 @@ class ContextKeeper:
         prompt: PromptBuilder,
         tools: ToolRegistry,
         settings: AgentSettings,
+        recall: MemoryRecall | None = None,
     ) -> None:
         self._history = history
+        self._recall = recall
         self._summarizer = summarizer
         self._prompt = prompt
         self._tools = tools
@@ -70,6 +80,9 @@ class ContextKeeper:
             extra = f"{extra}\n{loaded}" if extra else loaded
         if extra:
             turn_context = f"{turn_context}\n{extra}"
+        if self._recall is not None:  # auto-recall: cited memory hits ride with the message
+            recalled = await self._recall.recall(message, request.session_id)
+            turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
         return UserEntry(message, request.media, turn_context)
 
     def budget(self, choice: ModelChoice) -> int:
@@ -107,26 +120,40 @@ class ContextKeeper:
         choice: ModelChoice,
         tools: Sequence[ToolSpec],
         prompt: str | None = None,
+        *,
+        exact: bool = False,
     ) -> Fitted:
-        """`entries` as they fit the next request (the system prompt and `tools` counted in)."""
+        """`entries` as they fit the next request (the system prompt and `tools` counted in);
+        `exact`: its tokens counted by the tokenizer even when an upper bound fits."""
         if prompt is None:
             prompt = await self._prompt.build_system_prompt()
+        budget = self.budget(choice)
+        # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
+        upper = bounded(entries)
         fixed = self._fixed.tokens(prompt, tools, choice.model)
+        if not exact and fixed + sum(e.tokens for e in upper) <= budget:
+            return fit(upper, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
+        entries = await exactly(entries, choice.model)
         return fit(
             entries,
-            budget=self.budget(choice),
-            fixed=fixed,
+            budget=budget,
+            fixed=self._fixed.tokens(prompt, tools, choice.model),
             count=lambda text: count(text, choice.model),
             vision=choice.vision,
         )
 
     async def messages(
-        self, entries: Sequence[HistoryEntry], choice: ModelChoice, tools: Sequence[ToolSpec]
+        self,
+        entries: Sequence[HistoryEntry],
+        choice: ModelChoice,
+        tools: Sequence[ToolSpec],
+        *,
+        exact: bool = False,
     ) -> tuple[list[Message], int]:
         """The next request's messages (the system prompt, then the fitted history) and their
-        estimated prompt tokens."""
+        estimated prompt tokens (an upper bound unless `exact`)."""
         prompt = await self._prompt.build_system_prompt()
-        fitted = await self.fit(entries, choice, tools, prompt)
+        fitted = await self.fit(entries, choice, tools, prompt, exact=exact)
         return [SystemMessage(prompt), *fitted.messages], fitted.tokens
 
     async def _window(

@@ -5,14 +5,21 @@ record; the system prompt and tool schemas are counted once per change. So the e
 request is a sum of stored numbers, however long the session grows. Counts use the model's
 tokenizer through litellm's bundled files (`llm.token_counter`, offline); without them a
 deliberately high estimate (a token per three characters) stands in.
+
+The tokenizer costs ~40 MB and a tenth of a second to load, more than a one-shot
+`countbot chat -m` needs in all. So it is loaded only when exactness matters: until then an
+entry stays uncounted (`tokens == 0`) and a request is checked against an upper bound (every
+token is at least one UTF-8 byte, `bound`); only a request whose bound does not fit its budget
+loads the tokenizer (`exactly`), and from then on entries are counted as they are committed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from countbot.agent.history import (
@@ -25,13 +32,15 @@ from countbot.agent.history import (
     UserEntry,
 )
 from countbot.llm.openai_format import to_openai_tools
-from countbot.llm.token_counter import TokenizerUnavailable, count_text
+from countbot.llm.token_counter import TokenizerUnavailable, count_text, encoding, encoding_name
+from countbot.llm.token_counter import is_loaded as tokenizer_loaded
 from countbot.llm.types import ToolSpec
 
 # Framing a message costs on the wire beyond its text (role, separators, ids and names).
 MESSAGE_OVERHEAD = 6
 TOOL_RESULT_OVERHEAD = 12
 TOOL_CALL_OVERHEAD = 8
+Counter = Callable[[str], int]
 # Vendors resize images before counting them; this is a typical high-detail tile count.
 IMAGE_TOKENS = 800
 # Texts longer than this are counted in a worker thread, not on the event loop.
@@ -50,24 +59,37 @@ def count(text: str, model: str) -> int:
         return len(text) // 3 + 1
 
 
-def entry_tokens(entry: HistoryEntry, model: str) -> int:
-    """What `entry` costs in a request (notes cost nothing: they are never sent)."""
+def bound(text: str) -> int:
+    """An upper bound of the tokens in `text` for any byte-level BPE tokenizer: its bytes."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def entry_tokens(entry: HistoryEntry, model: str, measure: Counter | None = None) -> int:
+    """What `entry` costs in a request (notes cost nothing: they are never sent); `measure`
+    counts a text (default: the model's tokenizer)."""
+    size = measure or (lambda text: count(text, model))
     if isinstance(entry, UserEntry):
         text = f"{entry.context}\n\n{entry.content}" if entry.context else entry.content
-        return count(text, model) + len(entry.images) * IMAGE_TOKENS + MESSAGE_OVERHEAD
+        return size(text) + len(entry.images) * IMAGE_TOKENS + MESSAGE_OVERHEAD
     if isinstance(entry, AssistantEntry):
-        calls = sum(
-            count(c.name + c.arguments_raw, model) + TOOL_CALL_OVERHEAD for c in entry.tool_calls
-        )
-        return count(entry.text, model) + calls + MESSAGE_OVERHEAD
+        calls = sum(size(c.name + c.arguments_raw) + TOOL_CALL_OVERHEAD for c in entry.tool_calls)
+        return size(entry.text) + calls + MESSAGE_OVERHEAD
     if isinstance(entry, ToolResultEntry):
-        return count(entry.content, model) + TOOL_RESULT_OVERHEAD
+        return size(entry.content) + TOOL_RESULT_OVERHEAD
     if isinstance(entry, SummaryEntry):
-        return count(f"{SUMMARY_HEADING}\n{entry.text}", model) + MESSAGE_OVERHEAD
+        return size(f"{SUMMARY_HEADING}\n{entry.text}") + MESSAGE_OVERHEAD
     return 0
 
 
 async def counted(entry: HistoryEntry, model: str) -> HistoryEntry:
+    """`entry` with its token count filled in if the tokenizer is loaded, else as it is (to be
+    bounded or counted when a request needs it)."""
+    if not tokenizer_loaded(model):
+        return entry
+    return await _counted_now(entry, model)
+
+
+async def _counted_now(entry: HistoryEntry, model: str) -> HistoryEntry:
     """`entry` with its token count filled in (long texts are counted off the event loop)."""
     if isinstance(entry, NoteEntry) or entry.tokens:
         return entry
@@ -76,6 +98,24 @@ async def counted(entry: HistoryEntry, model: str) -> HistoryEntry:
     else:
         tokens = entry_tokens(entry, model)
     return dataclasses.replace(entry, tokens=tokens)
+
+
+def bounded(entries: Sequence[HistoryEntry]) -> list[HistoryEntry]:
+    """`entries` with an upper bound standing in for each count not made yet."""
+    return [
+        e
+        if e.tokens or isinstance(e, NoteEntry)
+        else dataclasses.replace(e, tokens=entry_tokens(e, "", bound))
+        for e in entries
+    ]
+
+
+async def exactly(entries: Sequence[HistoryEntry], model: str) -> list[HistoryEntry]:
+    """`entries` with every count made by the tokenizer (loaded now if it was not)."""
+    if not tokenizer_loaded(model):
+        with contextlib.suppress(TokenizerUnavailable):
+            await asyncio.to_thread(encoding, encoding_name(model))
+    return [await _counted_now(e, model) for e in entries]
 
 
 def _text_size(entry: HistoryEntry) -> int:
@@ -106,16 +146,18 @@ def request_budget(context_window: int, share: float, max_tokens: int | None) ->
 
 @dataclass(slots=True)
 class FixedCost:
-    """The system prompt's and tool schemas' token count, recounted only when one changes."""
+    """The system prompt's and tool schemas' token count (an upper bound until the tokenizer is
+    loaded), recounted only when one of them changes."""
 
-    _key: tuple[str, int, str] | None = None
+    _key: tuple[str, int, str, bool] | None = None
     _tokens: int = 0
 
     def tokens(self, system_prompt: str, tools: Sequence[ToolSpec], model: str) -> int:
-        key = (system_prompt, hash(tuple(t.name for t in tools)), model)
+        exact = tokenizer_loaded(model)
+        key = (system_prompt, hash(tuple(t.name for t in tools)), model, exact)
         if key != self._key:
-            self._tokens = (
-                count(system_prompt, model) + MESSAGE_OVERHEAD + schema_tokens(tools, model)
-            )
+            size = (lambda text: count(text, model)) if exact else bound
+            schemas = json.dumps(to_openai_tools(list(tools)), ensure_ascii=False)
+            self._tokens = size(system_prompt) + MESSAGE_OVERHEAD + size(schemas)
             self._key = key
         return self._tokens

@@ -52,7 +52,7 @@ async def put_settings(request: Request) -> JSONResponse:
         fresh = await asyncio.to_thread(load_settings, settings.config_path)
     except ConfigError as exc:
         raise ApiError(400, "; ".join(exc.problems)) from None
-    apply_settings(daemon, fresh)
+    await apply_settings(daemon, fresh)
     push_status(daemon)  # open tabs show or hide the "no model" banner at once
     return JSONResponse(await _shown(daemon))
 
