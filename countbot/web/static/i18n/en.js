@@ -292,6 +292,8 @@ export default {
   "nav.cron": "Scheduled",
   "cron.title": "Scheduled jobs",
   "cron.none": "No scheduled jobs yet. Ask the assistant (“remind me every weekday at 8:00 to …”) or add one here.",
+  "cron.edit": "Edit job",
+  "cron.editJob": "Edit",
   "cron.new": "New job",
   "cron.name": "Name",
   "cron.kind": "Schedule",

@@ -311,6 +311,8 @@ export default {
   "nav.cron": "定时任务",
   "cron.title": "定时任务",
   "cron.none": "还没有定时任务。可以直接告诉助手（“每个工作日 8:00 提醒我……”），或在这里添加。",
+  "cron.edit": "编辑任务",
+  "cron.editJob": "编辑",
   "cron.new": "新建任务",
   "cron.name": "名称",
   "cron.kind": "计划方式",
