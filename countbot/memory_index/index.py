@@ -47,6 +47,9 @@ EMBED_RETRY = 60.0
 EMBED_DELAY = 0.5
 
 
+MAX_QUERY_CHARS = 4_000
+
+
 class MemoryIndex:
     """See the module docstring; open with `await MemoryIndex.open(...)`, then `start()`."""
 
@@ -103,6 +106,9 @@ class MemoryIndex:
         exclude_session: str | None = None,
     ) -> list[CitedHit]:
         """Hits for `query`, best first: full-text and vectors fused, recency counted."""
+        # A pasted megabyte would be a MATCH of 100,000 terms built on the loop: its opening
+        # says what it is about.
+        query = query[:MAX_QUERY_CHARS]
         await self.catch_up()
         filters = Filters(
             tuple(k for k in kinds if k in KINDS) or KINDS,

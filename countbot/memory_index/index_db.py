@@ -230,16 +230,6 @@ def rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Row]:
     return {r[0]: Row(*r) for r in found}
 
 
-def rows_like(conn: sqlite3.Connection, text: str, kinds: tuple[str, ...]) -> list[Row]:
-    """Entries whose text contains `text` exactly (forget, duplicate checks)."""
-    marks = ", ".join("?" * len(kinds))
-    found = conn.execute(
-        f"SELECT {_ROW} FROM entries WHERE instr(text, ?) > 0 AND kind IN ({marks})",
-        (text, *kinds),
-    )
-    return [Row(*r) for r in found]
-
-
 def count_entries(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
 
