@@ -45,6 +45,7 @@ from countbot.runtime.features import (
 )
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
@@ -52,6 +53,7 @@ from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
+from countbot.store.outbox import OutboxStore
 from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
@@ -153,7 +155,7 @@ async def open_runtime(
     memory = MemoryFile(workspace / "MEMORY.md")
     index = await _memory_index(settings, sessions, memory_vectors)
     skills = skills_loader(settings)
-    outbound = OutboundRouter()
+    outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)

@@ -37,6 +37,7 @@ from countbot.web.context import DaemonContext
 from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
+from countbot.web.stop_deadline import arm as arm_stop_deadline
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
+            arm_stop_deadline(settings.web.shutdown_grace)
             _say(_stopping_text(daemon.context.gateway.running_turns, settings.web.shutdown_grace))
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
