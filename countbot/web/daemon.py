@@ -37,6 +37,7 @@ from countbot.web.context import DaemonContext
 from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
+from countbot.web.stop_deadline import arm as arm_stop_deadline
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
+            arm_stop_deadline(settings.web.shutdown_grace)
             _say(_stopping_text(daemon.context.gateway.running_turns, settings.web.shutdown_grace))
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -134,7 +136,7 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs = SubagentsFeature(), JobsFeature()
-    runtime = await open_runtime(settings, features=[subagent_feature, jobs])
+    runtime = await open_runtime(settings, features=[subagent_feature, jobs], memory_vectors=True)
     gateway = Gateway(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
