@@ -17,6 +17,10 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Response
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -47,12 +51,12 @@ async def measure(base: str) -> tuple[dict[str, list[float]], dict[str, list[int
     return times, sizes
 
 
-async def _one_load(browser, base: str) -> tuple[dict[str, float], dict[str, list[int]]]:  # noqa: ANN001
+async def _one_load(browser: Browser, base: str) -> tuple[dict[str, float], dict[str, list[int]]]:
     context = await browser.new_context()
     page = await context.new_page()
     fetched: dict[str, list[int]] = defaultdict(list)
 
-    async def count(response) -> None:  # noqa: ANN001
+    async def count(response: Response) -> None:
         if response.url.startswith(base) and not response.url.startswith(f"{base}/api/"):
             kind = _kind(response.url, response.headers.get("content-type", ""))
             fetched[kind].append(len(await response.body()))
