@@ -2,7 +2,9 @@
 on 5, 15 and 60 s of espeak-ng speech, and document conversion (a markitdown child) of 1- and
 50-page PDFs and a 50-page DOCX. Each job is one child process, as in the daemon; its peak RSS is
 read from `wait4`. The baseline is the same child doing nothing (Python start-up and the
-worker's own imports), measured in the same run.
+worker's own imports), measured in the same run. Last, the daemon's side: the event loop's worst
+stall (`LoopWatch`, 5 ms ticks) while `MediaReader` handles a voice note and a 50-page PDF, against
+the loop's worst stall over the same time doing nothing.
 
     python bench/media.py [--runs 3]
 """
@@ -10,6 +12,7 @@ worker's own imports), measured in the same run.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import subprocess
@@ -19,7 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from countbot.config.settings import TranscriptionSettings
+from countbot.media.reader import MediaReader
 from tests.support import media_files
+from tests.support.loop_watch import LoopWatch
 
 WORDS = "what is the weather today " * 40
 
@@ -89,6 +95,29 @@ def main(runs: int) -> None:
             f"{label:<16} {len(data):>11,} {wall:>8.2f} {wall / pages:>12.3f} "
             f"{wall / baseline:>12.1f} {rss:>13.0f}"
         )
+    asyncio.run(loop_stalls(documents[1][2]))
+
+
+async def loop_stalls(pdf: bytes) -> None:
+    """The loop's worst stall (ms) while the reader works, and idle for as long."""
+    reader = MediaReader(TranscriptionSettings())
+    voice = media_files.ogg_opus(WORDS[:300])
+
+    async def save(text: str) -> str:
+        return "media/bench.md"
+
+    print()
+    print("event loop while MediaReader works (the daemon's side; the work is in children)")
+    print("work                      wall s   worst stall ms   idle worst stall ms")
+    work = [("voice note (OGG/Opus)", voice, "v.ogg"), ("PDF, 50 pages", pdf, "p.pdf")]
+    for label, data, name in work:
+        start = time.perf_counter()
+        async with LoopWatch() as busy:
+            await reader.read(data, name=name, media_type="", kind="file", where=name, save=save)
+        wall = time.perf_counter() - start
+        async with LoopWatch() as idle:
+            await asyncio.sleep(wall)
+        print(f"{label:<24} {wall:>7.2f} {busy.worst * 1000:>16.1f} {idle.worst * 1000:>21.1f}")
 
 
 if __name__ == "__main__":

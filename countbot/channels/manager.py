@@ -229,6 +229,7 @@ class ChannelManager:
             name,
         )
         access = AccessControl(name, lambda: settings().allow_from, self._pairing)
+        media = MediaFolder(runtime.settings.workspace, runtime.media)
         intake = Intake(
             name,
             gateway=self._gateway,
@@ -239,8 +240,8 @@ class ChannelManager:
             ),
             chats=self._state,
             feed=feed,
+            media=media,
         )
-        media = MediaFolder(runtime.settings.workspace, runtime.media)
         answers = ApprovalAnswers(name, self._gateway.approvals, access)
         kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
         return kind(kit), feed

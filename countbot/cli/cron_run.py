@@ -11,7 +11,7 @@ from countbot.cli.daemon_client import auth_headers, error_text
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import open_runtime
-from countbot.scheduler.assembly import build_scheduler
+from countbot.scheduler.assembly import JobsFeature, build_scheduler
 from countbot.scheduler.jobs import JobError, JobRun
 from countbot.web.instance import read_daemon_info
 
@@ -44,12 +44,13 @@ async def run_in_daemon(settings: Settings, job_id: str, time_limit: float) -> J
 
 async def run_in_process(settings: Settings, job_id: str) -> JobRun | None:
     """Run `job_id` here, through a gateway of our own; None if there is no such job."""
-    runtime = await open_runtime(settings)
+    jobs = JobsFeature()  # a job's turn may ask for more jobs, as in the daemon
+    runtime = await open_runtime(settings, features=[jobs])
     gateway = Gateway(
         runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     try:
-        return await build_scheduler(runtime, gateway).service.run_now(job_id)
+        return await build_scheduler(jobs, gateway).service.run_now(job_id)
     finally:
         await gateway.close(settings.web.shutdown_grace)
         await runtime.close()

@@ -353,7 +353,9 @@ class TranscriptionSettings(_Strict):
     language: str | None = Field(None, description="ISO-639-1 hint for the endpoint, e.g. 'zh'")
     max_seconds: int = Field(300, ge=1, le=3600, description="longest voice note transcribed, s")
     max_bytes: int = Field(20_000_000, ge=1000, description="largest audio file transcribed")
-    timeout: float = Field(120.0, gt=0, description="s one transcription may take")
+    timeout: float = Field(
+        120.0, gt=0, description="s one transcription may take (offline: plus 4 s per audio s)"
+    )
 
 
 class SpeechSettings(_Strict):

@@ -67,6 +67,11 @@ class MediaReader:
         self._recognizer = recognizer or recognizer_for(settings)
         self._slot = asyncio.Semaphore(1)
 
+    @staticmethod
+    def reads(head: bytes, name: str, media_type: str, kind: str) -> bool:
+        """Whether `read` has something to say about such a file (from its first 16 bytes)."""
+        return is_audio(name, media_type, kind, head) or document_kind(name, media_type) is not None
+
     async def read(
         self, data: bytes, *, name: str, media_type: str, kind: str, where: str, save: SaveText
     ) -> Reading | None:
@@ -119,14 +124,22 @@ class MediaReader:
         text = document.text
         if len(text) <= INLINE_CHARS:
             head = f"[The user sent {shown!r} ({where}); its text follows.]"
-            return Reading("document", f"{head}\n{text}\n[end of {shown}]")
+            return Reading("document", f"{head}\n{_written_by_others(shown, text)}")
         full = where if kind == "text" else await save(text)  # a text file is its own text
         head = (
             f"[The user sent {shown!r} ({where}); the first {INLINE_CHARS:,} of {len(text):,} "
             f"characters of its text follow. The whole text is in {full}: read on with read_file "
             "and offset/limit.]"
         )
-        return Reading("document", f"{head}\n{text[:INLINE_CHARS]}\n[cut off here]")
+        cut = _written_by_others(shown, text[:INLINE_CHARS] + "\n[cut off here]")
+        return Reading("document", f"{head}\n{cut}")
+
+
+def _written_by_others(name: str, text: str) -> str:
+    """A document's text, marked like every text from outside (whoever wrote it is not the
+    user, and instructions in it are not theirs); it cannot close its own marker."""
+    safe = text.replace("</external>", "</ external>")
+    return f'<external source="document:{name}">\n{safe}\n</external>'
 
 
 def _unheard(where: str, reason: str) -> str:

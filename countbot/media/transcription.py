@@ -27,16 +27,23 @@ class Recognizer(Protocol):
 
 
 class OfflineRecognizer:
-    """pocketsphinx in a child process (`worker.recognize`): no network, no key, English."""
+    """pocketsphinx in a child process (`worker.recognize`): no network, no key, English.
+
+    It takes about half a second per second of audio on an idle core and several times that on
+    a busy machine, so its time limit grows with the recording: `timeout` plus
+    `SECONDS_PER_AUDIO_SECOND` for each second.
+    """
 
     label = "the offline recognizer"
+    SECONDS_PER_AUDIO_SECOND = 4.0
 
     def __init__(self, timeout: float) -> None:
         self._timeout = timeout
 
     async def transcribe(self, pcm: Pcm) -> str:
+        limit = self._timeout + self.SECONDS_PER_AUDIO_SECOND * pcm.seconds
         try:
-            out = await run_job("recognize", pcm.data, time_limit=self._timeout)
+            out = await run_job("recognize", pcm.data, time_limit=limit)
         except JobFailed as exc:
             raise TranscriptionFailed(str(exc)) from None
         return out.decode("utf-8", "replace").strip()

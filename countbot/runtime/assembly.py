@@ -13,9 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.prompt import PromptBuilder
-from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
@@ -30,6 +28,13 @@ from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
+from countbot.runtime.features import (
+    Feature,
+    FeaturePorts,
+    LoopPorts,
+    agent_loop,
+    prompt_sources,
+)
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -75,6 +80,8 @@ class Runtime:
     mcp: McpManager
     # Voice notes and documents received on channels or uploaded in the web UI, read as text.
     media: MediaReader
+    # What features take from the runtime (a feature bound after the runtime opened too).
+    ports: FeaturePorts
 
     async def close(self) -> None:
         await self.mcp.close()
@@ -115,8 +122,12 @@ def _secrets(model: BaseModel) -> Iterator[SecretStr]:
                     yield from _secrets(item)
 
 
-async def open_runtime(settings: Settings) -> Runtime:
-    """Open the store, seed the workspace and assemble the agent loop."""
+async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> Runtime:
+    """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
+
+    Every tool is registered here, before the loop is built (MCP servers' tools join and leave
+    later as their servers do).
+    """
     workspace = settings.workspace
     await asyncio.to_thread(seed_workspace, workspace)
     masker = secret_masker(settings)
@@ -126,43 +137,28 @@ async def open_runtime(settings: Settings) -> Runtime:
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
     skills = skills_loader(settings)
-    personas = PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas")
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
+    loops = LoopPorts(
+        models=ModelResolver(lambda: settings.model, settings.data_dir),
+        personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
+        skills=skills,
+        memory=memory,
+        recorder=TurnRecorder(sessions, tool_calls, usage, audit, masker),
+        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
+        masker=masker,
+    )
+    ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
+    for feature in features:
+        for tool in feature.tools(ports):
+            tools.register(tool)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
-    prompt = PromptBuilder(
-        workspace=workspace,
-        persona_loader=personas,
-        persona_settings=settings.persona,
-        skills=skills,
-        memory=memory,
-        timezone=settings.timezone,
-        tool_names=tools.names(),
-    )
-    recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
-    keeper = ContextKeeper(
-        history=sessions,
-        summarizer=OverflowSummarizer(sessions, memory, settings.agent.max_history),
-        prompt=prompt,
-        tools=tools,
-        settings=settings.agent,
-    )
-    agent = AgentLoop(
-        resolve_model=models,
-        context=keeper,
-        tools=tools,
-        settings=settings.agent,
-        workspace=workspace,
-        hooks=recorder.hooks(),
-        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
-    )
     return Runtime(
         settings,
         masker,
@@ -173,15 +169,28 @@ async def open_runtime(settings: Settings) -> Runtime:
         audit,
         memory,
         skills,
-        personas,
+        loops.personas,
         tools,
-        agent,
+        _agent_loop(settings, ports),
         outbound,
         sandbox,
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
-        models,
+        loops.models,
         mcp,
         MediaReader(settings.transcription),
+        ports,
+    )
+
+
+def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
+    """The assistant's loop: its prompt, every tool, the spending limits."""
+    return agent_loop(
+        ports,
+        prompt=PromptBuilder(tool_names=ports.tools.names(), **prompt_sources(ports)),
+        tools=ports.tools,
+        limits=settings.agent,
+        hooks=ports.loops.recorder.hooks(),
+        spending=ports.loops.spending,
     )
 
 

@@ -33,8 +33,11 @@ class TurnRecorder:
         self._usage = usage
         self._audit = audit
 
-    def hooks(self, *, parent_session: str | None = None) -> AgentHooks:
-        """Hooks for a turn; a subagent's turn names its parent session in every audit record."""
+    def hooks(
+        self, *, parent_session: str | None = None, spends_for: str | None = None
+    ) -> AgentHooks:
+        """Hooks for a turn; a subagent's turn names its parent session in every audit record
+        and counts its usage in `spends_for`, the session whose budget it spends."""
         on_tool_call = self.on_tool_call
         if parent_session is not None:
 
@@ -43,19 +46,21 @@ class TurnRecorder:
                     {**dataclasses.asdict(record), "parent": parent_session}
                 )
 
-        return AgentHooks(
-            on_message=self.on_message, on_tool_call=on_tool_call, on_usage=self.on_usage
-        )
+        async def on_message(session_id: str, entry: HistoryEntry) -> None:
+            await self._sessions.append(session_id, to_record(entry))
+            if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
+                await on_usage(session_id, entry.model, entry.usage)
 
-    async def on_message(self, session_id: str, entry: HistoryEntry) -> None:
-        await self._sessions.append(session_id, to_record(entry))
-        if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
-            await self.on_usage(session_id, entry.model, entry.usage)
+        async def on_usage(session_id: str, model: str, usage: Usage) -> None:
+            await self._usage.add(
+                spends_for or session_id,
+                model,
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.cost_usd,
+            )
 
-    async def on_usage(self, session_id: str, model: str, usage: Usage) -> None:
-        await self._usage.add(
-            session_id, model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd
-        )
+        return AgentHooks(on_message=on_message, on_tool_call=on_tool_call, on_usage=on_usage)
 
     async def on_tool_call(self, record: ToolCallRecord) -> None:
         await self._record_tool_call(dataclasses.asdict(record))

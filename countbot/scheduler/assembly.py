@@ -1,17 +1,21 @@
 """Wires the scheduler into a daemon: the job book, the service, the heartbeat and the `cron` tool.
 
-The daemon calls `start_scheduler` once its gateway exists and `Scheduler.stop` before it closes
-the runtime; its REST routes (`web/api/cron.py`) are bound to `Scheduler.service`.
+The daemon opens its runtime with a `JobsFeature` (the job book and the `cron` tool over it, so
+the tool is registered with the rest, before the agent loop exists), calls `start_scheduler` once
+its gateway exists and `Scheduler.stop` before it closes the runtime; its REST routes
+(`web/api/cron.py`) are bound to `Scheduler.service`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from apscheduler.triggers.interval import IntervalTrigger
 
 from countbot.gateway.gateway import Gateway
-from countbot.runtime.assembly import Runtime
+from countbot.runtime.features import FeaturePorts
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.clock import Clock, utc_now
 from countbot.scheduler.delivery import JobDelivery
@@ -25,6 +29,7 @@ from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.counters import DailyCounters
 from countbot.store.jobs import JobStore
+from countbot.tools.base import Tool
 
 
 @dataclass(slots=True)
@@ -38,49 +43,74 @@ class Scheduler:
         await self.service.stop()
 
 
-def job_book(runtime: Runtime, clock: Clock = utc_now) -> JobBook:
-    """The job book over the runtime's database, reading schedules in the user's time zone."""
-    return JobBook(JobStore(runtime.db), zone_name(runtime.settings.timezone), clock)
+class JobsFeature:
+    """Implements `runtime.features.Feature`: the job book over the runtime's database (schedules
+    read in the user's time zone) and the `cron` tool over it. `clock` may be replaced before
+    the scheduler starts (tests drive time themselves)."""
+
+    def __init__(self, clock: Clock = utc_now) -> None:
+        self.clock = clock
+        self._ports: FeaturePorts | None = None
+        self._book: JobBook | None = None
+
+    def tools(self, ports: FeaturePorts) -> Sequence[Tool]:
+        book = self.bind(ports)
+        return [CronTool(ToolJobs(book, ports.outbound.channels))]
+
+    def bind(self, ports: FeaturePorts) -> JobBook:
+        """The job book, without offering the tool (a runtime opened without this feature)."""
+        self._ports = ports
+        self._book = JobBook(JobStore(ports.db), zone_name(ports.settings.timezone), self.now)
+        return self._book
+
+    @property
+    def ports(self) -> FeaturePorts:
+        if self._ports is None:
+            raise RuntimeError("open the runtime with this feature (or bind it) first")
+        return self._ports
+
+    @property
+    def book(self) -> JobBook:
+        if self._book is None:
+            raise RuntimeError("open the runtime with this feature (or bind it) first")
+        return self._book
+
+    def now(self) -> datetime:
+        """The time of `clock`, read at each call."""
+        return self.clock()
 
 
-def register_cron_tool(runtime: Runtime, book: JobBook) -> None:
-    """Offer the agent the `cron` tool (once per runtime)."""
-    if runtime.tools.get(CronTool.name) is None:
-        runtime.tools.register(CronTool(ToolJobs(book, runtime.outbound.channels)))
-
-
-def build_scheduler(runtime: Runtime, gateway: Gateway, *, clock: Clock = utc_now) -> Scheduler:
+def build_scheduler(jobs: JobsFeature, gateway: Gateway) -> Scheduler:
     """The scheduler's parts, wired but not started (`countbot cron run` uses it so)."""
-    settings = runtime.settings
-    book = job_book(runtime, clock)
-    register_cron_tool(runtime, book)
+    ports, book = jobs.ports, jobs.book
+    settings = ports.settings
     turns = GatewayTurns(gateway)
-    delivery = JobDelivery(runtime.outbound, runtime.sessions)
+    delivery = JobDelivery(ports.outbound, ports.sessions)
     executor = JobExecutor(book, turns, delivery, settings.scheduler)
     heartbeat = Heartbeat(
         settings.heartbeat,
         settings.workspace,
         turns,
         delivery,
-        ChannelStateStore(runtime.db),
-        DailyCounters(runtime.db),
+        ChannelStateStore(ports.db),
+        DailyCounters(ports.db),
         zone=book.default_zone,
-        clock=clock,
+        clock=jobs.now,
         time_limit=settings.scheduler.job_timeout,
     )
     return Scheduler(SchedulerService(book, executor, settings.scheduler), heartbeat)
 
 
 async def start_scheduler(
-    runtime: Runtime, gateway: Gateway, *, clock: Clock = utc_now, paused: bool = False
+    jobs: JobsFeature, gateway: Gateway, *, paused: bool = False
 ) -> Scheduler:
     """Load the jobs, catch up on missed runs, start the timer (and the heartbeat if enabled).
 
     `paused` loads everything without letting the timer ring (tests drive time themselves).
     """
-    scheduler = build_scheduler(runtime, gateway, clock=clock)
+    scheduler = build_scheduler(jobs, gateway)
     await scheduler.service.start(paused=paused)
-    beat = runtime.settings.heartbeat
+    beat = jobs.ports.settings.heartbeat
     if beat.enabled:
         every = IntervalTrigger(minutes=beat.interval_minutes)
         scheduler.service.add_timer("heartbeat", every, scheduler.heartbeat.beat)

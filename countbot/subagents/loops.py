@@ -1,19 +1,20 @@
 """Builds the AgentLoop one subagent runs: its focused prompt, its tools and its own limits.
 
 Each subagent gets a loop of its own (cheap: the model provider, the store and the tools are
-shared) so its prompt, tool set and iteration limit never touch the assistant's.
+shared) so its prompt, tool set and iteration limit never touch the assistant's. Budgets are
+the assistant's: every daily, conversation and request limit is checked before each of its model
+calls, and what it spends counts in the conversation that spawned it (the root one, for a
+subagent's subagent), so spawning is no way around a limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from countbot.agent.context.keeper import ContextKeeper
-from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
+from countbot.agent.ports import SpendCheck, SpendingGuard
 from countbot.config.settings import SubagentSettings
-from countbot.runtime.assembly import Runtime
-from countbot.runtime.persistence import TurnRecorder
+from countbot.runtime.features import FeaturePorts, agent_loop, prompt_sources
 from countbot.subagents.prompt import SubagentContext
 from countbot.subagents.tools import SpawnTool, SubagentsTool
 from countbot.tools.base import Tool
@@ -29,20 +30,16 @@ SPAWNING = frozenset({SpawnTool.name, SubagentsTool.name})
 class SubagentLoops:
     """Makes subagent loops from the runtime's parts (one per daemon)."""
 
-    def __init__(self, runtime: Runtime, settings: SubagentSettings) -> None:
-        self._runtime = runtime
+    def __init__(self, ports: FeaturePorts, settings: SubagentSettings) -> None:
+        self._ports = ports
         self._settings = settings
-        self._models = runtime.models  # one provider, cooldowns and local model server for all
-        self._recorder = TurnRecorder(
-            runtime.sessions, runtime.tool_calls, runtime.usage, runtime.audit, runtime.masker
-        )
 
     def allowed_tools(self, depth: int) -> list[str]:
         """The assistant's tools a subagent at `depth` (1 = spawned by the assistant) may use."""
         may_spawn = depth < self._settings.max_depth
         return [
             name
-            for name in self._runtime.tools.names()
+            for name in self._ports.tools.names()
             if name not in NEVER_FOR_SUBAGENTS and (may_spawn or name not in SPAWNING)
         ]
 
@@ -55,54 +52,64 @@ class SubagentLoops:
             raise ValueError(f"a subagent cannot use {', '.join(refused)}; it may use: {may}")
 
     def build(
-        self, *, task: str, label: str, tools: Iterable[str] | None, depth: int, parent: str
+        self,
+        *,
+        task: str,
+        label: str,
+        tools: Iterable[str] | None,
+        depth: int,
+        parent: str,
+        spends_for: str,
     ) -> AgentLoop:
-        runtime, settings = self._runtime, self._runtime.settings
+        """The loop of one subagent; `spends_for` is the session whose budgets it spends."""
+        ports, settings = self._ports, self._ports.settings
         names = self.allowed_tools(depth)
         if tools is not None:
             wanted = set(tools)
             names = [name for name in names if name in wanted]
-        registry = _registry(runtime, names)
-        context = SubagentContext(
-            task=task,
-            label=label,
-            tool_names=registry.names(),
-            workspace=settings.workspace,
-            persona_loader=runtime.personas,
-            persona_settings=settings.persona,
-            skills=runtime.skills,
-            memory=runtime.memory,
-            timezone=settings.timezone,
+        registry = _registry(ports, names)
+        prompt = SubagentContext(
+            task=task, label=label, tool_names=registry.names(), **prompt_sources(ports)
         )
-        limits = settings.agent.model_copy(update={"max_iterations": self._settings.max_iterations})
-        keeper = ContextKeeper(
-            history=runtime.sessions,
-            summarizer=OverflowSummarizer(runtime.sessions, runtime.memory, limits.max_history),
-            prompt=context,
+        return agent_loop(
+            ports,
+            prompt=prompt,
             tools=registry,
-            settings=limits,
-        )
-        return AgentLoop(
-            resolve_model=self._models,
-            context=keeper,
-            tools=registry,
-            settings=limits,
-            workspace=settings.workspace,
-            hooks=self._recorder.hooks(parent_session=parent),
+            limits=settings.agent.model_copy(
+                update={"max_iterations": self._settings.max_iterations}
+            ),
+            hooks=ports.loops.recorder.hooks(parent_session=parent, spends_for=spends_for),
+            spending=_SpendsFor(ports.loops.spending, spends_for),
         )
 
 
-def _registry(runtime: Runtime, names: list[str]) -> ToolRegistry:
-    agent = runtime.settings.agent
+class _SpendsFor:
+    """The assistant's spending guard, asked about the session a subagent spends for."""
+
+    def __init__(self, guard: SpendingGuard, session_id: str) -> None:
+        self._guard = guard
+        self._session_id = session_id
+
+    def limited(self) -> bool:
+        return self._guard.limited()
+
+    async def check(
+        self, session_id: str, model: str, turn_tokens: int, next_tokens: int
+    ) -> SpendCheck:
+        return await self._guard.check(self._session_id, model, turn_tokens, next_tokens)
+
+
+def _registry(ports: FeaturePorts, names: list[str]) -> ToolRegistry:
+    agent = ports.settings.agent
     registry = ToolRegistry(
         default_timeout=agent.tool_timeout,
         max_retries=agent.max_retries,
         retry_delay=agent.retry_delay,
-        masker=runtime.masker,
-        gate=runtime.tools.gate,
+        masker=ports.loops.masker,
+        gate=ports.tools.gate,
     )
     for name in names:
-        tool = runtime.tools.get(name)
+        tool = ports.tools.get(name)
         if isinstance(tool, ReadResultTool):
             tool = ReadResultTool(registry)  # pages live in the registry that cut them
         if isinstance(tool, Tool):

@@ -32,11 +32,11 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.steering import SteeringBox
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import Watcher
-from countbot.runtime.assembly import Runtime
+from countbot.runtime.features import FeaturePorts
 from countbot.runtime.outbound import DeliveryTarget
 from countbot.subagents.loops import SubagentLoops
 from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
-from countbot.subagents.tools import SpawnRequest, SpawnTool, SubagentInfo, SubagentsTool
+from countbot.subagents.tools import SpawnRequest, SubagentInfo
 
 log = logging.getLogger(__name__)
 
@@ -74,17 +74,16 @@ class SubagentManager:
     """Spawns, queues, runs, cancels and reports subagents (see the module docstring)."""
 
     def __init__(
-        self,
-        gateway: Gateway,
-        runtime: Runtime,
-        store: SubagentStore,
-        settings: SubagentSettings,
+        self, ports: FeaturePorts, store: SubagentStore, settings: SubagentSettings
     ) -> None:
-        self._gateway = gateway
-        self._runtime = runtime
+        """Made with the runtime (its tools are offered from the start); `start` with the
+        daemon's gateway runs it."""
+        self._sessions = ports.sessions
+        self._outbound = ports.outbound
         self._store = store
         self._settings = settings
-        self._loops = SubagentLoops(runtime, settings)
+        self._loops = SubagentLoops(ports, settings)
+        self._gateway_or_none: Gateway | None = None
         self._runs: dict[str, _Run] = {}
         self._waiting: deque[str] = deque()
         self._senders: set[asyncio.Task[None]] = set()
@@ -92,8 +91,15 @@ class SubagentManager:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    @property
+    def _gateway(self) -> Gateway:
+        if self._gateway_or_none is None:
+            raise ValueError("subagents run in the daemon (`countbot run`), which has not started")
+        return self._gateway_or_none
+
+    async def start(self, gateway: Gateway) -> None:
         """Close what a stopped daemon left running and deliver every report still owed."""
+        self._gateway_or_none = gateway
         await self._store.interrupt_active(SHUTDOWN)
         for record in await self._store.unreported():
             await self._report(record)
@@ -138,7 +144,7 @@ class SubagentManager:
             status="queued",
             created_at=time.time(),
         )
-        await self._runtime.sessions.create(
+        await self._sessions.create(
             record.session_id, title=f"Subagent: {record.label}", channel=CHANNEL
         )
         await self._store.add(record)
@@ -228,6 +234,7 @@ class SubagentManager:
                 tools=record.tools,
                 depth=record.depth,
                 parent=record.parent_session,
+                spends_for=await self._root_of(record.parent_session),
             )
             work = asyncio.create_task(self._stream(run, loop, record))
             limit = self._settings.timeout
@@ -280,7 +287,7 @@ class SubagentManager:
             return  # reported after the restart, when the gateway takes turns again
         if run.quiet:
             note = NoteEntry(f"Subagent {record.id} ({record.label}) was stopped.")
-            await self._runtime.sessions.append(record.parent_session, to_record(note))
+            await self._sessions.append(record.parent_session, to_record(note))
             await self._store.mark_reported(record.id)
         else:
             await self._report(record)
@@ -352,7 +359,7 @@ class SubagentManager:
             return
         assert message.chat_id is not None
         where = DeliveryTarget(message.channel, message.chat_id)
-        result = await self._runtime.outbound.deliver(where, event.content)
+        result = await self._outbound.deliver(where, event.content)
         if not result.delivered:
             log.info("report answer for %s not sent to %s: %s", target, where, result.detail)
 
@@ -361,6 +368,15 @@ class SubagentManager:
             return 0
         record = await self._store.get(session_id.removeprefix(SESSION_PREFIX))
         return record.depth if record is not None else 0
+
+    async def _root_of(self, session_id: str) -> str:
+        """The conversation a chain of subagents started in (whose budgets they all spend)."""
+        while session_id.startswith(SESSION_PREFIX):
+            record = await self._store.get(session_id.removeprefix(SESSION_PREFIX))
+            if record is None:
+                break
+            session_id = record.parent_session
+        return session_id
 
     def _live(self, record: SubagentRecord) -> SubagentRecord:
         run = self._runs.get(record.id)
@@ -381,14 +397,3 @@ def report_text(record: SubagentRecord) -> str:
 
 def _info(record: SubagentRecord) -> SubagentInfo:
     return SubagentInfo(record.id, record.label, record.status, record.task, record.result)
-
-
-async def start_subagents(gateway: Gateway, runtime: Runtime) -> SubagentManager:
-    """The daemon's manager, started, with the `spawn` and `subagents` tools offered."""
-    settings = runtime.settings.subagents
-    manager = SubagentManager(gateway, runtime, SubagentStore(runtime.db), settings)
-    await manager.start()
-    if settings.max_depth >= 1 and runtime.tools.get(SpawnTool.name) is None:
-        runtime.tools.register(SpawnTool(manager))
-        runtime.tools.register(SubagentsTool(manager))
-    return manager

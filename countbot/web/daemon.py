@@ -29,8 +29,8 @@ from countbot.llm.provider_choice import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
-from countbot.scheduler.assembly import start_scheduler
-from countbot.subagents.manager import start_subagents
+from countbot.scheduler.assembly import JobsFeature, start_scheduler
+from countbot.subagents.feature import SubagentsFeature
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.context import DaemonContext
@@ -133,15 +133,16 @@ async def serve_daemon(
 
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
-    runtime = await open_runtime(settings)
+    subagent_feature, jobs = SubagentsFeature(), JobsFeature()
+    runtime = await open_runtime(settings, features=[subagent_feature, jobs])
     gateway = Gateway(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
-    subagents = await start_subagents(gateway, runtime)
+    subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]
     channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
     await channels.start()  # returns at once; each channel connects in its own task
-    scheduler = await start_scheduler(runtime, gateway)
+    scheduler = await start_scheduler(jobs, gateway)
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
     server = _DaemonServer(_uvicorn_config(context, port))

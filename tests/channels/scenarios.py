@@ -14,7 +14,7 @@ from countbot.scheduler.assembly import start_scheduler
 from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import Delivery
 from tests.channels.harness import Bot
-from tests.scheduler.conftest import FakeClock
+from tests.scheduler.conftest import FakeClock, jobs_on
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 # A 1x1 JPEG is not needed: the bytes only have to arrive unchanged.
@@ -68,7 +68,7 @@ async def run_due_job(
     """A weekday-08:00 job due now runs and counts as delivered to `channel:chat_id`."""
     bot.settings.timezone = "UTC"
     clock = FakeClock(datetime(2026, 3, 27, 6, 0, tzinfo=UTC))  # a Friday
-    scheduler = await start_scheduler(bot.runtime, bot.gateway, clock=clock, paused=True)
+    scheduler = await start_scheduler(jobs_on(bot.runtime, clock), bot.gateway, paused=True)
     try:
         model_server.script(Reply.text(answer))
         draft = JobDraft("Hi", "cron", "0 8 * * 1-5", "Greet me", Delivery(channel, chat_id))

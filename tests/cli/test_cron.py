@@ -17,7 +17,7 @@ from starlette.routing import Mount
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
-from countbot.scheduler.assembly import Scheduler, start_scheduler
+from countbot.scheduler.assembly import JobsFeature, Scheduler, start_scheduler
 from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import Delivery
 from countbot.web.api import cron
@@ -101,7 +101,9 @@ async def daemon(runtime: Runtime, settings: Settings) -> AsyncIterator[Schedule
     gateway = Gateway(
         runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
-    scheduler = await start_scheduler(runtime, gateway, paused=True)
+    jobs = JobsFeature()
+    jobs.bind(runtime.ports)
+    scheduler = await start_scheduler(jobs, gateway, paused=True)
     app = Starlette(
         routes=[Mount("/api", routes=cron.routes(scheduler.service))], exception_handlers=HANDLERS
     )

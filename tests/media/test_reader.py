@@ -11,6 +11,7 @@ from countbot.config.settings import TranscriptionSettings
 from countbot.media.reader import INLINE_CHARS, MediaReader
 from tests.support import media_files
 from tests.support.fake_transcriber import FakeTranscriber
+from tests.support.loop_watch import RESPONSIVE, LoopWatch
 
 SAVED: list[str] = []
 
@@ -146,3 +147,16 @@ async def test_other_files_are_left_to_the_file_tools() -> None:
     )
 
     assert reading is None
+
+
+async def test_the_event_loop_stays_responsive_while_media_is_read() -> None:
+    reader = MediaReader(TranscriptionSettings())
+    voice = media_files.ogg_opus("what is the weather today " * 4)
+    pages = media_files.pdf([f"Page {n} of the report" for n in range(30)])
+
+    async with LoopWatch() as watch:
+        heard = await read(reader, voice, "voice.ogg", "voice")
+        text = await read(reader, pages, "report.pdf")
+
+    assert "weather" in heard and "Page 29 of the report" in text
+    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst:.2f} s"

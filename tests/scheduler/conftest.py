@@ -10,9 +10,10 @@ import pytest
 
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway
-from countbot.runtime.assembly import Runtime
+from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.runtime.outbound import DeliveryResult
-from countbot.scheduler.assembly import Scheduler, start_scheduler
+from countbot.scheduler.assembly import JobsFeature, Scheduler, start_scheduler
+from countbot.scheduler.clock import Clock
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.settings import make_settings
 
@@ -49,6 +50,13 @@ class RecordingSender:
         return DeliveryResult(True, "sent", (str(len(self.sent)),))
 
 
+def jobs_on(runtime: Runtime, clock: Clock) -> JobsFeature:
+    """The jobs of a runtime opened without the feature (so without the `cron` tool)."""
+    jobs = JobsFeature(clock)
+    jobs.bind(runtime.ports)
+    return jobs
+
+
 @pytest.fixture
 def settings(tmp_path: Path, model_server: ScriptedModelServer) -> Settings:
     configured = make_settings(tmp_path, model_server)
@@ -59,6 +67,21 @@ def settings(tmp_path: Path, model_server: ScriptedModelServer) -> Settings:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(FRIDAY)
+
+
+@pytest.fixture
+def jobs(clock: FakeClock) -> JobsFeature:
+    return JobsFeature(clock)
+
+
+@pytest.fixture
+async def runtime(settings: Settings, jobs: JobsFeature) -> AsyncIterator[Runtime]:
+    """The daemon's runtime as far as jobs go: the `cron` tool over `jobs`' book."""
+    opened = await open_runtime(settings, features=[jobs])
+    try:
+        yield opened
+    finally:
+        await opened.close()
 
 
 @pytest.fixture
@@ -78,10 +101,8 @@ def pigeon(runtime: Runtime) -> RecordingSender:
 
 
 @pytest.fixture
-async def scheduler(
-    runtime: Runtime, gateway: Gateway, clock: FakeClock
-) -> AsyncIterator[Scheduler]:
-    started = await start_scheduler(runtime, gateway, clock=clock, paused=True)
+async def scheduler(jobs: JobsFeature, gateway: Gateway) -> AsyncIterator[Scheduler]:
+    started = await start_scheduler(jobs, gateway, paused=True)
     await started.service.idle()
     yield started
     await started.stop()

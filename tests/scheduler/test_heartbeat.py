@@ -16,7 +16,7 @@ from countbot.scheduler.assembly import Scheduler, start_scheduler
 from countbot.scheduler.heartbeat import in_quiet_hours, only_acknowledges
 from countbot.scheduler.heartbeat_tasks import heartbeat_tasks
 from countbot.store.channel_state import ChannelStateStore
-from tests.scheduler.conftest import FakeClock, RecordingSender
+from tests.scheduler.conftest import FakeClock, RecordingSender, jobs_on
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 TASKS = "# Heartbeat tasks\n\n- If it will rain in Berlin today, tell me to take an umbrella.\n"
@@ -106,7 +106,7 @@ async def test_the_daily_cap_limits_model_calls_per_local_day(
         clock.advance(hours=1)
     assert outcomes == ["acknowledged", "acknowledged", "capped"]
     assert len(model_server.requests) == 2
-    restarted = await start_scheduler(runtime, gateway, clock=clock, paused=True)
+    restarted = await start_scheduler(jobs_on(runtime, clock), gateway, paused=True)
     try:  # a new heartbeat (as after a daemon restart) reads the count from SQLite
         assert (await restarted.heartbeat.beat()).outcome == "capped"
     finally:

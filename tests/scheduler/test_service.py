@@ -22,7 +22,7 @@ from countbot.scheduler.book import JobBook, JobDraft, JobPatch
 from countbot.scheduler.jobs import WEB, Delivery, Job
 from countbot.store.database import Database
 from countbot.store.jobs import JobStore
-from tests.scheduler.conftest import ZONE, FakeClock, RecordingSender
+from tests.scheduler.conftest import ZONE, FakeClock, RecordingSender, jobs_on
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 PIGEON_42 = Delivery("pigeon", "42")
@@ -188,7 +188,7 @@ async def test_a_job_past_its_time_limit_is_stopped(
     runtime: Runtime, gateway: Gateway, clock: FakeClock, model_server: ScriptedModelServer
 ) -> None:
     runtime.settings.scheduler.job_timeout = 0.5
-    scheduler = await start_scheduler(runtime, gateway, clock=clock, paused=True)
+    scheduler = await start_scheduler(jobs_on(runtime, clock), gateway, paused=True)
     try:
         model_server.script(Reply.text("too late", chunks=5, delay=1.0))
         job = await add_job(scheduler, delivery=Delivery(WEB))
@@ -266,7 +266,7 @@ async def restart(settings: Settings, clock: FakeClock) -> tuple[Runtime, Gatewa
     gateway = Gateway(
         runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
-    scheduler = await start_scheduler(runtime, gateway, clock=clock, paused=True)
+    scheduler = await start_scheduler(jobs_on(runtime, clock), gateway, paused=True)
     return runtime, gateway, scheduler
 
 

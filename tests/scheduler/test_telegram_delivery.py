@@ -14,7 +14,7 @@ from countbot.scheduler.book import JobDraft
 from countbot.scheduler.jobs import Delivery
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
-from tests.scheduler.conftest import FakeClock
+from tests.scheduler.conftest import FakeClock, jobs_on
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 
@@ -37,7 +37,7 @@ async def bot(settings: Settings, fake: FakeTelegram) -> AsyncIterator[Bot]:
 
 @pytest.fixture
 async def scheduler(bot: Bot, clock: FakeClock) -> AsyncIterator[Scheduler]:
-    started = await start_scheduler(bot.runtime, bot.gateway, clock=clock, paused=True)
+    started = await start_scheduler(jobs_on(bot.runtime, clock), bot.gateway, paused=True)
     yield started
     await started.stop()
 

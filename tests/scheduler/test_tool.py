@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import Runtime
-from countbot.scheduler.assembly import job_book, register_cron_tool
+from countbot.scheduler.assembly import JobsFeature
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.tool import CronTool
 from countbot.tools.base import ToolContext
@@ -30,11 +29,15 @@ def tool_results(server: ScriptedModelServer) -> list[str]:
 
 
 @pytest.fixture
-async def book(runtime: Runtime) -> AsyncIterator[JobBook]:
-    runtime.settings.timezone = "Europe/Berlin"
-    jobs = job_book(runtime)
-    register_cron_tool(runtime, jobs)
-    yield jobs
+def jobs() -> JobsFeature:
+    """On the real clock: these conversations speak of "every weekday" from now."""
+    return JobsFeature()
+
+
+@pytest.fixture
+def book(jobs: JobsFeature, runtime: Runtime) -> JobBook:
+    """The book the runtime's `cron` tool writes to."""
+    return jobs.book
 
 
 async def test_remind_me_every_weekday_then_list_then_cancel(

@@ -1,8 +1,9 @@
 """The path from a platform message to an agent turn, the same for every channel.
 
 In order: drop duplicates, check access (strangers get a pairing code, never a turn), apply the
-sender's flood limit (`/stop` always passes), run chat commands, and hand everything else to the
-gateway in the chat's session, whose turns the channel's `SessionFeed` then renders.
+sender's flood limit (`/stop` always passes), run chat commands, read the voice notes and
+documents the message carries (the transcript is shown back to the user), and hand everything
+else to the gateway in the chat's session, whose turns the channel's `SessionFeed` then renders.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from countbot.channels.kit.commands import (
     parse_command,
 )
 from countbot.channels.kit.feed import SessionFeed
+from countbot.channels.kit.media import MediaFolder
 from countbot.channels.kit.rate_limit import RateLimiter, Verdict
 from countbot.channels.kit.recent import RecentIds
 from countbot.gateway.gateway import Gateway, GatewayClosedError
@@ -44,6 +46,7 @@ class Intake:
         commands: ChatCommands,
         chats: ChannelStateStore,
         feed: SessionFeed,
+        media: MediaFolder,
         seen: RecentIds | None = None,
     ) -> None:
         self.channel = channel
@@ -53,6 +56,7 @@ class Intake:
         self._commands = commands
         self._chats = chats
         self._feed = feed
+        self._media = media
         self._seen = seen or RecentIds()
 
     async def handle(self, message: Incoming, output: ChatOutput) -> None:
@@ -76,9 +80,12 @@ class Intake:
             await _reply(output, await self._commands.run(command, context))
             return
         self._feed.watch(session_id, output)
+        text, heard = await self._media.read_notes(message.text)
+        for words in heard:  # what was understood, before the answer to it
+            await _reply(output, f"🎤 “{words}”", markdown=False)
         inbound = InboundMessage(
             channel=self.channel,
-            content=message.text,
+            content=text,
             chat_id=message.chat_id,
             sender=message.sender.sender_id,
             media=message.images,
@@ -106,10 +113,10 @@ class Intake:
         return assigned or default_session(self.channel, chat_id)
 
 
-async def _reply(output: ChatOutput, text: str | None) -> None:
+async def _reply(output: ChatOutput, text: str | None, *, markdown: bool = True) -> None:
     if text is None:
         return
     try:
-        await output.post(text)
+        await output.post(text, markdown=markdown)
     except SendError as exc:
         log.warning("a reply could not be delivered: %s", exc.detail)

@@ -1,6 +1,11 @@
 """Where files people send through a channel land: `<workspace>/media/`, where the model's file
-tools can read them later. Voice notes and documents are also read (`countbot.media`): their
-transcript or text enters the turn.
+tools can read them later.
+
+Voice notes and documents are also read (`countbot.media`), but only once the intake has let the
+message through (not a repeat, a known sender, within the flood limit): `take_in` saves the file
+and leaves a placeholder note, and `MediaFolder.read_notes` swaps each placeholder in a message's
+text for the transcript or the document's text. So a stranger's voice note costs a download and
+never a transcription.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import itertools
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,23 +24,77 @@ import aiofiles
 import aiofiles.os
 
 from countbot.llm.types import ImagePart
-from countbot.media.reader import MediaReader
+from countbot.media.reader import MediaReader, Reading
 
 log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 # Images a vision model is shown inline (others are stored and described).
 INLINE_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+# Placeholders kept for `read_notes`: far more than one message carries.
+MAX_UNREAD = 64
 _MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
 
 
+@dataclass(frozen=True, slots=True)
+class _Unread:
+    """A saved voice note or document whose placeholder `note` awaits `read_notes`."""
+
+    path: Path
+    stored_name: str
+    name: str
+    media_type: str
+    kind: str
+    note: str
+
+
 class MediaFolder:
-    """Saves received files under unique, harmless names."""
+    """Saves received files under unique, harmless names; reads voice notes and documents."""
 
     def __init__(self, workspace: Path, reader: MediaReader | None = None) -> None:
         self.workspace = workspace
         self.root = workspace / "media"
         self.reader = reader
+        # Placeholders not yet read, oldest first (a refused message's are dropped in time).
+        self._unread: OrderedDict[str, _Unread] = OrderedDict()
+
+    def read_later(self, item: _Unread) -> None:
+        self._unread[item.note] = item
+        while len(self._unread) > MAX_UNREAD:
+            self._unread.popitem(last=False)
+
+    async def read_notes(self, text: str) -> tuple[str, list[str]]:
+        """`text` with each placeholder of a saved voice note or document replaced by what it
+        says, and the transcripts heard (for surfaces that show them)."""
+        heard: list[str] = []
+        for note in [note for note in self._unread if note in text]:
+            item = self._unread.pop(note)
+            reading = await self._read(item)
+            if reading is not None:
+                text = text.replace(note, reading.note)
+                heard += [reading.transcript] if reading.transcript else []
+        return text, heard
+
+    async def _read(self, item: _Unread) -> Reading | None:
+        assert self.reader is not None
+        try:
+            async with aiofiles.open(item.path, "rb") as handle:
+                data = await handle.read()
+        except OSError as exc:
+            log.warning("a received file vanished before it was read: %s", exc)
+            return None
+
+        async def save_text(text: str) -> str:
+            return self.shown(await self.save(f"{item.stored_name}.md", text.encode()))
+
+        return await self.reader.read(
+            data,
+            name=item.name,
+            media_type=item.media_type,
+            kind=item.kind,
+            where=self.shown(item.path),
+            save=save_text,
+        )
 
     async def save(self, name: str, data: bytes) -> Path:
         """Write `data` as a new file named after `name` and return its path."""
@@ -63,27 +123,21 @@ def inline_image(data: bytes, media_type: str) -> ImagePart:
 async def take_in(
     media: MediaFolder, stored_name: str, data: bytes, *, name: str, media_type: str, kind: str
 ) -> tuple[list[ImagePart], list[str]]:
-    """Save a received file; returns what the model gets: the image inline, a voice note's
-    transcript or a document's text, or a note where the file is so its file tools can read it."""
+    """Save a received file; returns what the model gets: the image inline, or a note where the
+    file is so its file tools can read it (for a voice note or a document, a placeholder that
+    `MediaFolder.read_notes` replaces with what it says)."""
     saved = await media.save(stored_name, data)
     where = media.shown(saved)
     if kind in ("photo", "image") or media_type in INLINE_IMAGE_TYPES:
         return [inline_image(data, media_type)], [f"[Image saved as {where}]"]
-    if media.reader is not None:
-
-        async def save_text(text: str) -> str:
-            return media.shown(await media.save(f"{stored_name}.md", text.encode()))
-
-        reading = await media.reader.read(
-            data, name=name, media_type=media_type, kind=kind, where=where, save=save_text
-        )
-        if reading is not None:
-            return [], [reading.note]
     size = f"{len(data) / 1024:.0f} KB"
-    return [], [
+    note = (
         f"[The user sent a {kind} {name!r} ({media_type}, {size}), saved as "
         f"{where}; read it with your file tools if needed.]"
-    ]
+    )
+    if media.reader is not None and media.reader.reads(data[:16], name, media_type, kind):
+        media.read_later(_Unread(saved, stored_name, name, media_type, kind, note))
+    return [], [note]
 
 
 def sniff_image_type(data: bytes) -> str:

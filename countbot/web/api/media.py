@@ -37,7 +37,8 @@ async def upload(request: Request) -> JSONResponse:
     _, notes = await take_in(
         folder, f"web-{name}", data, name=name, media_type=media_type, kind=kind
     )
-    return JSONResponse({"name": name, "note": "\n\n".join(notes)})
+    note, _ = await folder.read_notes("\n\n".join(notes))
+    return JSONResponse({"name": name, "note": note})
 
 
 routes = [Route("/media", upload, methods=["POST"])]

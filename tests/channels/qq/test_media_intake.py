@@ -18,7 +18,8 @@ async def test_a_silk_voice_note_reaches_the_model_as_a_transcript(
     model_server.script(Reply.text("Rain later."))
     await fake_qq.user_says("", user=ALICE, record=media_files.silk())
 
-    assert await fake_qq.wait_for_messages(ME) == ["Rain later."]
+    heard, answer = await fake_qq.wait_for_messages(ME, 2)
+    assert (heard, answer) == ("🎤 “what is the weather today”", "Rain later.")
     asked = user_texts(model_server.requests[0])
     assert "[Transcript of the user's voice note" in asked
     assert asked.endswith("\nwhat is the weather today")

@@ -4,7 +4,12 @@ fake transcription endpoint; a real PDF through markitdown."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import pytest
+
 from countbot.config.settings import Settings
+from tests.channels.fake_telegram import FakeTelegram, FakeUser
 from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
 from tests.channels.scenarios import user_texts
 from tests.support import media_files
@@ -12,13 +17,14 @@ from tests.support.fake_transcriber import FakeTranscriber
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 
-async def test_a_voice_note_reaches_the_model_as_a_transcript(
+async def test_a_voice_note_reaches_the_model_as_a_transcript_shown_back_to_the_user(
     bot: Bot, model_server: ScriptedModelServer, settings: Settings
 ) -> None:
     model_server.script(Reply.text("Sunny all day."))
     bot.fake.user_sends_voice(media_files.ogg_opus())
 
-    assert await bot.fake.wait_for_messages(ALICE) == ["Sunny all day."]
+    messages = await bot.fake.wait_for_messages(ALICE, 2)
+    assert messages == ["🎤 “what is the weather today”", "Sunny all day."]
     asked = user_texts(model_server.requests[0])
     assert "[Transcript of the user's voice note" in asked
     assert asked.endswith("\nwhat is the weather today")
@@ -28,21 +34,36 @@ async def test_a_voice_note_reaches_the_model_as_a_transcript(
     assert "what is the weather today" in str(records[0]), "the transcript is stored"
 
 
-async def test_with_an_endpoint_configured_it_transcribes_instead(
-    settings: Settings,
-    model_server: ScriptedModelServer,
-    transcriber: FakeTranscriber,
-    fake_telegram,
-) -> None:
+@pytest.fixture
+async def endpoint_bot(
+    settings: Settings, transcriber: FakeTranscriber, fake_telegram: FakeTelegram
+) -> AsyncIterator[FakeTelegram]:
+    """Telegram running with `transcription.api_base` pointed at the fake endpoint."""
     settings.transcription.api_base = transcriber.api_base
     use_fake_telegram(settings, fake_telegram)
-    model_server.script(Reply.text("Booked."))
     async with running_bot(settings, fake_telegram):
-        fake_telegram.user_sends_voice(media_files.ogg_opus())
-        assert await fake_telegram.wait_for_messages(ALICE) == ["Booked."]
+        yield fake_telegram
 
+
+async def test_with_an_endpoint_configured_it_transcribes_instead(
+    endpoint_bot: FakeTelegram, model_server: ScriptedModelServer, transcriber: FakeTranscriber
+) -> None:
+    model_server.script(Reply.text("Booked."))
+    endpoint_bot.user_sends_voice(media_files.ogg_opus())
+
+    assert (await endpoint_bot.wait_for_messages(ALICE, 2))[1] == "Booked."
     assert user_texts(model_server.requests[0]).endswith("\nbook a table for two at eight")
     assert len(transcriber.received) == 1
+
+
+async def test_a_strangers_voice_note_is_never_transcribed(
+    endpoint_bot: FakeTelegram, model_server: ScriptedModelServer, transcriber: FakeTranscriber
+) -> None:
+    endpoint_bot.user_sends_voice(media_files.ogg_opus(), user=FakeUser(666))
+
+    (reply,) = await endpoint_bot.wait_for_messages(666)
+    assert "code" in reply.lower()  # the pairing code, and nothing else
+    assert transcriber.received == [] and model_server.requests == []
 
 
 async def test_a_pdf_sent_with_a_question_enters_the_turn_as_text(
@@ -61,7 +82,7 @@ async def test_a_pdf_sent_with_a_question_enters_the_turn_as_text(
 
 
 async def test_with_speech_on_the_answer_also_arrives_as_a_voice_note(
-    settings: Settings, model_server: ScriptedModelServer, fake_telegram
+    settings: Settings, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
 ) -> None:
     settings.speech.enabled = True  # no endpoint: espeak-ng speaks, ffmpeg encodes
     use_fake_telegram(settings, fake_telegram)
@@ -81,7 +102,7 @@ async def test_a_speech_endpoint_speaks_the_answer_as_plain_text(
     settings: Settings,
     model_server: ScriptedModelServer,
     transcriber: FakeTranscriber,
-    fake_telegram,
+    fake_telegram: FakeTelegram,
 ) -> None:
     settings.speech.enabled = True
     settings.speech.api_base = transcriber.api_base
