@@ -81,7 +81,11 @@ def _results(records: list[dict[str, Any]]) -> list[EarlierResult]:
     finished = [
         i for i, r in enumerate(records) if r.get("type") == "assistant" and not r.get("tool_calls")
     ]
-    records = records[: finished[-1]] if finished else []
+    return paired_results(records[: finished[-1]] if finished else [])
+
+
+def paired_results(records: list[dict[str, Any]]) -> list[EarlierResult]:
+    """The tool results among `records`, each with its call's arguments."""
     calls = {
         call.get("id"): call
         for record in records

@@ -23,6 +23,7 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.agent.ports import AgentHooks, SpendingGuard
 from countbot.config.settings import AgentSettings, Settings
+from countbot.dataflow.summaries import SummaryMarks
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.budget import BudgetGuard
@@ -96,7 +97,9 @@ def agent_loop(
     """An AgentLoop on the runtime's model, history and memory: the assistant's or a subagent's."""
     keeper = ContextKeeper(
         history=ports.sessions,
-        summarizer=OverflowSummarizer(ports.sessions, ports.loops.memory, limits.max_history),
+        summarizer=OverflowSummarizer(
+            ports.sessions, ports.loops.memory, limits.max_history, SummaryMarks(tools.get)
+        ),
         prompt=prompt,
         tools=tools,
         settings=limits,
