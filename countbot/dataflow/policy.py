@@ -220,7 +220,8 @@ def explain(mode: OutboundMode, exec_network: bool) -> str:
     verb = "asks you first" if mode == "ask" else "is refused"
     detail = (
         f"security.outbound: {mode}: after a turn read untrusted text (web pages, search "
-        "results, MCP results, notes saved while reading them), sending to a place you did "
+        "results, MCP results, workspace skills, chat messages and mails others wrote or you "
+        "forwarded, notes and summaries saved from them), sending to a place you did "
         f"not name, or sending your private data (your messages, files and memory it read, "
         f"USER.md, secrets), {verb}; links in a page, searching with your words and answering "
         "your chat never ask; `message` reaches only your own chats"

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.channels.email.conftest import ALICE as ALICE_MAIL
 from tests.channels.email.conftest import use_fake_mail
@@ -99,16 +96,6 @@ async def test_a_stranger_in_a_group_and_a_forward_are_not_the_owner(
         ("127.0.0.2", "refused", stranger),
         ("127.0.0.2", "allowed", []),
     ]
-
-
-@pytest.fixture
-async def fake_mail() -> AsyncIterator[FakeMail]:
-    fake = FakeMail()
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
 
 
 async def test_only_the_owners_authenticated_mail_is_the_owners(
