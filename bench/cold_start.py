@@ -11,7 +11,10 @@ path alike, each in a fresh process:
 It prints medians of wall time and peak RSS (the child's own, from wait4) and the ratio to the
 floor. The first run of each path is not counted (it seeds the workspace and writes bytecode).
 Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 sessions of
-one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit.
+one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit, beside its
+floor: an empty Python that imported asyncio, sqlite3 and ssl. Targets (issue 27): `chat -m` at
+most 2x the floor's wall time and under 60 MiB; the daemon 40 MiB idle, at most 60 MiB after
+the 100 sessions.
 
     python bench/cold_start.py [--rounds 7]
 """
@@ -37,6 +40,16 @@ from bench.ws_load import ROOT, model_ready, peak_rss_mib, start_daemon, write_c
 PATHS = ("direct", "litellm")
 SESSIONS = 100
 CONCURRENCY = 10
+CHAT_WALL_TARGET = 2.0  # x the floor's wall time
+CHAT_RSS_TARGET = 60.0  # MiB
+IDLE_RSS_TARGET = 40.0  # MiB
+LOADED_RSS_TARGET = 60.0  # MiB
+EMPTY_DAEMON = """
+import asyncio, sqlite3, ssl, sys
+for line in open("/proc/self/status"):
+    if line.startswith("VmRSS:"):
+        sys.stdout.write(str(int(line.split()[1]) / 1024))
+"""
 FLOOR = """
 import json, sys, httpx
 body = {"model": "bench-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -92,12 +105,18 @@ def cold_table(base_url: str, configs: dict[str, Path], rounds: int) -> None:
             samples[name].append(timed_child(command))
     floor = statistics.median(w for w, _ in samples["floor: raw httpx call"])
     print(f"`countbot chat -m hi` with no daemon, fresh process; median of {rounds} rounds\n")
-    print("| run | wall s | peak RSS MiB | wall / floor |")
-    print("|---|---:|---:|---:|")
+    print("| run | wall s | peak RSS MiB | wall / floor | within targets |")
+    print("|---|---:|---:|---:|---|")
     for name, values in samples.items():
         wall = statistics.median(w for w, _ in values)
         rss = statistics.median(r for _, r in values)
-        print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / floor:.1f}x |")
+        ok = wall / floor <= CHAT_WALL_TARGET and rss < CHAT_RSS_TARGET
+        verdict = "(floor)" if name.startswith("floor") else ("yes" if ok else "NO")
+        print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / floor:.1f}x | {verdict} |")
+    print(
+        f"\ntargets: wall at most {CHAT_WALL_TARGET:g}x the floor, peak RSS under "
+        f"{CHAT_RSS_TARGET:g} MiB"
+    )
 
 
 async def one_session(url: str, number: int) -> None:
@@ -140,7 +159,15 @@ def daemon_row(path: str, folder: Path, base_url: str) -> str:
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()
-    return f"| {path} | {idle:.0f} | {loaded:.0f} | {peak:.0f} | {stop:.2f} |"
+    ok = idle <= IDLE_RSS_TARGET and loaded <= LOADED_RSS_TARGET
+    verdict = "yes" if ok else "NO"
+    return f"| {path} | {idle:.0f} | {loaded:.0f} | {peak:.0f} | {stop:.2f} | {verdict} |"
+
+
+def empty_daemon_row() -> str:
+    """The daemon's floor: a Python that imported what any asyncio + SQLite + TLS server needs."""
+    rss = float(subprocess.run([sys.executable, "-c", EMPTY_DAEMON], capture_output=True).stdout)
+    return f"| floor: empty Python (asyncio, sqlite3, ssl) | {rss:.0f} | {rss:.0f} | | | (floor) |"
 
 
 def bench(rounds: int) -> None:
@@ -161,12 +188,20 @@ def bench(rounds: int) -> None:
             configs[path] = write_config(folder, base_url, path)
         cold_table(base_url, configs, rounds)
         print(f"\nDaemon (`countbot run`): RSS idle and after {SESSIONS} sessions of one turn\n")
-        print("| path | idle RSS MiB | RSS after load MiB | peak RSS MiB | SIGTERM to exit s |")
-        print("|---|---:|---:|---:|---:|")
+        print(
+            "| path | idle RSS MiB | RSS after load MiB | peak RSS MiB | SIGTERM to exit s "
+            "| within targets |"
+        )
+        print("|---|---:|---:|---:|---:|---|")
+        print(empty_daemon_row())
         for path in PATHS:
             folder = Path(tmp) / f"daemon-{path}"
             folder.mkdir()
             print(daemon_row(path, folder, base_url), flush=True)
+        print(
+            f"\ntargets: idle at most {IDLE_RSS_TARGET:g} MiB, after {SESSIONS} sessions at most "
+            f"{LOADED_RSS_TARGET:g} MiB"
+        )
 
 
 def main() -> None:

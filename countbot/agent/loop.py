@@ -202,6 +202,9 @@ class AgentLoop:
             model_turn = ModelTurn()
             async for event in stream_model(choice, messages, turn.tools, turn.token, model_turn):
                 yield event
+            if model_turn.runaway:  # stopped before the server reported usage: estimate it
+                spent = await counted(AssistantEntry(model_turn.text), choice.model)
+                model_turn.usage = Usage(estimate, spent.tokens)
             turn.usage = turn.usage + model_turn.usage
             turn.model = model_turn.model
             if model_turn.cancelled:
@@ -240,14 +243,17 @@ class AgentLoop:
         self, turn: _Turn, assistant: AssistantEntry, choice: ModelChoice
     ) -> AsyncIterator[AgentEvent]:
         """End the turn with its answer, or continue once an answer the output limit cut."""
-        if assistant.stop_reason == "length":
+        if assistant.stop_reason in ("length", "repetition"):
             thinking = not assistant.text and bool(assistant.reasoning)
-            if not turn.continued:  # a text answer: asking for the rest repeats no action
+            # A text answer: asking for the rest repeats no action. Not for a small model, whose
+            # long answers are rambling, not a cut-off thought.
+            if not turn.continued and not choice.small:
                 turn.continued = True
                 yield notices.truncated(continuing=True, thinking=thinking)
                 turn.entries.append(await counted(UserEntry(CONTINUE), choice.model))
                 return
-            notice = notices.truncated(continuing=False, thinking=thinking)
+            runaway = assistant.stop_reason == "repetition"
+            notice = notices.truncated(continuing=False, thinking=thinking, runaway=runaway)
             await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
             yield notice
         turn.ended = True

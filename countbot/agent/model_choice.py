@@ -10,7 +10,7 @@ from countbot.llm.provider import LLMProvider
 
 # A small model's answer is bounded to this share of its window (at least the floor): a tiny
 # model that loses its way would otherwise write until the window is full (minutes on a CPU).
-SMALL_MODEL_OUTPUT_SHARE = 8
+SMALL_MODEL_OUTPUT_SHARE = 16
 SMALL_MODEL_OUTPUT_FLOOR = 256
 
 

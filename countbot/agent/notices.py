@@ -34,8 +34,13 @@ def fallback(model: str, cause: str) -> TurnNotice:
     return TurnNotice("fallback", text, {"model": model, "cause": cause})
 
 
-def truncated(*, continuing: bool, thinking: bool) -> TurnNotice:
-    """The answer hit the output limit: continued once automatically, else offered."""
+def truncated(*, continuing: bool, thinking: bool, runaway: bool = False) -> TurnNotice:
+    """The answer hit the output limit (continued once automatically, else offered), or a small
+    model began repeating itself (`runaway`: stopped there)."""
+    details = {"continuing": continuing, "thinking": thinking, "runaway": runaway}
+    if runaway:
+        text = "The model began repeating itself, so its answer was stopped there."
+        return TurnNotice("truncated", text, details)
     cause = (
         "The model spent its whole output limit thinking"
         if thinking
@@ -45,7 +50,6 @@ def truncated(*, continuing: bool, thinking: bool) -> TurnNotice:
         text = f"{cause}; asking it to continue."
     else:
         text = f"{cause}. Say “continue” for the rest, or raise model.max_tokens."
-    details = {"continuing": continuing, "thinking": thinking}
     return TurnNotice("truncated", text, details, transient=continuing)
 
 

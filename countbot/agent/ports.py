@@ -35,6 +35,14 @@ class SessionHistory(Protocol):
         ...
 
 
+class MemoryRecall(Protocol):
+    """Finds what memory holds about a turn's message (the memory index's auto-recall)."""
+
+    async def recall(self, query: str, session_id: str) -> str | None:
+        """A marked context block to send with the message, or None."""
+        ...
+
+
 class SteeringInbox(Protocol):
     """Messages that arrived mid-turn in "steer" mode, injected before the next model call."""
 

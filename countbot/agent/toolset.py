@@ -39,6 +39,7 @@ _INTENTS = {
     "memory_write": "remember note notes memorize forget save",
     "memory_read": "memory recall earlier told",
     "memory_search": "memory recall earlier told search",
+    "memory_forget": "forget remove erase delete memory",
     "read_skill": "skill skills",
     "message": "send message telegram slack discord",
     "cron": "remind reminder reminders schedule every daily weekly hourly alarm",

@@ -16,6 +16,7 @@ from countbot.agent.cancel import CancelToken
 from countbot.agent.events import AgentEvent, ReasoningChunk, TextChunk
 from countbot.agent.history import AssistantEntry
 from countbot.agent.model_choice import ModelChoice
+from countbot.agent.runaway import RunawayWatch
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
@@ -43,6 +44,8 @@ class ModelTurn:
     done: StreamDone | None = None
     error: StreamError | None = None
     cancelled: bool = False
+    # A small model repeated itself: the answer was stopped and the repetition dropped.
+    runaway: bool = False
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     provider: str = ""
@@ -61,7 +64,7 @@ class ModelTurn:
             model=m.model,
             provider=m.provider,
             usage=self.usage,
-            stop_reason=self.done.stop_reason,
+            stop_reason="repetition" if self.runaway else self.done.stop_reason,
         )
 
     def partial_entry(self, stop_reason: str) -> AssistantEntry:
@@ -89,6 +92,7 @@ async def stream_model(
     queue: asyncio.Queue[StreamEvent | object] = asyncio.Queue()
     pump = asyncio.create_task(_pump(choice.provider.stream(request), queue))
     unregister = token.on_cancel(pump.cancel)
+    watch = RunawayWatch() if choice.small else None
     try:
         while True:
             item = await queue.get()
@@ -97,6 +101,9 @@ async def stream_model(
             if isinstance(item, TextDelta):
                 out.text += item.text
                 yield TextChunk(item.text)
+                if watch is not None and (cut := watch.repeated(out.text)):
+                    _stop_runaway(out, cut)
+                    break
             elif isinstance(item, ReasoningDelta):
                 out.reasoning += item.text
                 yield ReasoningChunk(item.text)
@@ -116,6 +123,14 @@ async def stream_model(
             pump.cancel()
         await asyncio.gather(pump, return_exceptions=True)
     out.cancelled = token.cancelled and out.done is None
+
+
+def _stop_runaway(out: ModelTurn, cut: int) -> None:
+    """End the answer before its repetition, as if the model had stopped there."""
+    out.text = out.text[:-cut].rstrip()
+    out.runaway = True
+    message = AssistantMessage(text=out.text, reasoning=out.reasoning, model=out.model)
+    out.done = StreamDone(message, "length", out.usage)
 
 
 async def _pump(

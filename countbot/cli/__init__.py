@@ -19,6 +19,7 @@ from countbot.cli.common import (
 from countbot.cli.cron import cron
 from countbot.cli.help_format import WholeHelpGroup
 from countbot.cli.mcp import mcp
+from countbot.cli.memory import memory
 from countbot.cli.models import models
 from countbot.cli.skills import skills
 from countbot.cli.subagents import subagents
@@ -167,3 +168,4 @@ main.add_command(subagents)
 main.add_command(mcp)
 main.add_command(skills)
 main.add_command(models)
+main.add_command(memory)

@@ -342,6 +342,19 @@ class ChannelsSettings(_Strict):
     email: EmailSettings = Field(default_factory=EmailSettings)
 
 
+class MemorySettings(_Strict):
+    """The memory index over notes and past conversations (`countbot/memory_index/`)."""
+
+    # wordllama: offline, shipped in the `memory` extra; endpoint: an OpenAI-compatible
+    # /embeddings URL; off: full-text only.
+    embeddings: Literal["wordllama", "endpoint", "off"] = "wordllama"
+    embeddings_url: str | None = Field(None, description="base URL of the /embeddings endpoint")
+    embeddings_model: str = "text-embedding-3-small"
+    embeddings_api_key: SecretStr | None = None
+    recall: bool = Field(True, description="put the best few memory hits into each turn")
+    recall_tokens: int = Field(400, ge=50, le=4000, description="token budget of auto-recall")
+
+
 class TranscriptionSettings(_Strict):
     """Voice notes to text: the offline recognizer of `countbot[voice]` (English) unless
     `api_base` names an OpenAI-compatible endpoint (`<api_base>/audio/transcriptions`)."""
@@ -394,6 +407,7 @@ class Settings(_Strict):
     heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
 

@@ -31,7 +31,7 @@ def search_text(content: str, query: str, limit: int = 10) -> list[MemoryHit]:
     if not words or limit <= 0:
         return []
     hits: list[MemoryHit] = []
-    for start, lines, heading in _entries(content.splitlines()):
+    for start, lines, heading in split_entries(content.splitlines()):
         text = "\n".join(lines)
         # The heading counts, so "2026-05-01 dentist" finds a note filed under that date.
         haystack = f"{heading}\n{text}".lower()
@@ -42,7 +42,7 @@ def search_text(content: str, query: str, limit: int = 10) -> list[MemoryHit]:
     return hits[:limit]
 
 
-def _entries(lines: list[str]) -> list[tuple[int, list[str], str]]:
+def split_entries(lines: list[str]) -> list[tuple[int, list[str], str]]:
     """Split into (first line number, lines, enclosing heading) entries; a heading stands alone."""
     entries: list[tuple[int, list[str], str]] = []
     current: list[str] = []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, ClassVar
 
+from countbot.memory.cited import KINDS, MemorySearch
+from countbot.memory.hygiene import corrected, repeats, without
 from countbot.memory.memory_file import MemoryEditError, MemoryFile
 from countbot.memory.notes import add_note, date_heading
 from countbot.tools.base import Tool, ToolContext, ToolResult
@@ -69,8 +71,9 @@ class MemoryWriteTool(Tool):
     name: ClassVar[str] = "memory_write"
     description: ClassVar[str] = (
         "Save to MEMORY.md. Give `note` to add a short fact under today's date heading, or "
-        "`old_text` and `new_text` to correct existing text (old_text must match exactly once; "
-        "an empty new_text deletes it). Save stable preferences, decisions and facts the user "
+        "`old_text` and `new_text` to correct a fact that changed (old_text must match exactly "
+        "once; the correction is dated; an empty new_text deletes it). A note that repeats a "
+        "saved fact is not added twice. Save stable preferences, decisions and facts the user "
         "asks you to remember; never secrets."
     )
     parameters: ClassVar[dict[str, Any]] = {
@@ -100,46 +103,94 @@ class MemoryWriteTool(Tool):
         if note is not None:
             if not note.strip():
                 return ToolResult.error("the note is empty")
-            day = self._today()
-            await self._memory.update(lambda content: add_note(content, day, note))
-            return ToolResult(f"Saved to MEMORY.md under {date_heading(day)}.")
+            return await self._add(note)
         if "new_text" not in args:
             return ToolResult.error("`new_text` is required with `old_text` (empty to delete)")
         try:
-            await self._memory.replace(old_text, args["new_text"])
+            new_text = corrected(old_text, args["new_text"], self._today())
+            await self._memory.replace(old_text, new_text)
         except MemoryEditError as exc:
             return ToolResult.error(str(exc))
-        return ToolResult("Updated MEMORY.md.")
+        return ToolResult("Updated MEMORY.md (the correction is dated).")
+
+    async def _add(self, note: str) -> ToolResult:
+        """File `note` under today's heading unless MEMORY.md already says the same."""
+        day = self._today()
+        same: list[str] = []
+
+        def change(content: str) -> str:
+            found = repeats(content, note)
+            if found is not None:
+                same.append(found)
+                return content
+            return add_note(content, day, note)
+
+        await self._memory.update(change)
+        if same:
+            return ToolResult(
+                f"Already in MEMORY.md, not added again: {same[0]}\nIf the fact changed, "
+                "correct that entry with old_text/new_text instead."
+            )
+        return ToolResult(f"Saved to MEMORY.md under {date_heading(day)}.")
 
 
 class MemorySearchTool(Tool):
-    """Keyword search over MEMORY.md entries, with line numbers to read around a hit."""
+    """Searches notes and past conversations (the memory index), with a citation per hit."""
 
     name: ClassVar[str] = "memory_search"
     description: ClassVar[str] = (
-        "Search MEMORY.md for entries containing all the given keywords (case-insensitive). "
-        "Use a few distinctive words (a name, a topic, a date like 2026-05-01); results show "
-        "line numbers you can pass to memory_read."
+        "Search your memory: MEMORY.md, USER.md, dated notes and every other conversation, by "
+        "meaning as well as words, in any language. Each hit says where and when it was "
+        "written. Narrow with `scope` (notes or conversations) and `since`/`until` dates."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "Keywords; every one must match."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+            "query": {"type": "string", "description": "What you are looking for."},
+            "scope": {"type": "string", "enum": ["all", "notes", "conversations"]},
+            "since": {"type": "string", "format": "date", "description": "YYYY-MM-DD, inclusive"},
+            "until": {"type": "string", "format": "date", "description": "YYYY-MM-DD, inclusive"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
         },
         "required": ["query"],
     }
     idempotent: ClassVar[bool] = True
     brings = frozenset({"private"})
 
-    def __init__(self, memory: MemoryFile) -> None:
+    def __init__(self, memory: MemoryFile, index: MemorySearch | None = None) -> None:
         self._memory = memory
+        self._index = index
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query = str(args.get("query", "")).strip()
         if not query:
             return ToolResult.error("the query is empty")
-        hits = await self._memory.search(query, int(args.get("limit", 10)))
+        limit = int(args.get("limit", 8))
+        if self._index is None:
+            return await self._keyword_search(query, limit)
+        try:
+            since, until = _day(args.get("since")), _day(args.get("until"))
+        except ValueError as exc:
+            return ToolResult.error(str(exc))
+        kinds = _SCOPES.get(str(args.get("scope", "all")), KINDS)
+        # The turn's own conversation is in the request already (and holds the question).
+        hits = await self._index.search(
+            query,
+            limit=limit,
+            kinds=kinds,
+            since=since,
+            until=until,
+            exclude_session=ctx.session_id,
+        )
+        if not hits:
+            return ToolResult(f"Nothing in memory matches: {query}. Try other words.")
+        blocks = [f"{len(hits)} hit(s) in memory for: {query}"]
+        blocks.extend(f"[{n}] ({hit.citation()}) {hit.text}" for n, hit in enumerate(hits, 1))
+        return ToolResult("\n\n".join(blocks))
+
+    async def _keyword_search(self, query: str, limit: int) -> ToolResult:
+        """Without an index (a bare registry): every word must occur in a MEMORY.md entry."""
+        hits = await self._memory.search(query, limit)
         if not hits:
             return ToolResult(f"No entries in MEMORY.md match all of: {query}. Try fewer words.")
         blocks = [f"{len(hits)} match(es) in MEMORY.md for: {query}"]
@@ -148,3 +199,58 @@ class MemorySearchTool(Tool):
             where = f" (under {hit.heading})" if hit.heading else ""
             blocks.append(f"{span}{where}:\n{hit.text}")
         return ToolResult("\n\n".join(blocks))
+
+
+class MemoryForgetTool(Tool):
+    """Removes a fact from the memory files and stops past conversations from recalling it."""
+
+    name: ClassVar[str] = "memory_forget"
+    description: ClassVar[str] = (
+        "Forget a fact when the user asks you to: removes every entry holding `text` from "
+        "MEMORY.md, USER.md and the dated notes, and past conversations that mention it are no "
+        "longer found. Give a short distinctive piece of the fact."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "minLength": 3}},
+        "required": ["text"],
+    }
+
+    def __init__(self, files: Sequence[MemoryFile], index: MemorySearch | None) -> None:
+        self._files = files
+        self._index = index
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        text = str(args.get("text", "")).strip()
+        if len(text) < 3:
+            return ToolResult.error("give at least three characters of the fact to forget")
+        removed = 0
+        for memory in self._files:
+            counted: list[int] = []
+
+            def change(content: str, counted: list[int] = counted) -> str:
+                new, count = without(content, text)
+                counted.append(count)
+                return new
+
+            await memory.update(change)
+            removed += sum(counted)
+        dropped = await self._index.forget(text) if self._index is not None else 0
+        if not removed and not dropped:
+            return ToolResult(f"Nothing in memory holds: {text}")
+        return ToolResult(
+            f"Forgot {removed} note entr{'y' if removed == 1 else 'ies'} and "
+            f"{dropped} conversation passage(s) holding: {text}"
+        )
+
+
+_SCOPES = {"notes": ("note",), "conversations": ("conversation",), "all": KINDS}
+
+
+def _day(value: object) -> date | None:
+    if value in (None, ""):
+        return None
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise ValueError(f"{value!r} is not a date (use YYYY-MM-DD)") from None

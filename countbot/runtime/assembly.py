@@ -25,7 +25,15 @@ from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
 from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
-from countbot.memory.tools import MemoryReadTool, MemorySearchTool, MemoryWriteTool
+from countbot.memory.tools import (
+    MemoryForgetTool,
+    MemoryReadTool,
+    MemorySearchTool,
+    MemoryWriteTool,
+)
+from countbot.memory_index.assembly import INDEX_FILE, embedder_for
+from countbot.memory_index.index import MemoryIndex
+from countbot.memory_index.recall import AutoRecall
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.features import (
@@ -69,6 +77,7 @@ class Runtime:
     usage: UsageLog
     audit: AuditLog
     memory: MemoryFile
+    memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
     tools: ToolRegistry
@@ -85,6 +94,7 @@ class Runtime:
 
     async def close(self) -> None:
         await self.mcp.close()
+        await self.memory_index.close()
         await self.models.aclose()
         await self.audit.close()
         await self.db.close()
@@ -136,12 +146,14 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
+    index = await _memory_index(settings, sessions)
     skills = skills_loader(settings)
     outbound = OutboundRouter()
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
-    tools = _tool_registry(settings, workspace, masker, memory, skills, outbox, sandbox, sessions)
+    tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
+    _register_memory_tools(tools, workspace, memory, index)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
     loops = LoopPorts(
         models=ModelResolver(lambda: settings.model, settings.data_dir),
@@ -153,9 +165,7 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
         masker=masker,
     )
     ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
-    for feature in features:
-        for tool in feature.tools(ports):
-            tools.register(tool)
+    _add_feature_tools(features, ports)
     rules = ApprovalRules(db)
     mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
     mcp.start()  # in the background: nothing waits for the servers
@@ -168,10 +178,11 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
         usage,
         audit,
         memory,
+        index,
         skills,
         loops.personas,
         tools,
-        _agent_loop(settings, ports),
+        _agent_loop(settings, ports, index),
         outbound,
         sandbox,
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
@@ -182,8 +193,25 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     )
 
 
-def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
-    """The assistant's loop: its prompt, every tool, the spending limits."""
+async def _memory_index(settings: Settings, sessions: SessionStore) -> MemoryIndex:
+    """The memory index, open and catching up with the files and the store in the background."""
+    index = await MemoryIndex.open(
+        settings.data_dir / INDEX_FILE, settings.workspace, sessions, embedder_for(settings.memory)
+    )
+    index.start()
+    return index
+
+
+def _add_feature_tools(features: Sequence[Feature], ports: FeaturePorts) -> None:
+    """Every feature's tools join the registry, in the order the surface gave the features."""
+    for feature in features:
+        for tool in feature.tools(ports):
+            ports.tools.register(tool)
+
+
+def _agent_loop(settings: Settings, ports: FeaturePorts, index: MemoryIndex) -> AgentLoop:
+    """The assistant's loop: its prompt, every tool, the spending limits, memory recall."""
+    recall = settings.memory
     return agent_loop(
         ports,
         prompt=PromptBuilder(tool_names=ports.tools.names(), **prompt_sources(ports)),
@@ -191,6 +219,8 @@ def _agent_loop(settings: Settings, ports: FeaturePorts) -> AgentLoop:
         limits=settings.agent,
         hooks=ports.loops.recorder.hooks(),
         spending=ports.loops.spending,
+        recall=AutoRecall(index, tokens=recall.recall_tokens) if recall.recall else None,
+        files_summary=is_users_conversation,
     )
 
 
@@ -292,7 +322,6 @@ def _tool_registry(
     settings: Settings,
     workspace: Path,
     masker: SecretMasker,
-    memory: MemoryFile,
     skills: SkillsLoader,
     outbox: Outbox,
     sandbox: Sandbox,
@@ -310,9 +339,6 @@ def _tool_registry(
     ):
         registry.register(tool)
     for tool in (
-        MemoryReadTool(memory),
-        MemoryWriteTool(memory),
-        MemorySearchTool(memory),
         ReadSkillTool(skills),
         ReadResultTool(registry, archive),
         # Files leave the machine: always confined to the workspace, whatever the file tools may.
@@ -320,6 +346,29 @@ def _tool_registry(
     ):
         registry.register(tool)
     return registry
+
+
+def _register_memory_tools(
+    registry: ToolRegistry, workspace: Path, memory: MemoryFile, index: MemoryIndex
+) -> None:
+    """The memory tools, searching and forgetting through the index."""
+    files = [memory, MemoryFile(workspace / "USER.md")]
+    for tool in (
+        MemoryReadTool(memory),
+        MemoryWriteTool(memory),
+        MemorySearchTool(memory, index),
+        MemoryForgetTool(files, index),
+    ):
+        registry.register(tool)
+
+
+# Sessions that are not the user's conversation: their summaries stay out of MEMORY.md.
+_UNATTENDED_SESSIONS = ("cron:", "heartbeat", "subagent:")
+
+
+def is_users_conversation(session_id: str) -> bool:
+    """Whether a session's overflow summary belongs in the user's MEMORY.md."""
+    return not session_id.startswith(_UNATTENDED_SESSIONS)
 
 
 class _RouterOutbox:

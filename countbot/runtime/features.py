@@ -12,7 +12,7 @@ feature's routes and commands live in the surfaces (`web/api/<feature>.py`,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,7 +21,7 @@ from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
-from countbot.agent.ports import AgentHooks, SpendingGuard
+from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.summaries import SummaryMarks
 from countbot.masking import SecretMasker
@@ -93,16 +93,28 @@ def agent_loop(
     limits: AgentSettings,
     hooks: AgentHooks,
     spending: SpendingGuard,
+    recall: MemoryRecall | None = None,
+    files_summary: Callable[[str], bool] = lambda _session_id: False,
 ) -> AgentLoop:
-    """An AgentLoop on the runtime's model, history and memory: the assistant's or a subagent's."""
+    """An AgentLoop on the runtime's model, history and memory: the assistant's or a subagent's.
+
+    `recall` brings memory hits into each turn; `files_summary` says whose overflow summaries go
+    to the user's MEMORY.md (by default none: a subagent's never do).
+    """
+    summarizer = OverflowSummarizer(
+        ports.sessions,
+        ports.loops.memory,
+        limits.max_history,
+        files_summary=files_summary,
+        mark=SummaryMarks(tools.get),
+    )
     keeper = ContextKeeper(
         history=ports.sessions,
-        summarizer=OverflowSummarizer(
-            ports.sessions, ports.loops.memory, limits.max_history, SummaryMarks(tools.get)
-        ),
+        summarizer=summarizer,
         prompt=prompt,
         tools=tools,
         settings=limits,
+        recall=recall,
     )
     return AgentLoop(
         resolve_model=ports.loops.models,  # one provider, cooldowns and local model for all

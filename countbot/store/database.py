@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,13 +32,17 @@ class Database:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: Path) -> Database:
-        """Create the file (and its folder) if needed and bring its schema up to date."""
+    async def open(cls, path: Path, migrations: Sequence[str] = MIGRATIONS) -> Database:
+        """Create the file (and its folder) if needed and bring its schema up to date.
+
+        `migrations` lets a feature keep a SQLite file of its own (the memory index) with the
+        same guarantees.
+        """
         path = Path(path)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="countbot-sqlite")
         loop = asyncio.get_running_loop()
         try:
-            conn = await loop.run_in_executor(executor, _connect, path)
+            conn = await loop.run_in_executor(executor, _connect, path, migrations)
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -66,7 +70,7 @@ class Database:
             self._executor.shutdown(wait=True)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, migrations: Sequence[str]) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Autocommit mode: transactions are explicit (`_transaction`), never implied by a statement.
     conn = sqlite3.connect(path, isolation_level=None)
@@ -75,14 +79,14 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        _migrate(conn)
+        _migrate(conn, migrations)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, migrations: Sequence[str]) -> None:
     """Bring the file to the newest schema in one transaction.
 
     The version is read under the write lock, so two processes opening a new file at once
@@ -91,12 +95,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
-        if version > len(MIGRATIONS):
+        if version > len(migrations):
             raise RuntimeError(f"database schema v{version} is newer than this CountBot knows")
-        for script in MIGRATIONS[version:]:
+        for script in migrations[version:]:
             for statement in _statements(script):
                 conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn.execute(f"PRAGMA user_version = {len(migrations)}")
     except BaseException:
         conn.rollback()
         raise

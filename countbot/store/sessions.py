@@ -24,6 +24,8 @@ TITLE_LENGTH = 60
 # Told (session id, "created" | "updated" | "renamed" | "deleted") after a change that shows in
 # a session list: the daemon pushes these to open browser tabs.
 ChangeListener = Callable[[str, str], None]
+# Told the new message's id after every committed record (the memory index catches up from it).
+AppendListener = Callable[[int], None]
 
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
@@ -45,6 +47,17 @@ class SessionInfo:
     summary: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One committed record with the session facts a citation needs."""
+
+    id: int
+    session_id: str
+    channel: str | None
+    title: str
+    record: dict[str, Any]
+
+
 @dataclass(slots=True)  # not frozen: the agent's HistoryWindow protocol declares plain attributes
 class Window:
     """The recent, not-yet-summarized records (oldest first, each with its `id`) and the summary."""
@@ -59,10 +72,15 @@ class SessionStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._listeners: builtins.list[ChangeListener] = []
+        self._append_listeners: builtins.list[AppendListener] = []
 
     def on_change(self, listener: ChangeListener) -> None:
         """Call `listener` after each change a session list shows (new, active, renamed, gone)."""
         self._listeners.append(listener)
+
+    def on_append(self, listener: AppendListener) -> None:
+        """Call `listener` with the message id after each committed record."""
+        self._append_listeners.append(listener)
 
     def _changed(self, session_id: str, change: str) -> None:
         for listener in self._listeners:
@@ -127,7 +145,19 @@ class SessionStore:
         message_id = await self._db.run(_append, session_id, kind, record, time.time())
         if kind == "user":  # a new message moves the session up and may give it its title
             self._changed(session_id, "updated")
+        for listener in self._append_listeners:
+            listener(message_id)
         return message_id
+
+    async def messages_after(
+        self, after_id: int, limit: int, types: tuple[str, ...] = ("user", "assistant")
+    ) -> tuple[builtins.list[StoredMessage], int]:
+        """Up to `limit` records of `types` after `after_id`, oldest first, in all sessions.
+
+        Also returns the id through which the log was read, so a reader skips the records of
+        other types next time.
+        """
+        return await self._db.run(_messages_after, after_id, max(limit, 1), types)
 
     async def messages(
         self, session_id: str, *, before_id: int | None = None, limit: int = 50
@@ -306,6 +336,22 @@ def _mark_summarized(
         " WHERE id = ? AND summarized_through <= ?",
         (through_id, summary, session_id, through_id),
     )
+
+
+def _messages_after(
+    conn: sqlite3.Connection, after_id: int, limit: int, types: tuple[str, ...]
+) -> tuple[list[StoredMessage], int]:
+    (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
+    marks = ", ".join("?" * len(types))
+    rows = conn.execute(
+        "SELECT m.id, m.session_id, s.channel, s.title, m.record FROM messages m"
+        f" JOIN sessions s ON s.id = m.session_id WHERE m.id > ? AND m.type IN ({marks})"
+        " ORDER BY m.id LIMIT ?",
+        (after_id, *types, limit),
+    ).fetchall()
+    found = [StoredMessage(i, sid, ch, title, json.loads(data)) for i, sid, ch, title, data in rows]
+    through = found[-1].id if len(found) == limit else max(int(last), after_id)
+    return found, through
 
 
 def _decode(rows: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:

@@ -160,3 +160,30 @@ async def test_the_system_prompt_says_where_current_facts_come_from_and_stays_th
     first, second = (r["messages"][0]["content"] for r in model_server.requests)
     assert first == second  # byte-stable: the provider's prompt cache keeps hitting
     assert "# Current facts" in first and "comes only from a tool" in first
+
+
+async def test_a_small_model_repeating_itself_is_stopped_and_never_continued(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    settings = make_settings(tmp_path, model_server)
+    settings.model.tool_calls = "constrained"  # a small model, as the built-in one
+    greeting = "Hello! How can I help you today? "
+    model_server.script(
+        Reply.text(greeting * 12, chunks=24, delay=0.05), Reply.text("Cut", finish="length")
+    )
+    runtime = await open_runtime(settings)
+    try:
+        events = await collect(runtime, "Hello!")
+        cut = await collect(runtime, "Tell me a long story")
+        records = await runtime.sessions.messages("s1", limit=100)
+    finally:
+        await runtime.close()
+    (runaway,) = notices(events, "truncated")
+    assert runaway.details["runaway"] and "repeating itself" in runaway.text
+    assert isinstance(events[-1], TurnDone) and events[-1].content == greeting.strip()
+    assert events[-1].usage.prompt_tokens > 0 < events[-1].usage.completion_tokens  # estimated
+    assert model_server.wait_abandoned()  # the repetition was not generated to its end
+    answers = [r for r in records if r["type"] == "assistant"]
+    assert answers[0]["text"] == greeting.strip() and answers[0]["stop_reason"] == "repetition"
+    (final,) = notices(cut, "truncated")
+    assert not final.details["continuing"] and len(model_server.requests) == 2

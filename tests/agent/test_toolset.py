@@ -51,8 +51,8 @@ async def test_a_small_model_gets_no_tools_for_a_greeting_and_the_right_one_for_
     picks = [offered(body) for body in model_server.requests]
     assert picks == [[], [], [], ["write_file"], ["list_dir"], ["memory_write"]]
     assert "response_format" not in model_server.requests[0]  # a plain answer, no JSON asked
-    # Bounded answers: an eighth of the window, not the default max_tokens of 4,096.
-    assert {body["max_tokens"] for body in model_server.requests} == {512}
+    # Bounded answers: a sixteenth of the window, not the default max_tokens of 4,096.
+    assert {body["max_tokens"] for body in model_server.requests} == {256}
 
 
 async def test_web_search_without_a_backend_is_never_offered(

@@ -44,9 +44,12 @@ async def test_save_read_search_and_correct_round_trip(
     )
 
     fixed = await write.execute({"old_text": "in Vienna", "new_text": "in Graz"}, ctx)
-    assert fixed.content == "Updated MEMORY.md." and not fixed.is_error
-    assert "- Sister Anna lives in Graz" in await memory.read()
-    assert "No entries" in (await search.execute({"query": "vienna"}, ctx)).content
+    assert fixed.content == "Updated MEMORY.md (the correction is dated)." and not fixed.is_error
+    # The correction supersedes the old fact in place, dated, and says what it replaced.
+    assert (
+        "- Sister Anna lives in Graz _(corrected 2026-11-22; was: in Vienna)_"
+        in await memory.read()
+    )
 
 
 async def test_empty_memory_reads_as_such(memory: MemoryFile, ctx: ToolContext) -> None:

@@ -32,7 +32,7 @@ from countbot.agent.context.tokens import (
 )
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
-from countbot.agent.ports import SessionHistory
+from countbot.agent.ports import MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
@@ -57,8 +57,10 @@ class ContextKeeper:
         prompt: PromptBuilder,
         tools: ToolRegistry,
         settings: AgentSettings,
+        recall: MemoryRecall | None = None,
     ) -> None:
         self._history = history
+        self._recall = recall
         self._summarizer = summarizer
         self._prompt = prompt
         self._tools = tools
@@ -78,6 +80,9 @@ class ContextKeeper:
             extra = f"{extra}\n{loaded}" if extra else loaded
         if extra:
             turn_context = f"{turn_context}\n{extra}"
+        if self._recall is not None:  # auto-recall: cited memory hits ride with the message
+            recalled = await self._recall.recall(message, request.session_id)
+            turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
         return UserEntry(message, request.media, turn_context)
 
     def budget(self, choice: ModelChoice) -> int:

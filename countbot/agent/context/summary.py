@@ -49,11 +49,16 @@ class OverflowSummarizer:
         history: SessionHistory,
         memory: MemoryFile,
         max_history: int,
+        *,
+        files_summary: Callable[[str], bool] = lambda _session_id: True,
         mark: SummaryMark | None = None,
     ) -> None:
         self._history = history
         self._memory = memory
         self._max_history = max_history
+        # Whether a session's summary goes to MEMORY.md: not for jobs' and subagents' sessions,
+        # whose running summary stays with the session (and the index finds their text).
+        self._files_summary = files_summary
         self._mark = mark
 
     def needs_pass(self, window_size: int) -> bool:
@@ -103,7 +108,8 @@ class OverflowSummarizer:
             f"## {day} · Conversation summary (session {session_id}, "
             f"messages {first_id}–{through_id})\n{marker}\n\n{text.strip()}\n"
         )
-        await self._memory.append_once(marker, section)
+        if self._files_summary(session_id):
+            await self._memory.append_once(marker, section)
         running = f"{running_summary}\n\n{text.strip()}" if running_summary else text.strip()
         # The running summary rides in every request: on a small window it gets a smaller share.
         limit = min(RUNNING_SUMMARY_CHARS, max_chars or RUNNING_SUMMARY_CHARS)

@@ -23,7 +23,7 @@ from countbot.web.context import DaemonContext
 
 
 def api_mount(daemon: DaemonContext) -> Mount:
-    """All /api routes; the jobs' routes are bound to the daemon's scheduler service."""
+    """All /api routes; the features' routes are bound to the part of the daemon they serve."""
     routes: list[BaseRoute] = [
         *cron.routes(daemon.scheduler.service),
         *health.routes,
@@ -37,6 +37,6 @@ def api_mount(daemon: DaemonContext) -> Mount:
         *usage.routes,
         *channels.routes,
         *approvals.routes,
-        *subagents.routes,
+        *subagents.routes(daemon.subagents),
     ]
     return Mount("/api", routes=routes)

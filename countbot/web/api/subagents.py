@@ -1,4 +1,7 @@
-"""Subagents: list them (all, one session's, or only the running ones) and cancel one."""
+"""Subagents: list them (all, one session's, or only the running ones) and cancel one.
+
+The routes get only the subagent manager (`routes(manager)`), not the whole daemon.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,11 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
+from countbot.subagents.manager import SubagentManager
 from countbot.subagents.store import SubagentRecord
-from countbot.web.api.errors import ApiError, daemon_of, text_param
+from countbot.web.api.errors import ApiError, text_param
 
 
 def subagent_json(record: SubagentRecord) -> dict[str, Any]:
@@ -29,29 +33,29 @@ def subagent_json(record: SubagentRecord) -> dict[str, Any]:
     }
 
 
-async def list_subagents(request: Request) -> JSONResponse:
-    """`?session=` one parent's; `?active=1` only queued and running ones."""
-    found = await daemon_of(request).subagents.list(
-        parent_session=text_param(request, "session"),
-        active_only=request.query_params.get("active") in {"1", "true"},
-    )
-    return JSONResponse({"subagents": [subagent_json(record) for record in found]})
+def routes(manager: SubagentManager) -> list[BaseRoute]:
+    """The routes, bound to the daemon's subagent manager (all they use of it)."""
 
+    async def list_subagents(request: Request) -> JSONResponse:
+        """`?session=` one parent's; `?active=1` only queued and running ones."""
+        found = await manager.list(
+            parent_session=text_param(request, "session"),
+            active_only=request.query_params.get("active") in {"1", "true"},
+        )
+        return JSONResponse({"subagents": [subagent_json(record) for record in found]})
 
-async def cancel_subagent(request: Request) -> JSONResponse:
-    manager = daemon_of(request).subagents
-    subagent_id = request.path_params["subagent_id"]
-    if await manager.cancel(subagent_id):
+    async def cancel_subagent(request: Request) -> JSONResponse:
+        subagent_id = request.path_params["subagent_id"]
+        if await manager.cancel(subagent_id):
+            record = await manager.get(subagent_id)
+            assert record is not None
+            return JSONResponse(subagent_json(record), 202)
         record = await manager.get(subagent_id)
-        assert record is not None
-        return JSONResponse(subagent_json(record), 202)
-    record = await manager.get(subagent_id)
-    if record is None:
-        raise ApiError(404, f"no subagent {subagent_id!r}")
-    raise ApiError(409, f"subagent {subagent_id} already ended ({record.status})")
+        if record is None:
+            raise ApiError(404, f"no subagent {subagent_id!r}")
+        raise ApiError(409, f"subagent {subagent_id} already ended ({record.status})")
 
-
-routes = [
-    Route("/subagents", list_subagents, methods=["GET"]),
-    Route("/subagents/{subagent_id}/cancel", cancel_subagent, methods=["POST"]),
-]
+    return [
+        Route("/subagents", list_subagents, methods=["GET"]),
+        Route("/subagents/{subagent_id}/cancel", cancel_subagent, methods=["POST"]),
+    ]

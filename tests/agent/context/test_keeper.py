@@ -66,6 +66,7 @@ async def test_two_hundred_turns_on_a_small_window(tmp_path, model_server: Scrip
     settings = make_settings(tmp_path, model_server, context_budget=0.95)
     settings.model.context_window = WINDOW
     settings.model.max_tokens = 128
+    settings.memory.recall = False  # this is memory_search's test; auto-recall has its own
     model_server.responder = play
     runtime = await open_runtime(settings)
     try:

@@ -33,7 +33,12 @@ const CODED_NOTICES = {
   fallback: { kind: "note", key: "chat.fallback" },
   truncated: {
     kind: "note",
-    key: (details) => (details.continuing ? "chat.truncatedContinuing" : "chat.truncated"),
+    key: (details) =>
+      details.runaway
+        ? "chat.truncatedRunaway"
+        : details.continuing
+          ? "chat.truncatedContinuing"
+          : "chat.truncated",
   },
   step_limit: { kind: "note", key: "chat.stepLimit" },
   tool_loop: { kind: "note", key: "chat.toolLoop" },

@@ -1,4 +1,5 @@
-// MEMORY.md, the assistant's long-term memory, as an editable text. The assistant may save a
+// MEMORY.md, the assistant's long-term memory, as an editable text, under a search of all
+// memory (memorySearch.js). The assistant may save a
 // note while the page is open: a save names the version it started from, and when the file
 // changed meanwhile the page shows both versions and what differs, and loses neither.
 
@@ -6,10 +7,13 @@ import { api } from "../lib/api.js";
 import { h } from "../lib/dom.js";
 import { guardLeave } from "../lib/leave.js";
 import { lineDiff } from "../lib/lineDiff.js";
+import { memorySearch } from "./memorySearch.js";
 import { loadPanel, statusLine } from "./panel.js";
 
-export function renderMemory(root) {
-  return loadPanel(root, "memory.title", () => api("/api/memory"), memoryEditor);
+export function renderMemory(root, { openSession }) {
+  return loadPanel(root, "memory.title", () => api("/api/memory"), (data) =>
+    h("div", {}, memorySearch(openSession), memoryEditor(data)),
+  );
 }
 
 function memoryEditor(data) {

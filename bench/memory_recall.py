@@ -1,0 +1,320 @@
+"""Does memory find what the user said months ago? Recall, auto-recall, speed and update cost.
+
+A generated year (bench/memory_recall_data.py): 60 facts (a third Chinese) hidden among filler
+notes in MEMORY.md and chat messages in the store, at least 5,000 entries, a fifth Chinese. Half
+the facts are notes, half were said in a conversation. Every fact has a question sharing a
+content word with it and a paraphrase sharing none. Measured in one run:
+
+1. recall@5 of `memory_search` per question kind and language, for today's keyword search over
+   MEMORY.md (`memory/search.py`: every word must occur; it cannot see conversations) as the
+   baseline, the index full-text only, and the index with WordLlama vectors (if installed);
+2. auto-recall: the share of questions whose fact is in the block put into the request, and the
+   block's tokens (estimated: a CJK character 1, Latin 4 characters 1);
+3. search latency at 100,000 entries (median, p95) and what the vectors add to memory;
+4. index update per committed entry (a message appended, then caught up).
+
+    python bench/memory_recall.py [--entries 5000] [--large 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.memory_recall_data import FACTS_EN, FACTS_ZH, filler
+from countbot.memory.search import search_text
+from countbot.memory_index.embeddings import (
+    WORDLLAMA_DIMS,
+    WordLlamaEmbedder,
+    wordllama_available,
+)
+from countbot.memory_index.index import MemoryIndex
+from countbot.memory_index.recall import AutoRecall
+from countbot.memory_index.text import STOPWORDS, estimate_tokens
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+
+YEAR = 365 * 86400
+CHANNELS = ("web", "telegram", "feishu", "email")
+_WORD = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def stems(text: str) -> set[str]:
+    """Content-word stems (first five letters) and Chinese character pairs, for the leak check."""
+    words = {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+    pairs = {run[i : i + 2] for run in _CJK.findall(text) for i in range(len(run) - 1)}
+    return words | pairs
+
+
+def keywords(question: str) -> str:
+    """What a model passes to today's keyword search: content words (Chinese as asked)."""
+    words = [w for w in _WORD.findall(question.lower()) if w not in STOPWORDS and len(w) > 1]
+    return " ".join(words + _CJK.findall(question))
+
+
+def check_paraphrases() -> list[str]:
+    """Paraphrases that share a stem or character pair with their fact (should be none)."""
+    return [para for fact, _word_q, para in FACTS_EN + FACTS_ZH if stems(fact) & stems(para)]
+
+
+class Year:
+    """One generated year written into a workspace and a store."""
+
+    def __init__(self, root: Path, entries: int, seed: int = 7) -> None:
+        self.root = root
+        self.workspace = root / "workspace"
+        self.entries = entries
+        self.rng = random.Random(seed)
+        self.start = time.time() - YEAR
+        self.facts = [(f, w, p, "en") for f, w, p in FACTS_EN] + [
+            (f, w, p, "zh") for f, w, p in FACTS_ZH
+        ]
+
+    async def write(self, sessions: SessionStore) -> None:
+        """Notes (40%) into MEMORY.md under date headings, messages (60%) into the store."""
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        notes = int(self.entries * 0.4)
+        lines = self._items(notes, [f for i, f in enumerate(self.facts) if i % 2 == 0])
+        days: dict[str, list[str]] = {}
+        for ts, text in lines:
+            days.setdefault(time.strftime("%Y-%m-%d", time.localtime(ts)), []).append(text)
+        body = ["# Memory", ""]
+        for day in sorted(days):
+            body += [f"## {day}", "", *(f"- {t}" for t in days[day]), ""]
+        (self.workspace / "MEMORY.md").write_text("\n".join(body), encoding="utf-8")
+        said = self._items(self.entries - notes, [f for i, f in enumerate(self.facts) if i % 2])
+        rows = []
+        for n, (ts, text) in enumerate(said):
+            session = f"s{n // 10}"
+            kind = "user" if n % 2 == 0 else "assistant"
+            key = "content" if kind == "user" else "text"
+            channel = CHANNELS[(n // 10) % len(CHANNELS)]
+            rows.append((session, channel, kind, {"type": kind, key: text, "ts": ts}))
+        await bulk_messages(sessions, rows)
+
+    def _items(self, count: int, facts: list) -> list[tuple[float, str]]:
+        items = [(self.start + self.rng.random() * YEAR, fact[0]) for fact in facts]
+        while len(items) < count:
+            ts = self.start + self.rng.random() * YEAR
+            items.append((ts, filler(self.rng, chinese=self.rng.random() < 0.2)))
+        self.rng.shuffle(items)
+        return sorted(items)
+
+    def memory_text(self) -> str:
+        return (self.workspace / "MEMORY.md").read_text(encoding="utf-8")
+
+
+async def bulk_messages(sessions: SessionStore, rows: list[tuple[str, str, str, dict]]) -> None:
+    """Many records in one transaction each 1,000 (a bench shortcut; the daemon appends one)."""
+    import json
+
+    def insert(conn, chunk):  # type: ignore[no-untyped-def]
+        for session, channel, kind, record in chunk:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, title, channel, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session, session, channel, record["ts"], record["ts"]),
+            )
+            conn.execute(
+                "INSERT INTO messages (session_id, type, record) VALUES (?, ?, ?)",
+                (session, kind, json.dumps(record, ensure_ascii=False)),
+            )
+
+    for i in range(0, len(rows), 1000):
+        await sessions._db.run(insert, rows[i : i + 1000])
+
+
+async def open_year(root: Path, entries: int, vectors: bool) -> tuple[Year, MemoryIndex, Database]:
+    year = Year(root, entries)
+    db = await Database.open(root / "countbot.db")
+    sessions = SessionStore(db)
+    await year.write(sessions)
+    index = await MemoryIndex.open(
+        root / f"index-{vectors}.db",
+        year.workspace,
+        sessions,
+        WordLlamaEmbedder() if vectors else None,
+    )
+    await index.catch_up()
+    if vectors:
+        index.start()
+        await index.vectors_ready()
+    return year, index, db
+
+
+def questions(year: Year):  # type: ignore[no-untyped-def]
+    for fact, word_q, para_q, lang in year.facts:
+        yield fact, word_q, "word", lang
+        yield fact, para_q, "paraphrase", lang
+
+
+async def recall_at_5(year: Year, index: MemoryIndex | None) -> dict[tuple[str, str], float]:
+    found: dict[tuple[str, str], list[bool]] = {}
+    memory = year.memory_text()
+    for fact, question, kind, lang in questions(year):
+        if index is None:  # the model's keywords: the question's content words
+            texts = [hit.text for hit in search_text(memory, keywords(question), 5)]
+        else:
+            texts = [hit.text for hit in await index.search(question, limit=5)]
+        found.setdefault((kind, lang), []).append(any(fact in t for t in texts))
+    return {key: sum(v) / len(v) for key, v in found.items()}
+
+
+async def auto_recall(year: Year, index: MemoryIndex) -> tuple[float, float, int]:
+    """(share with the fact in the block, median tokens, max tokens)."""
+    hit, tokens = [], []
+    for fact, question, _kind, _lang in questions(year):
+        block = await AutoRecall(index).recall(question, "bench-session")
+        hit.append(block is not None and fact in block)
+        tokens.append(estimate_tokens(block) if block else 0)
+    return sum(hit) / len(hit), statistics.median(tokens), max(tokens)
+
+
+async def update_cost(index: MemoryIndex, db: Database, n: int = 200) -> float:
+    """Median ms to index one newly committed message (the follower's catch-up step)."""
+    sessions = SessionStore(db)
+    times = []
+    for i in range(n):
+        await sessions.append(
+            "bench-live",
+            {"type": "user", "content": filler(random.Random(i), i % 5 == 0), "ts": time.time()},
+        )
+        start = time.perf_counter()
+        await index.sync_messages()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+async def embed_cost(n: int = 1024) -> float:
+    """WordLlama's ms per entry, in batches of 256 as the index embeds (a worker thread)."""
+    embedder = WordLlamaEmbedder()
+    await embedder.embed(["warm up"])
+    texts = [filler(random.Random(i), i % 5 == 0) for i in range(n)]
+    start = time.perf_counter()
+    for i in range(0, n, 256):
+        await embedder.embed(texts[i : i + 256])
+    return (time.perf_counter() - start) * 1000 / n
+
+
+async def latency(year: Year, index: MemoryIndex) -> tuple[float, float]:
+    times = []
+    for _ in range(3):
+        for _fact, question, _kind, _lang in questions(year):
+            start = time.perf_counter()
+            await index.search(question, limit=5)
+            times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.95)]
+
+
+def row(name: str, scores: dict[tuple[str, str], float]) -> str:
+    """One table row: per kind and language, then overall per kind (weighted by questions)."""
+    cells = [scores[(k, lang)] for k in ("word", "paraphrase") for lang in ("en", "zh")]
+    total = len(FACTS_EN) + len(FACTS_ZH)
+    overall = [
+        (scores[(k, "en")] * len(FACTS_EN) + scores[(k, "zh")] * len(FACTS_ZH)) / total
+        for k in ("word", "paraphrase")
+    ]
+    return f"| {name:<30} | " + " | ".join(f"{c:5.2f}" for c in [*cells, *overall]) + " |"
+
+
+def print_table(results: dict[str, dict[tuple[str, str], float]]) -> None:
+    print(f"\nrecall@5 of memory_search: {len(FACTS_EN)} English, {len(FACTS_ZH)} Chinese facts")
+    print("| search                         | w en  | w zh  | p en  | p zh  | word  | para  |")
+    print("|--------------------------------|-------|-------|-------|-------|-------|-------|")
+    for name, scores in results.items():
+        print(row(name, scores))
+    print("(w: question shares a word with the fact; p: paraphrase sharing none)")
+
+
+async def small_year(tmp: Path, entries: int, vectors: bool, results: dict) -> None:
+    """Recall, auto-recall and update cost on the year of `entries`."""
+    year, index, db = await open_year(tmp / f"y{vectors}", entries, vectors)
+    count = (await index.status())["entries"]
+    if not vectors:
+        results["baseline: keywords, MEMORY.md"] = await recall_at_5(year, None)
+    name = "index, full-text + vectors" if vectors else "index, full-text only"
+    results[name] = await recall_at_5(year, index)
+    share, median_tokens, max_tokens = await auto_recall(year, index)
+    update = await update_cost(index, db)
+    if vectors:
+        print(f"vectors: {await embed_cost():.3f} ms per entry, in the background")
+    print(
+        f"{name}: {count} entries; auto-recall brings the fact for {share:.2f} of questions, "
+        f"block {median_tokens:.0f} tokens median, {max_tokens} max; "
+        f"index update {update:.2f} ms per committed message (median; vectors follow in batches)"
+    )
+    await index.close()
+    await db.close()
+
+
+async def large_year(tmp: Path, entries: int, vectors: bool) -> None:
+    year, index, db = await open_year(tmp / f"large{vectors}", entries, vectors)
+    median, p95 = await latency(year, index)
+    count = (await index.status())["entries"]
+    matrix = count * WORDLLAMA_DIMS * 4 / 1e6 if vectors else 0
+    print(
+        f"{count} entries, {'with' if vectors else 'without'} vectors: search median "
+        f"{median:.1f} ms, p95 {p95:.1f} ms; vector matrix in memory {matrix:.0f} MB"
+    )
+    await index.close()
+    await db.close()
+
+
+def model_memory() -> str:
+    """Memory a fresh process gains by loading WordLlama and embedding once (from
+    /proc/self/status: a child's ru_maxrss starts at its parent's peak)."""
+    probe = (
+        "import asyncio, re, sqlite3, ssl\n"
+        "from countbot.memory_index.embeddings import WordLlamaEmbedder\n"
+        "kb = lambda k: int(re.search(k + r':\\s+(\\d+)', open('/proc/self/status').read())[1])\n"
+        "before = kb('VmRSS')\n"
+        "asyncio.run(WordLlamaEmbedder().embed(['hello']))\n"
+        "print(before / 1024, (kb('VmRSS') - before) / 1024, (kb('VmHWM') - before) / 1024)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, check=True
+    )
+    base, added, peak = map(float, done.stdout.split())
+    return (
+        f"{added:.0f} MB resident, {peak:.0f} MB at the peak of loading "
+        f"(to a process of {base:.0f} MB with asyncio, sqlite3, ssl, httpx)"
+    )
+
+
+async def main(entries: int, large: int) -> None:
+    leaks = check_paraphrases()
+    print(f"Paraphrases sharing a content stem or character pair with their fact: {len(leaks)}")
+    for leak in leaks:
+        print(f"  {leak}")
+    modes = [False] + ([True] if wordllama_available() else [])
+    results: dict[str, dict[tuple[str, str], float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for vectors in modes:
+            await small_year(Path(tmp), entries, vectors, results)
+        print_table(results)
+        print()
+        for vectors in modes:
+            await large_year(Path(tmp), large, vectors)
+    if wordllama_available():
+        print(f"WordLlama loaded and used once adds {model_memory()}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=5000)
+    parser.add_argument("--large", type=int, default=100_000)
+    args = parser.parse_args()
+    asyncio.run(main(args.entries, args.large))

@@ -1,0 +1,326 @@
+"""The generated year of memory for bench/memory_recall.py: facts, questions and filler.
+
+Each fact has two questions: one that shares a content word with it, and a paraphrase that
+shares none (checked by the bench: no word stem, no Chinese character pair in common). The
+paraphrases are written by hand as a person would ask, not produced by swapping words, so the
+answer is not leaked. Filler is generated from templates: diary lines, work notes, chat turns,
+some on the same topics as the facts (an honest distractor), a fifth of it in Chinese.
+"""
+
+from __future__ import annotations
+
+import random
+
+# (fact, question sharing words, paraphrased question without a shared content word)
+FACTS_EN: list[tuple[str, str, str]] = [
+    (
+        "My dentist is Dr. Okafor at the Riverside clinic.",
+        "Who is my dentist?",
+        "Who looks after my teeth?",
+    ),
+    (
+        "My sister Lena lives in Porto with her two cats.",
+        "Where does my sister Lena live?",
+        "In which city is my sibling based?",
+    ),
+    (
+        "I am allergic to penicillin; it gave me hives as a child.",
+        "What am I allergic to?",
+        "Which medicine must doctors never give me?",
+    ),
+    (
+        "Our wifi password hint: the name of the first boat plus 1987.",
+        "What is the hint for the wifi password?",
+        "How do I get onto the home internet?",
+    ),
+    (
+        "I park the car on level 4 of the Marlow garage at work.",
+        "Where do I park the car?",
+        "On which floor do I leave my vehicle at the office?",
+    ),
+    (
+        "My passport expires on 14 March 2029.",
+        "When does my passport expire?",
+        "Until when is my travel document valid?",
+    ),
+    (
+        "I prefer window seats and never want a middle seat on flights.",
+        "Which seats do I prefer on flights?",
+        "Where do I like to sit when I fly?",
+    ),
+    (
+        "Our landlord is Mr. Haddad, reachable after 6 pm.",
+        "Who is our landlord?",
+        "Whom do we pay rent to?",
+    ),
+    (
+        "The kids' school starts at 8:15 and pickup is at 15:30.",
+        "When does the kids' school start?",
+        "What time must the children be dropped off?",
+    ),
+    (
+        "I run 5 km every Tuesday and Thursday morning.",
+        "How often do I run?",
+        "Which weekdays do I go jogging?",
+    ),
+    (
+        "My blood type is O negative.",
+        "What is my blood type?",
+        "Which group would a transfusion need?",
+    ),
+    (
+        "I take my coffee black, no sugar.",
+        "How do I take my coffee?",
+        "How do I like my morning espresso prepared?",
+    ),
+    (
+        "Grandma's birthday is on 2 August; she loves orchids.",
+        "When is grandma's birthday?",
+        "What should I bring Nana when she turns another year older?",
+    ),
+    (
+        "The gym membership renews every January for 480 euros.",
+        "When does the gym membership renew?",
+        "How much is the yearly fitness club fee?",
+    ),
+    (
+        "I am learning Portuguese with a tutor named Inês on Saturdays.",
+        "Who is my Portuguese tutor?",
+        "Which language lessons do I have at weekends?",
+    ),
+    (
+        "My bike is a green Brompton, frame number BX2291.",
+        "What is the frame number of my bike?",
+        "Which folding bicycle do I ride?",
+    ),
+    (
+        "I decided to switch the team's CI from Jenkins to GitHub Actions in Q2.",
+        "What did I decide about Jenkins?",
+        "Which build pipeline tool are we moving to?",
+    ),
+    (
+        "My manager is Priya Raman; one-to-ones are Mondays at 10.",
+        "Who is my manager?",
+        "When do I meet my boss each week?",
+    ),
+    (
+        "I keep the spare house key with the neighbour at number 12.",
+        "Where is the spare house key?",
+        "If I'm locked out, who can let me in?",
+    ),
+    (
+        "My favourite restaurant is Sora, a small ramen bar on Wick Lane.",
+        "What is my favourite restaurant?",
+        "Where should we go for noodles?",
+    ),
+    ("I am vegetarian but eat fish occasionally.", "Am I vegetarian?", "Do I avoid meat?"),
+    (
+        "The car insurance is with Allianz, policy 7781-22, renewal in October.",
+        "Which company is the car insurance with?",
+        "Who covers my vehicle against accidents?",
+    ),
+    (
+        "My daughter Mia is allergic to peanuts.",
+        "What is Mia allergic to?",
+        "Which food is dangerous for my child?",
+    ),
+    (
+        "I water the balcony tomatoes every evening in summer.",
+        "When do I water the tomatoes?",
+        "How often do the plants outside need a drink?",
+    ),
+    (
+        "My shoe size is 43 EU.",
+        "What is my shoe size?",
+        "Which trainers fit me when I order online?",
+    ),
+    (
+        "Our anniversary is 9 June; we married in Lisbon in 2015.",
+        "When is our anniversary?",
+        "On which date did we tie the knot?",
+    ),
+    (
+        "I have a standing order of 200 euros to savings on the 1st of each month.",
+        "How much is the standing order to savings?",
+        "How much cash do I put aside every few weeks?",
+    ),
+    (
+        "My doctor is Dr. Brandt; the practice opens at 7:30.",
+        "Who is my doctor?",
+        "Which physician do I see when I'm ill?",
+    ),
+    (
+        "The heating engineer comes once a year in September to service the boiler.",
+        "When is the boiler serviced?",
+        "In which month does the furnace get checked?",
+    ),
+    (
+        "I prefer tea in the afternoon, usually Earl Grey.",
+        "What tea do I prefer?",
+        "What hot drink do I have around four o'clock?",
+    ),
+    (
+        "My laptop is a ThinkPad X1, bought in May 2024, warranty three years.",
+        "Which laptop do I have?",
+        "What notebook computer do I work on?",
+    ),
+    (
+        "I donate blood every four months at the Red Cross centre.",
+        "How often do I donate blood?",
+        "How regularly do I give a pint at the clinic?",
+    ),
+    (
+        "Our cleaner Ana comes on Fridays; she has her own key.",
+        "When does the cleaner come?",
+        "Which day is the flat tidied by our housekeeper?",
+    ),
+    (
+        "My best friend Tom moved to Vancouver last spring.",
+        "Where did Tom move?",
+        "Which Canadian city is my closest mate in now?",
+    ),
+    (
+        "I hate cilantro; leave it out of every recipe.",
+        "Do I like cilantro?",
+        "Which herb should never go into my food?",
+    ),
+    (
+        "The dog's vet is Dr. Silva; Bruno needs his rabies shot in April.",
+        "Who is the dog's vet?",
+        "When is our pet's next vaccination?",
+    ),
+    (
+        "I am saving for a trip to Japan in cherry blossom season next year.",
+        "What am I saving for?",
+        "Which country do I want to visit in spring?",
+    ),
+    (
+        "My mother's phone number ends in 4471.",
+        "What does my mother's phone number end in?",
+        "Which digits close mum's mobile?",
+    ),
+    (
+        "The quarterly report is due the second Friday after quarter end.",
+        "When is the quarterly report due?",
+        "What's the deadline for the three-month summary?",
+    ),
+    (
+        "I wear glasses for reading only, strength +1.5.",
+        "What strength are my reading glasses?",
+        "Do I need spectacles to see a book?",
+    ),
+]
+
+FACTS_ZH: list[tuple[str, str, str]] = [
+    ("我的牙医是王医生，在人民路诊所。", "我的牙医是谁？", "谁帮我看牙齿？"),
+    ("我对青霉素过敏。", "我对什么过敏？", "哪种药千万不能给我用？"),
+    ("妹妹住在成都，养了一只猫。", "我妹妹住在哪里？", "我的小妹定居哪座城市？"),
+    ("每周二和周四早上我跑五公里。", "我每周跑几次？", "我哪几天晨练慢跑？"),
+    ("我喝咖啡不加糖。", "我的咖啡要加糖吗？", "早上那杯拿铁怎么冲？"),
+    ("奶奶的生日是八月二号，她喜欢兰花。", "奶奶的生日是哪天？", "外婆过寿应该送什么花？"),
+    ("我的护照二零二九年三月到期。", "我的护照什么时候到期？", "出国证件还能用多久？"),
+    ("我们的房东姓李，晚上六点后可以联系。", "我们的房东是谁？", "租金交给哪位？"),
+    ("孩子们的学校八点十五分上课。", "学校几点上课？", "早上要几点把小孩送到？"),
+    ("我的血型是O型阴性。", "我的血型是什么？", "需要输液时该准备哪一种？"),
+    ("我是素食者，但偶尔吃鱼。", "我是素食者吗？", "我平时碰肉吗？"),
+    ("车停在公司车库四楼。", "车停在哪里？", "上班时我把汽车放在几层？"),
+    ("我的经理是陈静，每周一上午十点一对一面谈。", "我的经理是谁？", "每星期什么时候和老板开会？"),
+    ("备用钥匙放在十二号邻居家。", "备用钥匙在哪里？", "如果进不了门，找谁帮忙？"),
+    ("我最喜欢的餐厅是巷口那家兰州拉面馆。", "我最喜欢的餐厅是哪家？", "想吃面条去哪儿？"),
+    ("女儿对花生过敏。", "女儿对什么过敏？", "哪种食物对孩子有危险？"),
+    ("我的鞋码是四十三码。", "我的鞋码是多少？", "买运动鞋该选多大？"),
+    ("结婚纪念日是六月九日。", "结婚纪念日是哪天？", "我们哪天办的婚礼？"),
+    ("我讨厌香菜，做菜别放。", "我喜欢香菜吗？", "哪种调料千万别加到饭里？"),
+    ("狗狗的兽医是刘医生，四月要打狂犬疫苗。", "狗狗的兽医是谁？", "宠物下一次接种在什么时候？"),
+]
+
+_TOPICS_EN = [
+    "the quarterly budget",
+    "a flaky test in the payment service",
+    "weekend plans",
+    "the new coffee machine",
+    "a podcast about history",
+    "the train strike",
+    "our holiday photos",
+    "a bug in the invoice export",
+    "the garden fence",
+    "a book about habits",
+    "the kitchen renovation",
+    "the football match",
+    "a recipe for lentil soup",
+    "the printer jam",
+    "the team offsite",
+    "tax forms",
+    "a documentary on oceans",
+    "the broken umbrella",
+    "a concert next month",
+    "the neighbour's new puppy",
+    "a migration to Postgres 16",
+    "the electricity bill",
+    "the teeth whitening advert",
+    "a cousin's wedding",
+    "the sourdough starter",
+]
+_VERBS_EN = [
+    "talked about",
+    "made a note about",
+    "asked for a summary of",
+    "complained about",
+    "looked up",
+    "planned",
+    "reviewed",
+    "sketched ideas for",
+    "read about",
+    "fixed",
+]
+_TAILS_EN = [
+    "and decided to revisit it later.",
+    "which took longer than expected.",
+    "with no clear outcome.",
+    "and it went fine.",
+    "before lunch.",
+    "late in the evening.",
+    "while waiting for the bus.",
+    "and shared it with the team.",
+    "again, for the third time.",
+    "and wrote down two follow-ups.",
+]
+_TOPICS_ZH = [
+    "季度预算",
+    "支付服务里的测试",
+    "周末安排",
+    "新咖啡机",
+    "历史播客",
+    "火车罢工",
+    "假期照片",
+    "发票导出的问题",
+    "花园围栏",
+    "习惯养成的书",
+    "厨房装修",
+    "足球比赛",
+    "扁豆汤的做法",
+    "打印机卡纸",
+    "团队团建",
+    "报税表格",
+    "海洋纪录片",
+    "电费账单",
+]
+_VERBS_ZH = ["聊了聊", "记录了", "查了一下", "抱怨了", "计划了", "复盘了", "读了关于", "修好了"]
+_TAILS_ZH = [
+    "，打算以后再看。",
+    "，比预想的久。",
+    "，没有结论。",
+    "，一切顺利。",
+    "，在午饭前。",
+    "，晚上很晚。",
+]
+
+
+def filler(rng: random.Random, chinese: bool) -> str:
+    """One generated line of everyday memory (a note or a chat message)."""
+    if chinese:
+        return f"今天{rng.choice(_VERBS_ZH)}{rng.choice(_TOPICS_ZH)}{rng.choice(_TAILS_ZH)}"
+    return (
+        f"{rng.choice(['Today I', 'We', 'I', 'Earlier I'])} {rng.choice(_VERBS_EN)} "
+        f"{rng.choice(_TOPICS_EN)} {rng.choice(_TAILS_EN)} (#{rng.randrange(10_000)})"
+    )

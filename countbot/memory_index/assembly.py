@@ -1,0 +1,43 @@
+"""Opens the memory index the settings ask for, with the embedder they name."""
+
+from __future__ import annotations
+
+import logging
+
+from countbot.config.settings import MemorySettings
+from countbot.memory_index.embeddings import (
+    Embedder,
+    EndpointEmbedder,
+    WordLlamaEmbedder,
+    vectors_available,
+    wordllama_available,
+)
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE = "memory_index.db"
+ENDPOINT_TIMEOUT = 30.0
+
+
+def embedder_for(settings: MemorySettings) -> Embedder | None:
+    """The configured embedder, or None (full-text only) when it cannot work here."""
+    if settings.embeddings == "off":
+        return None
+    if not vectors_available():
+        log.info("memory search is full-text only: pip install 'countbot[memory]' for vectors")
+        return None
+    if settings.embeddings == "endpoint":
+        if not settings.embeddings_url:
+            log.warning("memory.embeddings is 'endpoint' but memory.embeddings_url is not set")
+            return None
+        key = settings.embeddings_api_key
+        return EndpointEmbedder(
+            settings.embeddings_url,
+            settings.embeddings_model,
+            key.get_secret_value() if key else None,
+            ENDPOINT_TIMEOUT,
+        )
+    if not wordllama_available():
+        log.info("memory search is full-text only: wordllama is not installed")
+        return None
+    return WordLlamaEmbedder()

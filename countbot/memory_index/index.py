@@ -1,0 +1,354 @@
+"""The memory index: catches up with the files and the store, and answers searches.
+
+Catching up is incremental: a committed message pokes a follower task that reads the records
+after the stored cursor; the memory files are compared by size and mtime before every search
+(and re-read only when they changed, entry by entry). Vectors are made by a second task in
+batches; until every entry has a vector of the configured model, search is full-text only, which
+is also what happens after a model switch while the old vectors are replaced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from countbot.memory.cited import KINDS, CitedHit
+from countbot.memory_index import index_db
+from countbot.memory_index.embeddings import Embedder, EmbeddingError
+from countbot.memory_index.fusion import fuse
+from countbot.memory_index.index_db import Filters
+from countbot.memory_index.numeric import numpy_module
+from countbot.memory_index.sources import (
+    file_entries,
+    meaning_text,
+    memory_paths,
+    message_entries,
+)
+from countbot.memory_index.text import match_expression
+from countbot.memory_index.vectors import VectorSet
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+
+log = logging.getLogger(__name__)
+
+# Records read per catch-up transaction, and entries embedded per batch: bounded work per step.
+MESSAGE_BATCH = 500
+EMBED_BATCH = 256
+# Candidates each side contributes to the fusion.
+CANDIDATES = 50
+# After the embedder fails, full-text carries on and vectors are retried this much later (s).
+EMBED_RETRY = 60.0
+# Vectors wait this long after a poke, so a burst of messages is embedded as one batch (s).
+EMBED_DELAY = 0.5
+
+
+class MemoryIndex:
+    """See the module docstring; open with `await MemoryIndex.open(...)`, then `start()`."""
+
+    def __init__(
+        self, db: Database, workspace: Path, sessions: SessionStore, embedder: Embedder | None
+    ) -> None:
+        self._db = db
+        self._workspace = workspace
+        self._sessions = sessions
+        self._embedder = embedder
+        self._vectors = VectorSet()
+        self._vectors_ready = False
+        self._ready = asyncio.Event()
+        self._file_stamps: dict[Path, tuple[int, int]] = {}
+        self._files_lock = asyncio.Lock()
+        self._messages_lock = asyncio.Lock()
+        self._poked = asyncio.Event()
+        self._embed_poked = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @classmethod
+    async def open(
+        cls, path: Path, workspace: Path, sessions: SessionStore, embedder: Embedder | None
+    ) -> MemoryIndex:
+        db = await Database.open(path, index_db.MIGRATIONS)
+        index = cls(db, workspace, sessions, embedder)
+        sessions.on_append(lambda _message_id: index._poked.set())
+        sessions.on_change(index._session_changed)
+        return index
+
+    def start(self) -> None:
+        """Start following the store and making vectors, in the background."""
+        self._poked.set()
+        self._tasks.append(asyncio.create_task(self._follow(), name="memory-index-follow"))
+        if self._embedder is not None:
+            self._tasks.append(asyncio.create_task(self._embed_loop(), name="memory-index-embed"))
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._db.close()
+
+    # --- searching -----------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        kinds: tuple[str, ...] = KINDS,
+        since: date | None = None,
+        until: date | None = None,
+        exclude_session: str | None = None,
+    ) -> list[CitedHit]:
+        """Hits for `query`, best first: full-text and vectors fused, recency counted."""
+        await self.catch_up()
+        filters = Filters(
+            tuple(k for k in kinds if k in KINDS) or KINDS,
+            _stamp(since),
+            _stamp(until + timedelta(days=1)) if until else None,
+            exclude_session,
+        )
+        match = match_expression(query)
+        text_hits = (
+            await self._db.run(index_db.search_text, match, filters, CANDIDATES) if match else []
+        )
+        vector_hits = await self._vector_hits(query, filters)
+        rows = await self._db.run(
+            index_db.rows, list({i for i, _ in text_hits} | {i for i, _ in vector_hits})
+        )
+        ranked = fuse(
+            [i for i, _ in text_hits],
+            vector_hits,
+            {i: r.ts for i, r in rows.items()},
+            time.time(),
+        )
+        text_ranks = {entry_id: rank for rank, (entry_id, _) in enumerate(text_hits, 1)}
+        cosines = dict(vector_hits)
+        return [
+            _cited(rows[i], score, text_ranks.get(i), cosines.get(i))
+            for i, score in ranked[:limit]
+            if i in rows
+        ]
+
+    async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
+        if self._embedder is None or not self._vectors_ready or not query.strip():
+            return []
+        try:
+            embedded = await self._embedder.embed([query])
+        except EmbeddingError as exc:
+            log.warning("memory search without vectors: %s", exc)
+            return []
+        return await asyncio.to_thread(
+            self._vectors.search, embedded[0], filters.admits, CANDIDATES
+        )
+
+    # --- keeping up ----------------------------------------------------------------------------
+
+    async def catch_up(self) -> None:
+        """Index what changed in the memory files and the store since the last look."""
+        await self.sync_files()
+        await self.sync_messages()
+
+    async def sync_files(self) -> None:
+        async with self._files_lock:
+            changed = await asyncio.to_thread(self._changed_files)
+            for path, content, stamp in changed:
+                await self._index_file(path, content, stamp[0] / 1e9)
+                self._file_stamps[path] = stamp
+
+    def _changed_files(self) -> list[tuple[Path, str | None, tuple[int, int]]]:
+        """(path, content or None if gone, stamp) of files whose size or mtime moved."""
+        changed: list[tuple[Path, str | None, tuple[int, int]]] = []
+        present = set(memory_paths(self._workspace))
+        for path in present | set(self._file_stamps):
+            try:
+                stat = path.stat()
+                stamp = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                stamp = (0, -1)
+            if self._file_stamps.get(path) == stamp:
+                continue
+            try:
+                content: str | None = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                content = None
+            changed.append((path, content, stamp))
+        return changed
+
+    async def _index_file(self, path: Path, content: str | None, mtime: float) -> None:
+        relative = path.relative_to(self._workspace).as_posix()
+        text = content or ""
+        digest = hashlib.sha1(text.encode()).hexdigest()
+        key = f"file:{relative}"
+        if await self._db.run(index_db.get_state, key) == digest:
+            return
+        entries = file_entries(relative, text, mtime)
+        added, removed = await self._db.run(
+            index_db.replace_source, relative, entries, (key, digest)
+        )
+        self._vectors.remove(removed)
+        if added:
+            self._embed_poked.set()
+
+    async def sync_messages(self) -> None:
+        """Index the stored records after the cursor, a bounded batch per transaction."""
+        async with self._messages_lock:
+            cursor = int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)
+            while True:
+                found, through = await self._sessions.messages_after(cursor, MESSAGE_BATCH)
+                if through == cursor:
+                    return
+                forgotten = await self._db.run(index_db.forgotten)
+                entries = [
+                    entry
+                    for m in found
+                    for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
+                    if not _holds_any(entry.text, forgotten)
+                ]
+                await self._db.run(index_db.add_messages, entries, through)
+                cursor = through
+                if entries:
+                    self._embed_poked.set()
+
+    async def _follow(self) -> None:
+        while True:
+            await self._poked.wait()
+            self._poked.clear()
+            try:
+                await self.catch_up()
+            except Exception:
+                log.exception("memory index catch-up failed; retrying at the next message")
+
+    def _session_changed(self, session_id: str, change: str) -> None:
+        if change == "deleted":
+            task = asyncio.create_task(self._drop_session(session_id))
+            self._tasks.append(task)
+            task.add_done_callback(self._tasks.remove)
+
+    async def _drop_session(self, session_id: str) -> None:
+        self._vectors.remove(await self._db.run(index_db.delete_session, session_id))
+
+    async def forget(self, text: str) -> int:
+        """Drop conversation entries holding `text` now and when records are indexed again."""
+        removed = await self._db.run(index_db.forget_text, text)
+        self._vectors.remove(removed)
+        return len(removed)
+
+    async def rebuild(self) -> int:
+        """Index everything again from the files and the store; returns the entries indexed."""
+        async with self._files_lock, self._messages_lock:
+            await self._db.run(index_db.clear)
+            self._file_stamps.clear()
+            self._vectors = VectorSet()
+            self._vectors_ready = False
+            self._ready.clear()
+        await self.catch_up()
+        self._embed_poked.set()
+        return await self._db.run(index_db.count_entries)
+
+    # --- vectors -------------------------------------------------------------------------------
+
+    async def _embed_loop(self) -> None:
+        assert self._embedder is not None
+        model = self._embedder.model_id
+        dropped = await self._db.run(index_db.drop_other_vectors, model)
+        if dropped:
+            log.info("memory index: embedding model changed, re-embedding %d entries", dropped)
+        await self._load_vectors(model)
+        self._embed_poked.set()
+        while True:
+            await self._embed_poked.wait()
+            await asyncio.sleep(EMBED_DELAY)
+            self._embed_poked.clear()
+            try:
+                await self._embed_pending(model)
+            except EmbeddingError as exc:
+                log.warning("memory index: no vectors for now (%s)", exc)
+                await asyncio.sleep(EMBED_RETRY)
+                self._embed_poked.set()
+
+    async def _load_vectors(self, model: str) -> None:
+        stored = await self._db.run(index_db.load_vectors, model)
+        if not stored:
+            return
+        np = numpy_module()
+        rows = np.frombuffer(b"".join(r[4] for r in stored), dtype=np.float16)
+        self._vectors.add(
+            [r[0] for r in stored],
+            [(r[1], r[2], r[3]) for r in stored],
+            rows.reshape(len(stored), -1).astype(np.float32),
+        )
+
+    async def _embed_pending(self, model: str) -> None:
+        np = numpy_module()
+        assert self._embedder is not None
+        while True:
+            pending = await self._db.run(index_db.pending_vectors, model, EMBED_BATCH)
+            if not pending:
+                self._vectors_ready = True
+                self._ready.set()
+                return
+            embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
+            ids = [entry_id for entry_id, _ in pending]
+            blobs = [row.astype(np.float16).tobytes() for row in embedded]
+            await self._db.run(index_db.store_vectors, model, list(zip(ids, blobs, strict=True)))
+            facts = await self._db.run(index_db.rows, ids)
+            kept = [i for i, entry_id in enumerate(ids) if entry_id in facts]
+            self._vectors.add(
+                [ids[i] for i in kept],
+                [(facts[ids[i]].kind, facts[ids[i]].ts, facts[ids[i]].session_id) for i in kept],
+                embedded[kept],
+            )
+
+    async def vectors_ready(self) -> None:
+        """Wait until every entry has a vector of the configured model (never, without one)."""
+        await self._ready.wait()
+
+    # --- the Memory page -----------------------------------------------------------------------
+
+    async def status(self) -> dict[str, object]:
+        entries = await self._db.run(index_db.count_entries)
+        return {
+            "entries": entries,
+            "vectors": len(self._vectors),
+            "model": self._embedder.model_id if self._embedder else None,
+            "vectors_ready": self._vectors_ready,
+        }
+
+    async def record_recall(self, session_id: str, query: str, hits: Sequence[CitedHit]) -> None:
+        await self._db.run(
+            index_db.add_recall, session_id, time.time(), query, [h.as_dict() for h in hits]
+        )
+
+    async def recalls(self, session_id: str | None, limit: int = 20) -> list[dict[str, object]]:
+        return await self._db.run(index_db.recalls, session_id, limit)
+
+
+def _cited(
+    row: index_db.Row, score: float, text_rank: int | None, similarity: float | None
+) -> CitedHit:
+    return CitedHit(
+        row.text,
+        row.kind,
+        row.source,
+        row.locator,
+        row.ts,
+        score,
+        row.heading,
+        row.session_id,
+        row.channel,
+        row.title,
+        text_rank,
+        similarity,
+    )
+
+
+def _stamp(day: date | None) -> float | None:
+    return datetime(day.year, day.month, day.day).timestamp() if day else None
+
+
+def _holds_any(text: str, needles: Sequence[str]) -> bool:
+    lowered = text.casefold()
+    return any(needle in lowered for needle in needles)

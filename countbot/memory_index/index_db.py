@@ -1,0 +1,301 @@
+"""The memory index's SQLite file (`data/memory_index.db`) and the SQL run on its thread.
+
+The index is derived data: deleting the file loses nothing, `countbot memory rebuild` makes it
+again. Every change is one transaction that also moves the matching cursor (a file's digest,
+the last message id read), so after `kill -9` the index is exactly as of its last commit and the
+next catch-up continues from there.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from countbot.memory_index.sources import Entry
+from countbot.memory_index.text import indexable
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        source TEXT NOT NULL,
+        locator TEXT NOT NULL,
+        ts REAL NOT NULL,
+        text TEXT NOT NULL,
+        heading TEXT NOT NULL DEFAULT '',
+        session_id TEXT,
+        channel TEXT,
+        title TEXT NOT NULL DEFAULT '',
+        digest TEXT NOT NULL
+    );
+    CREATE INDEX entries_by_source ON entries (source, digest);
+    -- Words (porter-stemmed) and single characters of unsegmented scripts: see text.py.
+    CREATE VIRTUAL TABLE entries_fts USING fts5 (
+        body, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE vectors (
+        entry_id INTEGER PRIMARY KEY REFERENCES entries (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    );
+    CREATE INDEX vectors_by_model ON vectors (model);
+    -- Cursors: 'messages_through', 'file:<path>' (digest of the content indexed).
+    CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    -- What auto-recall put into each turn, for the Memory page.
+    CREATE TABLE recalls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        ts REAL NOT NULL,
+        query TEXT NOT NULL,
+        hits TEXT NOT NULL
+    );
+    CREATE INDEX recalls_by_session ON recalls (session_id, id);
+    -- Text the user asked to forget: conversation entries holding it are never indexed again.
+    CREATE TABLE forgotten (text TEXT PRIMARY KEY, ts REAL NOT NULL) WITHOUT ROWID;
+    """
+]
+
+MESSAGES_CURSOR = "messages_through"
+_ROW = "id, kind, source, locator, ts, text, heading, session_id, channel, title"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """An indexed entry as stored, with its id."""
+
+    id: int
+    kind: str
+    source: str
+    locator: str
+    ts: float
+    text: str
+    heading: str
+    session_id: str | None
+    channel: str | None
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """What a search may return: kinds of entry, a date range, sessions left out."""
+
+    kinds: tuple[str, ...] = ("note", "conversation")
+    since: float | None = None
+    until: float | None = None
+    exclude_session: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clauses = [f"e.kind IN ({', '.join('?' * len(self.kinds))})"]
+        params: list[Any] = list(self.kinds)
+        if self.since is not None:
+            clauses.append("e.ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append("e.ts < ?")
+            params.append(self.until)
+        if self.exclude_session is not None:
+            clauses.append("coalesce(e.session_id, '') != ?")
+            params.append(self.exclude_session)
+        return " AND ".join(clauses), params
+
+    def admits(self, kind: str, ts: float, session_id: str | None) -> bool:
+        """The same test in Python, for the vector side."""
+        return (
+            kind in self.kinds
+            and (self.since is None or ts >= self.since)
+            and (self.until is None or ts < self.until)
+            and (self.exclude_session is None or session_id != self.exclude_session)
+        )
+
+
+def get_state(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO state (key, value) VALUES (?, ?)", (key, value))
+
+
+def replace_source(
+    conn: sqlite3.Connection, source: str, entries: Sequence[Entry], cursor: tuple[str, str]
+) -> tuple[list[int], list[int]]:
+    """Make `source`'s entries equal `entries`, keeping unchanged ones (and their vectors).
+
+    Returns the ids added and removed; sets the `cursor` state in the same transaction.
+    """
+    set_state(conn, *cursor)  # first: the write lock is taken before anything is read
+    existing = dict(
+        conn.execute("SELECT digest, id FROM entries WHERE source = ?", (source,)).fetchall()
+    )
+    wanted = {entry.digest: entry for entry in entries}
+    removed = [entry_id for digest, entry_id in existing.items() if digest not in wanted]
+    delete_entries(conn, removed)
+    added = insert_entries(conn, [e for d, e in wanted.items() if d not in existing])
+    return added, removed
+
+
+def insert_entries(conn: sqlite3.Connection, entries: Iterable[Entry]) -> list[int]:
+    ids = []
+    for entry in entries:
+        (entry_id,) = conn.execute(
+            "INSERT INTO entries (kind, source, locator, ts, text, heading, session_id, channel,"
+            " title, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                entry.kind,
+                entry.source,
+                entry.locator,
+                entry.ts,
+                entry.text,
+                entry.heading,
+                entry.session_id,
+                entry.channel,
+                entry.title,
+                entry.digest,
+            ),
+        ).fetchone()
+        body = indexable(f"{entry.heading}\n{entry.text}" if entry.heading else entry.text)
+        conn.execute("INSERT INTO entries_fts (rowid, body) VALUES (?, ?)", (entry_id, body))
+        ids.append(entry_id)
+    return ids
+
+
+def delete_entries(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+    for entry_id in ids:
+        conn.execute("DELETE FROM entries_fts WHERE rowid = ?", (entry_id,))
+        conn.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+
+
+def delete_session(conn: sqlite3.Connection, session_id: str) -> list[int]:
+    ids = [r[0] for r in conn.execute("SELECT id FROM entries WHERE session_id = ?", (session_id,))]
+    delete_entries(conn, ids)
+    return ids
+
+
+def add_messages(conn: sqlite3.Connection, entries: Sequence[Entry], through: int) -> list[int]:
+    set_state(conn, MESSAGES_CURSOR, str(through))
+    return insert_entries(conn, entries)
+
+
+def forget_text(conn: sqlite3.Connection, text: str) -> list[int]:
+    """Remember `text` as forgotten and drop the conversation entries holding it."""
+    needle = text.casefold()
+    conn.execute("INSERT OR REPLACE INTO forgotten (text, ts) VALUES (?, ?)", (needle, time.time()))
+    ids = [
+        entry_id
+        for entry_id, body in conn.execute(
+            "SELECT id, text FROM entries WHERE kind = 'conversation' AND instr(lower(text), ?)",
+            (needle,),
+        )
+        if needle in body.casefold()
+    ]
+    delete_entries(conn, ids)
+    return ids
+
+
+def forgotten(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("SELECT text FROM forgotten")]
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Forget everything indexed (the recalls shown on the Memory page and the forgotten stay)."""
+    conn.execute("DELETE FROM state")
+    conn.execute("DELETE FROM vectors")
+    conn.execute("DELETE FROM entries")
+    conn.execute("DELETE FROM entries_fts")
+
+
+def search_text(
+    conn: sqlite3.Connection, match: str, filters: Filters, limit: int
+) -> list[tuple[int, float]]:
+    """(entry id, BM25 score; lower is better) of the best full-text matches."""
+    where, params = filters.sql()
+    return conn.execute(
+        "SELECT f.rowid, f.rank FROM entries_fts f JOIN entries e ON e.id = f.rowid"
+        f" WHERE entries_fts MATCH ? AND {where} ORDER BY f.rank LIMIT ?",
+        (match, *params, limit),
+    ).fetchall()
+
+
+def rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Row]:
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    found = conn.execute(f"SELECT {_ROW} FROM entries WHERE id IN ({marks})", tuple(ids))
+    return {r[0]: Row(*r) for r in found}
+
+
+def rows_like(conn: sqlite3.Connection, text: str, kinds: tuple[str, ...]) -> list[Row]:
+    """Entries whose text contains `text` exactly (forget, duplicate checks)."""
+    marks = ", ".join("?" * len(kinds))
+    found = conn.execute(
+        f"SELECT {_ROW} FROM entries WHERE instr(text, ?) > 0 AND kind IN ({marks})",
+        (text, *kinds),
+    )
+    return [Row(*r) for r in found]
+
+
+def count_entries(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+
+def pending_vectors(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[int, str]]:
+    """Entries without a vector of `model`, oldest first."""
+    return conn.execute(
+        "SELECT e.id, e.text FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id"
+        " AND v.model = ? WHERE v.entry_id IS NULL ORDER BY e.id LIMIT ?",
+        (model, limit),
+    ).fetchall()
+
+
+def store_vectors(
+    conn: sqlite3.Connection, model: str, vectors: Iterable[tuple[int, bytes]]
+) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO vectors (entry_id, model, vector) SELECT ?, ?, ?"
+        " WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?)",  # deleted meanwhile: skip
+        ((entry_id, model, blob, entry_id) for entry_id, blob in vectors),
+    )
+
+
+def drop_other_vectors(conn: sqlite3.Connection, model: str) -> int:
+    """Delete vectors of models other than `model` (after a switch); returns how many."""
+    return conn.execute("DELETE FROM vectors WHERE model != ?", (model,)).rowcount
+
+
+def load_vectors(
+    conn: sqlite3.Connection, model: str
+) -> list[tuple[int, str, float, str | None, bytes]]:
+    """(id, kind, ts, session id, vector) of every entry with a vector of `model`."""
+    return conn.execute(
+        "SELECT e.id, e.kind, e.ts, e.session_id, v.vector FROM vectors v"
+        " JOIN entries e ON e.id = v.entry_id WHERE v.model = ? ORDER BY e.id",
+        (model,),
+    ).fetchall()
+
+
+def add_recall(
+    conn: sqlite3.Connection, session_id: str, ts: float, query: str, hits: list[dict[str, Any]]
+) -> None:
+    conn.execute(
+        "INSERT INTO recalls (session_id, ts, query, hits) VALUES (?, ?, ?, ?)",
+        (session_id, ts, query, json.dumps(hits, ensure_ascii=False)),
+    )
+
+
+def recalls(conn: sqlite3.Connection, session_id: str | None, limit: int) -> list[dict[str, Any]]:
+    """The newest recalls (of one session, or all), newest first."""
+    where, params = ("WHERE session_id = ?", [session_id]) if session_id else ("", [])
+    found = conn.execute(
+        f"SELECT id, session_id, ts, query, hits FROM recalls {where} ORDER BY id DESC LIMIT ?",
+        (*params, limit),
+    )
+    return [
+        {"id": i, "session_id": s, "ts": ts, "query": q, "hits": json.loads(h)}
+        for i, s, ts, q, h in found
+    ]

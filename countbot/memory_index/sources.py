@@ -1,0 +1,129 @@
+"""What the index holds: entries cut from the memory files and from stored conversations.
+
+An entry is one paragraph or list item of a Markdown file (with the date of the heading it sits
+under), or the text of one user or assistant message (with its session, channel and time). Each
+carries what a citation needs, so a hit can say where and when it was written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from countbot.memory.search import split_entries
+
+# The files of long-term memory, relative to the workspace; dated notes live in memory/*.md.
+MEMORY_FILES = ("MEMORY.md", "USER.md")
+NOTES_FOLDER = "memory"
+# Longer messages are cut into pieces of about this many characters, each an entry.
+CHUNK_CHARS = 1200
+
+_SPEAKER_OR_MARK = re.compile(r"^(?:User: |Assistant: |\s*(?:[-*+]|\d+[.)])\s+)")
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One searchable piece of memory and its citation."""
+
+    kind: str  # "note" (memory files) or "conversation"
+    source: str  # the file (relative to the workspace) or the session id
+    locator: str  # "L12-14" in a file, "m<id>" in a conversation
+    ts: float  # when it was written (the heading's date for a note)
+    text: str
+    heading: str = ""
+    session_id: str | None = None
+    channel: str | None = None
+    title: str = ""
+
+    @property
+    def digest(self) -> str:
+        """Identity of the content, so re-reading an unchanged file keeps its entries."""
+        key = f"{self.source}\0{self.heading}\0{self.text}"
+        return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def memory_paths(workspace: Path) -> list[Path]:
+    """The files the index reads: MEMORY.md, USER.md and memory/*.md (in name order)."""
+    paths = [workspace / name for name in MEMORY_FILES]
+    folder = workspace / NOTES_FOLDER
+    if folder.is_dir():
+        paths.extend(sorted(folder.glob("*.md")))
+    return paths
+
+
+def file_entries(relative: str, content: str, mtime: float) -> list[Entry]:
+    """The entries of one Markdown file; headings only date and title what is under them."""
+    content = _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), content)
+    file_day = _day(relative)
+    entries = []
+    for start, lines, heading in split_entries(content.splitlines()):
+        text = "\n".join(lines).strip()
+        if not text or text.startswith("#"):
+            continue
+        when = _day(heading) or file_day or mtime
+        locator = f"L{start}" if len(lines) == 1 else f"L{start}-{start + len(lines) - 1}"
+        entries.append(Entry("note", relative, locator, when, text, heading.lstrip("# ").strip()))
+    return entries
+
+
+def message_entries(
+    message_id: int,
+    session_id: str,
+    channel: str | None,
+    title: str,
+    record: dict[str, Any],
+) -> list[Entry]:
+    """The entries of one stored user or assistant record (none for an empty one)."""
+    kind = record.get("type")
+    text = record.get("content") if kind == "user" else record.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return []
+    ts = float(record.get("ts") or 0.0)
+    speaker = "User" if kind == "user" else "Assistant"
+    return [
+        Entry(
+            "conversation",
+            session_id,
+            f"m{message_id}" + (f".{index}" if index else ""),
+            ts,
+            f"{speaker}: {piece}",
+            session_id=session_id,
+            channel=channel,
+            title=title,
+        )
+        for index, piece in enumerate(_chunks(text.strip()))
+    ]
+
+
+def meaning_text(text: str) -> str:
+    """An entry's text without its speaker or list marker: what its vector should stand for."""
+    return _SPEAKER_OR_MARK.sub("", text, count=1)
+
+
+def _chunks(text: str) -> list[str]:
+    """`text` in pieces of about CHUNK_CHARS, cut at a paragraph or line break when possible."""
+    pieces = []
+    while len(text) > CHUNK_CHARS:
+        cut = max(text.rfind("\n", 0, CHUNK_CHARS), text.rfind(" ", 0, CHUNK_CHARS))
+        cut = cut if cut > CHUNK_CHARS // 2 else CHUNK_CHARS
+        pieces.append(text[:cut].strip())
+        text = text[cut:].strip()
+    pieces.append(text)
+    return [piece for piece in pieces if piece]
+
+
+def _day(text: str) -> float | None:
+    """Noon of the first YYYY-MM-DD in `text` as a timestamp (local time), or None."""
+    match = _DATE.search(text)
+    if match is None:
+        return None
+    try:
+        return datetime(*map(int, match.groups()), 12).timestamp()
+    except ValueError:
+        return None

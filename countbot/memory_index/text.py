@@ -1,0 +1,74 @@
+"""Text as the full-text index sees it: words for spaced scripts, single characters for the rest.
+
+SQLite's `unicode61` tokenizer splits on spaces and punctuation, so a run of Chinese (or Japanese,
+Thai, Korean without spaces) would be one giant token. Before indexing, every character of an
+unsegmented script gets spaces around it; a query turns such a run into overlapping two-character
+phrases (`"牙 医"`), the classic bigram search. That finds one- and two-character terms, which
+the `trigram` tokenizer cannot (it needs three), and BM25 still ranks rare bigrams above common
+ones. English words go through the `porter` stemmer on both sides.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Scripts written without spaces between words: CJK ideographs (and extensions, compatibility),
+# kana, Hangul, Thai, Lao, Khmer, Myanmar.
+_UNSEGMENTED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff"
+)
+_UNSEGMENTED_CHAR = re.compile(f"([{_UNSEGMENTED}])")
+_UNSEGMENTED_RUN = re.compile(f"[{_UNSEGMENTED}]+")
+_WORD = re.compile(rf"[^\W{_UNSEGMENTED}_]+", re.UNICODE)
+
+# Words that say nothing about which fact is meant; dropping them keeps OR queries selective.
+_STOPWORD_TEXT = """a about above after again all also am an and any are as at be been before
+    being below
+    between both but by can could did do does doing done down during each even ever for from
+    further get got had has have having he her here hers herself him himself his how i if in
+    into is it its itself just know let like me might more most much must my myself no nor not
+    now of off on once only or other our ours ourselves out over own please remember said same
+    say she should so some such tell than that the their theirs them themselves then there these
+    they this those through to too under until up us very want was we were what when where which
+    while who whom why will with would you your yours yourself yourselves"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Characters too common in Chinese to mean anything alone (used only for one-character runs).
+_CJK_STOP_CHARS = frozenset("的了是我你他她它们在有和就不也都还吗呢吧啊么这那个什")
+
+
+def indexable(text: str) -> str:
+    """`text` with each unsegmented-script character standing alone, for `unicode61`."""
+    return _UNSEGMENTED_CHAR.sub(r" \1 ", text)
+
+
+def query_terms(text: str) -> list[str]:
+    """The FTS5 phrases for a free-text query: content words and CJK bigrams, deduplicated."""
+    terms: list[str] = []
+    for word in _WORD.findall(text):
+        word = word.lower()
+        if (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
+            terms.append(f'"{word}"')
+    for run in _UNSEGMENTED_RUN.findall(text):
+        if len(run) == 1:
+            if run not in _CJK_STOP_CHARS:
+                terms.append(f'"{run}"')
+            continue
+        terms.extend(f'"{run[i]} {run[i + 1]}"' for i in range(len(run) - 1))
+    return list(dict.fromkeys(terms))
+
+
+def match_expression(text: str) -> str | None:
+    """An FTS5 MATCH expression that finds entries sharing any term, or None if there is none."""
+    terms = query_terms(text)
+    return " OR ".join(terms) if terms else None
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-agnostic token estimate: a CJK character is about one token, Latin ~4 characters.
+
+    Used for the auto-recall budget, where loading a real tokenizer per turn would cost more than
+    the precision is worth.
+    """
+    unsegmented = sum(len(run) for run in _UNSEGMENTED_RUN.findall(text))
+    return unsegmented + (len(text) - unsegmented + 3) // 4

@@ -1,0 +1,179 @@
+"""The memory index on real SQLite files: what it finds, how it keeps up, and kill -9."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from countbot.memory_index.index import MemoryIndex
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Memory:
+    """A workspace, a store and an index over them (full-text only: vectors are the bench's)."""
+
+    def __init__(self, root: Path, sessions: SessionStore, index: MemoryIndex) -> None:
+        self.workspace = root / "workspace"
+        self.sessions = sessions
+        self.index = index
+
+    async def texts(self, query: str, **filters: object) -> list[str]:
+        return [hit.text for hit in await self.index.search(query, **filters)]
+
+
+@pytest.fixture
+async def memory(tmp_path: Path) -> AsyncIterator[Memory]:
+    (tmp_path / "workspace").mkdir()
+    db = await Database.open(tmp_path / "countbot.db")
+    sessions = SessionStore(db)
+    index = await MemoryIndex.open(tmp_path / "index.db", tmp_path / "workspace", sessions, None)
+    try:
+        yield Memory(tmp_path, sessions, index)
+    finally:
+        await index.close()
+        await db.close()
+
+
+async def test_chinese_one_and_two_character_terms_and_english_are_found(memory: Memory) -> None:
+    (memory.workspace / "MEMORY.md").write_text(
+        "# Memory\n\n## 2026-03-02\n\n- 我的牙医是王医生\n- My dentist is Dr. Okafor\n"
+        "- 周末去爬山\n",
+        encoding="utf-8",
+    )
+    assert await memory.texts("牙医") == ["- 我的牙医是王医生"]
+    assert await memory.texts("山") == ["- 周末去爬山"]  # one character
+    assert await memory.texts("Who is my DENTIST?") == ["- My dentist is Dr. Okafor"]
+    (hit,) = await memory.index.search("王医生")
+    assert hit.citation() == "2026-03-02 · MEMORY.md L5"
+
+
+async def test_a_committed_message_and_an_edited_file_are_indexed_incrementally(
+    memory: Memory,
+) -> None:
+    notes = memory.workspace / "memory"
+    notes.mkdir()
+    (notes / "2026-05-01.md").write_text("- The plumber comes on Friday\n", encoding="utf-8")
+    await memory.sessions.append("tg:1", {"type": "user", "content": "Book the ferry to Hydra"})
+    (hit,) = await memory.index.search("ferry")
+    assert hit.kind == "conversation" and hit.session_id == "tg:1"
+    assert hit.citation().endswith("(session tg:1, m1)")
+    assert await memory.texts("plumber", since=None) == ["- The plumber comes on Friday"]
+
+    (notes / "2026-05-01.md").write_text("- The electrician comes on Friday\n", encoding="utf-8")
+    assert await memory.texts("plumber") == []
+    assert await memory.texts("electrician") == ["- The electrician comes on Friday"]
+    assert await memory.texts("ferry", kinds=("note",)) == []
+
+    await memory.sessions.delete("tg:1")
+    await asyncio.sleep(0.05)  # the deletion is applied by a task of the index
+    assert await memory.texts("ferry") == []
+
+
+async def test_a_date_range_narrows_the_search(memory: Memory) -> None:
+    from datetime import date
+
+    (memory.workspace / "MEMORY.md").write_text(
+        "## 2025-01-10\n\n- Paid the tax bill\n\n## 2026-01-10\n\n- Paid the water bill\n",
+        encoding="utf-8",
+    )
+    found = await memory.texts("bill", since=date(2026, 1, 1))
+    assert found == ["- Paid the water bill"]
+    assert await memory.texts("bill", until=date(2025, 12, 31)) == ["- Paid the tax bill"]
+
+
+WRITER = """
+import asyncio, sys
+from pathlib import Path
+from countbot.memory_index.index import MemoryIndex
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+
+async def main(root):
+    db = await Database.open(root / "countbot.db")
+    sessions = SessionStore(db)
+    index = await MemoryIndex.open(root / "index.db", root / "workspace", sessions, None)
+    n = 0
+    while True:
+        n += 1
+        await sessions.append(f"s{n % 7}", {"type": "user", "content": f"note number {n} kiwi"})
+        await index.sync_messages()
+        if n == 50:
+            print("ready", flush=True)
+
+asyncio.run(main(Path(sys.argv[1])))
+"""
+
+
+async def test_after_kill_9_the_index_catches_up_without_gaps_or_copies(tmp_path: Path) -> None:
+    (tmp_path / "workspace").mkdir()
+    writer = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        WRITER,
+        str(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert writer.stdout is not None
+        assert (await writer.stdout.readline()).strip() == b"ready"
+        await asyncio.sleep(0.3)  # killed mid-write: between a commit and the next catch-up
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        await writer.wait()
+    db = await Database.open(tmp_path / "countbot.db")
+    index = await MemoryIndex.open(
+        tmp_path / "index.db", tmp_path / "workspace", SessionStore(db), None
+    )
+    try:
+        await index.catch_up()
+        messages = await db.run(lambda c: c.execute("SELECT count(*) FROM messages").fetchone()[0])
+        rows = await db.run(lambda c: c.execute("SELECT id FROM messages").fetchall())
+        assert messages > 50
+        assert await index.search("kiwi")  # and it answers
+    finally:
+        await index.close()
+        await db.close()
+    with sqlite3.connect(tmp_path / "index.db") as conn:
+        located = sorted(int(r[0][1:]) for r in conn.execute("SELECT locator FROM entries"))
+        fts = conn.execute("SELECT count(*) FROM entries_fts").fetchone()[0]
+    assert located == sorted(r[0] for r in rows)  # each message once, none missing
+    assert fts == len(located)
+
+
+def test_countbot_memory_rebuild_indexes_the_files_and_the_store(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "MEMORY.md").write_text("- Likes green tea\n", encoding="utf-8")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"workspace: {workspace}\ndata_dir: {tmp_path / 'data'}\nmemory:\n  embeddings: 'off'\n",
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "countbot", "memory", "rebuild", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Memory index rebuilt: 1 entries." in done.stdout, (
+        done.stdout,
+        time.monotonic() - started,
+    )
