@@ -9,7 +9,7 @@ content word with it and a paraphrase sharing none. Measured in one run:
    MEMORY.md (`memory/search.py`: every word must occur; it cannot see conversations) as the
    baseline, the index full-text only, and the index with WordLlama vectors (if installed);
 2. auto-recall: the share of questions whose fact is in the block put into the request, and the
-   block's tokens (estimated: a CJK character 1, Latin 4 characters 1);
+   block's tokens (counted with gpt-4o's tokenizer, offline; the budget itself uses an estimate);
 3. search latency at 100,000 entries (median, p95) and what the vectors add to memory;
 4. index update per committed entry (a message appended, then caught up).
 
@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.memory_recall_data import FACTS_EN, FACTS_ZH, filler
+from countbot.llm.token_counter import count_text
 from countbot.memory.search import search_text
 from countbot.memory_index.embeddings import (
     WORDLLAMA_DIMS,
@@ -171,14 +172,16 @@ async def recall_at_5(year: Year, index: MemoryIndex | None) -> dict[tuple[str, 
     return {key: sum(v) / len(v) for key, v in found.items()}
 
 
-async def auto_recall(year: Year, index: MemoryIndex) -> tuple[float, float, int]:
-    """(share with the fact in the block, median tokens, max tokens)."""
-    hit, tokens = [], []
+async def auto_recall(year: Year, index: MemoryIndex) -> tuple[float, float, int, int]:
+    """(share with the fact in the block, median and max tokens by gpt-4o's tokenizer, max
+    tokens by the estimate the budget uses)."""
+    hit, tokens, estimates = [], [], []
     for fact, question, _kind, _lang in questions(year):
         block = await AutoRecall(index).recall(question, "bench-session")
         hit.append(block is not None and fact in block)
-        tokens.append(estimate_tokens(block) if block else 0)
-    return sum(hit) / len(hit), statistics.median(tokens), max(tokens)
+        tokens.append(count_text(block, "gpt-4o") if block else 0)
+        estimates.append(estimate_tokens(block) if block else 0)
+    return sum(hit) / len(hit), statistics.median(tokens), max(tokens), max(estimates)
 
 
 async def update_cost(index: MemoryIndex, db: Database, n: int = 200) -> float:
@@ -246,13 +249,14 @@ async def small_year(tmp: Path, entries: int, vectors: bool, results: dict) -> N
         results["baseline: keywords, MEMORY.md"] = await recall_at_5(year, None)
     name = "index, full-text + vectors" if vectors else "index, full-text only"
     results[name] = await recall_at_5(year, index)
-    share, median_tokens, max_tokens = await auto_recall(year, index)
+    share, median_tokens, max_tokens, max_estimate = await auto_recall(year, index)
     update = await update_cost(index, db)
     if vectors:
         print(f"vectors: {await embed_cost():.3f} ms per entry, in the background")
     print(
         f"{name}: {count} entries; auto-recall brings the fact for {share:.2f} of questions, "
-        f"block {median_tokens:.0f} tokens median, {max_tokens} max; "
+        f"block {median_tokens:.0f} tokens median, {max_tokens} max (gpt-4o's tokenizer; "
+        f"the budget's estimate {max_estimate} max); "
         f"index update {update:.2f} ms per committed message (median; vectors follow in batches)"
     )
     await index.close()

@@ -19,7 +19,7 @@ from countbot.agent import notices
 from countbot.agent.cancel import CancelToken, while_running
 from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.metered import SideCalls
-from countbot.agent.context.tokens import counted, schema_tokens
+from countbot.agent.context.tokens import bounded, counted, schema_estimate
 from countbot.agent.events import (
     AgentEvent,
     ToolEnd,
@@ -160,7 +160,7 @@ class AgentLoop:
                 user.content,
                 small=choice.small,
                 budget=self._settings.tool_budget,
-                cost=lambda spec: schema_tokens((spec,), choice.model),
+                cost=lambda spec: schema_estimate(spec, choice.model),
             )
             async for event in self._load_history(turn, choice, user):
                 yield event
@@ -203,7 +203,7 @@ class AgentLoop:
             async for event in stream_model(choice, messages, turn.tools, turn.token, model_turn):
                 yield event
             if model_turn.runaway:  # stopped before the server reported usage: estimate it
-                spent = await counted(AssistantEntry(model_turn.text), choice.model)
+                (spent,) = bounded([await counted(AssistantEntry(model_turn.text), choice.model)])
                 model_turn.usage = Usage(estimate, spent.tokens)
             turn.usage = turn.usage + model_turn.usage
             turn.model = model_turn.model

@@ -54,6 +54,9 @@ _STOP_WORDS = (
 _STOP = frozenset(_STOP_WORDS.split())
 
 
+_MESSAGE_CHARS = 8_000
+
+
 def select_tools(
     registry: ToolRegistry,
     message: str,
@@ -64,6 +67,8 @@ def select_tools(
 ) -> tuple[ToolSpec, ...]:
     """The specs one turn offers (registration order kept); `cost` is a schema's tokens."""
     offered = [(t, s) for s in registry.specs() if (t := registry.get(s.name)) and t.available()]
+    # The opening of a message says what it is about; a 1 MB paste is not read word by word.
+    message = message[:_MESSAGE_CHARS]
     words = _words(message) | ({"file"} if _FILE_NAME.search(message) else set())
     if small:
         return _few(offered, words)

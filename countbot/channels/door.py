@@ -11,10 +11,13 @@ between platforms. Its channel subclasses `PlatformChannel` (declaring `name`, `
 - parsing: its events reduced to `Incoming` messages, handed to `self.take(incoming, chat)`,
   which de-duplicates, checks access, runs commands and submits the turn; the platform confirms
   an event to its server only after `take` returned.
-- `close()`: when its client needs closing before its task is cancelled (see `Channel.close`).
+- `self.close_with(client.close)` in `run`: how the daemon closes the live connection before it
+  cancels the task (a library may swallow that cancellation); reconnect loops end once
+  `self.stopping` is set.
 
 Register the class in `channels/manager.py` (`CHANNEL_TYPES`), write a fake of the platform's API
-for the tests, and plug it into `tests/channels/matrix.py`: the whole scenario matrix runs on it.
+for the tests and a driver for it in `tests/channels/drivers.py`: the whole scenario matrix
+(`tests/channels/test_matrix.py`) then runs on it, restarts and `kill -9` included.
 Platform packages import only this module (and their SDK); an import contract checks it.
 """
 

@@ -44,6 +44,8 @@ STABLE_RUN = 60.0
 MAX_RESTART_DELAY = 300.0
 # Seconds answers still being shown get when the daemon stops.
 SETTLE_GRACE = 5.0
+# Seconds a channel gets to close its client and end its task before it is abandoned.
+STOP_BOUND = 3.0
 
 
 def _telegram() -> type[Channel]:
@@ -159,18 +161,36 @@ class ChannelManager:
                 entry.tasks.append(asyncio.create_task(self._boot(entry, load), name=name))
 
     async def stop(self) -> None:
-        """Let answers in flight reach their chats, then stop every channel."""
+        """Let answers in flight reach their chats (`SETTLE_GRACE`), then stop every channel at
+        once, each within `STOP_BOUND` seconds whatever its platform library does."""
         entries = [e for e in self._entries.values() if e.tasks]
-        for entry in entries:
-            if entry.feed is not None:
-                await entry.feed.settle(SETTLE_GRACE)
-        for entry in entries:
-            for task in entry.tasks:
-                task.cancel()
-            await asyncio.gather(*entry.tasks, return_exceptions=True)
-            entry.tasks.clear()
-            entry.status.move("stopped")
-            self._runtime.outbound.forget(entry.name)
+        feeds = [e.feed.settle(SETTLE_GRACE) for e in entries if e.feed is not None]
+        await asyncio.gather(*feeds)
+        await asyncio.gather(*(self._stop_one(entry) for entry in entries))
+
+    async def _stop_one(self, entry: _Entry) -> None:
+        """Close the client first (a library may swallow the cancellation of a task blocked in
+        it), then cancel; what still runs after `STOP_BOUND` is left behind, with a log line."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_BOUND
+        if entry.channel is not None:
+            closing = asyncio.create_task(entry.channel.close())
+            done, _ = await asyncio.wait({closing}, timeout=STOP_BOUND / 2)
+            if closing in done and not closing.cancelled() and closing.exception() is not None:
+                log.warning("closing channel %s failed: %s", entry.name, closing.exception())
+            elif closing not in done:
+                closing.cancel()
+        for task in entry.tasks:
+            task.cancel()
+        if entry.tasks:
+            _, pending = await asyncio.wait(entry.tasks, timeout=max(0.1, deadline - loop.time()))
+            if pending:
+                log.warning(
+                    "channel %s did not stop within %g s; abandoned", entry.name, STOP_BOUND
+                )
+        entry.tasks.clear()
+        entry.status.move("stopped")
+        self._runtime.outbound.forget(entry.name)
 
     def states(self) -> list[dict[str, Any]]:
         """Every known channel for GET /api/channels; secrets read `********`."""
@@ -227,6 +247,7 @@ class ChannelManager:
                 speech_max_chars=runtime.settings.speech.max_chars,
             ),
             name,
+            runtime.outbound.outbox,
         )
         access = AccessControl(name, lambda: settings().allow_from, self._pairing)
         media = MediaFolder(runtime.settings.workspace, runtime.media)
@@ -257,6 +278,7 @@ class ChannelManager:
             def started() -> None:
                 entry.status.move("running")
                 outbound.register(channel.sender)
+                self._catch_up(entry, channel)
 
             try:
                 await channel.run(started)
@@ -272,6 +294,21 @@ class ChannelManager:
             entry.status.restarts += 1
             entry.status.move("restarting", detail, time.time() + delay)
             await asyncio.sleep(delay)
+
+    def _catch_up(self, entry: _Entry, channel: Channel) -> None:
+        """Deliver, in the background, what earlier runs of the daemon owed this channel."""
+        outbox = self._runtime.outbound.outbox
+        if outbox is None:
+            return
+        task = asyncio.create_task(outbox.catch_up(channel.sender), name=f"{entry.name}-owed")
+        entry.tasks.append(task)
+        task.add_done_callback(_log_failure)
+        task.add_done_callback(lambda done: done in entry.tasks and entry.tasks.remove(done))
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("delivering owed answers failed", exc_info=task.exception())
 
 
 def _masked(name: str, settings: ChannelSettings) -> dict[str, Any]:

@@ -49,6 +49,9 @@ def wordllama_available() -> bool:
     return importlib.util.find_spec("wordllama") is not None
 
 
+MAX_EMBED_CHARS = 8_000
+
+
 class WordLlamaEmbedder:
     """WordLlama's static token embeddings, averaged; loaded lazily in a worker thread."""
 
@@ -64,6 +67,9 @@ class WordLlamaEmbedder:
     def _embed_sync(self, texts: list[str]) -> np.ndarray:
         np = numpy_module()
         model = self._loaded()
+        # WordLlama pads every text to the longest one's tokens: a 1 MB message took ~1 GB and
+        # seconds. An average of token vectors is settled long before this many characters.
+        texts = [text[:MAX_EMBED_CHARS] for text in texts]
         rows = model.embed(texts, norm=False)[:, :WORDLLAMA_DIMS].astype(np.float32)
         return _unit(rows)
 

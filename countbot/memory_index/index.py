@@ -47,6 +47,9 @@ EMBED_RETRY = 60.0
 EMBED_DELAY = 0.5
 
 
+MAX_QUERY_CHARS = 4_000
+
+
 class MemoryIndex:
     """See the module docstring; open with `await MemoryIndex.open(...)`, then `start()`."""
 
@@ -103,6 +106,9 @@ class MemoryIndex:
         exclude_session: str | None = None,
     ) -> list[CitedHit]:
         """Hits for `query`, best first: full-text and vectors fused, recency counted."""
+        # A pasted megabyte would be a MATCH of 100,000 terms built on the loop: its opening
+        # says what it is about.
+        query = query[:MAX_QUERY_CHARS]
         await self.catch_up()
         filters = Filters(
             tuple(k for k in kinds if k in KINDS) or KINDS,
@@ -110,11 +116,11 @@ class MemoryIndex:
             _stamp(until + timedelta(days=1)) if until else None,
             exclude_session,
         )
-        match = match_expression(query)
-        text_hits = (
-            await self._db.run(index_db.search_text, match, filters, CANDIDATES) if match else []
+        # Full-text on the database thread and vectors in a worker, at the same time (both let
+        # go of the GIL while they work).
+        text_hits, vector_hits = await asyncio.gather(
+            self._text_hits(query, filters), self._vector_hits(query, filters)
         )
-        vector_hits = await self._vector_hits(query, filters)
         rows = await self._db.run(
             index_db.rows, list({i for i, _ in text_hits} | {i for i, _ in vector_hits})
         )
@@ -131,6 +137,12 @@ class MemoryIndex:
             for i, score in ranked[:limit]
             if i in rows
         ]
+
+    async def _text_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
+        match = match_expression(query)
+        if match is None:
+            return []
+        return await self._db.run(index_db.search_text, match, filters, CANDIDATES)
 
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._embedder is None or not self._vectors_ready or not query.strip():
@@ -207,7 +219,9 @@ class MemoryIndex:
                     for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
                     if not _holds_any(entry.text, forgotten)
                 ]
-                await self._db.run(index_db.add_messages, entries, through)
+                if not await self._db.run(index_db.add_messages, entries, cursor, through):
+                    cursor = int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR))
+                    continue
                 cursor = through
                 if entries:
                     self._embed_poked.set()

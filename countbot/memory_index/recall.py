@@ -18,8 +18,8 @@ from countbot.memory_index.text import estimate_tokens
 log = logging.getLogger(__name__)
 
 # Hits considered, the block's token budget, and the longest single hit shown. On the bench's
-# generated year 4 hits bring the fact for 0.53 of questions, 6 for 0.62 (~200 tokens), 8 for
-# 0.67 (~270 tokens): 6 is the compromise between recall and what every turn pays.
+# generated year (docs/memory_recall.md) 4 hits bring the fact for 0.53 of questions, 6 for 0.62
+# (~200 tokens), 8 for 0.67 (~270 tokens): 6 is the compromise with what every turn pays.
 RECALL_HITS = 6
 RECALL_TOKENS = 400
 HIT_CHARS = 400

@@ -48,6 +48,9 @@ class Entry:
         return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
+_NOT_SPACE = re.compile(r"\S")
+
+
 def memory_paths(workspace: Path) -> list[Path]:
     """The files the index reads: MEMORY.md, USER.md and memory/*.md (in name order)."""
     paths = [workspace / name for name in MEMORY_FILES]
@@ -107,14 +110,21 @@ def meaning_text(text: str) -> str:
 
 
 def _chunks(text: str) -> list[str]:
-    """`text` in pieces of about CHUNK_CHARS, cut at a paragraph or line break when possible."""
+    """`text` in pieces of about CHUNK_CHARS, cut at a paragraph or line break when possible.
+
+    Positions move through the text instead of slicing off its rest each time: that copy made a
+    pasted megabyte quadratic.
+    """
     pieces = []
-    while len(text) > CHUNK_CHARS:
-        cut = max(text.rfind("\n", 0, CHUNK_CHARS), text.rfind(" ", 0, CHUNK_CHARS))
-        cut = cut if cut > CHUNK_CHARS // 2 else CHUNK_CHARS
-        pieces.append(text[:cut].strip())
-        text = text[cut:].strip()
-    pieces.append(text)
+    start = 0
+    while len(text) - start > CHUNK_CHARS:
+        end = start + CHUNK_CHARS
+        cut = max(text.rfind("\n", start, end), text.rfind(" ", start, end))
+        cut = cut if cut > start + CHUNK_CHARS // 2 else end
+        pieces.append(text[start:cut].strip())
+        following = _NOT_SPACE.search(text, cut)
+        start = following.start() if following else len(text)
+    pieces.append(text[start:].strip())
     return [piece for piece in pieces if piece]
 
 

@@ -45,6 +45,7 @@ from countbot.runtime.features import (
 )
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.persistence import TurnRecorder
 from countbot.skills.loader import SkillsLoader
@@ -52,6 +53,7 @@ from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
+from countbot.store.outbox import OutboxStore
 from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
@@ -132,8 +134,13 @@ def _secrets(model: BaseModel) -> Iterator[SecretStr]:
                     yield from _secrets(item)
 
 
-async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> Runtime:
+async def open_runtime(
+    settings: Settings, features: Sequence[Feature] = (), *, memory_vectors: bool = False
+) -> Runtime:
     """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
+
+    `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
+    process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
 
     Every tool is registered here, before the loop is built (MCP servers' tools join and leave
     later as their servers do).
@@ -146,9 +153,9 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     tool_calls, usage = ToolCallLog(db), UsageLog(db)
     audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
     memory = MemoryFile(workspace / "MEMORY.md")
-    index = await _memory_index(settings, sessions)
+    index = await _memory_index(settings, sessions, memory_vectors)
     skills = skills_loader(settings)
-    outbound = OutboundRouter()
+    outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
     # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
     sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
@@ -193,10 +200,11 @@ async def open_runtime(settings: Settings, features: Sequence[Feature] = ()) -> 
     )
 
 
-async def _memory_index(settings: Settings, sessions: SessionStore) -> MemoryIndex:
+async def _memory_index(settings: Settings, sessions: SessionStore, vectors: bool) -> MemoryIndex:
     """The memory index, open and catching up with the files and the store in the background."""
+    embedder = embedder_for(settings.memory) if vectors else None
     index = await MemoryIndex.open(
-        settings.data_dir / INDEX_FILE, settings.workspace, sessions, embedder_for(settings.memory)
+        settings.data_dir / INDEX_FILE, settings.workspace, sessions, embedder
     )
     index.start()
     return index

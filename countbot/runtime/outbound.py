@@ -39,6 +39,18 @@ class ChannelSender(Protocol):
     async def send(self, chat_id: str, text: str, files: Sequence[Path] = ()) -> DeliveryResult: ...
 
 
+class Outbox(Protocol):
+    """Where what a channel owes a chat is written down until delivered (`runtime/outbox.py`)."""
+
+    async def record(
+        self, channel: str, chat_id: str, text: str, files: Sequence[Path] = ()
+    ) -> int | None: ...
+
+    async def settle(self, entry: int | None, detail: str = "") -> None: ...
+
+    async def catch_up(self, sender: ChannelSender) -> None: ...
+
+
 class OutboundRouter:
     """Routes deliveries to the sender registered for the target's channel.
 
@@ -47,10 +59,12 @@ class OutboundRouter:
     due right at start-up still reaches the user.
     """
 
-    def __init__(self, connect_wait: float = 30.0) -> None:
+    def __init__(self, connect_wait: float = 30.0, outbox: Outbox | None = None) -> None:
+        """With an `outbox`, what is sent is written down first and settled once accepted."""
         self._senders: dict[str, ChannelSender] = {}
         self._arrived: dict[str, asyncio.Event] = {}
         self._connect_wait = connect_wait
+        self.outbox = outbox
 
     def expect(self, name: str) -> None:
         self._arrived.setdefault(name, asyncio.Event())
@@ -82,11 +96,15 @@ class OutboundRouter:
             return DeliveryResult(
                 False, f"channel {target.channel!r} is not running (running: {known})"
             )
+        outbox = self.outbox
+        entry = await outbox.record(target.channel, target.chat_id, text, files) if outbox else None
         try:
             result = await sender.send(target.chat_id, text, files)
         except Exception as exc:  # a sender bug must not look like a delivery
             log.exception("delivery to %s:%s failed", target.channel, target.chat_id)
-            return DeliveryResult(False, f"send failed: {exc}")
+            result = DeliveryResult(False, f"send failed: {exc}")
+        if outbox is not None and (result.delivered or not result.retryable):
+            await outbox.settle(entry, result.detail)
         if not result.delivered:
             log.warning(
                 "delivery to %s:%s failed: %s", target.channel, target.chat_id, result.detail

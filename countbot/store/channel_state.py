@@ -1,5 +1,6 @@
-"""What a chat channel must remember across restarts: each chat's current session and how far
-the channel's update stream has been handled (so a restart never handles an update twice).
+"""What a chat channel must remember across restarts: each chat's current session, how far the
+channel's update stream has been handled, and which events it received (by the id the platform
+guarantees unique), so a restart never handles an update twice.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ class ChannelStateStore:
     async def advance(self, channel: str, position: int) -> None:
         """Record `position` as handled; a cursor never moves back."""
         await self._db.run(_advance, channel, position)
+
+    async def first_time(
+        self, channel: str, key: str, now: float, forget_before: float | None = None
+    ) -> bool:
+        """Record `key` as received; True only the first time. Durable once this returns (it
+        survives a killed process). `forget_before` also drops keys received before then."""
+        return await self._db.run(_first_time, channel, key, now, forget_before)
 
 
 def _session_for(conn: sqlite3.Connection, channel: str, chat_id: str) -> str | None:
@@ -60,3 +68,15 @@ def _advance(conn: sqlite3.Connection, channel: str, position: int) -> None:
         " ON CONFLICT (channel) DO UPDATE SET position = MAX(position, excluded.position)",
         (channel, position),
     )
+
+
+def _first_time(
+    conn: sqlite3.Connection, channel: str, key: str, now: float, forget_before: float | None
+) -> bool:
+    added = conn.execute(
+        "INSERT OR IGNORE INTO channel_seen (channel, key, seen_at) VALUES (?, ?, ?)",
+        (channel, key, now),
+    ).rowcount
+    if forget_before is not None:
+        conn.execute("DELETE FROM channel_seen WHERE seen_at < ?", (forget_before,))
+    return added == 1

@@ -187,4 +187,31 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (name, day)
     ) WITHOUT ROWID;
     """,
+    # 7: chat channels remember what they received (a platform re-sending an event after a
+    # restart is not answered twice) and what they owe (answers recorded before delivery).
+    """
+    CREATE TABLE channel_seen (
+        channel TEXT NOT NULL,
+        key TEXT NOT NULL,
+        seen_at REAL NOT NULL,
+        PRIMARY KEY (channel, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX channel_seen_by_age ON channel_seen (seen_at);
+
+    CREATE TABLE channel_outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        channel TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        -- JSON list of workspace file paths sent after the text.
+        files TEXT NOT NULL DEFAULT '[]',
+        -- The daemon run that recorded it: a later run delivers what an earlier one could not.
+        boot TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        -- NULL while owed; the time it was delivered (or given up, with a detail).
+        settled_at REAL,
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX channel_outbox_owed ON channel_outbox (channel, settled_at);
+    """,
 ]

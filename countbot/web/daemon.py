@@ -33,10 +33,12 @@ from countbot.scheduler.assembly import JobsFeature, start_scheduler
 from countbot.subagents.feature import SubagentsFeature
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
+from countbot.web.config_watch import ConfigWatcher
 from countbot.web.context import DaemonContext
 from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
+from countbot.web.stop_deadline import arm as arm_stop_deadline
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,7 @@ async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
+            arm_stop_deadline(settings.web.shutdown_grace)
             _say(_stopping_text(daemon.context.gateway.running_turns, settings.web.shutdown_grace))
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -134,7 +137,7 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs = SubagentsFeature(), JobsFeature()
-    runtime = await open_runtime(settings, features=[subagent_feature, jobs])
+    runtime = await open_runtime(settings, features=[subagent_feature, jobs], memory_vectors=True)
     gateway = Gateway(
         agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
@@ -145,12 +148,17 @@ async def serve_daemon(
     scheduler = await start_scheduler(jobs, gateway)
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
+    watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
+    if watcher is not None:
+        await watcher.start()
     server = _DaemonServer(_uvicorn_config(context, port))
     preload = asyncio.create_task(_preload(context))
     serving = asyncio.create_task(server.serve(sockets=[listener]))
     try:
         yield RunningDaemon(context, port, serving)
     finally:
+        if watcher is not None:
+            await watcher.stop()
         await scheduler.stop()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)

@@ -108,6 +108,7 @@ class FakeFeishu:
         mention: bool = False,
         reply_to: str | None = None,
         picture: bytes | None = None,
+        voice: bytes | None = None,
     ) -> dict[str, Any]:
         """Push a message event to the bot; returns it (push it again with `push`)."""
         message_id = f"om_user_{next(self._ids)}"
@@ -123,6 +124,10 @@ class FakeFeishu:
                 "content": [[{"tag": "text", "text": text}], [{"tag": "img", "image_key": key}]],
             }
             kind = "post"
+        elif voice is not None:  # an `audio` message: its file is fetched as a resource
+            key = f"file_{next(self._ids)}"
+            self._resources[key] = voice
+            content, kind = {"file_key": key, "duration": 2000}, "audio"
         else:
             content, kind = {"text": text}, "text"
         event = {

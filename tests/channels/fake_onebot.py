@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from tests.channels.loopback import wait_until
 
@@ -93,14 +94,15 @@ class FakeQQClient:
 
     async def disconnect(self) -> None:
         """The client goes away (its network dropped, or it restarts)."""
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
-        if self._socket is not None:
-            await self._socket.close()
-            self._socket = None
+        reader, self._reader = self._reader, None
+        socket, self._socket = self._socket, None
+        if reader is not None:
+            reader.cancel()
+            # A daemon that died first has already closed (or dropped) the connection.
+            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                await reader
+        if socket is not None:
+            await socket.close()
 
     @property
     def connected(self) -> bool:

@@ -107,8 +107,10 @@ class FakeWeCom:
         group: str | None = None,
         mention: bool = False,
         picture: bytes | None = None,
+        voice: bool = False,
     ) -> dict[str, Any]:
-        """A message callback for the bot; returns it (push it again with `push`)."""
+        """A message callback for the bot; returns it (push it again with `push`). With `voice`,
+        `text` arrives as WeCom sends a voice note: already transcribed, no audio."""
         body: dict[str, Any] = {
             "msgid": f"msg{next(self._ids)}",
             "aibotid": BOT_ID,
@@ -128,6 +130,9 @@ class FakeWeCom:
                     {"msgtype": "image", "image": self._encrypted(picture)},
                 ]
             }
+        elif voice:
+            body["msgtype"] = "voice"
+            body["voice"] = {"content": text}
         else:
             body["msgtype"] = "text"
             body["text"] = {"content": text}

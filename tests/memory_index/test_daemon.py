@@ -132,3 +132,17 @@ async def test_a_jobs_summary_stays_out_of_memory_md(
     assert "session=web-chat" in memory  # the user's own chat is summarized into memory
     assert "session=cron:news" not in memory  # the job's is not
     assert info is not None and info.summarized_through > 0  # but it was summarized
+
+
+async def test_the_index_is_rebuilt_on_request_and_finds_the_same(
+    daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    await daemon.context.runtime.memory.write("# Memory\n\n- Likes green tea\n")
+    model_server.script(Reply.text("Noted."))
+    await say(daemon, "tea", "I switched to oolong last week.")
+    async with daemon.http() as http:
+        rebuilt = await http.post("/api/memory/index/rebuild")
+        found = await http.get("/api/memory/search", params={"q": "oolong tea"})
+    assert rebuilt.status_code == 200 and rebuilt.json()["entries"] == 3  # a note, two messages
+    texts = [hit["text"] for hit in found.json()["hits"]]
+    assert "User: I switched to oolong last week." in texts and "- Likes green tea" in texts

@@ -1,4 +1,5 @@
-"""The outbound path reports what really happened and waits for a channel that is connecting."""
+"""The outbound path reports what really happened, waits for a channel that is connecting, and
+owes what it could not deliver until a later run sends it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.outbox import LATE_NOTE, ChannelOutbox
+from countbot.store.database import Database
+from countbot.store.outbox import OutboxStore
 
 
 class Recorder:
@@ -58,3 +62,30 @@ async def test_a_restarting_channel_is_waited_for_and_a_stopped_one_is_not() -> 
     assert (await pending).delivered
     router.forget("chat")
     assert not (await router.deliver(DeliveryTarget("chat", "1"), "hi")).delivered
+
+
+async def test_a_delivery_the_channel_could_not_take_goes_out_once_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """A scheduled job's message to a channel that is down is owed; the next daemon run sends
+    it once (late ones say so), and a run after that owes nothing."""
+    db = await Database.open(tmp_path / "countbot.db")
+    try:
+        clock = [1000.0]
+        first_run = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db), clock=lambda: clock[0]))
+        first_run.register(Recorder(DeliveryResult(False, "network down", retryable=True)))
+        assert not (await first_run.deliver(DeliveryTarget("chat", "1"), "Good morning!")).delivered
+        refused = Recorder(DeliveryResult(False, "blocked", retryable=False))
+        first_run.register(refused)
+        await first_run.deliver(DeliveryTarget("chat", "2"), "never again")
+
+        clock[0] += 3600
+        later = ChannelOutbox(OutboxStore(db), clock=lambda: clock[0])
+        sender = Recorder(DeliveryResult(True, "sent", ("9",)))
+        await later.catch_up(sender)
+        ((chat, text),) = sender.sent
+        assert chat == "1" and text.startswith("Good morning!") and LATE_NOTE in text
+        await ChannelOutbox(OutboxStore(db)).catch_up(sender)
+        assert len(sender.sent) == 1
+    finally:
+        await db.close()

@@ -133,6 +133,14 @@ def schema_tokens(tools: Sequence[ToolSpec], model: str) -> int:
     return count(json.dumps(to_openai_tools(list(tools)), ensure_ascii=False), model)
 
 
+def schema_estimate(tool: ToolSpec, model: str) -> int:
+    """What one tool's schema costs: counted once the tokenizer is loaded, else a high estimate
+    (a token per three characters), so choosing tools never loads the tokenizer."""
+    if tokenizer_loaded(model):
+        return schema_tokens((tool,), model)
+    return len(json.dumps(to_openai_tools([tool]), ensure_ascii=False)) // 3 + 1
+
+
 def request_budget(context_window: int, share: float, max_tokens: int | None) -> int:
     """Prompt tokens a request may use: `share` of the window, less the room for the answer.
 

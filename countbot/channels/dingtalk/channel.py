@@ -55,6 +55,7 @@ class DingTalkChannel(PlatformChannel[DingTalkSettings, DingTalkApi]):
             connection = stream.StreamConnection(
                 settings.client_id, secret, settings.endpoint, self._on_message, self.set_connection
             )
+            self.close_with(connection.close)
             with self.connected(api, CONNECTING):
                 started()
                 await connection.run()

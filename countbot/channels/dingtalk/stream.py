@@ -33,8 +33,11 @@ class _Client(DingTalkStreamClient):  # type: ignore[misc]
         self._endpoint = endpoint.rstrip("/")
         self._on_state = on_state
         self._connected_once = False
+        self.stopping = False
 
     def open_connection(self) -> dict[str, Any] | None:
+        if self.stopping:  # the SDK's loop asks again after a drop: not while we stop
+            return None
         if self._connected_once:
             self._on_state("reconnecting to DingTalk")
         body = {
@@ -101,6 +104,11 @@ class StreamConnection:
 
     async def run(self) -> None:
         await self._thread.run()
+
+    async def close(self) -> None:
+        """No new connection from here on; the SDK's loop ends and closes the current one."""
+        self._client.stopping = True
+        self._thread.stop()
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(self._client.start())

@@ -60,6 +60,8 @@ class DiscordChannel(PlatformChannel[DiscordSettings, "DiscordConnection"]):
             self.set_connection,
         )
         try:
+            # discord.py's reconnect loop may swallow a cancellation: closing ends it for sure.
+            self.close_with(connection.close)
             name = await connection.login(settings.token.get_secret_value())  # a bad token: here
             self.bot = f"@{name}" if name else None
             with self.connected(connection, CONNECTING):

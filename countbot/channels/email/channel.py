@@ -75,6 +75,8 @@ class EmailChannel(PlatformChannel[EmailSettings, Postman]):
         mailbox = await asyncio.to_thread(
             Mailbox, settings.imap_host, settings.imap_port, settings.imap_security, CONNECT_TIMEOUT
         )
+        # Shutting the socket wakes the worker thread waiting in IDLE.
+        self.close_with(lambda: asyncio.to_thread(mailbox.close))
         try:
             await asyncio.to_thread(mailbox.open, user, password, settings.mailbox)
             postman = Postman(

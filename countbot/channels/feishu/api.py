@@ -170,6 +170,9 @@ class LongConnection:
         """Connect and serve until cancelled; raises what ended the SDK otherwise."""
         await self._thread.run()
 
+    async def close(self) -> None:
+        self._thread.stop()
+
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         # The SDK schedules its tasks on the module-level loop it bound at import.
         lark_ws.loop = loop

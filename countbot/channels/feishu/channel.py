@@ -66,6 +66,7 @@ class FeishuChannel(PlatformChannel[FeishuSettings, "FeishuApi"]):
         connection = api.LongConnection(
             settings.app_id, secret, settings.domain, self._on_message, self.set_connection
         )
+        self.close_with(connection.close)
         with self.connected(client):
             started()
             await connection.run()

@@ -123,6 +123,11 @@ class Channel(ABC):
     async def run(self, started: Callable[[], None]) -> None:
         """Connect, call `started()`, then serve until cancelled; raising means it crashed."""
 
+    async def close(self) -> None:
+        """Close the platform client, so the task in `run` ends; called before that task is
+        cancelled when the daemon stops (some libraries swallow a cancellation while blocked)."""
+        return None
+
     @staticmethod
     def problem(settings: ChannelSettings) -> str | None:
         """Why these settings cannot work (shown instead of starting), or None."""

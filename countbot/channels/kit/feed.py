@@ -27,20 +27,37 @@ from countbot.agent.events import (
 )
 from countbot.channels.kit.approvals import buttons, question_text, settled_text
 from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
-from countbot.channels.kit.rendering import RenderSettings, TurnRenderer
+from countbot.channels.kit.rendering import AnswerBook, RenderSettings, TurnRenderer
 from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
+from countbot.runtime.outbound import Outbox
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class _ChatBook:
+    """One chat's page of the outbox (an `AnswerBook`)."""
+
+    outbox: Outbox
+    channel: str
+    chat_id: str
+
+    async def record(self, text: str) -> int | None:
+        return await self.outbox.record(self.channel, self.chat_id, text)
+
+    async def settle(self, entry: int | None) -> None:
+        await self.outbox.settle(entry)
+
+
 @dataclass(slots=True)
 class _Chat:
     output: ChatOutput
+    book: AnswerBook | None = None
     last_seq: int | None = None
     current: TurnRenderer | None = None
     previous: TurnRenderer | None = None
@@ -58,6 +75,7 @@ class SessionFeed:
         capabilities: ChannelCapabilities,
         settings: RenderSettings,
         channel: str = "",
+        outbox: Outbox | None = None,
     ) -> None:
         self._hub = hub
         # Approval questions of turns that came from this channel are put to its chats.
@@ -66,15 +84,20 @@ class SessionFeed:
         self._settings = settings
         self._chats: dict[str, _Chat] = {}
         self._watcher = Watcher()
+        # Final answers are written down here before they are sent (see `runtime/outbox.py`).
+        self._outbox = outbox
 
-    def watch(self, session_id: str, output: ChatOutput) -> None:
-        """Show this session's turns through `output` from now on (idempotent)."""
+    def watch(self, session_id: str, output: ChatOutput, chat_id: str = "") -> None:
+        """Show this session's turns through `output` (chat `chat_id`) from now on (idempotent)."""
+        book = None
+        if self._outbox is not None and chat_id:
+            book = _ChatBook(self._outbox, self._channel, chat_id)
         chat = self._chats.get(session_id)
         if chat is None:
-            self._chats[session_id] = _Chat(output)
+            self._chats[session_id] = _Chat(output, book)
             self._hub.subscribe(session_id, self._watcher)
         else:
-            chat.output = output
+            chat.output, chat.book = output, book or chat.book
 
     async def settle(self, grace: float) -> None:
         """Wait up to `grace` s for answers still being delivered (before shutting down)."""
@@ -168,7 +191,9 @@ class SessionFeed:
     def _renderer(self, chat: _Chat) -> TurnRenderer:
         """The renderer of the chat's running turn, started with the turn's first event."""
         if chat.current is None:
-            chat.current = TurnRenderer(chat.output, self._caps, self._settings, chat.previous)
+            chat.current = TurnRenderer(
+                chat.output, self._caps, self._settings, chat.previous, chat.book
+            )
             chat.renderers.add(chat.current.task)
             chat.current.task.add_done_callback(chat.renderers.discard)
             chat.current.task.add_done_callback(_log_failure)

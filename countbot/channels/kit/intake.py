@@ -1,9 +1,10 @@
 """The path from a platform message to an agent turn, the same for every channel.
 
-In order: drop duplicates, check access (strangers get a pairing code, never a turn), apply the
-sender's flood limit (`/stop` always passes), run chat commands, read the voice notes and
-documents the message carries (the transcript is shown back to the user), and hand everything
-else to the gateway in the chat's session, whose turns the channel's `SessionFeed` then renders.
+In order: drop duplicates (remembered durably, `dedup.py`), check access (strangers get a pairing
+code, never a turn), apply the sender's flood limit (`/stop` always passes), run chat commands,
+read the voice notes and documents the message carries (the transcript is shown back to the
+user), and hand everything else to the gateway in the chat's session, whose turns the channel's
+`SessionFeed` then renders.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from countbot.channels.kit.commands import (
     default_session,
     parse_command,
 )
+from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import MediaFolder
 from countbot.channels.kit.rate_limit import RateLimiter, Verdict
-from countbot.channels.kit.recent import RecentIds
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.store.channel_state import ChannelStateStore
@@ -47,7 +48,7 @@ class Intake:
         chats: ChannelStateStore,
         feed: SessionFeed,
         media: MediaFolder,
-        seen: RecentIds | None = None,
+        seen: ReceivedIds | None = None,
     ) -> None:
         self.channel = channel
         self._gateway = gateway
@@ -57,11 +58,12 @@ class Intake:
         self._chats = chats
         self._feed = feed
         self._media = media
-        self._seen = seen or RecentIds()
+        self._seen = seen or ReceivedIds(chats, channel)
 
     async def handle(self, message: Incoming, output: ChatOutput) -> None:
         """Act on one message; platform failures while replying are logged, never raised."""
-        if not self._seen.first_time((message.chat_id, message.message_id)):
+        if not await self._seen.first_time(message.chat_id, message.message_id):
+            log.info("%s: message %s arrived again; ignored", self.channel, message.message_id)
             return
         decision = await self._access.check(message.sender, private=message.private)
         if not decision.allowed:
@@ -79,7 +81,7 @@ class Intake:
             context = CommandContext(self.channel, message.chat_id, session_id)
             await _reply(output, await self._commands.run(command, context))
             return
-        self._feed.watch(session_id, output)
+        self._feed.watch(session_id, output, message.chat_id)
         text, heard = await self._media.read_notes(message.text)
         for words in heard:  # what was understood, before the answer to it
             await _reply(output, f"🎤 “{words}”", markdown=False)

@@ -11,9 +11,8 @@ the live-client `Link` come from here.
 from __future__ import annotations
 
 import contextlib
-import logging
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
@@ -24,8 +23,6 @@ from countbot.channels.kit.link import Link
 from countbot.channels.kit.parts import ChannelKit
 from countbot.config.settings import ChannelSettings
 from countbot.runtime.outbound import ChannelSender, DeliveryResult
-
-log = logging.getLogger(__name__)
 
 S = TypeVar("S", bound=ChannelSettings)
 C = TypeVar("C")
@@ -54,6 +51,9 @@ class PlatformChannel(Channel, Generic[S, C]):
         self._sender = PlatformSender(self)
         self.bot: str | None = None
         self.connection: str = CONNECTING
+        # Set once the daemon stops the channel: reconnect loops end instead of trying again.
+        self.stopping = False
+        self._closer: Callable[[], Awaitable[object]] | None = None
 
     @classmethod
     def problem(cls, settings: ChannelSettings) -> str | None:
@@ -97,6 +97,16 @@ class PlatformChannel(Channel, Generic[S, C]):
         finally:
             self.link.current = None
             self.connection = CONNECTING
+
+    def close_with(self, closer: Callable[[], Awaitable[object]]) -> None:
+        """How `close` ends the live connection (the client `run` is blocked in)."""
+        self._closer = closer
+
+    async def close(self) -> None:
+        self.stopping = True
+        closer, self._closer = self._closer, None
+        if closer is not None:
+            await closer()
 
     def set_connection(self, problem: str | None) -> None:
         """What the platform's client reports (from any thread): a problem, or None for ok."""

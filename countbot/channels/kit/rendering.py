@@ -14,6 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from countbot.agent.events import (
     AgentEvent,
@@ -51,6 +52,14 @@ class RenderSettings:
     speech_max_chars: int = 1500
 
 
+class AnswerBook(Protocol):
+    """Where a chat's final answers are written down before they are sent (the outbox)."""
+
+    async def record(self, text: str) -> int | None: ...
+
+    async def settle(self, entry: int | None) -> None: ...
+
+
 def no_model_guidance(web_url: str) -> str:
     """The web UI's "no model" words, with its Settings page written out as a bare address:
     a chat app shows and links that, while a loopback link hidden behind a label may be refused.
@@ -66,7 +75,8 @@ class TurnRenderer:
     """Feed it the turn's events in order; `task` ends once the final answer is delivered.
 
     `after` is the previous turn's renderer in the same chat: nothing is shown before it is
-    done, so answers never interleave.
+    done, so answers never interleave. With a `book`, the final answer is written down the
+    moment the turn ends and settled once every piece of it was delivered.
     """
 
     def __init__(
@@ -75,8 +85,11 @@ class TurnRenderer:
         capabilities: ChannelCapabilities,
         settings: RenderSettings,
         after: TurnRenderer | None = None,
+        book: AnswerBook | None = None,
     ) -> None:
         self._output = output
+        self._book = book
+        self._entry: asyncio.Task[int | None] | None = None
         self._caps = capabilities
         self._settings = settings
         self._streamed = ""
@@ -123,6 +136,8 @@ class TurnRenderer:
             return
         if self._final is not None:
             self._ended.set()
+            if self._book is not None:
+                self._entry = asyncio.create_task(self._book.record(self._final))
         self._changed.set()
 
     async def _run(self, after: asyncio.Task[None] | None) -> None:
@@ -176,13 +191,15 @@ class TurnRenderer:
 
     async def _deliver_final(self) -> None:
         pieces = split_markdown(self._final or "", self._caps.max_message_length)
-        first = 0
+        first, delivered = 0, True
         if self._draft_id is not None:
             draft_id = self._draft_id
             if await self._attempt(lambda: self._output.edit(draft_id, pieces[0])):
                 first = 1
         for piece in pieces[first:]:
-            await self._attempt(lambda piece=piece: self._output.post(piece))
+            delivered &= await self._attempt(lambda piece=piece: self._output.post(piece))
+        if self._book is not None and self._entry is not None and delivered:
+            await self._book.settle(await self._entry)
         await self._speak()
 
     async def _speak(self) -> None:

@@ -53,7 +53,7 @@ class SdkThread:
             await asyncio.to_thread(started.wait)
             await asyncio.wrap_future(ended)
         finally:
-            self._stop()
+            self.stop()
             await asyncio.to_thread(thread.join, CLEANUP_TIMEOUT * 2)
 
     def _thread(self, ended: concurrent.futures.Future[None], started: threading.Event) -> None:
@@ -87,7 +87,8 @@ class SdkThread:
             loop.run_until_complete(asyncio.sleep(0))
         loop.close()
 
-    def _stop(self) -> None:
+    def stop(self) -> None:
+        """End the SDK's loop (from any thread); its cleanup then closes the connection."""
         self._stopping = True
         loop = self._loop
         if loop is not None and not loop.is_closed():

@@ -68,6 +68,7 @@ class SlackChannel(PlatformChannel[SlackSettings, "SlackApi"]):
         connection = socket_module.SocketConnection(
             settings.app_token.get_secret_value(), settings.api_url, self._on_envelope
         )
+        self.close_with(connection.close)
         try:
             with self.connected(api, CONNECTING):
                 await connection.connect()

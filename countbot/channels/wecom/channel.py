@@ -57,8 +57,10 @@ class WeComChannel(PlatformChannel[WeComSettings, Any]):
         sdk = await asyncio.to_thread(importlib.import_module, "aibot")
         backoff = Backoff(1.0, 30.0)
         announced = False
-        while True:
+        while not self.stopping:
             client = self._client(sdk)
+            # The SDK's `closed()` waits inside `wait_for`, which may swallow a cancellation.
+            self.close_with(client.drop)
             try:
                 if await self._connect(client):
                     backoff.reset()
@@ -131,6 +133,13 @@ class _Connection:
         while self.sdk.is_connected and not self.gone.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.gone.wait(), WATCH_INTERVAL)
+
+    async def drop(self) -> None:
+        """Disconnect for good: `closed()` returns at once."""
+        self.gone.set()
+        self.settled.set()
+        with contextlib.suppress(Exception):
+            self.sdk.disconnect()
 
     def _authenticated(self) -> None:
         self.authenticated = True

@@ -18,10 +18,11 @@ from starlette.routing import Route
 from countbot.agent.persona import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.settings import PersonaSettings, Settings
-from countbot.local_model.models import catalogue_view
+from countbot.local_model.models import catalogue_view, effective_model
 from countbot.runtime.models import context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
+from countbot.web.live_settings import apply_settings
 from countbot.web.notices import push_status
 
 EDITABLE = ("model", "persona")
@@ -51,8 +52,7 @@ async def put_settings(request: Request) -> JSONResponse:
         fresh = await asyncio.to_thread(load_settings, settings.config_path)
     except ConfigError as exc:
         raise ApiError(400, "; ".join(exc.problems)) from None
-    _apply(daemon, fresh)
-    await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
+    await apply_settings(daemon, fresh)
     push_status(daemon)  # open tabs show or hide the "no model" banner at once
     return JSONResponse(await _shown(daemon))
 
@@ -84,16 +84,6 @@ async def _check_persona(daemon: DaemonContext, current: PersonaSettings, change
         raise ApiError(400, f"persona: {exc}") from None
 
 
-def _apply(daemon: DaemonContext, fresh: Settings) -> None:
-    live = daemon.runtime.settings
-    live.model = fresh.model
-    # In place: the context builder holds this very object.
-    for name in PersonaSettings.model_fields:
-        setattr(live.persona, name, getattr(fresh.persona, name))
-    if fresh.model.api_key is not None:
-        daemon.runtime.masker.add(fresh.model.api_key.get_secret_value())
-
-
 async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     data = masked_settings(daemon.runtime.settings)
     presets = await daemon.runtime.personas.available()
@@ -101,15 +91,17 @@ async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     # Read-only: whether exec is contained on this machine, and if not, why.
     data["sandbox"] = daemon.runtime.sandbox.status.as_dict()
     # Read-only: the window requests are fitted to, and models resting after failures.
+    settings = daemon.runtime.settings
+    # The built-in model when none is configured: its window, not an unknown model's default.
+    model_name = await asyncio.to_thread(effective_model, settings.model, settings.data_dir)
     data["model_status"] = {
-        "context_window": await context_window(daemon.runtime.settings.model),
+        "context_window": await context_window(settings.model, model_name),
         "cooldowns": [
             {"model": c.model, "seconds_left": round(c.seconds_left), "reason": c.reason}
             for c in daemon.runtime.models.cooldowns.current()
         ],
     }
     # Read-only: the models CountBot can run itself, and which are pulled (offered as local/NAME).
-    settings = daemon.runtime.settings
     data["local_models"] = await asyncio.to_thread(
         catalogue_view, settings.model, settings.data_dir
     )

@@ -4,21 +4,13 @@ the fake DingTalk platform, turns answered by the scripted model through the rea
 
 from __future__ import annotations
 
-import time
-
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.dingtalk.conftest import ALICE
 from tests.channels.fake_dingtalk import APP_SECRET, FakeDingTalk
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -42,34 +34,6 @@ async def test_a_streamed_answer_arrives_once_as_markdown(
     assert_secret_masked(bot, "client_secret", APP_SECRET)
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer
-) -> None:
-    fake_dingtalk.user_says("hello?", staff_id="staff_mallory", nick="Mallory")
-    (reply,) = await fake_dingtalk.wait_for_messages("private:staff_mallory")
-    assert "countbot pairing approve dingtalk" in reply and model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert pending.sender.display_name == "Mallory"
-    assert await pairing.approve("dingtalk", pending.code, time.time()) is not None
-    model_server.script(Reply.text("Welcome!"))
-    fake_dingtalk.user_says("hello again", staff_id="staff_mallory")
-    assert (await fake_dingtalk.wait_for_messages("private:staff_mallory", 2))[1] == "Welcome!"
-
-
-async def test_a_long_answer_is_split_with_the_code_intact(
-    bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(200)
-    model_server.script(Reply.text(answer))
-    fake_dingtalk.user_says("a long script please", staff_id=ALICE)
-
-    await fake_dingtalk.wait_until(lambda: "Run it." in "".join(fake_dingtalk.chat_messages(ME)))
-    messages = await fake_dingtalk.wait_for_messages(ME, 2)
-    assert_listing_intact(messages, code, 4000, fences=True)
-
-
 async def test_a_group_message_is_answered_only_when_it_mentions_the_robot(
     bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer
 ) -> None:
@@ -80,16 +44,6 @@ async def test_a_group_message_is_answered_only_when_it_mentions_the_robot(
     assert await fake_dingtalk.wait_for_messages(f"group:{GROUP}") == ["Four."]
     assert len(model_server.requests) == 1
     assert "among" not in user_texts(model_server.requests[0])
-
-
-async def test_a_picture_reaches_the_model_as_an_image(
-    bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    fake_dingtalk.user_says("what is this?", staff_id=ALICE, picture=PHOTO)
-
-    assert await fake_dingtalk.wait_for_messages(ME) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -143,10 +97,3 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     fake_dingtalk.refuse("send")
     refused = await bot.runtime.outbound.deliver(DeliveryTarget("dingtalk", group), "again")
     assert not refused.delivered and "robot not in chat" in refused.detail
-
-
-async def test_a_due_job_arrives_in_the_dingtalk_chat(
-    bot: Bot, fake_dingtalk: FakeDingTalk, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "dingtalk", ME, "Good morning!")
-    assert await fake_dingtalk.wait_for_messages(ME) == ["Good morning!"]

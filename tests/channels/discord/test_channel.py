@@ -5,21 +5,14 @@ Discord, turns answered by the scripted model through the real gateway.
 from __future__ import annotations
 
 import json
-import time
 
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.discord.conftest import ALICE, DM, use_fake_discord
 from tests.channels.fake_discord import TOKEN, FakeDiscord
 from tests.channels.harness import Bot, running_bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -44,34 +37,6 @@ async def test_a_streamed_answer_is_edited_in_place(
     assert_secret_masked(bot, "token", TOKEN)
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_discord: FakeDiscord, model_server: ScriptedModelServer
-) -> None:
-    mallory, their_dm = 500000000000000666, 600000000000000666
-    fake_discord.user_says("hello?", user=mallory, channel=their_dm, name="mallory")
-    (reply,) = await fake_discord.wait_for_messages(str(their_dm))
-    assert "countbot pairing approve discord" in reply and model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert pending.sender.username == "mallory"
-    assert await pairing.approve("discord", pending.code, time.time()) is not None
-    model_server.script(Reply.text("Welcome!"))
-    fake_discord.user_says("hello again", user=mallory, channel=their_dm, name="mallory")
-    assert (await fake_discord.wait_for_messages(str(their_dm), 2))[1] == "Welcome!"
-
-
-async def test_a_long_answer_is_split_with_the_code_intact(
-    bot: Bot, fake_discord: FakeDiscord, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(100)
-    model_server.script(Reply.text(answer))
-    fake_discord.user_says("a long script please", user=ALICE, channel=DM)
-
-    await fake_discord.wait_until(lambda: "Run it." in "".join(fake_discord.chat_messages(ME)))
-    assert_listing_intact(await fake_discord.wait_for_messages(ME, 2), code, 2000, fences=True)
-
-
 async def test_a_server_channel_hears_only_mentions(
     bot: Bot, fake_discord: FakeDiscord, model_server: ScriptedModelServer
 ) -> None:
@@ -83,16 +48,6 @@ async def test_a_server_channel_hears_only_mentions(
     assert len(model_server.requests) == 1
     asked = user_texts(model_server.requests[0])
     assert "among" not in asked and "<@" not in asked
-
-
-async def test_a_picture_reaches_the_model_as_an_image(
-    bot: Bot, fake_discord: FakeDiscord, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    fake_discord.user_says("what is this?", user=ALICE, channel=DM, picture=PHOTO)
-
-    assert await fake_discord.wait_for_messages(ME) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -146,13 +101,6 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     fake_discord.refuse("123", 403)
     refused = await bot.runtime.outbound.deliver(DeliveryTarget("discord", "123"), "again")
     assert not refused.delivered and "403" in refused.detail and not refused.retryable
-
-
-async def test_a_due_job_arrives_in_the_discord_dm(
-    bot: Bot, fake_discord: FakeDiscord, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "discord", ME, "Good morning!")
-    assert await fake_discord.wait_for_messages(ME) == ["Good morning!"]
 
 
 async def test_approval_buttons_answer_only_for_the_owner(

@@ -4,21 +4,13 @@ smtplib sends through aiosmtpd, turns answered by the scripted model through the
 
 from __future__ import annotations
 
-import time
-
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.email.conftest import ALICE, use_fake_mail
 from tests.channels.fake_mail import BOT, PASSWORD, FakeMail, mail
 from tests.channels.harness import Bot, running_bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -66,23 +58,6 @@ async def test_a_forged_sender_is_ignored(
     assert "the real one" in user_texts(model_server.requests[0])
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_mail: FakeMail, model_server: ScriptedModelServer
-) -> None:
-    mallory = "mallory@elsewhere.test"
-    await fake_mail.deliver(mail(mallory, "hello?"))
-    (reply,) = await fake_mail.wait_for_replies(mallory)
-    assert "countbot pairing approve email" in reply and model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert pending.sender.sender_id == mallory
-    assert await pairing.approve("email", pending.code, time.time()) is not None
-    model_server.script(Reply.text("Welcome!"))
-    await fake_mail.deliver(mail(mallory, "hello again"))
-    assert (await fake_mail.wait_for_replies(mallory, 2))[1] == "Welcome!"
-
-
 async def test_a_reply_continues_its_thread_and_a_new_mail_starts_another(
     bot: Bot, fake_mail: FakeMail, model_server: ScriptedModelServer
 ) -> None:
@@ -110,28 +85,6 @@ async def test_a_reply_continues_its_thread_and_a_new_mail_starts_another(
     ids = [first["Message-ID"], answer["Message-ID"], follow_up["Message-ID"]]
     assert fake_mail.sent[1]["References"].split() == ids
     assert fake_mail.sent[1]["In-Reply-To"] == follow_up["Message-ID"]
-
-
-async def test_a_long_answer_is_split_with_the_code_intact(
-    bot: Bot, fake_mail: FakeMail, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(1500)
-    model_server.script(Reply.text(answer))
-    await fake_mail.deliver(mail(ALICE, "a very long script please"))
-
-    await fake_mail.wait_until(lambda: any("Run it." in t for t in fake_mail.texts_to(ALICE)))
-    assert_listing_intact(fake_mail.texts_to(ALICE), code, 50_000, fences=False)
-
-
-async def test_an_attached_picture_reaches_the_model(
-    bot: Bot, fake_mail: FakeMail, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    await fake_mail.deliver(
-        mail(ALICE, "what is this?", attachment=("photo.jpg", "image/jpeg", PHOTO))
-    )
-    assert await fake_mail.wait_for_replies(ALICE) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -187,13 +140,6 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     fake_mail.refused.add("gone@example.com")
     refused = await bot.runtime.outbound.deliver(DeliveryTarget("email", "gone@example.com"), "x")
     assert not refused.delivered and "refused" in refused.detail and not refused.retryable
-
-
-async def test_a_due_job_arrives_by_mail(
-    bot: Bot, fake_mail: FakeMail, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "email", ALICE, "Good morning!")
-    assert await fake_mail.wait_for_replies(ALICE) == ["Good morning!"]
 
 
 async def test_a_server_without_idle_is_polled(

@@ -4,21 +4,13 @@ Feishu platform, turns answered by the scripted model through the real gateway a
 
 from __future__ import annotations
 
-import time
-
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.fake_feishu import APP_SECRET, FakeFeishu
 from tests.channels.feishu.conftest import ALICE
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -53,34 +45,6 @@ async def test_markdown_is_shown_as_card_markdown_without_tags(
     assert shown == '**Plan**\n\nPing &lt;at user_id="all"&gt;&lt;/at&gt; and run `a<b`'
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_feishu: FakeFeishu, model_server: ScriptedModelServer
-) -> None:
-    stranger = "ou_mallory"
-    fake_feishu.user_says("hello?", user=stranger)
-    (reply,) = await fake_feishu.wait_for_messages(f"oc_p2p_{stranger}")
-    assert "countbot pairing approve feishu" in reply and model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert await pairing.approve("feishu", pending.code, time.time()) is not None
-    model_server.script(Reply.text("Welcome!"))
-    fake_feishu.user_says("hello again", user=stranger)
-    assert (await fake_feishu.wait_for_messages(f"oc_p2p_{stranger}", 2))[1] == "Welcome!"
-
-
-async def test_a_long_answer_is_split_with_the_code_intact(
-    bot: Bot, fake_feishu: FakeFeishu, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(300)
-    model_server.script(Reply.text(answer))
-    fake_feishu.user_says("a long script please", user=ALICE)
-
-    await fake_feishu.wait_until(lambda: "Run it." in "".join(fake_feishu.chat_messages(ME)))
-    messages = await fake_feishu.wait_for_messages(ME, 2)
-    assert_listing_intact(messages, code, 6000, fences=True)
-
-
 async def test_a_group_message_needs_a_mention_or_a_reply(
     bot: Bot, fake_feishu: FakeFeishu, model_server: ScriptedModelServer
 ) -> None:
@@ -98,16 +62,6 @@ async def test_a_group_message_needs_a_mention_or_a_reply(
     )
     assert await fake_feishu.wait_for_messages(GROUP, 2) == ["First answer", "Second answer"]
     assert len(model_server.requests) == 2
-
-
-async def test_a_picture_reaches_the_model_as_an_image(
-    bot: Bot, fake_feishu: FakeFeishu, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    fake_feishu.user_says("what is this?", user=ALICE, picture=PHOTO)
-
-    assert await fake_feishu.wait_for_messages(ME) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -164,10 +118,3 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     fake_feishu.refuse("send")
     refused = await bot.runtime.outbound.deliver(DeliveryTarget("feishu", GROUP), "again")
     assert not refused.delivered and "230002" in refused.detail
-
-
-async def test_a_due_job_arrives_in_the_feishu_chat(
-    bot: Bot, fake_feishu: FakeFeishu, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "feishu", ME, "Good morning!")
-    assert await fake_feishu.wait_for_messages(ME) == ["Good morning!"]

@@ -4,23 +4,15 @@ answered by the scripted model through the real gateway and agent loop.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from websockets.exceptions import InvalidStatus
 
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.fake_onebot import BOT_QQ, FakeQQClient
 from tests.channels.harness import ALICE, Bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -59,37 +51,6 @@ async def test_a_streamed_answer_arrives_once_complete(
     assert "tell me a story" in user_texts(model_server.requests[0])
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
-) -> None:
-    stranger = f"private:{STRANGER}"
-    await fake_qq.user_says("hello?", user=STRANGER, nickname="Mallory")
-    (reply,) = await fake_qq.wait_for_messages(stranger)
-    assert "pairing code" in reply and "countbot pairing approve qq" in reply
-    assert model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert pending.sender.display_name == "Mallory" and pending.code in reply
-    assert await pairing.approve("qq", pending.code, time.time()) is not None
-
-    model_server.script(Reply.text("Welcome!"))
-    await fake_qq.user_says("hello again", user=STRANGER)
-    assert (await fake_qq.wait_for_messages(stranger, 2))[1] == "Welcome!"
-
-
-async def test_a_long_answer_is_split_at_the_qq_limit_with_the_code_intact(
-    bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(150)
-    model_server.script(Reply.text(answer))
-    await fake_qq.user_says("write me a long script", user=ALICE)
-
-    await fake_qq.wait_until(lambda: "Run it." in "".join(fake_qq.chat_messages(ME)))
-    messages = await fake_qq.wait_for_messages(ME, 2)
-    assert_listing_intact(messages, code, 3000, fences=False)
-
-
 async def test_a_group_message_needs_a_mention_or_a_reply(
     bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
 ) -> None:
@@ -112,16 +73,6 @@ async def test_a_group_message_needs_a_mention_or_a_reply(
     model_server.script(Reply.text("Third answer"))
     assert (await fake_qq.wait_for_messages(chat, 3))[2] == "Third answer"
     assert len(model_server.requests) == 3
-
-
-async def test_a_picture_reaches_the_model_as_an_image(
-    bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    await fake_qq.user_says("what is this?", user=ALICE, picture=PHOTO)
-
-    assert await fake_qq.wait_for_messages(ME) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -195,13 +146,6 @@ async def test_files_go_out_through_the_message_path(
     assert fake_qq.chat_messages(group) == ["Your files", "[image]"]
     (upload,) = fake_qq.uploads
     assert (upload.chat, upload.name, upload.data) == (group, "report.csv", b"a,b\n1,2\n")
-
-
-async def test_a_due_job_arrives_in_the_qq_chat(
-    bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "qq", ME, "Good morning! The 8:12 train is on time.")
-    assert await fake_qq.wait_for_messages(ME) == ["Good morning! The 8:12 train is on time."]
 
 
 @pytest.mark.parametrize(

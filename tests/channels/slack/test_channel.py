@@ -5,20 +5,13 @@ Slack, turns answered by the scripted model through the real gateway.
 from __future__ import annotations
 
 import json
-import time
 
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.channels.harness import Bot, running_bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.channels.slack.conftest import ALICE, use_fake_slack
@@ -47,33 +40,6 @@ async def test_a_streamed_answer_is_updated_in_place_in_mrkdwn(
     assert_secret_masked(bot, "app_token", APP_TOKEN)
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_slack: FakeSlack, model_server: ScriptedModelServer
-) -> None:
-    fake_slack.user_says("hello?", user="UMALLORY", channel="D0002")
-    (reply,) = await fake_slack.wait_for_messages("D0002")
-    assert "countbot pairing approve slack" in reply and model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert pending.sender.sender_id == "UMALLORY"
-    assert await pairing.approve("slack", pending.code, time.time()) is not None
-    model_server.script(Reply.text("Welcome!"))
-    fake_slack.user_says("hello again", user="UMALLORY", channel="D0002")
-    assert (await fake_slack.wait_for_messages("D0002", 2))[1] == "Welcome!"
-
-
-async def test_a_long_answer_is_split_with_the_code_intact(
-    bot: Bot, fake_slack: FakeSlack, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(200)
-    model_server.script(Reply.text(answer))
-    fake_slack.user_says("a long script please", user=ALICE)
-
-    await fake_slack.wait_until(lambda: "Run it." in "".join(fake_slack.chat_messages(DM)))
-    assert_listing_intact(fake_slack.chat_messages(DM), code, 4000, fences=True)
-
-
 async def test_a_channel_hears_only_mentions_and_a_thread_keeps_its_own_session(
     bot: Bot, fake_slack: FakeSlack, model_server: ScriptedModelServer
 ) -> None:
@@ -95,16 +61,6 @@ async def test_a_channel_hears_only_mentions_and_a_thread_keeps_its_own_session(
     # The thread started a conversation of its own: the channel's exchange is not in it.
     assert "2+2" not in json.dumps(model_server.requests[1]["messages"])
     assert bot.gateway.busy(f"slack:{thread}") is False
-
-
-async def test_a_picture_reaches_the_model_as_an_image(
-    bot: Bot, fake_slack: FakeSlack, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    fake_slack.user_says("what is this?", user=ALICE, picture=PHOTO)
-
-    assert await fake_slack.wait_for_messages(DM) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -157,13 +113,6 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     refused = await bot.runtime.outbound.deliver(DeliveryTarget("slack", "C0GONE"), "again")
     assert not refused.delivered and "not_in_channel" in refused.detail
     assert not refused.retryable
-
-
-async def test_a_due_job_arrives_in_the_slack_dm(
-    bot: Bot, fake_slack: FakeSlack, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "slack", DM, "Good morning!")
-    assert await fake_slack.wait_for_messages(DM) == ["Good morning!"]
 
 
 async def test_approval_buttons_answer_only_for_the_owner(

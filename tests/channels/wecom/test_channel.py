@@ -4,20 +4,12 @@ answered by the scripted model through the real gateway and agent loop.
 
 from __future__ import annotations
 
-import time
-
 from countbot.config.settings import Settings
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.store.pairing import PairingStore
 from tests.channels.fake_wecom import SECRET, FakeWeCom
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
-    PHOTO,
-    assert_listing_intact,
-    assert_model_saw_photo,
     assert_secret_masked,
-    long_listing,
-    run_due_job,
     user_texts,
 )
 from tests.channels.wecom.conftest import ALICE
@@ -41,33 +33,6 @@ async def test_the_answer_streams_into_one_message(
     assert_secret_masked(bot, "secret", SECRET)
 
 
-async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
-    bot: Bot, fake_wecom: FakeWeCom, model_server: ScriptedModelServer
-) -> None:
-    fake_wecom.user_says("hello?", user="mallory")
-    (reply,) = await fake_wecom.wait_for_messages("mallory")
-    assert "countbot pairing approve wecom" in reply and model_server.requests == []
-
-    pairing = PairingStore(bot.runtime.db)
-    (pending,) = await pairing.pending(time.time())
-    assert await pairing.approve("wecom", pending.code, time.time()) is not None
-    model_server.script(Reply.text("Welcome!"))
-    fake_wecom.user_says("hello again", user="mallory")
-    assert (await fake_wecom.wait_for_messages("mallory", 2))[1] == "Welcome!"
-
-
-async def test_a_long_answer_is_split_with_the_code_intact(
-    bot: Bot, fake_wecom: FakeWeCom, model_server: ScriptedModelServer
-) -> None:
-    code, answer = long_listing(300)
-    model_server.script(Reply.text(answer))
-    fake_wecom.user_says("a long script please", user=ALICE)
-
-    await fake_wecom.wait_until(lambda: "Run it." in "".join(fake_wecom.chat_messages(ALICE)))
-    messages = await fake_wecom.wait_for_messages(ALICE, 2)
-    assert_listing_intact(messages, code, 6000, fences=True)
-
-
 async def test_a_group_mention_is_answered_without_the_mention(
     bot: Bot, fake_wecom: FakeWeCom, model_server: ScriptedModelServer
 ) -> None:
@@ -77,16 +42,6 @@ async def test_a_group_mention_is_answered_without_the_mention(
     assert await fake_wecom.wait_for_messages(GROUP) == ["Four."]
     asked = user_texts(model_server.requests[0])
     assert "what's 2+2?" in asked and "@CountBot" not in asked
-
-
-async def test_a_picture_reaches_the_model_as_an_image(
-    bot: Bot, fake_wecom: FakeWeCom, model_server: ScriptedModelServer, settings: Settings
-) -> None:
-    model_server.script(Reply.text("A lovely photo."))
-    fake_wecom.user_says("what is this?", user=ALICE, picture=PHOTO)
-
-    assert await fake_wecom.wait_for_messages(ALICE) == ["A lovely photo."]
-    assert_model_saw_photo(model_server, settings)
 
 
 async def test_stop_ends_a_slow_turn(
@@ -134,10 +89,3 @@ async def test_proactive_messages_count_only_when_accepted(
     report.write_text("a,b\n")
     with_file = await bot.runtime.outbound.deliver(DeliveryTarget("wecom", GROUP), "", [report])
     assert not with_file.delivered and "cannot send files" in with_file.detail
-
-
-async def test_a_due_job_arrives_in_the_wecom_chat(
-    bot: Bot, fake_wecom: FakeWeCom, model_server: ScriptedModelServer
-) -> None:
-    await run_due_job(bot, model_server, "wecom", ALICE, "Good morning!")
-    assert await fake_wecom.wait_for_messages(ALICE) == ["Good morning!"]
