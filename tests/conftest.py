@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from tests.channels.fake_telegram import FakeTelegram
 from tests.support.fake_transcriber import FakeTranscriber
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.settings import make_settings
+
+if TYPE_CHECKING:  # aiosmtpd, which it imports, is in the test extra only
+    from tests.channels.fake_mail import FakeMail
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
@@ -58,6 +62,20 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
 async def fake_telegram() -> AsyncIterator[FakeTelegram]:
     """A fake Telegram server with no bot yet (for tests that start and stop bots themselves)."""
     fake = FakeTelegram()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest.fixture
+async def fake_mail() -> AsyncIterator[FakeMail]:
+    """A fake mail provider (IMAP in, SMTP out) on loopback; needs the test extra's aiosmtpd."""
+    pytest.importorskip("aiosmtpd", reason="tests/run.sh installs the test extra")
+    from tests.channels.fake_mail import FakeMail
+
+    fake = FakeMail()
     await fake.start()
     try:
         yield fake

@@ -351,9 +351,11 @@ class AgentLoop:
     async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:
             return
-        for text in turn.steering.drain():
-            entry = UserEntry(text, context="[Sent while you were working on the previous request]")
-            await self._add(turn, entry, choice)
+        for text, extra in turn.steering.drain():
+            context = "[Sent while you were working on the previous request]"
+            context = f"{context}\n{extra}" if extra else context
+            await self._add(turn, UserEntry(text, context=context), choice)
+            turn.tool_context.steered.append((text, context))
 
     async def _add(self, turn: _Turn, entry: HistoryEntry, choice: ModelChoice) -> None:
         """Count `entry` once, commit it with its count, and add it to the turn's history."""

@@ -48,7 +48,9 @@ class SteeringInbox(Protocol):
 
     def pending(self) -> bool: ...
 
-    def drain(self) -> list[str]: ...
+    def drain(self) -> list[tuple[str, str | None]]:
+        """Each waiting message's text and the context its surface added (or None)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

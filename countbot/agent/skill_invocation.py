@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from countbot.authorship import untrusted_block
 from countbot.skills.loader import SkillsLoader
 
 _INVOCATION = re.compile(r"/([A-Za-z0-9][\w.-]*)(?:@\w+)?(?:\s+(.*))?", re.DOTALL)
@@ -23,8 +24,14 @@ async def invoked_skill(text: str, skills: SkillsLoader) -> tuple[str, str] | No
     if skill is None:
         return None
     args = (match.group(2) or "").strip()
+    # A workspace skill may come from anyone: its text is a stranger's (`countbot/dataflow/`).
+    body = (
+        skill.body
+        if skill.source == "builtin"
+        else untrusted_block(f"skill {skill.name}", skill.body)
+    )
     context = (
         f"[The user loaded the skill {skill.name!r} for this message; follow it. Its folder is "
-        f"{skill.folder}.]\n{skill.body}"
+        f"{skill.folder}.]\n{body}"
     )
     return args or f"Use the skill {skill.name}.", context

@@ -54,6 +54,8 @@ class TurnLedger:
     untrusted: list[str] = field(default_factory=list)
     # Reading the turn's own inputs (`OutboundPolicy`), started by the first call that needs them.
     seeding: asyncio.Future[None] | None = None
+    # How many of the turn's steered messages (`ToolContext.steered`) are in the ledger.
+    steered: int = 0
     too_much: bool = False
     owner_hosts: set[str] = field(default_factory=set)
     # Normal form of the owner's words per host they named (URLs given), and of the request.
@@ -88,7 +90,7 @@ class TurnLedger:
         self._pending.append((source, text))
         self._pending_chars += len(text)
 
-    def add_owner_words(self, texts: Iterable[str], request: str) -> None:
+    def add_owner_words(self, texts: Iterable[str]) -> None:
         """The user's own messages: private, and the hosts and URLs they name."""
         for text in texts:
             self.add_private("your messages", text)
@@ -96,7 +98,6 @@ class TurnLedger:
             for url in _URL.findall(text):
                 host = url_host(url)
                 self.owner_urls[host] = self.owner_urls.get(host, "") + "\0" + normalize(url)
-        self.request = normalize(request)
 
     async def find(self, payload: str) -> list[Hit]:
         """Private pieces in `payload`; indexes what arrived since the last look first."""

@@ -26,9 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from countbot.authorship import Messages
 from countbot.dataflow.ledger import TurnLedger
 from countbot.dataflow.marks import mark_arguments, marked_sources
-from countbot.dataflow.matching import Hit
+from countbot.dataflow.matching import Hit, normalize
 from countbot.tools.approval import ApprovalRequest
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 
@@ -134,8 +135,16 @@ class OutboundPolicy:
         """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
         ledger = _turn_ledger(ctx)
         if ledger.seeding is None:
+            ledger.steered = len(ctx.steered)  # those are in the history the seed reads
             ledger.seeding = asyncio.ensure_future(self._read_inputs(ledger, ctx))
         await asyncio.shield(ledger.seeding)
+        if ledger.steered < len(ctx.steered):  # messages steered in since
+            messages = Messages()
+            for text, context in ctx.steered[ledger.steered :]:
+                messages.add(text, context)
+            ledger.steered = len(ctx.steered)
+            ledger.request += "".join("\0" + normalize(text) for text in messages.owner)
+            _add_messages(ledger, messages.owner, messages.private, messages.untrusted)
         return ledger
 
     async def _read_inputs(self, ledger: TurnLedger, ctx: ToolContext) -> None:
@@ -146,14 +155,8 @@ class OutboundPolicy:
             ledger.too_much = True
             ledger.add_untrusted("inputs that could not be read", "context", "")
             return
-        ledger.add_owner_words(inputs.owner_words, inputs.request)
-        for source, text in inputs.private:
-            ledger.add_private(source, text)
-        for source, text in inputs.untrusted:
-            ledger.add_untrusted(source, "context", text)
-        for text in [*inputs.owner_words, *(text for _, text in inputs.private)]:
-            for source in marked_sources(text):
-                ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+        ledger.request = normalize(inputs.request)
+        _add_messages(ledger, inputs.owner_words, inputs.private, inputs.untrusted)
         for earlier in inputs.results:
             tool = self._tools(earlier.tool)
             if tool is None:  # a tool gone since (an MCP server removed): count it a stranger's
@@ -217,7 +220,8 @@ def explain(mode: OutboundMode, exec_network: bool) -> str:
     verb = "asks you first" if mode == "ask" else "is refused"
     detail = (
         f"security.outbound: {mode}: after a turn read untrusted text (web pages, search "
-        "results, MCP results, notes saved while reading them), sending to a place you did "
+        "results, MCP results, workspace skills, chat messages and mails others wrote or you "
+        "forwarded, notes and summaries saved from them), sending to a place you did "
         f"not name, or sending your private data (your messages, files and memory it read, "
         f"USER.md, secrets), {verb}; links in a page, searching with your words and answering "
         "your chat never ask; `message` reaches only your own chats"
@@ -287,6 +291,23 @@ async def _take(
             ledger.add_private(label, content)
     for source in marked_sources(content):
         ledger.add_untrusted(f"a memory note from {source}", "memory", "")
+
+
+def _add_messages(
+    ledger: TurnLedger,
+    owner_words: Sequence[str],
+    private: Sequence[tuple[str, str]],
+    untrusted: Sequence[tuple[str, str]],
+) -> None:
+    """The user's words, other private text and strangers' text, and the marked notes in them."""
+    ledger.add_owner_words(owner_words)
+    for source, text in private:
+        ledger.add_private(source, text)
+    for source, text in untrusted:
+        ledger.add_untrusted(source, "context", text)
+    for text in [*owner_words, *(text for _, text in private)]:
+        for source in marked_sources(text):
+            ledger.add_untrusted(f"a memory note from {source}", "memory", "")
 
 
 def _turn_ledger(ctx: ToolContext) -> TurnLedger:

@@ -12,16 +12,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from countbot.authorship import Messages, typed_by_user
 from countbot.dataflow.policy import EarlierResult, TurnInputs
 from countbot.tools.base import ToolContext
 
 # Instruction files the system prompt carries: the user's own words about themselves.
 _PROMPT_FILES = ("USER.md", "AGENTS.md")
 _MAX_FILE_BYTES = 1_000_000
-# How a message's context says its text was not written by the user (a subagent's report):
-# then it is untrusted text, and the places it names are not places the user named.
-NOT_TYPED = "not something the user typed"
-_MARKS = ("<external", NOT_TYPED)
 
 
 class HistoryWindow(Protocol):
@@ -50,19 +47,12 @@ class SessionSeed:
 
     async def __call__(self, ctx: ToolContext) -> TurnInputs:
         window = await self._history.load_window(ctx.session_id, self._window())
-        records = [r for r in window.records if r.get("type") == "user"]
-        owner: list[str] = []
+        messages = Messages()
+        for record in window.records:
+            if record.get("type") == "user":
+                messages.add(str(record.get("content") or ""), str(record.get("context") or ""))
         private = [("a configured secret", secret) for secret in self._secrets() if secret]
-        untrusted = []
-        for record in records:
-            content, context = str(record.get("content") or ""), str(record.get("context") or "")
-            if context:
-                private.append(("this conversation", context))
-            if any(mark in context for mark in _MARKS):
-                untrusted.append(("a message the user did not write", f"{content}\n{context}"))
-                private.append(("this conversation", content))
-            else:
-                owner.append(content)
+        private.extend(messages.private)
         if window.summary:
             private.append(("the conversation summary", window.summary))
         for name in _PROMPT_FILES:
@@ -70,16 +60,17 @@ class SessionSeed:
             if text:
                 private.append((name, text))
         request = "\n".join(_request(window.records))
-        return TurnInputs(owner, request, private, untrusted, _results(window.records))
+        results = _results(window.records)
+        return TurnInputs(messages.owner, request, private, messages.untrusted, results)
 
 
 def _request(records: list[dict[str, Any]]) -> list[str]:
-    """The user's messages of the running turn: those after the last finished answer."""
+    """The user's own messages of the running turn: those after the last finished answer."""
     texts: list[str] = []
     for record in records:
         if record.get("type") == "assistant" and not record.get("tool_calls"):
             texts = []
-        elif record.get("type") == "user":
+        elif record.get("type") == "user" and typed_by_user(str(record.get("context") or "")):
             texts.append(str(record.get("content") or ""))
     return texts
 
@@ -90,7 +81,11 @@ def _results(records: list[dict[str, Any]]) -> list[EarlierResult]:
     finished = [
         i for i, r in enumerate(records) if r.get("type") == "assistant" and not r.get("tool_calls")
     ]
-    records = records[: finished[-1]] if finished else []
+    return paired_results(records[: finished[-1]] if finished else [])
+
+
+def paired_results(records: list[dict[str, Any]]) -> list[EarlierResult]:
+    """The tool results among `records`, each with its call's arguments."""
     calls = {
         call.get("id"): call
         for record in records

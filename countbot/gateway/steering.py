@@ -17,9 +17,9 @@ class SteeringBox:
     def pending(self) -> bool:
         return bool(self._messages)
 
-    def drain(self) -> list[str]:
-        """Hand every waiting message's text to the turn, which now owns them."""
-        texts = [message.content for message in self._messages]
+    def drain(self) -> list[tuple[str, str | None]]:
+        """Hand every waiting message (text, context) to the turn, which now owns them."""
+        texts = [(message.content, message.context) for message in self._messages]
         self._messages.clear()
         return texts
 

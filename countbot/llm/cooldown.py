@@ -50,6 +50,11 @@ class Cooldowns:
     def succeeded(self, model: str) -> None:
         self._states.pop(model, None)
 
+    def clear(self) -> None:
+        """Every model gets a fresh chance: its settings (key, address, name) were just changed,
+        so the failures that rested it say nothing about the model as configured now."""
+        self._states.clear()
+
     def order(self, models: Sequence[str]) -> list[str]:
         """`models` with the resting ones moved last (soonest back first): all stay reachable."""
         now = self._clock()

@@ -219,7 +219,9 @@ class MemoryIndex:
                     for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
                     if not _holds_any(entry.text, forgotten)
                 ]
-                await self._db.run(index_db.add_messages, entries, through)
+                if not await self._db.run(index_db.add_messages, entries, cursor, through):
+                    cursor = int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR))
+                    continue
                 cursor = through
                 if entries:
                     self._embed_poked.set()

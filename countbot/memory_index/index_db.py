@@ -177,9 +177,25 @@ def delete_session(conn: sqlite3.Connection, session_id: str) -> list[int]:
     return ids
 
 
-def add_messages(conn: sqlite3.Connection, entries: Sequence[Entry], through: int) -> list[int]:
-    set_state(conn, MESSAGES_CURSOR, str(through))
-    return insert_entries(conn, entries)
+def add_messages(
+    conn: sqlite3.Connection, entries: Sequence[Entry], after: int, through: int
+) -> bool:
+    """Index the entries of the records after `after` through `through`, and move the cursor.
+
+    False (nothing written) when the cursor is no longer at `after`: another process (the CLI
+    beside the daemon) indexed those records meanwhile, and the caller reads the cursor again.
+    The UPDATE comes first, so the check and the insert hold the write lock together.
+    """
+    moved = conn.execute(
+        "UPDATE state SET value = ? WHERE key = ? AND value = ?",
+        (str(through), MESSAGES_CURSOR, str(after)),
+    ).rowcount
+    if not moved:
+        if after != 0 or get_state(conn, MESSAGES_CURSOR) is not None:
+            return False
+        set_state(conn, MESSAGES_CURSOR, str(through))
+    insert_entries(conn, entries)
+    return True
 
 
 def forget_text(conn: sqlite3.Connection, text: str) -> list[int]:

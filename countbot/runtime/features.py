@@ -23,6 +23,7 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.persona import PersonaLoader
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
 from countbot.config.settings import AgentSettings, Settings
+from countbot.dataflow.summaries import SummaryMarks
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.runtime.budget import BudgetGuard
@@ -101,7 +102,11 @@ def agent_loop(
     to the user's MEMORY.md (by default none: a subagent's never do).
     """
     summarizer = OverflowSummarizer(
-        ports.sessions, ports.loops.memory, limits.max_history, files_summary=files_summary
+        ports.sessions,
+        ports.loops.memory,
+        limits.max_history,
+        files_summary=files_summary,
+        mark=SummaryMarks(tools.get),
     )
     keeper = ContextKeeper(
         history=ports.sessions,

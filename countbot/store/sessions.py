@@ -177,6 +177,14 @@ class SessionStore:
         """The stored content of one tool call's result in the session (None if none)."""
         return await self._db.run(_tool_result, session_id, tool_call_id)
 
+    async def rewind(self, session_id: str, from_id: int) -> str:
+        """Drop user record `from_id` and everything after it (a regenerate or an edit replaces
+        the tail). Returns "" when done, else why not; what the summary covers stays."""
+        refusal = await self._db.run(_rewind, session_id, from_id)
+        if not refusal:
+            self._changed(session_id, "updated")
+        return refusal
+
     async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
         """Records up to `through_id` are now covered by `summary`.
 
@@ -274,6 +282,25 @@ def _append(
         (session_id, kind, data),
     ).fetchone()
     return message_id
+
+
+def _rewind(conn: sqlite3.Connection, session_id: str, from_id: int) -> str:
+    row = conn.execute(
+        "SELECT m.type, s.summarized_through FROM messages AS m JOIN sessions AS s"
+        " ON s.id = m.session_id WHERE m.id = ? AND m.session_id = ?",
+        (from_id, session_id),
+    ).fetchone()
+    if row is None or row[0] != "user":
+        return "it names no message the user sent in this session"
+    if from_id <= row[1]:
+        return "that message is already summarized into memory"
+    deleted = conn.execute(
+        "DELETE FROM messages WHERE session_id = ? AND id >= ?", (session_id, from_id)
+    ).rowcount
+    conn.execute(
+        "UPDATE sessions SET message_count = message_count - ? WHERE id = ?", (deleted, session_id)
+    )
+    return ""
 
 
 def _title_of(record: dict[str, Any]) -> str:

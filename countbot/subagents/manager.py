@@ -23,8 +23,8 @@ from countbot.agent.events import TurnCancelled, TurnDone, TurnError
 from countbot.agent.history import NoteEntry, to_record
 from countbot.agent.loop import AgentLoop
 from countbot.agent.turn_request import TurnRequest
+from countbot.authorship import NOT_TYPED
 from countbot.config.settings import SubagentSettings
-from countbot.dataflow.seed import NOT_TYPED
 from countbot.gateway.events import SubagentUpdate
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError

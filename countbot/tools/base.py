@@ -80,6 +80,8 @@ class ToolContext:
     approver: Approver | None = None
     # The registry's gate keeps its per-turn state here (the data-flow ledger of the turn).
     gate_state: Any = None
+    # Messages (text, context) steered into the running turn, in order, for the gate to read.
+    steered: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Tool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
@@ -10,6 +10,7 @@ from countbot.local_model.models import effective_model, embedded_default
 from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import Scheduler
 from countbot.subagents.manager import SubagentManager
+from countbot.web.config_state import ConfigState
 
 
 @dataclass(slots=True)
@@ -23,6 +24,7 @@ class DaemonContext:
     scheduler: Scheduler
     subagents: SubagentManager
     litellm_ready: bool = False
+    config_state: ConfigState = field(default_factory=ConfigState)
 
     @property
     def model_ready(self) -> bool:

@@ -33,6 +33,7 @@ from countbot.scheduler.assembly import JobsFeature, start_scheduler
 from countbot.subagents.feature import SubagentsFeature
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
+from countbot.web.config_watch import ConfigWatcher
 from countbot.web.context import DaemonContext
 from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
@@ -147,12 +148,17 @@ async def serve_daemon(
     scheduler = await start_scheduler(jobs, gateway)
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
+    watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
+    if watcher is not None:
+        await watcher.start()
     server = _DaemonServer(_uvicorn_config(context, port))
     preload = asyncio.create_task(_preload(context))
     serving = asyncio.create_task(server.serve(sockets=[listener]))
     try:
         yield RunningDaemon(context, port, serving)
     finally:
+        if watcher is not None:
+            await watcher.stop()
         await scheduler.stop()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)

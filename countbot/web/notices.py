@@ -15,7 +15,11 @@ from countbot.web.context import DaemonContext
 def status_frame(daemon: DaemonContext) -> dict[str, Any]:
     """What the UI shows about the daemon itself: sent when a client subscribes to notices and
     pushed after every settings change."""
-    return {"type": "status", "model_configured": daemon.model_configured}
+    return {
+        "type": "status",
+        "model_configured": daemon.model_configured,
+        "config": daemon.config_state.as_dict(),
+    }
 
 
 def push_status(daemon: DaemonContext) -> None:

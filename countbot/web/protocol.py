@@ -29,6 +29,8 @@ class SendMessage:
     media: tuple[ImagePart, ...]
     mode: QueueMode | None
     client_id: str | None
+    # A stored user message this one replaces, with everything after it (regenerate, edit).
+    replace_from: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +116,20 @@ def _message(data: dict[str, Any]) -> SendMessage:
         mode = data.get("mode")
         if mode is not None and mode not in QUEUE_MODES:
             raise ProtocolError(f"message: 'mode' must be one of {', '.join(QUEUE_MODES)}")
+        replace_from = _replace_from(data.get("replace_from"), session_id)
     except ProtocolError as exc:
         raise ProtocolError(str(exc), client_id) from None
-    return SendMessage(session_id, content, media, mode, client_id)
+    return SendMessage(session_id, content, media, mode, client_id, replace_from)
+
+
+def _replace_from(value: Any, session_id: str | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ProtocolError("message: 'replace_from' must be a positive integer")
+    if session_id is None:
+        raise ProtocolError("message: 'replace_from' needs a 'session_id'")
+    return value
 
 
 def _media(value: Any) -> tuple[ImagePart, ...]:

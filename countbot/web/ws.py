@@ -111,6 +111,8 @@ class Connection:
             self._error(f"approval_response: no open question {frame.id!r}")
 
     async def _send_message(self, frame: SendMessage) -> None:
+        if frame.replace_from is not None and not await self._rewind(frame):
+            return
         message = InboundMessage(
             channel="web",
             content=frame.content,
@@ -125,6 +127,21 @@ class Connection:
             )
         except GatewayClosedError as exc:
             self._error(str(exc), frame.client_id, retryable=True)
+
+    async def _rewind(self, frame: SendMessage) -> bool:
+        """Drop the stored tail a regenerate or an edit replaces; False (and an error) if not."""
+        session_id = frame.session_id or ""
+        if self._daemon.gateway.busy(session_id):
+            refusal = "a turn is running in this session; stop it first"
+        else:
+            refusal = await self._daemon.runtime.sessions.rewind(
+                session_id, frame.replace_from or 0
+            )
+        if refusal:
+            self._error(
+                f"message: cannot replace from {frame.replace_from}: {refusal}", frame.client_id
+            )
+        return not refusal
 
     async def _subscribe(self, frame: Subscribe) -> None:
         session_id = frame.session_id

@@ -211,9 +211,9 @@ async def test_steering_skips_unstarted_tools(
         def pending(self) -> bool:
             return bool(self.items)
 
-        def drain(self) -> list[str]:
+        def drain(self) -> list[tuple[str, str | None]]:
             items, self.items = self.items, []
-            return items
+            return [(item, None) for item in items]
 
     inbox = Inbox()
 

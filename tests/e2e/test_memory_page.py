@@ -37,6 +37,7 @@ async def test_memory_page_searches_opens_the_conversation_and_shows_recalls(
     recall = chat.by_testid("memory-recall").first
     await expect(recall).to_contain_text("Who is my dentist again?")
     await expect(recall).to_contain_text("Dr. Okafor")
+    await chat.screenshot("memory_page_search_and_recalls")
 
     await chat.by_testid("memory-search-input").fill("dentist")
     await chat.by_testid("memory-search-go").click()

@@ -28,3 +28,6 @@ async def test_the_settings_page_shows_the_sandbox_status_in_both_languages(
     await expect(chat.by_testid("settings-sandbox-state")).to_have_text("命令在沙箱中运行")
     await expect(section).to_contain_text("命令沙箱")
     await section.scroll_into_view_if_needed()
+    # The daemon's own wording of the state is translated too.
+    await expect(section).to_contain_text("bubblewrap, 可以联网")
+    await expect(chat.by_testid("local-model-smollm2-135m")).to_contain_text("小而快")

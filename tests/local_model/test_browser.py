@@ -39,11 +39,19 @@ async def test_a_browser_message_is_answered_by_the_built_in_model(
             await expect(chat.streaming()).to_have_count(0, timeout=MODEL_WAIT * 1000)
             await chat.by_testid("nav-settings").click()
             await expect(chat.by_testid("settings-local-models")).to_contain_text("Apache-2.0")
+            # The built-in model's own window, not an unknown model's default of 32,768.
+            await expect(chat.by_testid("settings-model-status")).to_contain_text("4,096")
             await expect(chat.by_testid("local-model-qwen2.5-1.5b")).to_contain_text(
                 "countbot models pull qwen2.5-1.5b"
             )
             await chat.by_testid("local-model-use-smollm2-135m").click()
             await expect(chat.by_testid("settings-model-name")).to_have_value("local/smollm2-135m")
+            # The banner can be dismissed, and stays away on this browser.
+            await chat.by_testid("offline-dismiss").click()
+            await expect(notice).to_be_hidden()
+            await chat.reload()
+            await expect(chat.by_testid("conn-state")).to_have_attribute("data-state", "open")
+            await expect(notice).to_be_hidden()
             assert not chat.errors, chat.errors
         finally:
             await chat.screenshot("local_model_browser")

@@ -177,3 +177,25 @@ def test_countbot_memory_rebuild_indexes_the_files_and_the_store(tmp_path: Path)
         done.stdout,
         time.monotonic() - started,
     )
+
+
+async def test_two_processes_catching_up_at_once_index_each_message_once(tmp_path: Path) -> None:
+    (tmp_path / "workspace").mkdir()
+    db = await Database.open(tmp_path / "countbot.db")
+    sessions = SessionStore(db)
+    for n in range(1200):
+        await sessions.append(f"s{n % 3}", {"type": "user", "content": f"note {n} mango"})
+    # Two indexes on one file, each with its own connection: the daemon and a CLI beside it.
+    indexes = [
+        await MemoryIndex.open(tmp_path / "index.db", tmp_path / "workspace", sessions, None)
+        for _ in range(2)
+    ]
+    try:
+        await asyncio.gather(*(index.sync_messages() for index in indexes))
+    finally:
+        for index in indexes:
+            await index.close()
+        await db.close()
+    with sqlite3.connect(tmp_path / "index.db") as conn:
+        located = [row[0] for row in conn.execute("SELECT locator FROM entries")]
+    assert len(located) == len(set(located)) == 1200

@@ -197,3 +197,8 @@ async def test_settings_show_the_context_window_and_resting_models(
     assert status["context_window"] == 8192
     (resting,) = status["cooldowns"]
     assert resting["model"] == "openai/test-model" and 0 < resting["seconds_left"] <= 30
+    # Saving the model's settings (the fault fixed) ends the rest: no stale line stays.
+    async with daemon.http() as http:
+        saved = await http.put("/api/settings", json={"model": {"api_key": "sk-fixed-key"}})
+        assert saved.status_code == 200, saved.text
+        assert saved.json()["model_status"]["cooldowns"] == []

@@ -1,15 +1,19 @@
 """Honest turns on every surface: the web socket, Telegram, a cron delivery and `chat -m`.
 
 A turn stopped at its step limit shows what the model wrote, then the notice; retries and the
-answering model are visible; an identical call repeated is stopped as a loop.
+answering model are visible; an identical call repeated is stopped as a loop; a Stop during the
+summary at a turn's start ends the turn at once.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 
+from countbot.agent.context.summary import SUMMARY_INSTRUCTIONS
+from countbot.agent.history import AssistantEntry, UserEntry, to_record
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE
 from tests.cli.test_chat import run, write_config
@@ -89,3 +93,27 @@ def test_chat_m_prints_the_partial_answer_then_the_loop_notice(
     assert lines.endswith("choosing a stronger model may help.")
     assert "kept calling write_file" in lines
     assert len(model_server.requests) == 3  # the loop was cut short, not run to 25 steps
+
+
+async def test_stop_during_a_summary_ends_the_turn_within_a_second_over_the_socket(
+    daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    sessions = daemon.context.runtime.sessions
+    for number in range(daemon.settings.agent.max_history // 2 + 1):  # one past the window
+        await sessions.append("long", to_record(UserEntry(f"question {number}")))
+        await sessions.append("long", to_record(AssistantEntry(f"answer {number}")))
+    model_server.responder = lambda body: (
+        Reply.text("- a summary", delay=5.0)
+        if body["messages"][0]["content"] == SUMMARY_INSTRUCTIONS
+        else Reply.text("Answer.")
+    )
+    client = await daemon.ws()
+    await client.send({"type": "message", "session_id": "long", "content": "one more"})
+    notice = await client.until("notice")
+    assert notice["code"] == "summarizing" and notice["transient"]
+    asked = time.monotonic()
+    await client.send({"type": "cancel", "session_id": "long"})
+    await client.until("cancelled")
+    assert time.monotonic() - asked < 1.0
+    assert not client.of("done") and len(model_server.requests) == 1  # no answer was asked for
+    await client.close()

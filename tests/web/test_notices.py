@@ -10,7 +10,11 @@ from tests.web.conftest import Daemon
 async def test_notices_carry_status_and_every_session_list_change(daemon: Daemon) -> None:
     tab = await daemon.ws()
     await tab.send({"type": "subscribe_notices"})
-    assert await tab.recv() == {"type": "status", "model_configured": True}
+    assert await tab.recv() == {
+        "type": "status",
+        "model_configured": True,
+        "config": {"error": "", "restart": []},
+    }
     sessions = daemon.context.runtime.sessions
     await sessions.create("s1", channel="telegram")
     await sessions.append("s1", {"type": "user", "content": "hi"})

@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 # Where the quoted earlier mail starts in a reply ("On Mon, Alice wrote:" then "> ...").
+# A forward: by its subject (Fwd:, Fw:, WG:, TR:) or the line mail clients put above it.
+_FORWARDED = re.compile(r"\s*(fwd?|wg|tr)\s*:", re.IGNORECASE)
+_FORWARDED_BODY = re.compile(r"^\W*(-+ ?forwarded message|begin forwarded message)", re.I | re.M)
 _QUOTE_START = re.compile(r"^\s*(On .{0,200}wrote:|>)", re.MULTILINE)
 
 
@@ -79,6 +82,16 @@ def body_text(message: EmailMessage) -> str:
     return (text[: quote.start()] if quote else text).strip()
 
 
+def _author(message: EmailMessage, sender: str, authentic: bool, text: str) -> str | None:
+    """Who wrote the mail when it is not the sender's own word (None: it is): a From the
+    receiving server did not vouch for may be anyone, and a forwarded mail is its author's."""
+    if not authentic:
+        return f"whoever sent a mail claiming to be {sender} (not authenticated)"
+    if _FORWARDED.match(str(message.get("Subject") or "")) or _FORWARDED_BODY.search(text):
+        return "the author of a mail forwarded by the user"
+    return None
+
+
 def _part_text(message: EmailMessage, subtype: str) -> str:
     part = message.get_body(preferencelist=(subtype,))
     if part is None:
@@ -123,7 +136,8 @@ async def to_incoming(
         return None
     if str(message.get("Auto-Submitted") or "no").strip().lower() != "no":
         return None  # an auto-reply or a bounce: answering it could start a mail loop
-    if require_authentication and not vouched(message, sender, authserv_id):
+    authentic = vouched(message, sender, authserv_id)
+    if require_authentication and not authentic:
         log.warning("email: dropped a mail claiming to be from %s: not authenticated", sender)
         return None
     root, thread = thread_of(message)
@@ -136,5 +150,13 @@ async def to_incoming(
     name = str(message.get("From") or "").split("<", 1)[0].strip().strip('"')
     info = SenderInfo(sender, None, name if name != sender else "")
     body = "\n\n".join(part for part in (text, *notes) if part)
-    incoming = Incoming(f"{sender}/{root}", info, thread.last_id, body, tuple(images), True)
+    incoming = Incoming(
+        f"{sender}/{root}",
+        info,
+        thread.last_id,
+        body,
+        tuple(images),
+        True,
+        _author(message, sender, authentic, text),
+    )
     return incoming, thread

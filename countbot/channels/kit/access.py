@@ -57,7 +57,13 @@ class AccessControl:
         self._clock = clock
 
     async def allows(self, sender: SenderInfo) -> bool:
-        """Listed or paired; never offers a code (for answers to questions, not messages)."""
+        """Open to all, listed or paired: who may start a turn."""
+        return self._open() or await self.owns(sender)
+
+    async def owns(self, sender: SenderInfo) -> bool:
+        """Admitted one by one (listed by id or name, or paired): their words are the owner's.
+        Whoever the open door (`"*"`) alone lets in is a stranger whose text the assistant
+        reads (`countbot/dataflow/`)."""
         return self._listed(sender) or await self._pairing.is_paired(
             self._channel, sender.sender_id
         )
@@ -70,8 +76,14 @@ class AccessControl:
         code = await self._pairing.offer(self._channel, sender, new_code, self._clock())
         return AccessDecision(False, pairing_reply(self._channel, code) if code else None)
 
+    def _names(self) -> set[str]:
+        return {entry.strip().lstrip("@").lower() for entry in self._allow_from()}
+
+    def _open(self) -> bool:
+        return OPEN in self._names()
+
     def _listed(self, sender: SenderInfo) -> bool:
-        names = {entry.strip().lstrip("@").lower() for entry in self._allow_from()}
-        if OPEN in names or sender.sender_id.lower() in names:
+        names = self._names()
+        if sender.sender_id.lower() in names:
             return True
         return sender.username is not None and sender.username.lower() in names

@@ -42,7 +42,9 @@ class Incoming:
     """One platform message addressed to the assistant, already reduced to what a turn needs.
 
     `message_id` is the platform's id, unique within the chat (used to drop duplicates);
-    `private` is False in group chats, where strangers get no pairing code.
+    `private` is False in group chats, where strangers get no pairing code; `written_by` names
+    who wrote the text when the sender only passed it on (a forward, an unauthenticated mail),
+    so the turn counts it as a stranger's text (`countbot/dataflow/`).
     """
 
     chat_id: str
@@ -51,6 +53,7 @@ class Incoming:
     text: str
     images: tuple[ImagePart, ...] = ()
     private: bool = True
+    written_by: str | None = None
 
 
 class SendError(Exception):

@@ -65,8 +65,16 @@ async def to_incoming(
         return None
     sender = SenderInfo(str(user.id), user.username, user.full_name)
     body = "\n\n".join(part for part in (text, *notes) if part)
+    # A forward is someone else's text, whoever passes it on.
+    forwarded = "the author of a forwarded message" if message.forward_origin else None
     return Incoming(
-        str(message.chat.id), sender, str(message.message_id), body, tuple(images), private
+        str(message.chat.id),
+        sender,
+        str(message.message_id),
+        body,
+        tuple(images),
+        private,
+        forwarded,
     )
 
 

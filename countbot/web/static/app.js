@@ -29,6 +29,8 @@ const PANELS = {
   channels: renderChannels,
 };
 const PHONE = matchMedia("(max-width: 767px)");
+// The built-in-model banner, once dismissed, stays away on this browser.
+const OFFLINE_DISMISSED_KEY = "countbot.offlineDismissed";
 
 const $ = (selector) => document.querySelector(selector);
 const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -76,11 +78,27 @@ function showModelState(configured) {
   $("#banner").hidden = configured !== false;
 }
 
+/**
+ * What the daemon found in its config file since it started: an edit it could not use (the
+ * running settings were kept) or changed sections that wait for a restart.
+ */
+function showConfigState(config) {
+  const notice = $("#config-notice");
+  const text = $("#config-notice-text");
+  if (config?.error) label(text, "banner.configError", { error: config.error });
+  else if (config?.restart?.length) {
+    label(text, "banner.configRestart", { sections: config.restart.join(", ") });
+  }
+  notice.hidden = !config?.error && !config?.restart?.length;
+  notice.dataset.kind = config?.error ? "error" : "restart";
+}
+
 async function checkHealth() {
   try {
     const health = await api("/api/health");
     showModelState(health.model_configured);
-    $("#offline-notice").hidden = health.offline_default !== true;
+    const dismissed = localStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
+    $("#offline-notice").hidden = health.offline_default !== true || dismissed;
     $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
   } catch {
     // The connection indicator already tells the user the daemon is unreachable.
@@ -140,13 +158,20 @@ function setupRouter(sessions, chat) {
 function start() {
   setupLanguage();
   setupSidebar();
+  $("#offline-dismiss").addEventListener("click", () => {
+    localStorage.setItem(OFFLINE_DISMISSED_KEY, "1");
+    $("#offline-notice").hidden = true;
+  });
   let router = null;
   const transcript = new Transcript($("#transcript"), {
     onLoadEarlier: () => chat.loadEarlier(),
   });
   const socket = new Socket({
     onFrame: (frame) => {
-      if (frame.type === "status") showModelState(frame.model_configured);
+      if (frame.type === "status") {
+        showModelState(frame.model_configured);
+        showConfigState(frame.config);
+      }
       else if (frame.type === "sessions_changed") sessionsChanged(frame);
       else chat.handle(frame);
     },

@@ -36,16 +36,6 @@ def use_fake_mail(settings: Settings, fake: FakeMail, **overrides: Any) -> None:
 
 
 @pytest.fixture
-async def fake_mail() -> AsyncIterator[FakeMail]:
-    fake = FakeMail()
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
-
-
-@pytest.fixture
 async def bot(settings: Settings, fake_mail: FakeMail) -> AsyncIterator[Bot]:
     use_fake_mail(settings, fake_mail)
     async with running_bot(settings, fake_mail, "email") as running:

@@ -5,11 +5,14 @@
 import { api } from "../lib/api.js";
 import { toast, toastKey } from "../lib/toast.js";
 import { ApprovalCard } from "./approvalCard.js";
+import { bindMessageActions } from "./messageActions.js";
 import { renderRecords } from "./records.js";
 
 const PAGE_SIZE = 50;
 const LAST_SESSION_KEY = "countbot.session";
 const TERMINAL = new Set(["done", "error", "cancelled"]);
+// Transient notices that say what a running turn is doing (the working indicator words them).
+const WORKING_NOTICES = new Set(["summarizing", "retrying"]);
 
 export class Chat {
   /**
@@ -42,6 +45,10 @@ export class Chat {
     this.oldestId = null;
     this.sent = 0;
     this.approvals = new Map(); // open question id -> ApprovalCard
+    bindMessageActions(transcript.list, {
+      textOf: (el) => transcript.textOf(el),
+      replace: (el, content) => this.replace(el, content),
+    });
   }
 
   static lastSession() {
@@ -172,8 +179,39 @@ export class Chat {
     }
   }
 
+  /**
+   * Send `content` in place of the user message `el` and everything after it (regenerate: the
+   * same words; edit: new ones). Only between turns: the daemon refuses while one runs.
+   */
+  async replace(el, content) {
+    if (this.running) {
+      toastKey("chat.stopFirst");
+      return;
+    }
+    const view = this.view;
+    const recordId = Number(el.dataset.recordId) || (await this.storedIdOf(el));
+    if (view !== this.view) return;
+    if (!recordId) {
+      toastKey("chat.notStoredYet");
+      return;
+    }
+    this.transcript.cutFrom(el);
+    this.unstored = this.unstored.filter((u) => u.el.isConnected);
+    this.send(content, [], undefined, recordId);
+  }
+
+  /** The stored id of a user message sent live: the same place, counted from the end. */
+  async storedIdOf(el) {
+    const users = [...this.transcript.list.querySelectorAll('.message[data-role="user"]')];
+    const fromEnd = users.length - users.indexOf(el);
+    const path = `/api/sessions/${encodeURIComponent(this.sessionId)}/messages?limit=${PAGE_SIZE}`;
+    const page = await api(path).catch(() => ({ messages: [] }));
+    const stored = page.messages.filter((r) => r.type === "user");
+    return stored.at(-fromEnd)?.id ?? 0;
+  }
+
   /** Send a message; while a turn runs, `mode` says how it joins (followup/steer/interrupt). */
-  send(content, media, mode) {
+  send(content, media, mode, replaceFrom = 0) {
     const clientId = `m${Date.now().toString(36)}-${(this.sent += 1)}`;
     const el = this.transcript.userMessage({ content, images: media });
     this.transcript.scrollToEnd();
@@ -182,7 +220,8 @@ export class Chat {
       frame.media = media.map(({ media_type, data }) => ({ type: "image", media_type, data }));
     }
     if (this.running) frame.mode = mode;
-    const entry = { clientId, el, view: this.view, creates: this.sessionId === null };
+    if (replaceFrom) frame.replace_from = replaceFrom;
+    const entry = { clientId, el, view: this.view, creates: this.sessionId === null, replaceFrom };
     this.pending.push(entry);
     this.unstored.push({ el, after: this.newestId, running: false });
     if (entry.creates && this.creating) {
@@ -272,6 +311,8 @@ export class Chat {
       }
     }
     toast(frame.error || "error");
+    // A refused regenerate or edit removed nothing stored: show the conversation as it is.
+    if (entry?.replaceFrom && entry.view === this.view) this.reload();
   }
 
   apply(frame) {
@@ -284,14 +325,17 @@ export class Chat {
       case "reasoning":
         transcript.reasoning(frame.content || "");
         this.setRunning(true);
+        transcript.working.show("thinking");
         break;
       case "stream":
         transcript.stream(frame.content || "");
         this.setRunning(true);
+        transcript.working.show("writing");
         break;
       case "tool_start":
         transcript.toolStart({ id: frame.tool_call_id, name: frame.name, args: frame.arguments });
         this.setRunning(true);
+        transcript.working.show("tool", { name: frame.name });
         break;
       case "tool_result":
         transcript.toolResult({
@@ -301,6 +345,7 @@ export class Chat {
           status: frame.status,
           durationMs: frame.duration_ms,
         });
+        if (this.running) transcript.working.show("waiting");
         break;
       case "done":
         transcript.finish(frame.content || "", frame.usage, frame.model || "");
@@ -308,6 +353,9 @@ export class Chat {
         break;
       case "notice":
         transcript.codedNotice(frame.code, frame.text, frame.details || {});
+        if (this.running && WORKING_NOTICES.has(frame.code)) {
+          transcript.working.show(frame.code, frame.details || {});
+        }
         break;
       case "error":
         transcript.endLive();
@@ -347,6 +395,7 @@ export class Chat {
     this.approvals.set(frame.id, card);
     this.transcript.endLive();
     this.transcript.add(card.el);
+    if (this.running) this.transcript.working.show("approval");
     this.transcript.scrollToEnd();
   }
 
@@ -390,6 +439,8 @@ export class Chat {
   setRunning(running) {
     if (running === this.running) return;
     this.running = running;
+    if (running) this.transcript.working.show("waiting");
+    else this.transcript.working.hide();
     this.onRunning(running);
   }
 }

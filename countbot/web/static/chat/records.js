@@ -1,18 +1,49 @@
 // Rebuild the conversation on screen from stored history records (GET .../messages).
 
+/**
+ * Each turn's usage, summed over its model calls, keyed by the turn's last assistant record with
+ * text: the one place a live `done` shows the whole turn's tokens, so a reload shows the same.
+ */
+function turnUsage(records) {
+  const shown = new Map();
+  let sum = null;
+  let last = null;
+  const close = () => {
+    if (last) shown.set(last, sum);
+    sum = null;
+    last = null;
+  };
+  for (const record of records) {
+    if (record.type === "user") close();
+    if (record.type !== "assistant") continue;
+    const usage = record.usage || {};
+    sum ??= { prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 };
+    sum.prompt_tokens += usage.prompt_tokens || 0;
+    sum.completion_tokens += usage.completion_tokens || 0;
+    sum.cost_usd += usage.cost_usd || 0;
+    if (record.text) last = record;
+  }
+  close();
+  return shown;
+}
+
 /** Render `records` (oldest first) into the transcript. */
 export function renderRecords(transcript, records) {
+  const usage = turnUsage(records);
   for (const record of records) {
     switch (record.type) {
       case "user":
-        transcript.userMessage({ content: record.content, images: record.images || [] });
+        transcript.userMessage({
+          content: record.content,
+          images: record.images || [],
+        }).dataset.recordId = record.id;
         break;
       case "assistant":
         if (record.text || record.reasoning) {
           transcript.assistantMessage(record.text || "", {
             reasoning: record.reasoning || "",
-            model: record.model || "",
-            usage: record.usage,
+            model: usage.has(record) ? record.model || "" : "",
+            usage: usage.get(record) ?? null,
           });
         }
         for (const call of record.tool_calls || []) {

@@ -6,6 +6,8 @@ import { h, label } from "../lib/dom.js";
 import { formatCost, formatNumber } from "../lib/format.js";
 import { renderMarkdown } from "../lib/markdown.js";
 import { ToolCard } from "./toolCard.js";
+import { actionRow } from "./messageActions.js";
+import { Working } from "./working.js";
 
 const STICKY_PX = 80; // this close to the bottom counts as reading the newest output
 const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
@@ -62,9 +64,11 @@ export class Transcript {
       h("p", { i18n: "chat.emptyHint" }),
     );
     this.list = h("div", { class: "messages" });
-    scroller.replaceChildren(this.earlier, this.empty, this.list);
+    this.working = new Working();
+    scroller.replaceChildren(this.earlier, this.empty, this.list, this.working.el);
     this.target = this.list;
     this.cards = new Map();
+    this.bubbles = new WeakMap(); // assistant message element -> its bubble (its markdown text)
     this.live = null;
     this.pinned = true;
     scroller.addEventListener("scroll", () => {
@@ -131,6 +135,7 @@ export class Transcript {
       pictures.length ? h("div", { class: "message-images" }, pictures) : null,
       content ? h("div", { class: "message-text" }, content) : null,
       h("div", { class: "message-meta" }),
+      actionRow("user"),
     );
     this.add(el);
     return el;
@@ -165,9 +170,11 @@ export class Transcript {
       reasoningBox,
       body,
       meta,
+      actionRow("assistant"),
     );
     this.add(el);
     const bubble = { el, body, reasoningBox, reasoningText, meta, text, reasoning };
+    this.bubbles.set(el, bubble);
     this.setMeta(bubble, model, usage);
     return bubble;
   }
@@ -244,6 +251,19 @@ export class Transcript {
         h("div", { class: "summary-text" }, text),
       ),
     );
+  }
+
+  /** A message's text as written: an answer's markdown, a user message's words. */
+  textOf(el) {
+    const bubble = this.bubbles.get(el);
+    return bubble ? bubble.text : (el.querySelector(".message-text")?.textContent ?? "");
+  }
+
+  /** Remove `el` and everything shown after it (a regenerate or an edit replaces them). */
+  cutFrom(el) {
+    while (el.nextElementSibling) el.nextElementSibling.remove();
+    el.remove();
+    this.live = null;
   }
 
   // --- the live turn ------------------------------------------------------------------------

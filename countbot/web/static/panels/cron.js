@@ -1,4 +1,4 @@
-// Scheduled jobs: add one, switch it on or off, run it now, read its history, delete it.
+// Scheduled jobs: add one, edit it, switch it on or off, run it now, read its history, delete it.
 
 import { api } from "../lib/api.js";
 import { h } from "../lib/dom.js";
@@ -17,7 +17,11 @@ export function renderCron(root, { openSession }) {
   const refresh = () =>
     loadPanel(list, null, () => api("/api/cron/jobs"), (data) => jobList(data, refresh, openSession));
   const title = h("h2", { class: "visually-hidden", i18n: "cron.title" });
-  root.replaceChildren(title, newJobForm(refresh), list);
+  const created = () => {
+    refresh();
+    return "cron.created";
+  };
+  root.replaceChildren(title, jobForm(null, { onSaved: created }), list);
   return refresh();
 }
 
@@ -25,31 +29,56 @@ function statusKey(status) {
   return STATUSES.includes(status) ? `cron.status.${status}` : "cron.never";
 }
 
-function newJobForm(refresh) {
+/**
+ * The form for a new job (`job` null: POST) or for editing `job` (PATCH); `onSaved()` returns the
+ * key of the line to show after a save, `onCancel` (editing only) closes the form.
+ */
+function jobForm(job, { onSaved, onCancel }) {
+  const schedule = job?.schedule || {};
   const inputs = {
-    name: h("input", { type: "text", required: true, testid: "cron-name", autocomplete: "off" }),
+    name: h("input", {
+      type: "text",
+      required: true,
+      testid: "cron-name",
+      autocomplete: "off",
+      value: job?.name ?? "",
+    }),
     kind: h(
       "select",
       { testid: "cron-kind" },
       KINDS.map((kind) => h("option", { value: kind, i18n: `cron.kind.${kind}` })),
     ),
-    value: h("input", { type: "text", required: true, testid: "cron-value", autocomplete: "off" }),
+    value: h("input", {
+      type: "text",
+      required: true,
+      testid: "cron-value",
+      autocomplete: "off",
+      value: schedule.value ?? "",
+    }),
     timezone: h("input", {
       type: "text",
       autocomplete: "off",
+      value: schedule.timezone ?? "",
       i18nAttrs: { placeholder: "cron.timezoneDefault" },
     }),
     prompt: h("textarea", { rows: 3, required: true, testid: "cron-prompt" }),
-    deliverTo: h("input", { type: "text", value: "web", testid: "cron-deliver", autocomplete: "off" }),
+    deliverTo: h("input", {
+      type: "text",
+      value: job?.deliver_to ?? "web",
+      testid: "cron-deliver",
+      autocomplete: "off",
+    }),
   };
+  inputs.kind.value = schedule.kind ?? "cron";
+  inputs.prompt.value = job?.prompt ?? "";
   const status = statusLine("cron-status");
   const form = h(
     "form",
-    { class: "settings-form", novalidate: true, testid: "cron-form" },
+    { class: "settings-form", novalidate: true, testid: job ? "cron-edit-form" : "cron-form" },
     h(
       "fieldset",
       {},
-      h("legend", { i18n: "cron.new" }),
+      h("legend", { i18n: job ? "cron.edit" : "cron.new" }),
       field("cron.name", inputs.name),
       h(
         "div",
@@ -64,7 +93,13 @@ function newJobForm(refresh) {
     h(
       "div",
       { class: "form-actions" },
-      h("button", { type: "submit", class: "primary", testid: "cron-create", i18n: "cron.create" }),
+      h("button", {
+        type: "submit",
+        class: "primary",
+        testid: job ? "cron-save" : "cron-create",
+        i18n: job ? "common.save" : "cron.create",
+      }),
+      job ? h("button", { type: "button", i18n: "common.cancel", onclick: onCancel }) : null,
       status.el,
     ),
   );
@@ -83,11 +118,13 @@ function newJobForm(refresh) {
     };
     status.show("busy", "common.saving");
     try {
-      await api("/api/cron/jobs", { method: "POST", body });
-      form.reset();
-      inputs.deliverTo.value = "web";
-      status.show("ok", "cron.created");
-      refresh();
+      if (job) await api(jobPath(job.id), { method: "PATCH", body });
+      else {
+        await api("/api/cron/jobs", { method: "POST", body });
+        form.reset();
+        inputs.deliverTo.value = "web";
+      }
+      status.show("ok", onSaved());
     } catch (error) {
       status.show("error", "common.saveFailed", { error: error.message });
     }
@@ -147,7 +184,7 @@ function jobCard(job, refresh, openSession) {
   const next = job.next_run
     ? h("span", { i18n: "cron.next", i18nArgs: { time: formatTime(job.next_run) } })
     : h("span", { i18n: "cron.noNext" });
-  return h(
+  const card = h(
     "li",
     { class: "card", testid: "cron-item", dataset: { job: job.id } },
     h(
@@ -179,10 +216,22 @@ function jobCard(job, refresh, openSession) {
         i18n: "cron.openSession",
         onclick: () => openSession(job.session),
       }),
+      h("button", { type: "button", testid: "cron-edit", i18n: "cron.editJob", onclick: () => edit() }),
       h("button", { type: "button", testid: "cron-delete", i18n: "cron.delete", onclick: remove }),
     ),
     history,
   );
+  // Editing swaps the card's content for the job's form; saving reloads the list.
+  const edit = () => {
+    const shown = [...card.children];
+    const saved = () => {
+      refresh();
+      return "common.saved";
+    };
+    const close = () => card.replaceChildren(...shown);
+    card.replaceChildren(jobForm(job, { onSaved: saved, onCancel: close }));
+  };
+  return card;
 }
 
 function runTable(data) {

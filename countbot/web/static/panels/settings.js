@@ -4,6 +4,7 @@
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
 import { field, loadPanel, statusLine } from "./panel.js";
+import { moreSettings, saveResult } from "./settingsMore.js";
 
 const MASK = "********";
 
@@ -19,6 +20,32 @@ function presetList(data) {
   return (data.persona_presets || []).map((preset) =>
     typeof preset === "string" ? { name: preset, description: "" } : preset,
   );
+}
+
+// The daemon's sandbox detail is built from these phrases (countbot/tools/sandbox.py); each is
+// shown in the reader's language where it has a translation, the rest (paths, errors) as is.
+const SANDBOX_PHRASES = [
+  ["every command asks, and each stdio MCP server before it starts", "settings.sandboxAsks"],
+  ["exec refuses every command", "settings.sandboxRefuses"],
+  ["off in tools.exec.sandbox", "settings.sandboxOff"],
+  ["bubblewrap (bwrap) is not installed", "settings.sandboxNoBwrap"],
+  ["network on", "settings.sandboxNetwork"],
+  ["no network", "settings.sandboxNoNetwork"],
+];
+
+function sandboxDetail(detail) {
+  const pieces = [];
+  let rest = detail || "";
+  for (;;) {
+    const found = SANDBOX_PHRASES.map(([phrase, key]) => ({ at: rest.indexOf(phrase), phrase, key }))
+      .filter((f) => f.at >= 0)
+      .sort((a, b) => a.at - b.at)[0];
+    if (!found) break;
+    pieces.push(rest.slice(0, found.at), h("span", { i18n: found.key, i18nFallback: found.phrase }));
+    rest = rest.slice(found.at + found.phrase.length);
+  }
+  pieces.push(rest);
+  return pieces;
 }
 
 /** Read-only: whether `exec` runs in the sandbox on this machine, and if not, why. */
@@ -37,7 +64,7 @@ function sandboxSection(sandbox) {
         i18n: sandbox.active ? "settings.sandboxActive" : "settings.sandboxInactive",
       }),
       " ",
-      h("span", { class: "field-hint" }, sandbox.detail),
+      h("span", { class: "field-hint" }, sandboxDetail(sandbox.detail)),
     ),
     h("p", { class: "field-hint", i18n: "settings.sandboxHint", i18nArgs: { mode: sandbox.mode } }),
   );
@@ -52,7 +79,9 @@ function localModelsSection(catalogue, nameInput) {
       "li",
       { testid: `local-model-${m.name}` },
       h("strong", {}, m.title),
-      ` · ${(m.size / 1e6).toFixed(0)} MB · ${m.licence} · ${m.note} `,
+      ` · ${(m.size / 1e6).toFixed(0)} MB · ${m.licence} · `,
+      h("span", { i18n: `settings.localNote.${m.name}`, i18nFallback: m.note }),
+      " ",
       m.pulled && catalogue.runnable
         ? h("button", {
             type: "button",
@@ -164,6 +193,7 @@ function settingsForm(data, saved = false) {
   });
 
   const status = statusLine("settings-status");
+  const more = moreSettings(data);
   const form = h(
     "form",
     { class: "settings-form", novalidate: true },
@@ -206,6 +236,7 @@ function settingsForm(data, saved = false) {
       field("settings.language", inputs.language),
       field("settings.personality", inputs.personality),
     ),
+    more.el,
     sandboxSection(data.sandbox),
     h(
       "div",
@@ -213,6 +244,7 @@ function settingsForm(data, saved = false) {
       h("button", { type: "submit", class: "primary", testid: "settings-save", i18n: "common.save" }),
       status.el,
     ),
+    saved ? saveResult(data) : null,
   );
 
   form.addEventListener("submit", async (event) => {
@@ -239,8 +271,9 @@ function settingsForm(data, saved = false) {
       },
     };
     if (keyChange !== null) body.model.api_key = keyChange;
-    status.show("busy", "common.saving");
+    Object.assign(body, more.body());
     try {
+      status.show("busy", "settings.checkingModel");
       form.replaceWith(settingsForm(await api("/api/settings", { method: "PUT", body }), true));
     } catch (error) {
       status.show("error", "common.saveFailed", { error: error.message });

@@ -1,0 +1,44 @@
+"""Apply freshly loaded settings to the running daemon: what can change live, and what cannot.
+
+One rule for both ways settings change while the daemon runs (a save on the Settings page, an
+edit of config.yaml seen by the watcher): the sections below take effect at once, every other
+changed section is named as needing a restart, so no surface claims an effect it does not have.
+"""
+
+from __future__ import annotations
+
+from countbot.config.settings import Settings
+from countbot.web.context import DaemonContext
+
+# Changed in place: objects handed out at start-up (the context builder's persona, the gateway's
+# settings) read their fields on every use.
+IN_PLACE = ("persona", "gateway")
+# Replaced: read through `runtime.settings` on every use (the model resolver, the budget guard,
+# the outbound data-flow policy).
+REPLACED = ("model", "budget", "security")
+# Not settings of the running daemon: where the file itself lives.
+_NOT_SECTIONS = frozenset({"config_path"})
+
+
+async def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
+    """Apply `fresh` where it differs from the running settings; returns the sections that
+    changed but take effect only after a restart (sorted)."""
+    live = daemon.runtime.settings
+    if fresh.model != live.model:
+        # Failures of the model as configured before say nothing about it as configured now.
+        daemon.runtime.models.cooldowns.clear()
+        if fresh.model.api_key is not None:
+            daemon.runtime.masker.add(fresh.model.api_key.get_secret_value())
+    for name in REPLACED:
+        setattr(live, name, getattr(fresh, name))
+    for name in IN_PLACE:
+        section, wanted = getattr(live, name), getattr(fresh, name)
+        for field in type(section).model_fields:
+            setattr(section, field, getattr(wanted, field))
+    await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
+    live_here = {*IN_PLACE, *REPLACED, *_NOT_SECTIONS}
+    return sorted(
+        name
+        for name in Settings.model_fields
+        if name not in live_here and getattr(fresh, name) != getattr(live, name)
+    )

@@ -1,0 +1,45 @@
+"""The chat on a phone-sized screen: a toast never covers the Send button."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.e2e.conftest import CHROMIUM, WAIT_MS
+from tests.e2e.ui import ChatPage
+from tests.web.conftest import Daemon
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; tests/run.sh installs Debian's chromium"
+)
+
+PHONE = {"width": 390, "height": 844}
+
+
+async def test_a_toast_leaves_the_send_button_free_on_a_phone(
+    browser: Browser, daemon: Daemon
+) -> None:
+    context = await browser.new_context(viewport=PHONE, locale="en-US", has_touch=True)
+    context.set_default_timeout(WAIT_MS)
+    chat = ChatPage(await context.new_page(), daemon)
+    try:
+        await chat.open()
+        # The toast module's own entry point, as the page uses it when the daemon is not reachable.
+        await chat.page.evaluate(
+            "import('/static/lib/toast.js').then((m) => m.toast('The daemon is not reachable'))"
+        )
+        toast = chat.by_testid("toast")
+        await expect(toast).to_be_visible()
+        send = await chat.by_testid("send-button").bounding_box()
+        shown = await toast.bounding_box()
+        assert send and shown
+        apart = (
+            shown["y"] + shown["height"] <= send["y"] or send["y"] + send["height"] <= shown["y"]
+        )
+        assert apart, (shown, send)
+        await chat.send("still works")
+        await expect(chat.messages("user")).to_have_text("still works")
+        await chat.screenshot("phone_toast")
+        assert not chat.errors
+    finally:
+        await context.close()
