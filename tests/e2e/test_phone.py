@@ -1,4 +1,5 @@
-"""The chat on a phone-sized screen: a toast never covers the Send button."""
+"""The chat on a phone-sized screen: a toast never covers the Send button, the working indicator
+shows, and the message actions work by touch."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from playwright.async_api import Browser, expect
 
 from tests.e2e.conftest import CHROMIUM, WAIT_MS
 from tests.e2e.ui import ChatPage
+from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon
 
 pytestmark = pytest.mark.skipif(
@@ -40,6 +42,34 @@ async def test_a_toast_leaves_the_send_button_free_on_a_phone(
         await chat.send("still works")
         await expect(chat.messages("user")).to_have_text("still works")
         await chat.screenshot("phone_toast")
+        assert not chat.errors
+    finally:
+        await context.close()
+
+
+async def test_on_a_phone_the_turn_shows_signs_of_life_and_answers_can_be_regenerated(
+    browser: Browser, daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    context = await browser.new_context(viewport=PHONE, locale="en-US", has_touch=True)
+    context.set_default_timeout(WAIT_MS)
+    chat = ChatPage(await context.new_page(), daemon)
+    try:
+        await chat.open()
+        model_server.script(
+            Reply.text("First try.", chunks=2, delay=1.2), Reply.text("Second try.")
+        )
+        await chat.send("say something")
+        working = chat.by_testid("working")
+        await expect(working).to_be_visible()
+        await expect(working).to_be_in_viewport()
+        await expect(working).to_be_hidden()
+        answer = chat.messages("assistant")
+        await expect(chat.answer_text(answer)).to_have_text("First try.")
+        await answer.get_by_test_id("message-regenerate").tap()
+        await expect(chat.answer_text(chat.messages("assistant"))).to_have_text("Second try.")
+        await chat.messages("user").get_by_test_id("message-edit").tap()
+        await expect(chat.by_testid("message-edit-input")).to_have_value("say something")
+        await chat.screenshot("phone_edit")
         assert not chat.errors
     finally:
         await context.close()
