@@ -263,6 +263,7 @@ class ChannelManager:
         )
         access = AccessControl(name, lambda: settings().allow_from, self._pairing)
         media = MediaFolder(runtime.settings.workspace, runtime.media)
+        answers = ApprovalAnswers(name, self._gateway.approvals, access)
         intake = Intake(
             name,
             gateway=self._gateway,
@@ -274,8 +275,8 @@ class ChannelManager:
             chats=self._state,
             feed=feed,
             media=media,
+            answers=answers,
         )
-        answers = ApprovalAnswers(name, self._gateway.approvals, access)
         kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
         return kind(kit), feed
 

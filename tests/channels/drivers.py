@@ -38,8 +38,9 @@ class Driver(ABC):
     stranger_chat: ClassVar[str]
     limit: ClassVar[int]
     fences: ClassVar[bool] = True
-    # The chat can show an approval question (with buttons, or mail's note to use the web UI).
-    asks: ClassVar[bool] = False
+    # Approval questions come with buttons (or mail's note to use the web UI); other chats get
+    # them as text and answer with a typed `/approve CODE`.
+    buttons: ClassVar[bool] = False
     # Where the daemon's process must trust the fake's TLS certificate (WeCom's SDK).
     ca_pem: str | None = None
     fake: Any
@@ -110,7 +111,7 @@ class TelegramDriver(Driver):
     me = "100"
     stranger_chat = "666"
     limit = 4096
-    asks = True
+    buttons = True
     fences = False
 
     _polled = 0
@@ -160,7 +161,7 @@ class DiscordDriver(Driver):
     me = "600000000000000001"
     stranger_chat = "600000000000000666"
     limit = 2000
-    asks = True
+    buttons = True
 
     def make_fake(self) -> Any:
         from tests.channels.fake_discord import FakeDiscord
@@ -197,7 +198,7 @@ class SlackDriver(Driver):
     me = "D0001"
     stranger_chat = "D0666"
     limit = 4000
-    asks = True
+    buttons = True
 
     def make_fake(self) -> Any:
         from tests.channels.fake_slack import FakeSlack
@@ -362,7 +363,7 @@ class EmailDriver(Driver):
     me = "alice@example.com"
     stranger_chat = "mallory@example.com"
     limit = 50_000
-    asks = True
+    buttons = True
     fences = False
 
     def make_fake(self) -> Any:

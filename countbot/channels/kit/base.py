@@ -91,6 +91,11 @@ class ChatOutput(Protocol):
         """Show that an answer is being written (the platform shows it for a few seconds)."""
         ...
 
+
+@runtime_checkable
+class ButtonChat(Protocol):
+    """A chat that shows buttons; approval questions elsewhere are answered by a typed reply."""
+
     async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
         """Send a Markdown message with buttons under it (an approval question); its id.
 

@@ -33,11 +33,16 @@ class CommandContext:
 
 def parse_command(text: str) -> str | None:
     """The known command `text` is (`/stop`, `/stop@my_bot`, `/STOP now`), else None."""
-    if not text.startswith("/"):
-        return None
-    word = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
-    name = word.split("@", 1)[0].lower()
+    name, _ = command_word(text)
     return name if name in COMMANDS else None
+
+
+def command_word(text: str) -> tuple[str, str]:
+    """(the command's name, what follows it) of a `/word …` text; ("", "") for other text."""
+    if not text.startswith("/") or not text[1:].strip():
+        return "", ""
+    parts = text[1:].split(maxsplit=1)
+    return parts[0].split("@", 1)[0].lower(), parts[1] if len(parts) > 1 else ""
 
 
 def default_session(channel: str, chat_id: str) -> str:

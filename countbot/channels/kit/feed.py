@@ -25,8 +25,13 @@ from countbot.agent.events import (
     TurnError,
     notice_from_dict,
 )
-from countbot.channels.kit.approvals import buttons, question_text, settled_text
-from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError
+from countbot.channels.kit.approvals import (
+    buttons,
+    question_text,
+    settled_text,
+    typed_question_text,
+)
+from countbot.channels.kit.base import ButtonChat, ChannelCapabilities, ChatOutput, SendError
 from countbot.channels.kit.rendering import AnswerBook, RenderSettings, TurnRenderer
 from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
@@ -179,7 +184,7 @@ class SessionFeed:
             return
         posted = chat.cards.pop(event.id, None)
         if posted is not None:
-            self._spawn(chat, _settle_card(chat.output, posted, event))
+            self._spawn(chat, _settle_card(chat.output, posted, event, self._channel))
 
     def _spawn(self, chat: _Chat, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(work)
@@ -219,23 +224,32 @@ def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
 
 
 async def _post_card(output: ChatOutput, asked: ApprovalAsked) -> str | None:
+    """The question with buttons, or as text saying how to answer where the chat has none."""
     try:
-        return await send_retrying(
-            lambda: output.post_buttons(question_text(asked), buttons(asked))
-        )
+        if isinstance(output, ButtonChat):
+            chat = output
+            return await send_retrying(
+                lambda: chat.post_buttons(question_text(asked), buttons(asked))
+            )
+        return await send_retrying(lambda: output.post(typed_question_text(asked)))
     except SendError as exc:
         log.warning("an approval question could not be shown: %s", exc.detail)
         return None
 
 
 async def _settle_card(
-    output: ChatOutput, posted: asyncio.Task[str | None], settled: ApprovalSettled
+    output: ChatOutput, posted: asyncio.Task[str | None], settled: ApprovalSettled, channel: str
 ) -> None:
+    """The card edited to show the decision (its buttons gone). A typed question stays as it was
+    and the decision follows it, unless the answer was typed here (its reply said it already)."""
     message_id = await posted
     if message_id is None:
         return
     try:
-        await send_retrying(lambda: output.edit(message_id, settled_text(settled)))
+        if isinstance(output, ButtonChat):
+            await send_retrying(lambda: output.edit(message_id, settled_text(settled)))
+        elif not settled.by.startswith(f"{channel}:"):
+            await send_retrying(lambda: output.post(settled_text(settled)))
     except SendError as exc:
         log.warning("an approval card could not be updated: %s", exc.detail)
 

@@ -1,7 +1,8 @@
 """The path from a platform message to an agent turn, the same for every channel.
 
 In order: drop duplicates (remembered durably, `dedup.py`), check access (strangers get a pairing
-code, never a turn), apply the sender's flood limit (`/stop` always passes), run chat commands,
+code, never a turn), take typed answers to approval questions, apply the sender's flood limit
+(`/stop` always passes), run chat commands,
 read the voice notes and documents the message carries (the transcript is shown back to the
 user), and hand everything else to the gateway in the chat's session, whose turns the channel's
 `SessionFeed` then renders.
@@ -13,6 +14,7 @@ import logging
 
 from countbot.authorship import NOT_TYPED
 from countbot.channels.kit.access import AccessControl
+from countbot.channels.kit.approvals import ApprovalAnswers, parse_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
 from countbot.channels.kit.commands import (
     ChatCommands,
@@ -49,6 +51,7 @@ class Intake:
         feed: SessionFeed,
         media: MediaFolder,
         seen: ReceivedIds | None = None,
+        answers: ApprovalAnswers | None = None,
     ) -> None:
         self.channel = channel
         self._gateway = gateway
@@ -59,6 +62,8 @@ class Intake:
         self._feed = feed
         self._media = media
         self._seen = seen or ReceivedIds(chats, channel)
+        # Typed answers to approval questions (chats without buttons).
+        self._answers = answers
 
     async def handle(self, message: Incoming, output: ChatOutput) -> None:
         """Act on one message; platform failures while replying are logged, never raised."""
@@ -69,6 +74,13 @@ class Intake:
         if not decision.allowed:
             log.info("%s: message from %s refused", self.channel, message.sender.describe())
             await _reply(output, decision.reply)
+            return
+        answer = parse_reply(message.text)
+        if answer is not None and self._answers is not None:  # a turn waits on it: no flood limit
+            word, code = answer
+            await _reply(
+                output, await self._answers.reply(word, code, message.sender, message.chat_id)
+            )
             return
         command = parse_command(message.text)
         if command != "stop":
