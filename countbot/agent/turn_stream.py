@@ -91,6 +91,9 @@ async def stream_model(
     out.model = choice.provider.model
     queue: asyncio.Queue[StreamEvent | object] = asyncio.Queue()
     pump = asyncio.create_task(_pump(choice.provider.stream(request), queue))
+    # Said by the task's end, not by the pump's code: a Stop that came before the pump's first
+    # step cancels it before any of its code runs, and the stream must end then too.
+    pump.add_done_callback(lambda _: queue.put_nowait(_END))
     unregister = token.on_cancel(pump.cancel)
     watch = RunawayWatch() if choice.small else None
     try:
@@ -143,8 +146,5 @@ async def _pump(
         # A cancel thrown into the provider's generator has already closed it; aclose() then is
         # a no-op that covers iterators which are not generators.
         closer = getattr(events, "aclose", None)
-        try:
-            if closer is not None:
-                await closer()
-        finally:
-            queue.put_nowait(_END)
+        if closer is not None:
+            await closer()
