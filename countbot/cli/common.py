@@ -6,11 +6,17 @@ import asyncio
 import gc
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from countbot.config.instance import create_from_example, default_config
+from countbot.config.instance import (
+    CONFIG_NAME,
+    EXAMPLE_CONFIG,
+    create_from_example,
+    default_config,
+)
 from countbot.config.loader import ConfigError, config_path_from, load_settings
 from countbot.config.settings import Settings
 from countbot.runtime.preflight import check_settings
@@ -64,6 +70,14 @@ def create_instance_config(config_path: str | None) -> None:
         fail(str(exc), 2)
     if created:
         click.echo(f"countbot: created {path}, your own settings (from the example)", err=True)
+    here = Path(CONFIG_NAME).absolute()
+    if here.is_file() and here.resolve() != EXAMPLE_CONFIG.resolve():
+        # Earlier versions read ./config.yaml by default: say where the settings come from now.
+        click.echo(
+            f"countbot: using {path}; {here} is not read unless named "
+            f"(countbot run --config {here}, or COUNTBOT_CONFIG)",
+            err=True,
+        )
 
 
 def store_settings(config_path: str | None) -> Settings:

@@ -7,31 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import click
 
 from countbot.config.settings import Settings
-from countbot.llm.types import (
-    ChatRequest,
-    StreamDone,
-    StreamError,
-    TextDelta,
-    TextPart,
-    UserMessage,
-)
 from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
 from countbot.local_model.pull import sha256_of
 from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
 from countbot.runtime.models import ModelResolver
 from countbot.tools.sandbox import SandboxStatus
 
 Check = Callable[[], Awaitable[str]]
-# Seconds the model probe may take; a local model answering "OK" needs far less.
-PROBE_TIMEOUT = 10.0
 # Seconds each MCP server gets to connect (a first `npx`/`uvx` start downloads the server).
 MCP_WAIT = 60.0
 
@@ -143,38 +133,22 @@ async def _model_answers(settings: Settings) -> str:
     name = effective_model(settings.model, settings.data_dir)
     if not name:
         raise CheckFailed("no model configured: set model.name in the config file")
-    # One short attempt: a doctor reports an unreachable model in seconds instead of retrying.
-    probe = settings.model.model_copy(
-        update={
-            "max_retries": 0,
-            "fallbacks": [],
-            "request_timeout": min(settings.model.request_timeout, PROBE_TIMEOUT),
-        }
-    )
+    probe = probe_settings(settings.model)
     resolver = ModelResolver(lambda: probe, settings.data_dir)
     try:
-        choice = await resolver()
-        request = ChatRequest(
-            (UserMessage((TextPart("Reply with the single word OK."),)),), max_tokens=16
+        try:
+            answer = await ask_ok(resolver, name)
+        except ProbeFailed as exc:
+            raise CheckFailed(str(exc)) from None
+        answered = (
+            f"{name} answered: {answer.done.message.text.strip()[:40]!r}; "
+            f"context window {answer.choice.context_window:,} tokens{_window_source(settings)}"
         )
-        started = time.perf_counter()
-        first: float | None = None
-        async for event in choice.provider.stream(request):
-            if first is None and isinstance(event, TextDelta):
-                first = time.perf_counter() - started
-            if isinstance(event, StreamDone):
-                answer = (
-                    f"{name} answered: {event.message.text.strip()[:40]!r}; "
-                    f"context window {choice.context_window:,} tokens{_window_source(settings)}"
-                )
-                if resolver.local.server is None:
-                    return answer
-                speed = _speed(event.usage.completion_tokens, first, time.perf_counter() - started)
-                file = await asyncio.to_thread(_file_line, resolver.local.server.options.model)
-                return f"{answer}; {file}; {speed}"
-            if isinstance(event, StreamError):
-                raise CheckFailed(f"{name} failed: {event.message}")
-        raise CheckFailed(f"{name} gave no answer")
+        if resolver.local.server is None:
+            return answered
+        speed = _speed(answer.done.usage.completion_tokens, answer.first, answer.total)
+        file = await asyncio.to_thread(_file_line, resolver.local.server.options.model)
+        return f"{answered}; {file}; {speed}"
     finally:
         await resolver.aclose()  # stops a local model's child server
 

@@ -13,8 +13,9 @@ from countbot.web.context import DaemonContext
 # Changed in place: objects handed out at start-up (the context builder's persona, the gateway's
 # settings) read their fields on every use.
 IN_PLACE = ("persona", "gateway")
-# Replaced: read through `runtime.settings` on every use (the model resolver, the budget guard).
-REPLACED = ("model", "budget")
+# Replaced: read through `runtime.settings` on every use (the model resolver, the budget guard,
+# the outbound data-flow policy).
+REPLACED = ("model", "budget", "security")
 # Not settings of the running daemon: where the file itself lives.
 _NOT_SECTIONS = frozenset({"config_path"})
 

@@ -40,7 +40,15 @@ async def test_new_starts_a_fresh_session(bot: Bot, model_server: ScriptedModelS
     messages = await bot.fake.wait_for_messages(ALICE, 3)
 
     assert messages[1].startswith("Started a new conversation")
-    assert "7319" not in str(model_server.requests[1]["messages"])
+    # The new conversation carries no history: the system prompt and the new message only. What
+    # the user said before may come back only as memory, cited and marked as such.
+    system, asked = model_server.requests[1]["messages"]
+    assert system["role"] == "system" and "7319" not in str(system)
+    assert asked["role"] == "user" and asked["content"].endswith("what was the number?")
+    before_recall, _, rest = asked["content"].partition("[Recalled from memory:")
+    recalled, _, after_recall = rest.partition("[End of recalled memory]")
+    assert "7319" not in before_recall + after_recall
+    assert "7319" not in recalled or f"session telegram:{ALICE}" in recalled
     sessions = [s.id for s in await bot.runtime.sessions.list()]
     assert f"telegram:{ALICE}" in sessions
     assert any(s.startswith(f"telegram:{ALICE}:") for s in sessions)

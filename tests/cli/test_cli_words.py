@@ -83,3 +83,21 @@ def test_the_data_folder_countbot_creates_is_private_and_passes_its_review(
     review = run("doctor", "--security", "--config", str(config)).stdout
     data_line = next(line for line in review.splitlines() if "data folder:" in line)
     assert data_line.startswith("✓"), review
+
+
+def test_run_says_that_a_config_yaml_in_the_current_folder_is_not_read(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "config.yaml").write_text("web:\n  port: [not a port]\n")
+    env = {k: v for k, v in os.environ.items() if k != "COUNTBOT_CONFIG"}
+    env.update(COUNTBOT_HOME=str(home))
+    # A busy instance port ends `run` at once, after the first-start lines were said.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        home.mkdir()
+        (home / "config.yaml").write_text(yaml.safe_dump({"web": {"port": taken.getsockname()[1]}}))
+        result = subprocess.run(
+            [*COUNTBOT, "run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+    assert f"using {home / 'config.yaml'}" in result.stderr, result.stderr
+    assert f"{tmp_path / 'config.yaml'} is not read unless named" in result.stderr

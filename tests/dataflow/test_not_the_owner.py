@@ -98,6 +98,40 @@ async def test_a_stranger_in_a_group_and_a_forward_are_not_the_owner(
     ]
 
 
+async def test_a_stranger_cannot_approve_what_their_message_asked_for(
+    attack_daemon: DaemonStarter,
+    sites: Sites,
+    model_server: ScriptedModelServer,
+    fake_telegram: FakeTelegram,
+) -> None:
+    """In a group the open door lets Mallory into, the card asks; her yes does not count."""
+    _, other, _ = sites
+    model_server.script(fetch(f"{other.base}/m?d={PIN}"), Reply.text("Done."))
+    fake = fake_telegram
+
+    def card() -> int | None:
+        return next((m for m in fake.bot_message_ids(GROUP) if fake.buttons_of(GROUP, m)), None)
+
+    async with attack_daemon(
+        lambda s: use_fake_telegram(s, fake, allow_from=[str(ALICE), "*"])
+    ) as daemon:
+        fake.user_mentions_bot(f"My PIN is {PIN}.", chat_id=GROUP, chat_type="group", user=MALLORY)
+        await fake.wait_until(lambda: card() is not None, "the approval card")
+        question = card()
+        assert question is not None
+        once = next(data for _, data in fake.buttons_of(GROUP, question) if data.endswith(":once"))
+        fake.user_presses(GROUP, question, once, user=MALLORY)
+        await fake.wait_until(lambda: len(fake.calls_to("answerCallbackQuery")) == 1)
+        deny = once.replace(":once", ":deny")
+        fake.user_presses(GROUP, question, deny)
+        await fake.wait_for_messages(GROUP, 2)
+        records = await audit_records(daemon)
+
+    assert "Only the owner" in fake.calls_to("answerCallbackQuery")[0].params["text"]
+    assert other.requests == []
+    assert [r["decision"] for r in records] == ["refused"]
+
+
 async def test_only_the_owners_authenticated_mail_is_the_owners(
     attack_daemon: DaemonStarter,
     sites: Sites,

@@ -1,12 +1,16 @@
-"""The chat on a phone-sized screen: a toast never covers the Send button."""
+"""The chat on a phone-sized screen: a toast never covers the Send button, the working indicator
+shows, and the message actions work by touch."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 import pytest
 from playwright.async_api import Browser, expect
 
 from tests.e2e.conftest import CHROMIUM, WAIT_MS
 from tests.e2e.ui import ChatPage
+from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon
 
 pytestmark = pytest.mark.skipif(
@@ -16,30 +20,50 @@ pytestmark = pytest.mark.skipif(
 PHONE = {"width": 390, "height": 844}
 
 
-async def test_a_toast_leaves_the_send_button_free_on_a_phone(
-    browser: Browser, daemon: Daemon
-) -> None:
+@pytest.fixture
+async def phone(browser: Browser, daemon: Daemon) -> AsyncIterator[ChatPage]:
+    """The UI open on a phone-sized touch screen; the page must not throw."""
     context = await browser.new_context(viewport=PHONE, locale="en-US", has_touch=True)
     context.set_default_timeout(WAIT_MS)
     chat = ChatPage(await context.new_page(), daemon)
     try:
         await chat.open()
-        # The toast module's own entry point, as the page uses it when the daemon is not reachable.
-        await chat.page.evaluate(
-            "import('/static/lib/toast.js').then((m) => m.toast('The daemon is not reachable'))"
-        )
-        toast = chat.by_testid("toast")
-        await expect(toast).to_be_visible()
-        send = await chat.by_testid("send-button").bounding_box()
-        shown = await toast.bounding_box()
-        assert send and shown
-        apart = (
-            shown["y"] + shown["height"] <= send["y"] or send["y"] + send["height"] <= shown["y"]
-        )
-        assert apart, (shown, send)
-        await chat.send("still works")
-        await expect(chat.messages("user")).to_have_text("still works")
-        await chat.screenshot("phone_toast")
-        assert not chat.errors
+        yield chat
+        assert not chat.errors, chat.errors
     finally:
         await context.close()
+
+
+async def test_a_toast_leaves_the_send_button_free_on_a_phone(phone: ChatPage) -> None:
+    # The toast module's own entry point, as the page uses it when the daemon is not reachable.
+    await phone.page.evaluate(
+        "import('/static/lib/toast.js').then((m) => m.toast('The daemon is not reachable'))"
+    )
+    toast = phone.by_testid("toast")
+    await expect(toast).to_be_visible()
+    send = await phone.by_testid("send-button").bounding_box()
+    shown = await toast.bounding_box()
+    assert send and shown
+    apart = shown["y"] + shown["height"] <= send["y"] or send["y"] + send["height"] <= shown["y"]
+    assert apart, (shown, send)
+    await phone.send("still works")
+    await expect(phone.messages("user")).to_have_text("still works")
+    await phone.screenshot("phone_toast")
+
+
+async def test_on_a_phone_the_turn_shows_signs_of_life_and_answers_can_be_regenerated(
+    phone: ChatPage, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text("First try.", chunks=2, delay=1.2), Reply.text("Second try."))
+    await phone.send("say something")
+    working = phone.by_testid("working")
+    await expect(working).to_be_visible()
+    await expect(working).to_be_in_viewport()
+    await expect(working).to_be_hidden()
+    answer = phone.messages("assistant")
+    await expect(phone.answer_text(answer)).to_have_text("First try.")
+    await answer.get_by_test_id("message-regenerate").tap()
+    await expect(phone.answer_text(phone.messages("assistant"))).to_have_text("Second try.")
+    await phone.messages("user").get_by_test_id("message-edit").tap()
+    await expect(phone.by_testid("message-edit-input")).to_have_value("say something")
+    await phone.screenshot("phone_edit")

@@ -51,3 +51,28 @@ async def test_the_stop_button_cancels_a_subagent(
     await expect(running).to_have_count(0)
     await expect(chat.messages("user").last).to_contain_text("was cancelled")
     await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text("Relayed: sheep")
+
+
+async def test_the_subagents_page_lists_them_with_their_report(
+    chat: ChatPage, model_server: ScriptedModelServer
+) -> None:
+    conv = Conversations()
+    conv.main.extend([Reply.tool_calls(spawn("Get the weather", "weather")), Reply.text("On it.")])
+    conv.subagent("weather", Reply.text("Sunny and 21 degrees."))
+    model_server.responder = conv
+    await chat.send("What's the weather? Ask a helper.")
+    await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text(
+        "Relayed: weather", timeout=60_000
+    )
+    await chat.by_testid("nav-subagents").click()
+    item = chat.by_testid("subagent-item")
+    await expect(item).to_have_attribute("data-status", "done")
+    await expect(item).to_contain_text("Get the weather")
+    await item.locator("summary").click()
+    await expect(item.get_by_test_id("subagent-result")).to_contain_text("Sunny and 21 degrees.")
+    await chat.screenshot("subagents_page_en")
+    await chat.by_testid("lang-switch").select_option("zh-CN")
+    await expect(item).to_contain_text("已完成")
+    await chat.screenshot("subagents_page_zh")
+    await item.get_by_role("button", name="启动它的对话").click()
+    await expect(chat.messages("user").first).to_have_text("What's the weather? Ask a helper.")

@@ -57,7 +57,7 @@ class AccessControl:
         self._clock = clock
 
     async def allows(self, sender: SenderInfo) -> bool:
-        """Open to all, listed or paired; never offers a code (for answering questions)."""
+        """Open to all, listed or paired: who may start a turn."""
         return self._open() or await self.owns(sender)
 
     async def owns(self, sender: SenderInfo) -> bool:

@@ -2,8 +2,9 @@
 edited to show the decision, and the answers its buttons send back.
 
 The question comes through the session's event stream (`SessionFeed` posts and edits the card);
-the answer comes from the platform as button data (`ApprovalAnswers`), accepted only from a
-sender the channel lets in, and only in the chat the question was put to.
+the answer comes from the platform as button data (`ApprovalAnswers`), accepted only from an
+owner (a sender listed or paired, not one only `allow_from: ["*"]` lets in), and only in the chat
+the question was put to.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ class ApprovalAnswers:
         if parsed is None or self._broker is None:
             return "This button does nothing any more."
         approval_id, decision = parsed
-        if not await self._access.allows(sender):
+        # Not whoever the open door lets in: the stranger who steered the turn would say yes.
+        if not await self._access.owns(sender):
             log.warning("%s: %s may not answer approvals", self._channel, sender.describe())
             return "Only the owner of this assistant can answer."
         pending = self._broker.get(approval_id)

@@ -1,8 +1,9 @@
-"""Settings: read (secrets masked) and change the model and persona without a restart.
+"""Settings: read (secrets masked) and change the model, persona, tools, budgets, heartbeat and
+data-flow policy.
 
 A change is validated, written to config.yaml atomically by the config layer, read back, and
-applied to the live settings object the runtime already holds: the model resolver reads
-`settings.model` on every turn and the context builder holds `settings.persona`.
+applied to the running daemon (`live_settings`); the answer names the changed sections that wait
+for a restart, and after a model change says whether the model as saved answers a short call.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from starlette.routing import Route
 from countbot.agent.persona import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.settings import PersonaSettings, Settings
+from countbot.llm.provider_choice import is_local
 from countbot.local_model.models import catalogue_view, effective_model
-from countbot.runtime.models import context_window
+from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
+from countbot.runtime.models import ModelResolver, context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
 from countbot.web.live_settings import apply_settings
 from countbot.web.notices import push_status
 
-EDITABLE = ("model", "persona")
+EDITABLE = ("model", "persona", "tools", "budget", "heartbeat", "security")
 
 
 async def get_settings(request: Request) -> JSONResponse:
@@ -52,9 +55,32 @@ async def put_settings(request: Request) -> JSONResponse:
         fresh = await asyncio.to_thread(load_settings, settings.config_path)
     except ConfigError as exc:
         raise ApiError(400, "; ".join(exc.problems)) from None
-    await apply_settings(daemon, fresh)
+    restart = await apply_settings(daemon, fresh)
     push_status(daemon)  # open tabs show or hide the "no model" banner at once
-    return JSONResponse(await _shown(daemon))
+    shown = await _shown(daemon)
+    # What this save changed that waits for a restart, and whether the model as saved answers.
+    shown["restart"] = [section for section in restart if section in patch]
+    if "model" in patch:
+        shown["model_check"] = await _check_model(fresh)
+    return JSONResponse(shown)
+
+
+async def _check_model(settings: Settings) -> dict[str, Any]:
+    """One short call to the model as saved; a built-in model is left to its first answer
+    (starting its server takes longer than a save should)."""
+    name = await asyncio.to_thread(effective_model, settings.model, settings.data_dir)
+    if not name or is_local(name):
+        return {"ok": None, "text": ""}
+    resolver = ModelResolver(lambda: probe_settings(settings.model), settings.data_dir)
+    try:
+        answer = await ask_ok(resolver, name)
+    except ProbeFailed as exc:
+        return {"ok": False, "text": str(exc)}
+    except Exception as exc:  # a provider that could not even be built: say so, keep the save
+        return {"ok": False, "text": f"{name} failed: {exc}"}
+    finally:
+        await resolver.aclose()
+    return {"ok": True, "text": f"{name} answered: {answer.done.message.text.strip()[:40]!r}"}
 
 
 def _check_types(settings: Settings, patch: dict[str, dict]) -> None:

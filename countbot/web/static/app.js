@@ -17,6 +17,7 @@ import { renderCron } from "./panels/cron.js";
 import { renderMemory } from "./panels/memory.js";
 import { renderSettings } from "./panels/settings.js";
 import { renderSkills } from "./panels/skills.js";
+import { renderSubagents } from "./panels/subagents.js";
 import { renderUsage } from "./panels/usage.js";
 
 const PANELS = {
@@ -27,6 +28,7 @@ const PANELS = {
   audit: renderAudit,
   usage: renderUsage,
   channels: renderChannels,
+  subagents: renderSubagents,
 };
 const PHONE = matchMedia("(max-width: 767px)");
 // The built-in-model banner, once dismissed, stays away on this browser.

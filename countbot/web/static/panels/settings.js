@@ -4,6 +4,7 @@
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
 import { field, loadPanel, statusLine } from "./panel.js";
+import { moreSettings, saveResult } from "./settingsMore.js";
 
 const MASK = "********";
 
@@ -192,6 +193,7 @@ function settingsForm(data, saved = false) {
   });
 
   const status = statusLine("settings-status");
+  const more = moreSettings(data);
   const form = h(
     "form",
     { class: "settings-form", novalidate: true },
@@ -234,6 +236,7 @@ function settingsForm(data, saved = false) {
       field("settings.language", inputs.language),
       field("settings.personality", inputs.personality),
     ),
+    more.el,
     sandboxSection(data.sandbox),
     h(
       "div",
@@ -241,6 +244,7 @@ function settingsForm(data, saved = false) {
       h("button", { type: "submit", class: "primary", testid: "settings-save", i18n: "common.save" }),
       status.el,
     ),
+    saved ? saveResult(data) : null,
   );
 
   form.addEventListener("submit", async (event) => {
@@ -267,8 +271,9 @@ function settingsForm(data, saved = false) {
       },
     };
     if (keyChange !== null) body.model.api_key = keyChange;
-    status.show("busy", "common.saving");
+    Object.assign(body, more.body());
     try {
+      status.show("busy", "settings.checkingModel");
       form.replaceWith(settingsForm(await api("/api/settings", { method: "PUT", body }), true));
     } catch (error) {
       status.show("error", "common.saveFailed", { error: error.message });
