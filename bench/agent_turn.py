@@ -60,16 +60,21 @@ async def measure(
     return walls, cpus
 
 
+def script_like(server: ScriptedModelServer, body: dict) -> None:
+    """Script the answer the turn got to the request `body`: a tool call when it offered tools."""
+    if body.get("tools"):
+        server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
+    else:
+        server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+
+
 async def raw_replay(server: ScriptedModelServer, bodies: list[dict], turns: int) -> list[float]:
     """Wall ms of the same model calls a turn made (same messages and tools), made raw."""
     litellm = load_litellm()
 
     async def calls() -> None:
         for body in bodies:
-            if body.get("tools"):
-                server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
-            else:
-                server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+            script_like(server, body)
             kwargs = {"tools": body["tools"]} if body.get("tools") else {}
             stream = await litellm.acompletion(
                 model="openai/test-model",
@@ -100,10 +105,7 @@ async def raw_httpx_replay(
 
         async def calls() -> None:
             for body in bodies:
-                if body.get("tools"):
-                    server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
-                else:
-                    server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+                script_like(server, body)
                 url = server.base_url + "/chat/completions"
                 async with client.stream("POST", url, json=body) as reply:
                     async for _ in reply.aiter_lines():
