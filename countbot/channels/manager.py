@@ -153,12 +153,24 @@ class ChannelManager:
 
     async def start(self) -> None:
         """Start the enabled channels in the background; returns at once."""
-        for name, load in CHANNEL_TYPES.items():
-            entry = self._entries[name] = _Entry(name, ChannelStatus("disabled"))
-            if self._section(name).enabled:
-                self._runtime.outbound.expect(name)
-                entry.status.move("starting")
-                entry.tasks.append(asyncio.create_task(self._boot(entry, load), name=name))
+        for name in CHANNEL_TYPES:
+            self._start_one(name)
+
+    async def restart(self, name: str) -> None:
+        """Stop channel `name` and start it again with its current section (set up from the
+        browser); a disabled one just stops."""
+        entry = self._entries.get(name)
+        if entry is not None and entry.tasks:
+            await self._stop_one(entry)
+        self._start_one(name)
+
+    def _start_one(self, name: str) -> None:
+        entry = self._entries[name] = _Entry(name, ChannelStatus("disabled"))
+        if self._section(name).enabled:
+            self._runtime.outbound.expect(name)
+            entry.status.move("starting")
+            load = CHANNEL_TYPES[name]
+            entry.tasks.append(asyncio.create_task(self._boot(entry, load), name=name))
 
     async def stop(self) -> None:
         """Let answers in flight reach their chats (`SETTLE_GRACE`), then stop every channel at

@@ -7,6 +7,7 @@ from starlette.routing import BaseRoute, Mount
 from countbot.web.api import (
     approvals,
     audit,
+    channel_setup,
     channels,
     cron,
     health,
@@ -36,6 +37,7 @@ def api_mount(daemon: DaemonContext) -> Mount:
         *audit.routes,
         *usage.routes,
         *channels.routes,
+        *channel_setup.routes,
         *approvals.routes,
         *subagents.routes(daemon.subagents),
     ]

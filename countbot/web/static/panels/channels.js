@@ -6,6 +6,7 @@ import { h } from "../lib/dom.js";
 import { formatTime } from "../lib/format.js";
 import { t } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
+import { channelForm } from "./channelSetup.js";
 import { loadPanel } from "./panel.js";
 
 export function renderChannels(root) {
@@ -15,8 +16,28 @@ export function renderChannels(root) {
     loadPanel(pairing, null, () => api("/api/channels/pairing"), (data) =>
       pairingView(data, refreshPairing),
     );
-  root.replaceChildren(h("h2", { class: "visually-hidden", i18n: "channels.title" }), channels, pairing);
-  return Promise.all([loadPanel(channels, null, () => api("/api/channels"), channelTable), refreshPairing()]);
+  const setup = h("div", { class: "channel-setup" });
+  const showTable = (data) => {
+    // A channel on its way up (or retrying) is looked at again until it settles.
+    const moving = (data.channels || []).some((c) => ["starting", "restarting"].includes(c.state));
+    if (moving) setTimeout(() => root.contains(channels) && api("/api/channels").then(showTable), 1000);
+    return channels.replaceChildren(
+      channelTable(data, (channel) => setup.replaceChildren(channelForm(channel, refreshChannels))),
+    );
+  };
+  const refreshChannels = () => api("/api/channels").then(showTable);
+  root.replaceChildren(
+    h("h2", { class: "visually-hidden", i18n: "channels.title" }),
+    channels,
+    setup,
+    pairing,
+  );
+  const first = refreshChannels().catch((error) =>
+    channels.replaceChildren(
+      h("p", { class: "load-error", i18n: "common.loadFailed", i18nArgs: { error: error.message } }),
+    ),
+  );
+  return Promise.all([first, refreshPairing()]);
 }
 
 /** A table with translated column headings (`""`: an unlabelled column) and the given rows. */
@@ -33,11 +54,12 @@ function table(headingKeys, rows) {
   );
 }
 
-function channelTable(data) {
+/** `onSetUp(channel)` opens the channel's setup form. */
+function channelTable(data, onSetUp) {
   const channels = data.channels || [];
   if (!channels.length) return h("p", { class: "muted", testid: "channels-empty", i18n: "channels.none" });
   return table(
-    ["channels.name", "channels.enabled", "channels.state", "channels.connection", "channels.detail"],
+    ["channels.name", "channels.enabled", "channels.state", "channels.connection", "channels.detail", ""],
     channels.map((channel) =>
       h(
         "tr",
@@ -47,6 +69,17 @@ function channelTable(data) {
         h("td", {}, h("span", { class: `state state-${channel.state}`, i18n: stateKey(channel) })),
         h("td", { testid: "channel-connection" }, connection(channel)),
         h("td", {}, channel.detail || ""),
+        h(
+          "td",
+          {},
+          h("button", {
+            type: "button",
+            class: "small",
+            testid: "channel-setup",
+            i18n: "channelSetup.open",
+            onclick: () => onSetUp(channel),
+          }),
+        ),
       ),
     ),
   );
