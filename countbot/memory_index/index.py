@@ -238,11 +238,15 @@ class MemoryIndex:
         return int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)
 
     async def _follow(self) -> None:
+        """Catch up once at start, then index each stored message; the memory files are looked
+        at again before every search (a stat of each per look: not per message)."""
+        first = True
         while True:
             await self._poked.wait()
             self._poked.clear()
             try:
-                await self.catch_up()
+                await (self.catch_up() if first else self.sync_messages())
+                first = False
             except Exception:
                 log.exception("memory index catch-up failed; retrying at the next message")
 
@@ -335,6 +339,7 @@ class MemoryIndex:
     # --- the Memory page -----------------------------------------------------------------------
 
     async def status(self) -> dict[str, object]:
+        await self.catch_up()  # the counts include notes edited since the last search
         entries = await self._db.run(index_db.count_entries)
         return {
             "entries": entries,
