@@ -38,6 +38,8 @@ class Driver(ABC):
     stranger_chat: ClassVar[str]
     limit: ClassVar[int]
     fences: ClassVar[bool] = True
+    # The chat can show an approval question (with buttons, or mail's note to use the web UI).
+    asks: ClassVar[bool] = False
     # Where the daemon's process must trust the fake's TLS certificate (WeCom's SDK).
     ca_pem: str | None = None
     fake: Any
@@ -108,6 +110,7 @@ class TelegramDriver(Driver):
     me = "100"
     stranger_chat = "666"
     limit = 4096
+    asks = True
     fences = False
 
     _polled = 0
@@ -157,6 +160,7 @@ class DiscordDriver(Driver):
     me = "600000000000000001"
     stranger_chat = "600000000000000666"
     limit = 2000
+    asks = True
 
     def make_fake(self) -> Any:
         from tests.channels.fake_discord import FakeDiscord
@@ -193,6 +197,7 @@ class SlackDriver(Driver):
     me = "D0001"
     stranger_chat = "D0666"
     limit = 4000
+    asks = True
 
     def make_fake(self) -> Any:
         from tests.channels.fake_slack import FakeSlack
@@ -357,6 +362,7 @@ class EmailDriver(Driver):
     me = "alice@example.com"
     stranger_chat = "mallory@example.com"
     limit = 50_000
+    asks = True
     fences = False
 
     def make_fake(self) -> Any:

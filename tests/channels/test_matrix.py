@@ -1,17 +1,19 @@
 """The scenario matrix: every shared behaviour, on every platform, through its fake (`drivers.py`).
 
 In process (a runtime, gateway and channel manager as the daemon builds them): an allowed user is
-answered once even when the platform sends the event twice, a stranger gets a pairing code and no
-turn, a long answer arrives split with its code intact, a picture reaches the model, a due job
-arrives in the chat, and stopping while the connection drops is bounded. As a real `countbot run`
-process: an event re-delivered after a SIGTERM or a `kill -9` restart is answered once, an answer
-a kill cut off arrives once after the restart, and SIGTERM with the connection dropping at that
-moment ends the process in time, again and again.
+answered once even when the platform sends the event twice, a stranger gets a pairing code and
+talks once approved, a long answer arrives split with its code intact, a picture reaches the
+model, a due job arrives in the chat, an approval question is shown in the chat and its answer
+counts, and stopping while the connection drops is bounded. As a real `countbot run` process: an
+event re-delivered after a SIGTERM or a `kill -9` restart is answered once, an answer a kill cut
+off arrives once after the restart, and SIGTERM with the connection dropping at that moment ends
+the process in time, again and again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -134,6 +136,27 @@ async def test_a_due_job_arrives_in_the_chat(
 ) -> None:
     await run_due_job(bot, model_server, driver.name, driver.me, "Good morning!")
     assert await answered(driver) == ["Good morning!"]
+
+
+async def test_an_approval_question_is_shown_in_the_chat_and_its_answer_counts(
+    settings: Settings, driver: Driver, model_server: ScriptedModelServer
+) -> None:
+    if not driver.asks:
+        pytest.skip(f"{driver.name} chats show no approval question yet (answered on the web UI)")
+    settings.tools.exec.approval = "always"
+    driver.configure(settings)
+    async with running_bot(settings, driver.fake, driver.name) as bot:  # type: ignore[attr-defined]
+        await driver.ready()
+        command = json.dumps({"command": f"echo from-{driver.name} > proof.txt"})
+        model_server.script(Reply.tool_calls(("exec", command)), Reply.text("Done."))
+        await driver.says("make the proof file")
+        await wait_until(
+            lambda: any("Approval needed" in t for t in driver.answers()), "the question"
+        )
+        (pending,) = bot.runtime.approvals.pending()
+        assert bot.runtime.approvals.answer(pending.asked.id, "once", "web")
+        await wait_until(lambda: "Done." in driver.answers(), "the answer", driver.answers)
+        assert (settings.workspace / "proof.txt").read_text() == f"from-{driver.name}\n"
 
 
 async def test_stopping_while_the_connection_drops_is_bounded(
