@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from countbot.store.sessions import SessionInfo
 from countbot.web.api.errors import ApiError, daemon_of, int_param, json_object, text_param
+from countbot.web.chat_model import chat_choices
 
 MAX_TITLE = 200
 MAX_PAGE = 200
@@ -23,6 +24,8 @@ def session_json(info: SessionInfo, parent: str | None = None) -> dict[str, Any]
         "created_at": info.created_at,
         "updated_at": info.updated_at,
         "message_count": info.message_count,
+        # The model this chat picked (null: the configured one).
+        "model": info.model,
         # The session that spawned this one (a subagent's), else null.
         "parent": parent,
     }
@@ -100,7 +103,13 @@ def _title(body: dict[str, Any], *, required: bool) -> str:
     return title.strip()
 
 
+async def chat_models(request: Request) -> JSONResponse:
+    """The models a chat may pick (the configured one first), for the chat's selector."""
+    return JSONResponse({"models": await chat_choices(daemon_of(request))})
+
+
 routes = [
+    Route("/chat/models", chat_models, methods=["GET"]),
     Route("/sessions", list_sessions, methods=["GET"]),
     Route("/sessions", create_session, methods=["POST"]),
     Route("/sessions/{session_id}", rename_session, methods=["PATCH"]),
