@@ -104,8 +104,13 @@ def _title(body: dict[str, Any], *, required: bool) -> str:
 
 
 async def chat_models(request: Request) -> JSONResponse:
-    """The models a chat may pick (the configured one first), for the chat's selector."""
-    return JSONResponse({"models": await chat_choices(daemon_of(request))})
+    """The models a chat may pick (the configured one first) and, with `session_id`, the one
+    that chat picked (null: the configured one), for the chat's selector."""
+    daemon = daemon_of(request)
+    session_id = text_param(request, "session_id")
+    info = await daemon.runtime.sessions.get(session_id) if session_id else None
+    chosen = info.model if info is not None else None
+    return JSONResponse({"models": await chat_choices(daemon), "chosen": chosen})
 
 
 routes = [
