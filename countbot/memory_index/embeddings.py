@@ -2,7 +2,7 @@
 
 WordLlama (MIT) ships its 16 MB weights and tokenizer inside its wheel; the model is loaded from
 those files directly, never through its `load()`, which looks for the tokenizer in a folder the
-wheel does not have and then downloads it. Loading (~1 s; 49 MB resident, 99 MB at its peak)
+wheel does not have and then downloads it. Loading (~1 s; ~57 MB resident with the tokenizer)
 happens in a worker thread on first use, and the model is dropped again after `IDLE_UNLOAD`
 seconds without a call (the next call loads it again), so a daemon nobody talks to does not keep
 it resident. Both need the `countbot[memory]` extra (numpy); without it the index is full-text
@@ -55,7 +55,7 @@ def wordllama_available() -> bool:
 
 
 MAX_EMBED_CHARS = 8_000
-# Seconds without an embedding call after which WordLlama's model (~65 MB resident with its
+# Seconds without an embedding call after which WordLlama's model (~57 MB resident with its
 # tokenizer) is dropped (`memory.embeddings_idle`). Auto-recall embeds every message's query, so
 # while someone talks it stays loaded; reloading after a quiet spell costs ~1 s in a worker thread.
 IDLE_UNLOAD = 300.0
@@ -143,7 +143,8 @@ def _load_wordllama() -> Any:
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     weights_file = root / "weights" / f"{_WORDLLAMA_CONFIG}_256.safetensors"
     with safe_open(str(weights_file), "np") as weights:
-        table = weights.get_tensor("embedding.weight")
+        # Only the first dimensions are kept (mean pooling is per dimension): half the table.
+        table = weights.get_tensor("embedding.weight")[:, :WORDLLAMA_DIMS]
     return WordLlamaInference(table, tokenizer)
 
 

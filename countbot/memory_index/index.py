@@ -312,7 +312,6 @@ class MemoryIndex:
         )
 
     async def _embed_pending(self, model: str) -> None:
-        np = numpy_module()
         assert self._embedder is not None
         while True:
             pending = await self._db.run(index_db.pending_vectors, model, EMBED_BATCH)
@@ -321,6 +320,9 @@ class MemoryIndex:
                 self._ready.set()
                 return
             embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
+            # Only now: a daemon with nothing to embed never imports numpy (11 MB), and WordLlama
+            # imported it in its worker thread, not on the loop.
+            np = numpy_module()
             ids = [entry_id for entry_id, _ in pending]
             blobs = [row.astype(np.float16).tobytes() for row in embedded]
             await self._db.run(index_db.store_vectors, model, list(zip(ids, blobs, strict=True)))
