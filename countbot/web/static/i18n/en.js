@@ -113,6 +113,7 @@ export default {
   "composer.attach": "Attach images or documents",
   "composer.removeImage": "Remove image",
   "composer.mode": "How to send while answering",
+  "composer.model": "Model for this chat",
   "composer.mode.followup": "After this answer",
   "composer.mode.steer": "Steer this answer",
   "composer.mode.interrupt": "Interrupt",

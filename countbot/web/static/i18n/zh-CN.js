@@ -112,6 +112,7 @@ export default {
   "composer.attach": "添加图片或文档",
   "composer.removeImage": "移除图片",
   "composer.mode": "回答进行中时如何发送",
+  "composer.model": "本对话使用的模型",
   "composer.mode.followup": "本次回答之后",
   "composer.mode.steer": "引导本次回答",
   "composer.mode.interrupt": "打断",
