@@ -52,11 +52,9 @@ class ModelResolver:
             # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
-        if is_local(name):
-            local = await self.local.server_for(name, settings)
-        else:
-            local = None
-            await self.local.aclose()  # another model was chosen: free the local one's memory
+        # A chat that picks a remote model leaves the local server to the chats that use it; a
+        # settings change away from the local model stops it (`release_unused`).
+        local = await self.local.server_for(name, settings) if is_local(name) else None
         options = ProviderOptions(
             api_base=settings.api_base,
             api_key=api_key,
