@@ -4,8 +4,8 @@ Runs the real runtime (SQLite store, tools, context builder, litellm) against th
 OpenAI-compatible server with zero latency, for a plain answer and a one-tool turn, at session
 histories of 10, 1,000 and 10,000 messages, once per model path (`model.provider_path`: litellm,
 then direct). Prints medians and p99s of wall time and CPU time per turn, the time added over the
-raw litellm call(s) measured in the same run, and the direct path's CPU per turn as a share of
-litellm's.
+same call(s) made raw in the same run (raw litellm for the litellm path, a bare httpx stream for
+the direct path), and the direct path's CPU per turn as a share of litellm's.
 
     python bench/agent_turn.py [--turns 60] [--paths litellm direct]
 """
@@ -60,16 +60,21 @@ async def measure(
     return walls, cpus
 
 
+def script_like(server: ScriptedModelServer, body: dict) -> None:
+    """Script the answer the turn got to the request `body`: a tool call when it offered tools."""
+    if body.get("tools"):
+        server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
+    else:
+        server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+
+
 async def raw_replay(server: ScriptedModelServer, bodies: list[dict], turns: int) -> list[float]:
     """Wall ms of the same model calls a turn made (same messages and tools), made raw."""
     litellm = load_litellm()
 
     async def calls() -> None:
         for body in bodies:
-            if body.get("tools"):
-                server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
-            else:
-                server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+            script_like(server, body)
             kwargs = {"tools": body["tools"]} if body.get("tools") else {}
             stream = await litellm.acompletion(
                 model="openai/test-model",
@@ -86,6 +91,27 @@ async def raw_replay(server: ScriptedModelServer, bodies: list[dict], turns: int
                 pass
 
     walls, _ = await measure(turns, calls)
+    return walls
+
+
+async def raw_httpx_replay(
+    server: ScriptedModelServer, bodies: list[dict], turns: int
+) -> list[float]:
+    """Wall ms of the same model calls made with a bare httpx stream: the direct path's floor,
+    since that path is an httpx client itself (litellm's own overhead would flatter it)."""
+    import httpx
+
+    async with httpx.AsyncClient(trust_env=False) as client:
+
+        async def calls() -> None:
+            for body in bodies:
+                script_like(server, body)
+                url = server.base_url + "/chat/completions"
+                async with client.stream("POST", url, json=body) as reply:
+                    async for _ in reply.aiter_lines():
+                        pass
+
+        walls, _ = await measure(turns, calls)
     return walls
 
 
@@ -129,12 +155,17 @@ async def main(turns: int, paths: list[str]) -> None:
                     session = f"bench-{history}-{int(tool)}"
                     await prefill(runtime, session, history, window)
                     wall, cpu = await agent_turns(runtime, server, session, tool, turns)
-                    floor = await raw_replay(server, server.requests[-(2 if tool else 1) :], turns)
+                    bodies = server.requests[-(2 if tool else 1) :]
+                    replay = raw_httpx_replay if path == "direct" else raw_replay
+                    floor = await replay(server, bodies, turns)
                     kind = "one-tool turn" if tool else "plain turn"
                     rows.append((path, kind, f"{history:,}", wall, cpu, floor))
             await runtime.close()
     print(f"turns per row: {turns} (after {WARMUP} warm-up), model server latency: 0")
-    print("floor: the same model calls (same messages and tools) made with raw litellm")
+    print(
+        "floor: the same model calls (same messages and tools) made raw: with litellm for the "
+        "litellm path, with a bare httpx stream for the direct path"
+    )
     print(
         "| path | turn | history | turn p50 ms | turn p99 ms | CPU p50 ms | floor p50 ms "
         "| added p50 ms | turn/floor | added within target |"

@@ -14,7 +14,9 @@ Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 se
 one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit, beside its
 floor: an empty Python that imported asyncio, sqlite3 and ssl. Targets (issue 27): `chat -m` at
 most 2x the floor's wall time and under 60 MiB; the daemon 40 MiB idle, at most 60 MiB after
-the 100 sessions.
+the 100 sessions. The direct path's daemon runs a second time with `memory.embeddings: off`:
+the difference is the memory index's embedder (WordLlama's model and numpy). The daemons drop
+WordLlama after 2 s unused (`memory.embeddings_idle`), and a last column shows RSS after that.
 
     python bench/cold_start.py [--rounds 7]
 """
@@ -38,6 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.ws_load import ROOT, model_ready, peak_rss_mib, start_daemon, write_config
 
 PATHS = ("direct", "litellm")
+# The daemon's rows: each path with the default embedder (WordLlama, when the `memory` extra is
+# installed), and the direct path without it, so the embedder's share of the memory shows.
+DAEMON_ROWS = (("direct", "wordllama"), ("direct", "off"), ("litellm", "wordllama"))
+EMBEDDINGS_IDLE = 2.0  # s: `memory.embeddings_idle` in the daemon rows
 SESSIONS = 100
 CONCURRENCY = 10
 CHAT_WALL_TARGET = 2.0  # x the floor's wall time
@@ -142,15 +148,19 @@ async def load(url: str) -> None:
     await asyncio.gather(*(run(n) for n in range(SESSIONS)))
 
 
-def daemon_row(path: str, folder: Path, base_url: str) -> str:
-    daemon, url = start_daemon(folder, base_url, echo=False, provider_path=path)
+def daemon_row(path: str, folder: Path, base_url: str, embeddings: str = "wordllama") -> str:
+    # A short idle limit (the default is 300 s) so the row also shows RSS once the model is
+    # dropped; the load keeps it busy, so the figures under load are the default's.
+    extra = {"memory": {"embeddings": embeddings, "embeddings_idle": EMBEDDINGS_IDLE}}
+    daemon, url = start_daemon(folder, base_url, echo=False, provider_path=path, extra=extra)
     try:
         asyncio.run(model_ready(url))
         time.sleep(1.0)
         idle = peak_rss_mib(daemon.pid, "VmRSS")
         asyncio.run(load(url))
         loaded, peak = peak_rss_mib(daemon.pid, "VmRSS"), peak_rss_mib(daemon.pid)
-        time.sleep(0.5)
+        time.sleep(EMBEDDINGS_IDLE + 1.5)
+        rested = peak_rss_mib(daemon.pid, "VmRSS")
         started = time.perf_counter()
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(60)
@@ -161,13 +171,19 @@ def daemon_row(path: str, folder: Path, base_url: str) -> str:
             daemon.wait()
     ok = idle <= IDLE_RSS_TARGET and loaded <= LOADED_RSS_TARGET
     verdict = "yes" if ok else "NO"
-    return f"| {path} | {idle:.0f} | {loaded:.0f} | {peak:.0f} | {stop:.2f} | {verdict} |"
+    name = path if embeddings == "wordllama" else f"{path}, memory.embeddings: {embeddings}"
+    return (
+        f"| {name} | {idle:.0f} | {loaded:.0f} | {peak:.0f} | {rested:.0f} | {stop:.2f} "
+        f"| {verdict} |"
+    )
 
 
 def empty_daemon_row() -> str:
     """The daemon's floor: a Python that imported what any asyncio + SQLite + TLS server needs."""
     rss = float(subprocess.run([sys.executable, "-c", EMPTY_DAEMON], capture_output=True).stdout)
-    return f"| floor: empty Python (asyncio, sqlite3, ssl) | {rss:.0f} | {rss:.0f} | | | (floor) |"
+    return (
+        f"| floor: empty Python (asyncio, sqlite3, ssl) | {rss:.0f} | {rss:.0f} | | | | (floor) |"
+    )
 
 
 def bench(rounds: int) -> None:
@@ -189,15 +205,16 @@ def bench(rounds: int) -> None:
         cold_table(base_url, configs, rounds)
         print(f"\nDaemon (`countbot run`): RSS idle and after {SESSIONS} sessions of one turn\n")
         print(
-            "| path | idle RSS MiB | RSS after load MiB | peak RSS MiB | SIGTERM to exit s "
+            "| path | idle RSS MiB | RSS after load MiB | peak RSS MiB "
+            f"| RSS {EMBEDDINGS_IDLE + 1.5:g} s after load MiB | SIGTERM to exit s "
             "| within targets |"
         )
-        print("|---|---:|---:|---:|---:|---|")
+        print("|---|---:|---:|---:|---:|---:|---|")
         print(empty_daemon_row())
-        for path in PATHS:
-            folder = Path(tmp) / f"daemon-{path}"
+        for path, embeddings in DAEMON_ROWS:
+            folder = Path(tmp) / f"daemon-{path}-{embeddings}"
             folder.mkdir()
-            print(daemon_row(path, folder, base_url), flush=True)
+            print(daemon_row(path, folder, base_url, embeddings), flush=True)
         print(
             f"\ntargets: idle at most {IDLE_RSS_TARGET:g} MiB, after {SESSIONS} sessions at most "
             f"{LOADED_RSS_TARGET:g} MiB"

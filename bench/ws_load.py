@@ -163,8 +163,11 @@ def row(clients: int, results: list[ClientResult], seconds: float) -> str:
     )
 
 
-def write_config(folder: Path, base_url: str, provider_path: str = "auto") -> Path:
-    """A config in `folder` for the scripted model at `base_url`, on any free port."""
+def write_config(
+    folder: Path, base_url: str, provider_path: str = "auto", extra: dict | None = None
+) -> Path:
+    """A config in `folder` for the scripted model at `base_url`, on any free port; `extra`:
+    more top-level sections (a bench row that changes one setting)."""
     config = folder / "config.yaml"
     config.write_text(
         json.dumps(  # JSON is YAML
@@ -179,6 +182,7 @@ def write_config(folder: Path, base_url: str, provider_path: str = "auto") -> Pa
                 "workspace": str(folder / "workspace"),
                 "data_dir": str(folder / "data"),
                 "web": {"host": "127.0.0.1", "port": 0},
+                **(extra or {}),
             }
         )
     )
@@ -186,9 +190,9 @@ def write_config(folder: Path, base_url: str, provider_path: str = "auto") -> Pa
 
 
 def start_daemon(
-    folder: Path, base_url: str, echo: bool, provider_path: str = "auto"
+    folder: Path, base_url: str, echo: bool, provider_path: str = "auto", extra: dict | None = None
 ) -> tuple[subprocess.Popen[str], str]:
-    config = write_config(folder, base_url, provider_path)
+    config = write_config(folder, base_url, provider_path, extra)
     if echo:
         command = [sys.executable, __file__, "--echo-daemon", str(config)]
     else:

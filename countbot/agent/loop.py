@@ -143,7 +143,7 @@ class AgentLoop:
         try:
             user = await self._keeper.user_entry(request)
             try:
-                choice = await self._resolve_model()
+                choice = await self._resolve_model(request.model)
             except ModelNotConfiguredError:
                 await turn.journal.commit(user)
                 await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from countbot.llm.model_info import DEFAULT_CONTEXT_WINDOW
 from countbot.llm.provider import LLMProvider
@@ -42,7 +42,10 @@ class ModelChoice:
         return self.provider.model
 
 
-ModelResolver = Callable[[], Awaitable[ModelChoice]]
+class ModelResolver(Protocol):
+    """Resolves the turn's model; `model` is a chat's own pick (None: the configured one)."""
+
+    async def __call__(self, model: str | None = None) -> ModelChoice: ...
 
 
 class ModelNotConfiguredError(Exception):

@@ -16,7 +16,8 @@ class TurnRequest:
 
     `context` rides with the message (not the system prompt); `unattended` says nobody watches
     (a scheduled run); `approver` asks the user where the turn came from (None: tools that need
-    a yes are denied); `steering` holds messages sent while the turn runs.
+    a yes are denied); `steering` holds messages sent while the turn runs; `model` is the model
+    this chat picked (checked by the resolver against what the owner configured).
     """
 
     message: str
@@ -29,3 +30,5 @@ class TurnRequest:
     unattended: bool = False
     steering: SteeringInbox | None = None
     approver: Approver | None = None
+    # A chat's own pick among the configured models (None: the configured one).
+    model: str | None = None

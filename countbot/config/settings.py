@@ -351,6 +351,9 @@ class MemorySettings(_Strict):
     embeddings_url: str | None = Field(None, description="base URL of the /embeddings endpoint")
     embeddings_model: str = "text-embedding-3-small"
     embeddings_api_key: SecretStr | None = None
+    embeddings_idle: float = Field(
+        300.0, ge=1.0, le=86_400.0, description="seconds unused before WordLlama is unloaded"
+    )
     recall: bool = Field(True, description="put the best few memory hits into each turn")
     recall_tokens: int = Field(400, ge=50, le=4000, description="token budget of auto-recall")
 

@@ -210,6 +210,7 @@ class Gateway:
             unattended=message.unattended,
             steering=turn.steering,
             approver=self._approver(session_id, turn),
+            model=message.model,
         )
         events = self._agent.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]

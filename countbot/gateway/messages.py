@@ -32,6 +32,8 @@ class InboundMessage:
     unattended: bool = False
     # Facts for the model only, added to the turn's context line (a subagent report says so).
     context: str | None = None
+    # The model this chat picked (the web UI's selector); None: the configured one.
+    model: str | None = None
 
     def __post_init__(self) -> None:
         # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client

@@ -40,4 +40,4 @@ def embedder_for(settings: MemorySettings) -> Embedder | None:
     if not wordllama_available():
         log.info("memory search is full-text only: wordllama is not installed")
         return None
-    return WordLlamaEmbedder()
+    return WordLlamaEmbedder(idle_unload=settings.embeddings_idle)

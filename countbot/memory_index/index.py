@@ -69,6 +69,7 @@ class MemoryIndex:
         self._poked = asyncio.Event()
         self._embed_poked = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._cursor: int | None = None  # the last stored record indexed (None: read the file)
 
     @classmethod
     async def open(
@@ -205,33 +206,47 @@ class MemoryIndex:
             self._embed_poked.set()
 
     async def sync_messages(self) -> None:
-        """Index the stored records after the cursor, a bounded batch per transaction."""
+        """Index the stored records after the cursor, a bounded batch per transaction.
+
+        The cursor is kept in memory between calls (the follower runs after every stored
+        message): `add_messages` refuses a cursor another process moved, and then it is read
+        again from the file.
+        """
         async with self._messages_lock:
-            cursor = int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)
+            if self._cursor is None:
+                self._cursor = await self._stored_cursor()
             while True:
-                found, through = await self._sessions.messages_after(cursor, MESSAGE_BATCH)
-                if through == cursor:
+                found, through = await self._sessions.messages_after(self._cursor, MESSAGE_BATCH)
+                if through == self._cursor:
                     return
-                forgotten = await self._db.run(index_db.forgotten)
                 entries = [
                     entry
                     for m in found
                     for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
-                    if not _holds_any(entry.text, forgotten)
                 ]
-                if not await self._db.run(index_db.add_messages, entries, cursor, through):
-                    cursor = int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR))
+                added = await self._db.run(index_db.add_messages, entries, self._cursor, through)
+                if added is None:
+                    self._cursor = await self._stored_cursor()
                     continue
-                cursor = through
-                if entries:
+                self._cursor = through
+                if added:
                     self._embed_poked.set()
+                if len(found) < MESSAGE_BATCH:
+                    return  # a short batch was read through the newest record: nothing is left
+
+    async def _stored_cursor(self) -> int:
+        return int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)
 
     async def _follow(self) -> None:
+        """Catch up once at start, then index each stored message; the memory files are looked
+        at again before every search (a stat of each per look: not per message)."""
+        first = True
         while True:
             await self._poked.wait()
             self._poked.clear()
             try:
-                await self.catch_up()
+                await (self.catch_up() if first else self.sync_messages())
+                first = False
             except Exception:
                 log.exception("memory index catch-up failed; retrying at the next message")
 
@@ -254,6 +269,7 @@ class MemoryIndex:
         """Index everything again from the files and the store; returns the entries indexed."""
         async with self._files_lock, self._messages_lock:
             await self._db.run(index_db.clear)
+            self._cursor = None
             self._file_stamps.clear()
             self._vectors = VectorSet()
             self._vectors_ready = False
@@ -296,7 +312,6 @@ class MemoryIndex:
         )
 
     async def _embed_pending(self, model: str) -> None:
-        np = numpy_module()
         assert self._embedder is not None
         while True:
             pending = await self._db.run(index_db.pending_vectors, model, EMBED_BATCH)
@@ -305,6 +320,9 @@ class MemoryIndex:
                 self._ready.set()
                 return
             embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
+            # Only now: a daemon with nothing to embed never imports numpy (11 MB), and WordLlama
+            # imported it in its worker thread, not on the loop.
+            np = numpy_module()
             ids = [entry_id for entry_id, _ in pending]
             blobs = [row.astype(np.float16).tobytes() for row in embedded]
             await self._db.run(index_db.store_vectors, model, list(zip(ids, blobs, strict=True)))
@@ -323,6 +341,7 @@ class MemoryIndex:
     # --- the Memory page -----------------------------------------------------------------------
 
     async def status(self) -> dict[str, object]:
+        await self.catch_up()  # the counts include notes edited since the last search
         entries = await self._db.run(index_db.count_entries)
         return {
             "entries": entries,
@@ -361,8 +380,3 @@ def _cited(
 
 def _stamp(day: date | None) -> float | None:
     return datetime(day.year, day.month, day.day).timestamp() if day else None
-
-
-def _holds_any(text: str, needles: Sequence[str]) -> bool:
-    lowered = text.casefold()
-    return any(needle in lowered for needle in needles)

@@ -179,12 +179,14 @@ def delete_session(conn: sqlite3.Connection, session_id: str) -> list[int]:
 
 def add_messages(
     conn: sqlite3.Connection, entries: Sequence[Entry], after: int, through: int
-) -> bool:
-    """Index the entries of the records after `after` through `through`, and move the cursor.
+) -> list[int] | None:
+    """Index the entries of the records after `after` through `through`, except those holding
+    forgotten text, and move the cursor; returns the ids added.
 
-    False (nothing written) when the cursor is no longer at `after`: another process (the CLI
+    None (nothing written) when the cursor is no longer at `after`: another process (the CLI
     beside the daemon) indexed those records meanwhile, and the caller reads the cursor again.
-    The UPDATE comes first, so the check and the insert hold the write lock together.
+    The UPDATE comes first, so the check, the forgotten list and the insert hold the write lock
+    together (one transaction per batch: the follower runs after every stored message).
     """
     moved = conn.execute(
         "UPDATE state SET value = ? WHERE key = ? AND value = ?",
@@ -192,10 +194,15 @@ def add_messages(
     ).rowcount
     if not moved:
         if after != 0 or get_state(conn, MESSAGES_CURSOR) is not None:
-            return False
+            return None
         set_state(conn, MESSAGES_CURSOR, str(through))
-    insert_entries(conn, entries)
-    return True
+    needles = forgotten(conn)
+    return insert_entries(conn, [e for e in entries if not _holds_any(e.text, needles)])
+
+
+def _holds_any(text: str, needles: Sequence[str]) -> bool:
+    lowered = text.casefold()
+    return any(needle in lowered for needle in needles)
 
 
 def forget_text(conn: sqlite3.Connection, text: str) -> list[int]:

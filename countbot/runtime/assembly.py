@@ -162,15 +162,8 @@ async def open_runtime(
     tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
     _register_memory_tools(tools, workspace, memory, index)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
-    loops = LoopPorts(
-        models=ModelResolver(lambda: settings.model, settings.data_dir),
-        personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
-        skills=skills,
-        memory=memory,
-        recorder=TurnRecorder(sessions, tool_calls, usage, audit, masker),
-        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
-        masker=masker,
-    )
+    recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
+    loops = _loop_ports(settings, db, recorder, usage, masker, skills, memory)
     ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
     _add_feature_tools(features, ports)
     rules = ApprovalRules(db)
@@ -197,6 +190,27 @@ async def open_runtime(
         mcp,
         MediaReader(settings.transcription),
         ports,
+    )
+
+
+def _loop_ports(
+    settings: Settings,
+    db: Database,
+    recorder: TurnRecorder,
+    usage: UsageLog,
+    masker: SecretMasker,
+    skills: SkillsLoader,
+    memory: MemoryFile,
+) -> LoopPorts:
+    """What every agent loop (the assistant's and each subagent's) is built from."""
+    return LoopPorts(
+        models=ModelResolver(lambda: settings.model, settings.data_dir),
+        personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
+        skills=skills,
+        memory=memory,
+        recorder=recorder,
+        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
+        masker=masker,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from countbot.llm.provider_choice import is_local, open_provider, uses_constrain
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
 from countbot.local_model.models import LocalModels, effective_model
+from countbot.runtime.model_choices import choosable_models
+
+log = logging.getLogger(__name__)
 
 
 class ModelResolver:
@@ -31,9 +35,13 @@ class ModelResolver:
         # Outlives providers rebuilt by a settings change: a model that is down stays skipped.
         self.cooldowns = Cooldowns()
 
-    async def __call__(self) -> ModelChoice:
+    async def __call__(self, model: str | None = None) -> ModelChoice:
+        """The choice for a turn; `model` is a chat's pick among `choosable_models`, resolved
+        with the same key, endpoint and fallbacks as the configured model."""
         settings = self._current()
         name = effective_model(settings, self._data_dir)  # the embedded default may appear
+        if model and model != name:
+            settings, name = await self._override(settings, model, name)
         if not name:
             raise ModelNotConfiguredError
         key = name + settings.model_dump_json()
@@ -44,11 +52,9 @@ class ModelResolver:
             # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
             # OpenAI client refuses to send a request without one.
             api_key = "no-key-needed"
-        if is_local(name):
-            local = await self.local.server_for(name, settings)
-        else:
-            local = None
-            await self.local.aclose()  # another model was chosen: free the local one's memory
+        # A chat that picks a remote model leaves the local server to the chats that use it; a
+        # settings change away from the local model stops it (`release_unused`).
+        local = await self.local.server_for(name, settings) if is_local(name) else None
         options = ProviderOptions(
             api_base=settings.api_base,
             api_key=api_key,
@@ -76,6 +82,22 @@ class ModelResolver:
         self._cached = (key, choice)
         self._provider = provider
         return choice
+
+    async def _override(
+        self, settings: ModelSettings, model: str, name: str
+    ) -> tuple[ModelSettings, str]:
+        """Settings for a chat's pick: the configured fallbacks follow it (not itself twice);
+        the window and vision overrides describe the configured model, so they are dropped.
+
+        A pick that is no longer choosable (the settings changed since) gives way to the
+        configured model: the key never goes to a model the owner did not configure.
+        """
+        if model not in await choosable_models(settings, self._data_dir):
+            log.warning("a chat's model %r is no longer configured; using %r", model, name)
+            return settings, name
+        fallbacks = [f for f in settings.fallbacks if f != model]
+        update = {"name": model, "fallbacks": fallbacks, "context_window": None, "vision": None}
+        return settings.model_copy(update=update), model
 
     async def release_unused(self) -> None:
         """Stop the local model's child server when the settings no longer choose it, so the

@@ -214,4 +214,8 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX channel_outbox_owed ON channel_outbox (channel, settled_at);
     """,
+    # 8: the model a chat picked for itself (NULL: the configured one).
+    """
+    ALTER TABLE sessions ADD COLUMN model TEXT;
+    """,
 ]

@@ -29,7 +29,7 @@ AppendListener = Callable[[int], None]
 
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
-    " message_count, summarized_through, summary"
+    " message_count, summarized_through, summary, model"
 )
 
 
@@ -45,6 +45,8 @@ class SessionInfo:
     # Records with an id up to this one are covered by `summary` and left out of the window.
     summarized_through: int
     summary: str | None
+    # The model this chat picked (web UI); None: the configured one.
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,10 @@ class SessionStore:
 
     async def get(self, session_id: str) -> SessionInfo | None:
         return await self._db.run(_get_session, session_id)
+
+    async def set_model(self, session_id: str, model: str | None) -> None:
+        """Remember the model this chat picked, so its later turns (and reloads) use it."""
+        await self._db.run(_set_model, session_id, model)
 
     async def list(
         self, *, limit: int = 50, offset: int = 0, query: str | None = None
@@ -218,6 +224,10 @@ def _insert_session(
 def _get_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return SessionInfo(*row) if row else None
+
+
+def _set_model(conn: sqlite3.Connection, session_id: str, model: str | None) -> None:
+    conn.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
 
 
 def _list_sessions(

@@ -19,6 +19,7 @@ from countbot.tools.approval import ApprovalDecision
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_SESSION_ID = 200
 MAX_CLIENT_ID = 64
+MAX_MODEL = 200
 _VIA = re.compile(r"[a-z][a-z0-9:_-]{0,31}")
 
 
@@ -31,6 +32,8 @@ class SendMessage:
     client_id: str | None
     # A stored user message this one replaces, with everything after it (regenerate, edit).
     replace_from: int | None = None
+    # The model this chat picks (remembered for the session); checked against the configured.
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +120,12 @@ def _message(data: dict[str, Any]) -> SendMessage:
         if mode is not None and mode not in QUEUE_MODES:
             raise ProtocolError(f"message: 'mode' must be one of {', '.join(QUEUE_MODES)}")
         replace_from = _replace_from(data.get("replace_from"), session_id)
+        model = data.get("model")
+        if model is not None and (not isinstance(model, str) or not 0 < len(model) <= MAX_MODEL):
+            raise ProtocolError(f"message: 'model' must be a string of 1 to {MAX_MODEL} characters")
     except ProtocolError as exc:
         raise ProtocolError(str(exc), client_id) from None
-    return SendMessage(session_id, content, media, mode, client_id, replace_from)
+    return SendMessage(session_id, content, media, mode, client_id, replace_from, model)
 
 
 def _replace_from(value: Any, session_id: str | None) -> int | None:

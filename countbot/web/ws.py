@@ -20,6 +20,7 @@ from countbot.gateway.gateway import GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.llm.unicode_repair import repair_text
+from countbot.web.chat_model import turn_model
 from countbot.web.context import DaemonContext
 from countbot.web.notices import status_frame
 from countbot.web.protocol import (
@@ -111,6 +112,11 @@ class Connection:
             self._error(f"approval_response: no open question {frame.id!r}")
 
     async def _send_message(self, frame: SendMessage) -> None:
+        try:
+            model = await turn_model(self._daemon, frame)
+        except ProtocolError as exc:
+            self._error(str(exc), exc.client_id)
+            return
         if frame.replace_from is not None and not await self._rewind(frame):
             return
         message = InboundMessage(
@@ -120,13 +126,17 @@ class Connection:
             media=frame.media,
             session_key=frame.session_id,
             mode=frame.mode,
+            model=model,
         )
         try:
-            await self._daemon.gateway.submit(
+            submission = await self._daemon.gateway.submit(
                 message, origin=self.watcher, client_id=frame.client_id
             )
         except GatewayClosedError as exc:
             self._error(str(exc), frame.client_id, retryable=True)
+            return
+        if frame.model is not None:
+            await self._daemon.runtime.sessions.set_model(submission.session_id, frame.model)
 
     async def _rewind(self, frame: SendMessage) -> bool:
         """Drop the stored tail a regenerate or an edit replaces; False (and an error) if not."""

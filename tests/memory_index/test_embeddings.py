@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.memory_index.embeddings import EndpointEmbedder
+from countbot.memory_index.embeddings import EndpointEmbedder, WordLlamaEmbedder
 from countbot.memory_index.index import MemoryIndex
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
@@ -121,3 +121,21 @@ async def test_switching_models_re_embeds_in_the_background_with_full_text_meanw
     with sqlite3.connect(path) as conn:
         models = {row[0] for row in conn.execute("SELECT DISTINCT model FROM vectors")}
     assert models == {f"endpoint:model-b@{server.url}"}  # model-a's vectors were replaced
+
+
+async def test_wordllama_drops_its_model_when_idle_and_loads_it_again_on_the_next_call() -> None:
+    pytest.importorskip("wordllama")
+    embedder = WordLlamaEmbedder(idle_unload=0.05)
+    texts = ["the cat sat on the mat", "quarterly tax return"]
+
+    first = await embedder.embed(texts)
+    assert embedder.loaded
+    for _ in range(int(WAIT / 0.05)):
+        if not embedder.loaded:
+            break
+        await asyncio.sleep(0.05)
+    assert not embedder.loaded
+    again = await embedder.embed(texts)
+
+    assert embedder.loaded
+    assert (first == again).all()

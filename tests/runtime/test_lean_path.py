@@ -38,6 +38,7 @@ asyncio.run(main())
 NOT_NEEDED = (
     *("litellm", "openai", "mcp", "json_repair"),
     *("uvicorn", "starlette", "telegram", "apscheduler"),
+    *("numpy", "wordllama", "tokenizers", "safetensors"),  # the memory index's embedder
 )
 
 

@@ -111,7 +111,10 @@ def start_daemon(tmp_path: Path, model_server: ScriptedModelServer) -> DaemonFac
     async def start(**web: Any) -> AsyncIterator[Daemon]:
         gateway = web.pop("gateway", None)
         mcp = web.pop("mcp", None)
+        model = web.pop("model", None)
         settings = load_settings(write_config(tmp_path, model_server, **web))
+        if model:
+            settings.model = settings.model.model_copy(update=model)
         if gateway:
             settings.gateway = settings.gateway.model_copy(update=gateway)
         if mcp:

@@ -87,9 +87,13 @@ class PromptBuilder:
 
     async def build_system_prompt(self) -> str:
         """The system prompt; the same string until the persona, skills or instructions change."""
-        persona = await self._personas.load(self._persona_settings)
-        catalog = await self._skills.catalog()
-        instructions = await asyncio.to_thread(self._read_instructions)
+        # Three independent looks at the disk, each in a worker thread: side by side, not in turn
+        # (this runs before every model call).
+        persona, catalog, instructions = await asyncio.gather(
+            self._personas.load(self._persona_settings),
+            self._skills.catalog(),
+            asyncio.to_thread(self._read_instructions),
+        )
         inputs = (persona, catalog, instructions)
         if inputs != self._cached_inputs:
             self._cached_prompt = self._render(persona, catalog, instructions)

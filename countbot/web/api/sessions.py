@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from countbot.store.sessions import SessionInfo
 from countbot.web.api.errors import ApiError, daemon_of, int_param, json_object, text_param
+from countbot.web.chat_model import chat_choices
 
 MAX_TITLE = 200
 MAX_PAGE = 200
@@ -23,6 +24,8 @@ def session_json(info: SessionInfo, parent: str | None = None) -> dict[str, Any]
         "created_at": info.created_at,
         "updated_at": info.updated_at,
         "message_count": info.message_count,
+        # The model this chat picked (null: the configured one).
+        "model": info.model,
         # The session that spawned this one (a subagent's), else null.
         "parent": parent,
     }
@@ -100,7 +103,18 @@ def _title(body: dict[str, Any], *, required: bool) -> str:
     return title.strip()
 
 
+async def chat_models(request: Request) -> JSONResponse:
+    """The models a chat may pick (the configured one first) and, with `session_id`, the one
+    that chat picked (null: the configured one), for the chat's selector."""
+    daemon = daemon_of(request)
+    session_id = text_param(request, "session_id")
+    info = await daemon.runtime.sessions.get(session_id) if session_id else None
+    chosen = info.model if info is not None else None
+    return JSONResponse({"models": await chat_choices(daemon), "chosen": chosen})
+
+
 routes = [
+    Route("/chat/models", chat_models, methods=["GET"]),
     Route("/sessions", list_sessions, methods=["GET"]),
     Route("/sessions", create_session, methods=["POST"]),
     Route("/sessions/{session_id}", rename_session, methods=["PATCH"]),

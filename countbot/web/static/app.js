@@ -3,6 +3,7 @@
 
 import { Chat } from "./chat/chat.js";
 import { Composer } from "./chat/composer.js";
+import { ModelPicker } from "./chat/modelPicker.js";
 import { SessionList } from "./chat/sessions.js";
 import { SubagentStrip } from "./chat/subagents.js";
 import { Transcript } from "./chat/transcript.js";
@@ -212,6 +213,7 @@ function start() {
     socket,
     transcript,
     subagents,
+    models: new ModelPicker(byTestId("chat-model")),
     onRunning: (running) => composer.setRunning(running),
     onSessionChange: (sessionId) => {
       sessions.setActive(sessionId);

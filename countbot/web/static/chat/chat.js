@@ -18,10 +18,11 @@ export class Chat {
   /**
    * onRunning(bool): a turn started or ended. onSessionChange(id | null): another session is
    * shown. onActivity(): sessions changed (new, renamed by the agent, updated). `subagents`
-   * shows the session's running subagents.
+   * shows the session's running subagents; `models` is the chat's model selector.
    */
-  constructor({ socket, transcript, subagents, onRunning, onSessionChange, onActivity }) {
+  constructor({ socket, transcript, subagents, models, onRunning, onSessionChange, onActivity }) {
     this.socket = socket;
+    this.models = models; // the model selector (ModelPicker)
     this.transcript = transcript;
     this.subagents = subagents;
     this.onRunning = onRunning;
@@ -71,6 +72,7 @@ export class Chat {
     this.transcript.clear();
     this.remember(sessionId);
     this.subagents.show(sessionId);
+    this.models.show(sessionId);
     if (!sessionId) return;
     this.socket.watch(sessionId);
     await this.reload();
@@ -221,6 +223,8 @@ export class Chat {
     }
     if (this.running) frame.mode = mode;
     if (replaceFrom) frame.replace_from = replaceFrom;
+    const model = this.models.pick();
+    if (model) frame.model = model;
     const entry = { clientId, el, view: this.view, creates: this.sessionId === null, replaceFrom };
     this.pending.push(entry);
     this.unstored.push({ el, after: this.newestId, running: false });

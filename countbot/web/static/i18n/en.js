@@ -30,6 +30,10 @@ export default {
   "channelSetup.steps.discord": "1. At discord.com/developers create an application and a bot; enable the Message Content intent. 2. Paste the bot token into token. 3. Invite the bot to your server, switch the channel on and save.",
   "channelSetup.steps.slack": "1. Create a Slack app with Socket Mode on. 2. Paste the bot token (xoxb-…) and the app token (xapp-…). 3. Switch the channel on and save.",
   "channelSetup.steps.email": "1. Fill in the IMAP and SMTP servers and the account. 2. Paste the password (an app password where the provider has them). 3. Switch the channel on and save.",
+  "channelSetup.steps.feishu": "1. In the Feishu developer console (open.feishu.cn/app; Lark: open.larksuite.com/app) create a custom app and add Bot. 2. Grant im:message, im:message.p2p_msg:readonly, im:message.group_at_msg:readonly and im:resource. 3. Paste the App ID (cli_…) into app_id and the App Secret into app_secret, switch the channel on and save. 4. Back in the console, under Events & Callbacks choose the persistent connection and add im.message.receive_v1 (it saves only while CountBot is connected), then publish a version of the app.",
+  "channelSetup.steps.dingtalk": "1. In the DingTalk developer console (open-dev.dingtalk.com) create an internal app with a robot. 2. In the robot's settings choose Stream mode, and grant its messaging permissions. 3. Publish the app; paste its Client ID (AppKey) into client_id and Client Secret (AppSecret) into client_secret. 4. Switch the channel on and save, then write to the robot and approve its pairing code below.",
+  "channelSetup.steps.wecom": "1. In the WeCom admin console (or Workbench → AI bots) create an AI bot with the long connection API mode. 2. Paste its Bot ID into bot_id and its Secret into secret. 3. Make the bot available to the people who should use it, switch the channel on and save. 4. Write to the bot and approve its pairing code below.",
+  "channelSetup.steps.qq": "1. Make up a long random access token and put it in access_token. 2. Switch the channel on and save: this page shows the endpoint the QQ client connects to. 3. In a OneBot v11 client (NapCat, LLOneBot) logged in to a spare QQ account, add a reverse WebSocket client with that URL and the same token. 4. Write to that QQ account and approve its pairing code below.",
   "nav.channels": "Channels",
   "lang.label": "Language",
 
@@ -109,6 +113,7 @@ export default {
   "composer.attach": "Attach images or documents",
   "composer.removeImage": "Remove image",
   "composer.mode": "How to send while answering",
+  "composer.model": "Model for this chat",
   "composer.mode.followup": "After this answer",
   "composer.mode.steer": "Steer this answer",
   "composer.mode.interrupt": "Interrupt",

@@ -30,6 +30,10 @@ export default {
   "channelSetup.steps.discord": "1. 在 discord.com/developers 创建应用和机器人，开启 Message Content intent。2. 把机器人 token 粘贴到 token。3. 把机器人邀请进你的服务器，打开渠道并保存。",
   "channelSetup.steps.slack": "1. 创建一个开启 Socket Mode 的 Slack 应用。2. 粘贴机器人 token（xoxb-…）和应用 token（xapp-…）。3. 打开渠道并保存。",
   "channelSetup.steps.email": "1. 填写 IMAP 和 SMTP 服务器及账号。2. 粘贴密码（服务商提供应用专用密码时用它）。3. 打开渠道并保存。",
+  "channelSetup.steps.feishu": "1. 在飞书开发者后台（open.feishu.cn/app；Lark：open.larksuite.com/app）创建企业自建应用并添加机器人能力。2. 开通 im:message、im:message.p2p_msg:readonly、im:message.group_at_msg:readonly 和 im:resource 权限。3. 把 App ID（cli_…）填入 app_id、App Secret 填入 app_secret，打开渠道并保存。4. 回到后台，在“事件与回调”中选择“使用长连接接收事件”并添加 im.message.receive_v1（只有 CountBot 已连接时才能保存），然后发布应用版本。",
+  "channelSetup.steps.dingtalk": "1. 在钉钉开发者后台（open-dev.dingtalk.com）创建带机器人的企业内部应用。2. 在机器人设置中选择 Stream 模式，并开通消息相关权限。3. 发布应用；把 Client ID（AppKey）填入 client_id、Client Secret（AppSecret）填入 client_secret。4. 打开渠道并保存，然后给机器人发消息，在下面批准它回复的配对码。",
+  "channelSetup.steps.wecom": "1. 在企业微信管理后台（或 工作台 → 智能机器人）创建智能机器人，API 模式选择“长连接”。2. 把 Bot ID 填入 bot_id、Secret 填入 secret。3. 让需要使用的人可以看到这个机器人，打开渠道并保存。4. 给机器人发消息，在下面批准它回复的配对码。",
+  "channelSetup.steps.qq": "1. 自己生成一个足够长的随机访问令牌，填入 access_token。2. 打开渠道并保存：本页会显示 QQ 客户端要连接的地址。3. 在登录了一个备用 QQ 号的 OneBot v11 客户端（NapCat、LLOneBot）中，添加反向 WebSocket 客户端，填入该地址和同一个令牌。4. 给这个 QQ 号发消息，在下面批准它回复的配对码。",
   "nav.channels": "渠道",
   "lang.label": "语言",
 
@@ -108,6 +112,7 @@ export default {
   "composer.attach": "添加图片或文档",
   "composer.removeImage": "移除图片",
   "composer.mode": "回答进行中时如何发送",
+  "composer.model": "本对话使用的模型",
   "composer.mode.followup": "本次回答之后",
   "composer.mode.steer": "引导本次回答",
   "composer.mode.interrupt": "打断",
