@@ -36,6 +36,7 @@ from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
+from countbot.runtime.builtin_tools import builtin_tools
 from countbot.runtime.features import (
     Feature,
     FeaturePorts,
@@ -58,7 +59,6 @@ from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.builtin import builtin_tools
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry

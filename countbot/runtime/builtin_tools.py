@@ -1,6 +1,8 @@
 """The built-in machine tools, wired to their guards from the settings.
 
-Memory and skill tools are added by the caller, which owns the stores they need.
+The file tools live in the core (`tools/`); web access is a feature package of its own
+(`web_access/`) that every runtime wires in. Memory and skill tools are added by the caller,
+which owns the stores they need.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from countbot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteF
 from countbot.tools.sandbox import Sandbox
 from countbot.tools.shell import ExecPolicy, ExecTool
 from countbot.tools.shell_guard import ShellGuard
-from countbot.tools.web_fetch import WebFetchTool
-from countbot.tools.web_search import WebSearchTool
 from countbot.tools.workspace_guard import WorkspaceGuard
+from countbot.web_access.web_fetch import WebFetchTool
+from countbot.web_access.web_search import WebSearchTool
 
 
 def builtin_tools(
