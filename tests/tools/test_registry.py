@@ -13,7 +13,7 @@ from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
-from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
+from tests.execution.exec_support import RecordingApprover, make_exec, probed_sandbox
 from tests.tools.proc import is_running, read_pid
 
 
