@@ -116,6 +116,19 @@ async def test_arguments_are_validated_against_the_schema(ctx: ToolContext) -> N
     assert extra.status == "error" and "'loud'" in extra.content
 
 
+class BadSchemaTool(EchoTool):
+    name: ClassVar[str] = "bad_schema"
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {"text": {"type": 5}}}
+
+
+async def test_a_tool_whose_schema_is_not_one_answers_why_at_its_call(ctx: ToolContext) -> None:
+    registry = ToolRegistry()
+    registry.register(BadSchemaTool())  # checked at the first call: no jsonschema at start-up
+    result = await registry.execute(call("bad_schema", {"text": "hi"}), ctx)
+    assert result.status == "error"
+    assert "bad_schema cannot be called: its parameter schema is invalid" in result.content
+
+
 async def test_a_slow_tool_times_out(ctx: ToolContext) -> None:
     registry = ToolRegistry()
     registry.register(SleepyTool())
