@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
@@ -50,51 +51,42 @@ MAX_SUMMARY_PASSES = 3
 EXCERPT_CHARS_PER_TOKEN = 1.5
 
 
+@dataclass(kw_only=True, eq=False, slots=True)
 class ContextKeeper:
     """Loads a turn's history and fits each request; see the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        history: SessionHistory,
-        summarizer: OverflowSummarizer,
-        prompt: PromptBuilder,
-        tools: ToolRegistry,
-        settings: AgentSettings,
-        recall: MemoryRecall | None = None,
-    ) -> None:
-        self._history = history
-        self._recall = recall
-        self._summarizer = summarizer
-        self._prompt = prompt
-        self._tools = tools
-        self._settings = settings
-        self._fixed = FixedCost()
-        # Entries made from the store's records, and their bounded copies, kept between turns.
-        self._made: IdentityMemo[HistoryEntry] = IdentityMemo()
-        self._bounds: IdentityMemo[HistoryEntry] = IdentityMemo()
+    history: SessionHistory
+    summarizer: OverflowSummarizer
+    prompt: PromptBuilder
+    tools: ToolRegistry
+    settings: AgentSettings
+    recall: MemoryRecall | None = None
+    _fixed: FixedCost = field(default_factory=FixedCost, init=False)
+    # Entries made from the store's records, and their bounded copies, kept between turns.
+    _made: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
+    _bounds: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
         """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
         context that rides with it (time, channel, what the surface added)."""
         message, extra = request.message, request.context
-        turn_context = self._prompt.turn_context(
+        turn_context = self.prompt.turn_context(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
         )
-        invocation = await self._prompt.skill_invocation(message)
+        invocation = await self.prompt.skill_invocation(message)
         if invocation is not None:
             message, loaded = invocation
             extra = f"{extra}\n{loaded}" if extra else loaded
         if extra:
             turn_context = f"{turn_context}\n{extra}"
-        if self._recall is not None:  # auto-recall: cited memory hits ride with the message
-            recalled = await self._recall.recall(message, request.session_id)
+        if self.recall is not None:  # auto-recall: cited memory hits ride with the message
+            recalled = await self.recall.recall(message, request.session_id)
             turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
         return UserEntry(message, request.media, turn_context)
 
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
-        share = self._settings.context_budget
+        share = self.settings.context_budget
         return request_budget(choice.context_window, share, choice.output_limit)
 
     async def load(
@@ -113,7 +105,7 @@ class ContextKeeper:
         provider = MeteredProvider(choice.provider, side.report, side.announce)
         record = side.record
         entries, prompt = await asyncio.gather(
-            self._window(session_id, choice, provider), self._prompt.build_system_prompt()
+            self._window(session_id, choice, provider), self.prompt.build_system_prompt()
         )
         for _ in range(MAX_SUMMARY_PASSES):
             if not await self._overflows([*entries, current], choice, tools, prompt):
@@ -182,12 +174,12 @@ class ContextKeeper:
     async def _window(
         self, session_id: str, choice: ModelChoice, provider: LLMProvider
     ) -> list[HistoryEntry]:
-        limit = self._settings.max_history
-        window = await self._history.load_window(session_id, limit + 1)
-        if self._summarizer.needs_pass(len(window.records)):
-            done = await self._summarizer.summarize(session_id, provider, window.summary)
+        limit = self.settings.max_history
+        window = await self.history.load_window(session_id, limit + 1)
+        if self.summarizer.needs_pass(len(window.records)):
+            done = await self.summarizer.summarize(session_id, provider, window.summary)
             if done is not None:
-                window = await self._history.load_window(session_id, limit)
+                window = await self.history.load_window(session_id, limit)
         sources: list[dict[str, Any] | str] = [window.summary] if window.summary else []
         sources.extend(window.records[-limit:])
         return [await self._entry(source, choice.model) for source in sources]
@@ -225,9 +217,9 @@ class ContextKeeper:
         summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
 
         async def flush(transcript: str) -> None:
-            await flush_memory(provider, transcript, self._tools, tool_context, record)
+            await flush_memory(provider, transcript, self.tools, tool_context, record)
 
-        done = await self._summarizer.summarize(
+        done = await self.summarizer.summarize(
             session_id,
             provider,
             summary,
