@@ -27,6 +27,7 @@ from countbot.execution.shell_guard import ShellGuard
 from countbot.masking import SecretMasker
 from countbot.tools.approval import ApprovalRequest
 from countbot.tools.base import Brings, Egress, Tool, ToolContext, ToolResult
+from countbot.tools.schema import params, text
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
@@ -159,18 +160,12 @@ class ExecTool(Tool):
         "beginning and end. It runs in a sandbox: only the workspace is writable, /tmp is "
         "private, credentials are hidden. Dangerous commands (sudo, rm -rf /, ...) are refused."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "minLength": 1, "description": "The shell command."},
-            "working_dir": {
-                "type": "string",
-                "description": "Directory to run in, relative to the workspace (default: it).",
-            },
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={"command": text("The shell command.", minLength=1)},
+        optional={
+            "working_dir": text("Directory to run in, relative to the workspace (default: it).")
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
+    )
 
     def __init__(
         self,
