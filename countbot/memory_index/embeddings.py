@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from countbot.memory_index.numeric import numpy_module
 
 if TYPE_CHECKING:
@@ -161,6 +159,8 @@ class EndpointEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         np = numpy_module()
         body = {"model": self._model, "input": list(texts)}
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
                 response = await client.post(self._url, json=body, headers=self._headers)
