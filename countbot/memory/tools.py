@@ -11,6 +11,7 @@ from countbot.memory.hygiene import corrected, repeats, without
 from countbot.memory.memory_file import MemoryEditError, MemoryFile
 from countbot.memory.notes import add_note, date_heading
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.schema import choice, integer, params, text
 
 DEFAULT_READ_LINES = 400
 MAX_NOTE_CHARS = 4000
@@ -24,22 +25,15 @@ class MemoryReadTool(Tool):
         "Read MEMORY.md, your long-term memory: notes you saved and summaries of older "
         "conversations. For something specific in a long file, prefer memory_search."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "start_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line to return (1-based). Default 1.",
-            },
-            "max_lines": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 2000,
-                "description": f"How many lines to return. Default {DEFAULT_READ_LINES}.",
-            },
+    parameters: ClassVar[dict[str, Any]] = params(
+        optional={
+            "start_line": integer("First line to return (1-based). Default 1.", minimum=1),
+            "max_lines": integer(
+                f"How many lines to return. Default {DEFAULT_READ_LINES}.", minimum=1, maximum=2000
+            ),
         },
-    }
+        closed=False,
+    )
     idempotent: ClassVar[bool] = True
     brings = frozenset({"private"})
 
@@ -76,18 +70,16 @@ class MemoryWriteTool(Tool):
         "saved fact is not added twice. Save stable preferences, decisions and facts the user "
         "asks you to remember; never secrets."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "note": {
-                "type": "string",
-                "maxLength": MAX_NOTE_CHARS,
-                "description": "A short fact to add, e.g. 'Prefers metric units.'",
-            },
-            "old_text": {"type": "string", "description": "Exact text to replace."},
-            "new_text": {"type": "string", "description": "Replacement for old_text."},
+    parameters: ClassVar[dict[str, Any]] = params(
+        optional={
+            "note": text(
+                "A short fact to add, e.g. 'Prefers metric units.'", maxLength=MAX_NOTE_CHARS
+            ),
+            "old_text": text("Exact text to replace."),
+            "new_text": text("Replacement for old_text."),
         },
-    }
+        closed=False,
+    )
 
     remembers: ClassVar[tuple[str, ...]] = ("note", "new_text")
 
@@ -143,17 +135,16 @@ class MemorySearchTool(Tool):
         "meaning as well as words, in any language. Each hit says where and when it was "
         "written. Narrow with `scope` (notes or conversations) and `since`/`until` dates."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What you are looking for."},
-            "scope": {"type": "string", "enum": ["all", "notes", "conversations"]},
-            "since": {"type": "string", "format": "date", "description": "YYYY-MM-DD, inclusive"},
-            "until": {"type": "string", "format": "date", "description": "YYYY-MM-DD, inclusive"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={"query": text("What you are looking for.")},
+        optional={
+            "scope": choice("all", "notes", "conversations"),
+            "since": text("YYYY-MM-DD, inclusive", format="date"),
+            "until": text("YYYY-MM-DD, inclusive", format="date"),
+            "limit": integer(minimum=1, maximum=50, default=8),
         },
-        "required": ["query"],
-    }
+        closed=False,
+    )
     idempotent: ClassVar[bool] = True
     brings = frozenset({"private"})
 
@@ -210,11 +201,9 @@ class MemoryForgetTool(Tool):
         "MEMORY.md, USER.md and the dated notes, and past conversations that mention it are no "
         "longer found. Give a short distinctive piece of the fact."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"text": {"type": "string", "minLength": 3}},
-        "required": ["text"],
-    }
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={"text": text(minLength=3)}, closed=False
+    )
 
     def __init__(self, files: Sequence[MemoryFile], index: MemorySearch | None) -> None:
         self._files = files

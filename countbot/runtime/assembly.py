@@ -20,6 +20,7 @@ from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
+from countbot.execution.sandbox import Sandbox
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
@@ -36,6 +37,7 @@ from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
+from countbot.runtime.builtin_tools import builtin_tools
 from countbot.runtime.features import (
     Feature,
     FeaturePorts,
@@ -58,11 +60,9 @@ from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.builtin import builtin_tools
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.sandbox import Sandbox
 from countbot.tools.skill_tools import ReadSkillTool
 from countbot.tools.workspace_guard import WorkspaceGuard
 
@@ -393,36 +393,30 @@ def is_users_conversation(session_id: str) -> bool:
     return not session_id.startswith(_UNATTENDED_SESSIONS)
 
 
+@dataclass(frozen=True, slots=True)
 class _RouterOutbox:
     """The `message` tool's view of the outbound router and of the owner's chats."""
 
-    def __init__(
-        self,
-        router: OutboundRouter,
-        settings: Settings,
-        pairing: PairingStore,
-        sessions: SessionStore,
-    ) -> None:
-        self._router = router
-        self._settings = settings
-        self._pairing = pairing
-        self._sessions = sessions
+    router: OutboundRouter
+    settings: Settings
+    pairing: PairingStore
+    sessions: SessionStore
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
     ) -> DeliveryResult:
-        return await self._router.deliver(DeliveryTarget(channel, chat_id), text, files)
+        return await self.router.deliver(DeliveryTarget(channel, chat_id), text, files)
 
     def channels(self) -> list[str]:
-        return self._router.channels()
+        return self.router.channels()
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
-        allow_from = getattr(getattr(self._settings.channels, channel, None), "allow_from", [])
+        allow_from = getattr(getattr(self.settings.channels, channel, None), "allow_from", [])
         listed = {entry.strip().lstrip("@").lower() for entry in allow_from}
         # A thread (e-mail, Slack) is `<chat>/<thread>`: the chat is what the list names.
         if chat_id.split("/", 1)[0].lower() in listed:
             return True
-        if await self._pairing.is_paired(channel, chat_id):
+        if await self.pairing.is_paired(channel, chat_id):
             return True
-        return await self._sessions.get(f"{channel}:{chat_id}") is not None
+        return await self.sessions.get(f"{channel}:{chat_id}") is not None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
+from countbot.tools.schema import choice, params, text
 
 ACTIONS = ("create", "list", "remove", "enable", "disable")
 SCHEDULE_KEYS = ("cron", "every", "at")
@@ -77,28 +78,19 @@ class CronTool(Tool):
         "the train'. action=list shows jobs with their ids; remove, enable and disable take "
         "job_id. A job delivers to this chat unless deliver_to says otherwise."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "name": {"type": "string", "description": "short name of a new job"},
-            "prompt": {"type": "string", "description": "the instruction to run each time"},
-            "cron": {"type": "string", "description": "crontab expression (5 fields)"},
-            "every": {"type": "string", "description": "interval such as 30m, 2h, 1d"},
-            "at": {"type": "string", "description": "one-shot ISO date-time"},
-            "timezone": {
-                "type": "string",
-                "description": "IANA zone like Europe/Berlin; default: the user's",
-            },
-            "deliver_to": {
-                "type": "string",
-                "description": "'<channel>:<chat_id>', 'web' or 'none'; default: this chat",
-            },
-            "job_id": {"type": "string", "description": "the job for remove/enable/disable"},
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={"action": choice(*ACTIONS)},
+        optional={
+            "name": text("short name of a new job"),
+            "prompt": text("the instruction to run each time"),
+            "cron": text("crontab expression (5 fields)"),
+            "every": text("interval such as 30m, 2h, 1d"),
+            "at": text("one-shot ISO date-time"),
+            "timezone": text("IANA zone like Europe/Berlin; default: the user's"),
+            "deliver_to": text("'<channel>:<chat_id>', 'web' or 'none'; default: this chat"),
+            "job_id": text("the job for remove/enable/disable"),
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+    )
 
     # A job's prompt is an instruction for later turns: marked when a stranger may have written it.
     remembers: ClassVar[tuple[str, ...]] = ("prompt",)

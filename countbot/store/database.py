@@ -119,6 +119,11 @@ def _statements(script: str) -> Iterator[str]:
         yield pending  # a last statement without its semicolon
 
 
+def exists(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> bool:
+    """Whether the query `sql` (a `SELECT 1 ...`) finds a row."""
+    return conn.execute(sql, args).fetchone() is not None
+
+
 def _transaction(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     # Deferred: reads take no write lock. Write functions start with their write statement so
     # another process holding the lock makes them wait (busy_timeout) instead of failing.

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.schema import choice, params, text, texts
 
 MAX_LABEL = 60
 RESULT_PREVIEW = 2000
@@ -64,20 +65,15 @@ class SpawnTool(Tool):
         "detail it needs. Optionally give a short label and the names of the only tools it may "
         "use."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "task": {"type": "string", "minLength": 1, "description": "the complete task"},
-            "label": {"type": "string", "description": "a few words naming the task"},
-            "tools": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "tool names the subagent may use; default: all it may have",
-            },
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={
+            "task": text("the complete task", minLength=1),
         },
-        "required": ["task"],
-        "additionalProperties": False,
-    }
+        optional={
+            "label": text("a few words naming the task"),
+            "tools": texts("tool names the subagent may use; default: all it may have"),
+        },
+    )
 
     # The subagent's task is its user message: marked when a stranger may have written it.
     remembers: ClassVar[tuple[str, ...]] = ("task",)
@@ -116,15 +112,14 @@ class SubagentsTool(Tool):
         "Follow the subagents you spawned: action=list shows this chat's subagents with their "
         "ids and states; status shows one (with its result once it ended); cancel stops one."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": ["list", "status", "cancel"]},
-            "id": {"type": "string", "description": "the subagent, for status and cancel"},
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={
+            "action": choice("list", "status", "cancel"),
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+        optional={
+            "id": text("the subagent, for status and cancel"),
+        },
+    )
 
     def __init__(self, control: SubagentControl) -> None:
         self._control = control

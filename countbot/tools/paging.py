@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.schema import integer, params, text
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,15 +122,13 @@ class ReadResultTool(Tool):
         "result_id and page from its end), or an earlier result shown only as a gist (give its "
         "tool_call_id)."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "result_id": {"type": "string", "description": "The id from the truncated result."},
-            "tool_call_id": {"type": "string", "description": "The call id from a gist."},
-            "page": {"type": "integer", "minimum": 1, "description": "Page number, from 1."},
+    parameters: ClassVar[dict[str, Any]] = params(
+        optional={
+            "result_id": text("The id from the truncated result."),
+            "tool_call_id": text("The call id from a gist."),
+            "page": integer("Page number, from 1.", minimum=1),
         },
-        "additionalProperties": False,
-    }
+    )
     idempotent: ClassVar[bool] = True
     # A page of any earlier result: the user's files or a stranger's page alike.
     brings = frozenset({"private", "untrusted"})

@@ -9,17 +9,17 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
-
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from dataclasses import InitVar, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from countbot.cooperative import run_steps
 from countbot.llm.types import ToolCall, ToolSpec
 from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool, ResultPages
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 log = logging.getLogger(__name__)
 
@@ -46,45 +46,37 @@ class ToolGate(Protocol):
     ) -> None: ...
 
 
+@dataclass(kw_only=True, eq=False)
 class ToolRegistry:
     """Holds the tools the agent may call and executes their calls safely."""
 
-    def __init__(
-        self,
-        *,
-        default_timeout: float = 60.0,
-        max_retries: int = 3,
-        retry_delay: float = 1.0,
-        masker: SecretMasker | None = None,
-        page_size: int = 30_000,
-        sleep: Sleep = asyncio.sleep,
-        gate: ToolGate | None = None,
-    ) -> None:
-        self.gate = gate
-        self._default_timeout = default_timeout
-        self._max_retries = max_retries
-        self._retry_delay = retry_delay
-        self._masker = masker
-        self._sleep = sleep
-        self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, Validator] = {}
-        self._specs: tuple[ToolSpec, ...] | None = None
+    default_timeout: float = 60.0
+    max_retries: int = 3
+    retry_delay: float = 1.0
+    masker: SecretMasker | None = None
+    page_size: InitVar[int] = 30_000
+    sleep: Sleep = asyncio.sleep
+    gate: ToolGate | None = None
+    _tools: dict[str, Tool] = field(default_factory=dict, init=False)
+    _validators: dict[str, Validator | str] = field(default_factory=dict, init=False)
+    _specs: tuple[ToolSpec, ...] | None = field(default=None, init=False)
+    _pages: ResultPages = field(init=False)
+
+    def __post_init__(self, page_size: int) -> None:
         self._pages = ResultPages(page_size)
 
     def register(self, tool: Tool) -> None:
-        """Add a tool; its schema is checked now so a bad schema fails at start-up."""
+        """Add a tool. Its schema is checked at its first call (`_validate`): built-in schemas are
+        checked by a test, MCP servers' ones when their tools are listed (`mcp/schema.py`)."""
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
-        validator_class = validator_for(tool.parameters)
-        validator_class.check_schema(tool.parameters)
-        self._validators[tool.name] = validator_class(tool.parameters)
         self._tools[tool.name] = tool
         self._specs = None
 
     def unregister(self, name: str) -> None:
         """Remove a tool (an MCP server's tool list changed); unknown names are ignored."""
         if self._tools.pop(name, None) is not None:
-            del self._validators[name]
+            self._validators.pop(name, None)
             self._specs = None
 
     def get(self, name: str) -> Tool | None:
@@ -132,7 +124,7 @@ class ToolRegistry:
                 "Send the call again with a single valid JSON object as arguments."
             )
         args = call.arguments if call.arguments is not None else {}
-        problem = self._validate(tool, args)
+        problem = await self._validate(tool, args)
         if problem is not None:
             return ToolResult.error(problem)
         if self.gate is None:
@@ -144,8 +136,18 @@ class ToolRegistry:
         await self.gate.observe(tool, admitted, result, ctx)
         return result
 
-    def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
-        error = best_match(self._validators[tool.name].iter_errors(args))
+    async def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            # jsonschema (about 3 MB and 40 ms to import) loads at the first tool call, off the
+            # loop: an idle daemon and a chat -m that calls no tool never need it.
+            validator = await asyncio.to_thread(_validator, tool.parameters)
+            self._validators[tool.name] = validator
+        if isinstance(validator, str):
+            return f"{tool.name} cannot be called: {validator}"
+        from jsonschema.exceptions import best_match
+
+        error = best_match(validator.iter_errors(args))
         if error is None:
             return None
         where = "/".join(str(part) for part in error.absolute_path)
@@ -160,12 +162,12 @@ class ToolRegistry:
             try:
                 return await self._run_once(tool, args, ctx)
             except ToolTransientError as exc:
-                if not tool.idempotent or attempt >= self._max_retries:
+                if not tool.idempotent or attempt >= self.max_retries:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     return ToolResult.error(f"{tool.name} failed{tries}: {exc}")
-                delay = self._retry_delay * 2**attempt
+                delay = self.retry_delay * 2**attempt
                 log.info("tool %s: transient failure (%s), retry in %.1f s", tool.name, exc, delay)
-                await self._sleep(delay)
+                await self.sleep(delay)
                 attempt += 1
 
     async def _run_once(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -175,7 +177,7 @@ class ToolRegistry:
         """
         if ctx.cancelled.is_set():
             return _cancelled(tool)
-        limit = tool.timeout or self._default_timeout
+        limit = tool.timeout or self.default_timeout
         work = asyncio.create_task(tool.execute(args, ctx), name=f"tool:{tool.name}")
         cancel = asyncio.create_task(ctx.cancelled.wait())
         try:
@@ -203,10 +205,23 @@ class ToolRegistry:
         return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
     async def _mask(self, content: str) -> str:
-        if self._masker is None:
+        if self.masker is None:
             return content
         # In steps on the loop: in a thread, the regex pass would hold the GIL just as long.
-        return await run_steps(self._masker.mask_steps(content))
+        return await run_steps(self.masker.mask_steps(content))
+
+
+def _validator(schema: dict[str, Any]) -> Validator | str:
+    """The validator of a tool's parameters, or why its schema is not one."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    validator_class = validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except SchemaError as err:
+        return f"its parameter schema is invalid ({err.message})"
+    return validator_class(schema)
 
 
 def _cancelled(tool: Tool) -> ToolResult:

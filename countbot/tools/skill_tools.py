@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from countbot.skills.loader import SkillsLoader
 from countbot.tools.base import Brings, Tool, ToolContext, ToolResult
+from countbot.tools.schema import params, text
 
 _UNTRUSTED: Brings = frozenset({"untrusted"})
 
@@ -18,11 +19,12 @@ class ReadSkillTool(Tool):
         "Load the full instructions of a skill listed in your system prompt, by name. Read it "
         "before doing a task the skill covers, then follow it."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "The skill's name."}},
-        "required": ["name"],
-    }
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={
+            "name": text("The skill's name."),
+        },
+        closed=False,
+    )
     idempotent: ClassVar[bool] = True
 
     def __init__(self, skills: SkillsLoader) -> None:

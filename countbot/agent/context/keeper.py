@@ -14,7 +14,9 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
@@ -46,48 +48,39 @@ MAX_SUMMARY_PASSES = 3
 EXCERPT_CHARS_PER_TOKEN = 1.5
 
 
+@dataclass(kw_only=True, eq=False, slots=True)
 class ContextKeeper:
     """Loads a turn's history and fits each request; see the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        history: SessionHistory,
-        summarizer: OverflowSummarizer,
-        prompt: PromptBuilder,
-        tools: ToolRegistry,
-        settings: AgentSettings,
-        recall: MemoryRecall | None = None,
-    ) -> None:
-        self._history = history
-        self._recall = recall
-        self._summarizer = summarizer
-        self._prompt = prompt
-        self._tools = tools
-        self._settings = settings
-        self._fixed = FixedCost()
+    history: SessionHistory
+    summarizer: OverflowSummarizer
+    prompt: PromptBuilder
+    tools: ToolRegistry
+    settings: AgentSettings
+    recall: MemoryRecall | None = None
+    _fixed: FixedCost = field(default_factory=FixedCost, init=False)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
         """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
         context that rides with it (time, channel, what the surface added)."""
         message, extra = request.message, request.context
-        turn_context = self._prompt.turn_context(
+        turn_context = self.prompt.turn_context(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
         )
-        invocation = await self._prompt.skill_invocation(message)
+        invocation = await self.prompt.skill_invocation(message)
         if invocation is not None:
             message, loaded = invocation
             extra = f"{extra}\n{loaded}" if extra else loaded
         if extra:
             turn_context = f"{turn_context}\n{extra}"
-        if self._recall is not None:  # auto-recall: cited memory hits ride with the message
-            recalled = await self._recall.recall(message, request.session_id)
+        if self.recall is not None:  # auto-recall: cited memory hits ride with the message
+            recalled = await self.recall.recall(message, request.session_id)
             turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
         return UserEntry(message, request.media, turn_context)
 
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
-        share = self._settings.context_budget
+        share = self.settings.context_budget
         return request_budget(choice.context_window, share, choice.output_limit)
 
     async def load(
@@ -98,35 +91,37 @@ class ContextKeeper:
         tools: Sequence[ToolSpec],
         tool_context: ToolContext,
         side: SideCalls,
-    ) -> list[HistoryEntry]:
+    ) -> tuple[list[HistoryEntry], str]:
         """The history a turn starting with `current` (offering `tools`) builds on, summarized
-        first if needed; `side` audits, meters and announces the flush and summary calls."""
+        first if needed, and the system prompt of the turn's requests (one look at its files per
+        turn: byte-stable from one call of the turn to the next); `side` audits, meters and
+        announces the flush and summary calls."""
         provider = MeteredProvider(choice.provider, side.report, side.announce)
         record = side.record
-        entries = await self._window(session_id, choice, provider)
+        entries, prompt = await asyncio.gather(
+            self._window(session_id, choice, provider), self.prompt.build_system_prompt()
+        )
         for _ in range(MAX_SUMMARY_PASSES):
-            if not (await self.fit([*entries, current], choice, tools)).overflow:
+            if not await self._overflows([*entries, current], choice, tools, prompt):
                 break
             if not await self._summarize(
                 session_id, choice, provider, entries, tool_context, record
             ):
                 break
             entries = await self._window(session_id, choice, provider)
-        return entries
+        return entries, prompt
 
     async def fit(
         self,
         entries: Sequence[HistoryEntry],
         choice: ModelChoice,
         tools: Sequence[ToolSpec],
-        prompt: str | None = None,
+        prompt: str,
         *,
         exact: bool = False,
     ) -> Fitted:
-        """`entries` as they fit the next request (the system prompt and `tools` counted in);
+        """`entries` as they fit the next request (the system `prompt` and `tools` counted in);
         `exact`: its tokens counted by the tokenizer even when an upper bound fits."""
-        if prompt is None:
-            prompt = await self._prompt.build_system_prompt()
         budget = self.budget(choice)
         # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
         upper = bounded(entries)
@@ -147,24 +142,38 @@ class ContextKeeper:
         entries: Sequence[HistoryEntry],
         choice: ModelChoice,
         tools: Sequence[ToolSpec],
+        prompt: str,
         *,
         exact: bool = False,
     ) -> tuple[list[Message], int]:
-        """The next request's messages (the system prompt, then the fitted history) and their
+        """The next request's messages (the system `prompt`, then the fitted history) and their
         estimated prompt tokens (an upper bound unless `exact`)."""
-        prompt = await self._prompt.build_system_prompt()
         fitted = await self.fit(entries, choice, tools, prompt, exact=exact)
         return [SystemMessage(prompt), *fitted.messages], fitted.tokens
+
+    async def _overflows(
+        self,
+        entries: Sequence[HistoryEntry],
+        choice: ModelChoice,
+        tools: Sequence[ToolSpec],
+        prompt: str,
+    ) -> bool:
+        """Whether `entries` leave exchanges out of the next request (then summarize); the upper
+        bound decides most turns without fitting (or projecting) anything."""
+        fixed = self._fixed.tokens(prompt, tools, choice.model)
+        if fixed + sum(e.tokens for e in bounded(entries)) <= self.budget(choice):
+            return False
+        return (await self.fit(entries, choice, tools, prompt)).overflow
 
     async def _window(
         self, session_id: str, choice: ModelChoice, provider: LLMProvider
     ) -> list[HistoryEntry]:
-        limit = self._settings.max_history
-        window = await self._history.load_window(session_id, limit + 1)
-        if self._summarizer.needs_pass(len(window.records)):
-            done = await self._summarizer.summarize(session_id, provider, window.summary)
+        limit = self.settings.max_history
+        window = await self.history.load_window(session_id, limit + 1)
+        if self.summarizer.needs_pass(len(window.records)):
+            done = await self.summarizer.summarize(session_id, provider, window.summary)
             if done is not None:
-                window = await self._history.load_window(session_id, limit)
+                window = await self.history.load_window(session_id, limit)
         entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
         entries.extend(from_record(r) for r in window.records[-limit:])
         return [await counted(e, choice.model) for e in entries]
@@ -190,9 +199,9 @@ class ContextKeeper:
         summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
 
         async def flush(transcript: str) -> None:
-            await flush_memory(provider, transcript, self._tools, tool_context, record)
+            await flush_memory(provider, transcript, self.tools, tool_context, record)
 
-        done = await self._summarizer.summarize(
+        done = await self.summarizer.summarize(
             session_id,
             provider,
             summary,

@@ -16,6 +16,7 @@ import httpx
 
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.schema import integer, params, text
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
@@ -99,15 +100,14 @@ class WebSearchTool(Tool):
     description: ClassVar[str] = (
         "Search the web. Returns titles, URLs and snippets; use web_fetch to read a result."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "What to search for."},
-            "count": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Hits (5)."},
+    parameters: ClassVar[dict[str, Any]] = params(
+        required={
+            "query": text("What to search for.", minLength=1),
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
+        optional={
+            "count": integer("Hits (5).", minimum=1, maximum=20),
+        },
+    )
     idempotent: ClassVar[bool] = True
     brings = frozenset({"untrusted"})
 
