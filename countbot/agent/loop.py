@@ -337,8 +337,11 @@ class AgentLoop:
             result.duration_ms,
             images=result.images,
         )
-        await self._add(turn, entry, choice)
-        await turn.journal.audit(call.id, call.name, _shown_arguments(call), result)
+        # Committed side by side: the stores queue both writes on one database thread.
+        await asyncio.gather(
+            self._add(turn, entry, choice),
+            turn.journal.audit(call.id, call.name, _shown_arguments(call), result),
+        )
 
     async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:

@@ -22,8 +22,6 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import httpx
-
 from countbot.memory_index.numeric import numpy_module
 
 if TYPE_CHECKING:
@@ -198,6 +196,8 @@ class EndpointEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         np = numpy_module()
         body = {"model": self._model, "input": list(texts)}
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
                 response = await client.post(self._url, json=body, headers=self._headers)

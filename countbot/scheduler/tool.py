@@ -10,28 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from countbot.scheduler.book import JobDraft
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.schema import choice, params, text
 
 ACTIONS = ("create", "list", "remove", "enable", "disable")
 SCHEDULE_KEYS = ("cron", "every", "at")
-
-
-@dataclass(frozen=True, slots=True)
-class CronJobRequest:
-    """A job the model asked for; `schedule_kind` is one of SCHEDULE_KEYS."""
-
-    name: str
-    schedule_kind: str
-    schedule_value: str
-    prompt: str
-    timezone: str | None = None
-    # "<channel>:<chat_id>", "web" or "none"; None means the chat it was created from.
-    deliver_to: str | None = None
-    origin_channel: str | None = None
-    origin_chat_id: str | None = None
-    # The conversation it was asked in: a web chat's reminders run (and arrive) there.
-    origin_session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +42,11 @@ class CronJobInfo:
 class CronJobs(Protocol):
     """What the tool needs from the scheduler; invalid input raises ValueError with a reason."""
 
-    async def create(self, request: CronJobRequest) -> CronJobInfo: ...
+    async def create(
+        self, draft: JobDraft, deliver_to: str | None, asked_in: ToolContext
+    ) -> CronJobInfo:
+        """`draft` stored; it delivers to `deliver_to` ("<channel>:<chat_id>", "web" or "none"),
+        or when None to the chat it was `asked_in`."""
 
     async def list(self) -> list[CronJobInfo]: ...
 
@@ -123,18 +111,14 @@ class CronTool(Tool):
         missing = [key for key in ("name", "prompt") if not str(args.get(key, "")).strip()]
         if missing:
             return ToolResult.error(f"a new job needs {' and '.join(missing)}")
-        request = CronJobRequest(
+        draft = JobDraft(
             name=args["name"],
             schedule_kind=given[0],
             schedule_value=str(args[given[0]]),
             prompt=args["prompt"],
             timezone=args.get("timezone") or None,
-            deliver_to=args.get("deliver_to") or None,
-            origin_channel=ctx.channel,
-            origin_chat_id=ctx.chat_id,
-            origin_session=ctx.session_id,
         )
-        info = await self._jobs.create(request)
+        info = await self._jobs.create(draft, args.get("deliver_to") or None, ctx)
         return ToolResult(f"Created job:\n{info.line()}")
 
     async def _list(self) -> ToolResult:
