@@ -92,9 +92,16 @@ class MemoryIndex:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._embedder is not None:
+            await self._embedder.close()
         await self._db.close()
 
     # --- searching -----------------------------------------------------------------------------
+
+    @property
+    def relevant_cosine(self) -> float:
+        """The cosine from which a hit found by meaning alone is close (it depends on the model)."""
+        return self._embedder.relevant_cosine if self._embedder else 1.0
 
     async def search(
         self,
@@ -131,7 +138,7 @@ class MemoryIndex:
             rows.update(await self._db.run(index_db.rows, missing))
         ranked = fuse(
             [i for i, _ in text_hits],
-            vector_hits,
+            [i for i, _ in vector_hits],
             {i: r.ts for i, r in rows.items()},
             time.time(),
         )
@@ -318,8 +325,7 @@ class MemoryIndex:
                 self._ready.set()
                 return
             embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
-            # Only now: a daemon with nothing to embed never imports numpy (11 MB), and WordLlama
-            # imported it in its worker thread, not on the loop.
+            # Only now: a daemon with nothing to embed never imports numpy (11 MB).
             np = numpy_module()
             ids = [entry_id for entry_id, _ in pending]
             blobs = [row.astype(np.float16).tobytes() for row in embedded]
