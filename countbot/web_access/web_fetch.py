@@ -14,7 +14,7 @@ import re
 import socket
 import zlib
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -50,17 +50,17 @@ class _Fetched:
 
 
 class WebFetchTool(Tool):
-    name: ClassVar[str] = "web_fetch"
-    description: ClassVar[str] = (
+    name = "web_fetch"
+    description = (
         "Fetch a web page (http or https) and return its title and readable text. JSON and plain "
         "text are returned as they are."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "url": text("An http:// or https:// URL."),
         },
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings) -> None:
