@@ -14,10 +14,8 @@ import re
 import socket
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from countbot.config.settings import WebToolSettings
 from countbot.cooperative import Steps, run_steps
@@ -27,6 +25,9 @@ from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTrans
 from countbot.tools.schema import params, text
 from countbot.web_access.address_check import address_refusal
 from countbot.web_access.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
+
+if TYPE_CHECKING:
+    import httpx
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
 _MAX_REDIRECTS = 5
@@ -78,6 +79,8 @@ class WebFetchTool(Tool):
         return Egress("url", host or "(no host)", url)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         url = args["url"]
         try:
             async with asyncio.timeout(self._settings.timeout):
@@ -91,6 +94,8 @@ class WebFetchTool(Tool):
         return await run_steps(self._render(fetched))
 
     async def _fetch(self, raw_url: str) -> _Fetched:
+        import httpx
+
         try:
             url = httpx.URL(raw_url)
         except httpx.InvalidURL as exc:
@@ -109,6 +114,8 @@ class WebFetchTool(Tool):
 
     async def _get(self, client: httpx.AsyncClient, url: httpx.URL) -> tuple[_Fetched, str | None]:
         """One hop, to the first checked address that accepts a connection."""
+        import httpx
+
         if url.scheme not in ("http", "https"):
             raise FetchRefused(f"only http and https URLs are fetched, not {url.scheme or '?'}:")
         error: httpx.ConnectError | None = None

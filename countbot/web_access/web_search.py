@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from html import unescape
 from typing import Any, Protocol
 
-import httpx
-
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import integer, params, text
@@ -43,6 +41,8 @@ class SearchBackend(Protocol):
 async def _get_json(
     url: str, params: dict[str, Any], headers: dict[str, str], request_timeout: float
 ) -> Any:
+    import httpx  # imported at first use: the daemon loads this module at start-up
+
     # Building a client loads the CA bundle from disk, so it happens off the event loop.
     client = await asyncio.to_thread(httpx.AsyncClient, timeout=request_timeout)
     async with client:
@@ -122,6 +122,8 @@ class WebSearchTool(Tool):
         return Egress("search", "search", str(args.get("query", "")))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx
+
         if self._backend is None:
             return ToolResult.error(_NOT_CONFIGURED)
         query = args["query"]
