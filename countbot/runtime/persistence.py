@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +42,12 @@ class TurnRecorder:
                 )
 
         async def on_message(session_id: str, entry: HistoryEntry) -> None:
-            await self.sessions.append(session_id, to_record(entry))
+            writes = [self.sessions.append(session_id, to_record(entry))]
             if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
-                await on_usage(session_id, entry.model, entry.usage)
+                writes.append(on_usage(session_id, entry.model, entry.usage))
+            # Queued together on the database thread, which runs them back to back (the entry
+            # first): one hand-off instead of two, and both are committed before this returns.
+            await asyncio.gather(*writes)
 
         async def on_usage(session_id: str, model: str, usage: Usage) -> None:
             await self.usage.add(

