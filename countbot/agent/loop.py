@@ -76,7 +76,7 @@ class _Turn:
     usage: Usage
     # The turn's history as it grows; each request is fitted from it (stored history unchanged).
     entries: list[HistoryEntry]
-    # The system prompt of every request of the turn (looked up once, when the history loads).
+    # The system prompt of every request of the turn (looked up once, as the turn opens).
     prompt: str = ""
     tool_calls_made: int = 0
     # Budget warnings given during the turn, shown with its answer.
@@ -133,7 +133,7 @@ class AgentLoop:
             entries=[],
         )
         try:
-            user = await self.context.user_entry(request)
+            user, turn.prompt = await self.context.opening(request)
             try:
                 choice = await self.resolve_model(request.model)
             except ModelNotConfiguredError:
@@ -263,12 +263,14 @@ class AgentLoop:
             lambda: shown.put_nowait(notices.summarizing()),
         )
         work = asyncio.create_task(
-            self.context.load(turn.session_id, choice, user, turn.tools, turn.tool_context, side)
+            self.context.load(
+                turn.session_id, choice, user, turn.tools, turn.prompt, turn.tool_context, side
+            )
         )
         async for event in while_running(work, shown, turn.token):
             yield event
         if not work.cancelled():
-            turn.entries, turn.prompt = work.result()
+            turn.entries = work.result()
 
     async def _run_tools(
         self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice

@@ -84,6 +84,11 @@ class ContextKeeper:
             turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
         return UserEntry(message, request.media, turn_context)
 
+    async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
+        """The turn's user entry and the system prompt of all its requests, made side by side
+        (auto-recall and the one look per turn at the prompt's files each wait on a thread)."""
+        return await asyncio.gather(self.user_entry(request), self.prompt.build_system_prompt())
+
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
         share = self.settings.context_budget
@@ -95,18 +100,16 @@ class ContextKeeper:
         choice: ModelChoice,
         current: HistoryEntry,
         tools: Sequence[ToolSpec],
+        prompt: str,
         tool_context: ToolContext,
         side: SideCalls,
-    ) -> tuple[list[HistoryEntry], str]:
-        """The history a turn starting with `current` (offering `tools`) builds on, summarized
-        first if needed, and the system prompt of the turn's requests (one look at its files per
-        turn: byte-stable from one call of the turn to the next); `side` audits, meters and
-        announces the flush and summary calls."""
+    ) -> list[HistoryEntry]:
+        """The history a turn starting with `current` (offering `tools`, under the system
+        `prompt`) builds on, summarized first if needed; `side` audits, meters and announces the
+        flush and summary calls."""
         provider = MeteredProvider(choice.provider, side.report, side.announce)
         record = side.record
-        entries, prompt = await asyncio.gather(
-            self._window(session_id, choice, provider), self.prompt.build_system_prompt()
-        )
+        entries = await self._window(session_id, choice, provider)
         for _ in range(MAX_SUMMARY_PASSES):
             if not await self._overflows([*entries, current], choice, tools, prompt):
                 break
@@ -115,7 +118,7 @@ class ContextKeeper:
             ):
                 break
             entries = await self._window(session_id, choice, provider)
-        return entries, prompt
+        return entries
 
     async def fit(
         self,
