@@ -20,7 +20,7 @@ import re
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Literal
+from typing import Any, BinaryIO, Literal
 
 from countbot.execution.sandbox import Sandbox
 from countbot.execution.shell_guard import ShellGuard
@@ -153,14 +153,14 @@ _FETCHES = re.compile(
 class ExecTool(Tool):
     """Runs shell commands that pass the ShellGuard, in the sandbox, asking when it must."""
 
-    name: ClassVar[str] = "exec"
-    description: ClassVar[str] = (
+    name = "exec"
+    description = (
         "Run a shell command (bash -c) in the workspace and return its exit code and combined "
         "stdout/stderr. stdin is closed, so interactive commands fail; long output keeps its "
         "beginning and end. It runs in a sandbox: only the workspace is writable, /tmp is "
         "private, credentials are hidden. Dangerous commands (sudo, rm -rf /, ...) are refused."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={"command": text("The shell command.", minLength=1)},
         optional={
             "working_dir": text("Directory to run in, relative to the workspace (default: it).")

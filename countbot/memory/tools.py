@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date
-from typing import Any, ClassVar
+from typing import Any
 
 from countbot.memory.cited import KINDS, MemorySearch
 from countbot.memory.hygiene import corrected, repeats, without
@@ -20,12 +20,12 @@ MAX_NOTE_CHARS = 4000
 class MemoryReadTool(Tool):
     """Reads MEMORY.md, a window of lines at a time so a long file does not flood the context."""
 
-    name: ClassVar[str] = "memory_read"
-    description: ClassVar[str] = (
+    name = "memory_read"
+    description = (
         "Read MEMORY.md, your long-term memory: notes you saved and summaries of older "
         "conversations. For something specific in a long file, prefer memory_search."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         optional={
             "start_line": integer("First line to return (1-based). Default 1.", minimum=1),
             "max_lines": integer(
@@ -34,7 +34,7 @@ class MemoryReadTool(Tool):
         },
         closed=False,
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile) -> None:
@@ -62,15 +62,15 @@ class MemoryReadTool(Tool):
 class MemoryWriteTool(Tool):
     """Adds a dated note or corrects exact text; never rewrites the whole file."""
 
-    name: ClassVar[str] = "memory_write"
-    description: ClassVar[str] = (
+    name = "memory_write"
+    description = (
         "Save to MEMORY.md. Give `note` to add a short fact under today's date heading, or "
         "`old_text` and `new_text` to correct a fact that changed (old_text must match exactly "
         "once; the correction is dated; an empty new_text deletes it). A note that repeats a "
         "saved fact is not added twice. Save stable preferences, decisions and facts the user "
         "asks you to remember; never secrets."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         optional={
             "note": text(
                 "A short fact to add, e.g. 'Prefers metric units.'", maxLength=MAX_NOTE_CHARS
@@ -81,7 +81,7 @@ class MemoryWriteTool(Tool):
         closed=False,
     )
 
-    remembers: ClassVar[tuple[str, ...]] = ("note", "new_text")
+    remembers = ("note", "new_text")
 
     def __init__(self, memory: MemoryFile, *, today: Callable[[], date] = date.today) -> None:
         self._memory = memory
@@ -129,13 +129,13 @@ class MemoryWriteTool(Tool):
 class MemorySearchTool(Tool):
     """Searches notes and past conversations (the memory index), with a citation per hit."""
 
-    name: ClassVar[str] = "memory_search"
-    description: ClassVar[str] = (
+    name = "memory_search"
+    description = (
         "Search your memory: MEMORY.md, USER.md, dated notes and every other conversation, by "
         "meaning as well as words, in any language. Each hit says where and when it was "
         "written. Narrow with `scope` (notes or conversations) and `since`/`until` dates."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={"query": text("What you are looking for.")},
         optional={
             "scope": choice("all", "notes", "conversations"),
@@ -145,7 +145,7 @@ class MemorySearchTool(Tool):
         },
         closed=False,
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile, index: MemorySearch | None = None) -> None:
@@ -195,15 +195,13 @@ class MemorySearchTool(Tool):
 class MemoryForgetTool(Tool):
     """Removes a fact from the memory files and stops past conversations from recalling it."""
 
-    name: ClassVar[str] = "memory_forget"
-    description: ClassVar[str] = (
+    name = "memory_forget"
+    description = (
         "Forget a fact when the user asks you to: removes every entry holding `text` from "
         "MEMORY.md, USER.md and the dated notes, and past conversations that mention it are no "
         "longer found. Give a short distinctive piece of the fact."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
-        required={"text": text(minLength=3)}, closed=False
-    )
+    parameters = params(required={"text": text(minLength=3)}, closed=False)
 
     def __init__(self, files: Sequence[MemoryFile], index: MemorySearch | None) -> None:
         self._files = files

@@ -8,7 +8,7 @@ names another target.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.scheduler.book import JobDraft
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
@@ -56,8 +56,8 @@ class CronJobs(Protocol):
 
 
 class CronTool(Tool):
-    name: ClassVar[str] = "cron"
-    description: ClassVar[str] = (
+    name = "cron"
+    description = (
         "Manage scheduled jobs: reminders and recurring tasks that run a prompt later and send "
         "the answer to the user. action=create needs name, prompt and exactly one of cron "
         "(crontab 'minute hour day month weekday', e.g. '0 8 * * 1-5' = 8:00 Monday to Friday), "
@@ -66,7 +66,7 @@ class CronTool(Tool):
         "the train'. action=list shows jobs with their ids; remove, enable and disable take "
         "job_id. A job delivers to this chat unless deliver_to says otherwise."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={"action": choice(*ACTIONS)},
         optional={
             "name": text("short name of a new job"),
@@ -81,7 +81,7 @@ class CronTool(Tool):
     )
 
     # A job's prompt is an instruction for later turns: marked when a stranger may have written it.
-    remembers: ClassVar[tuple[str, ...]] = ("prompt",)
+    remembers = ("prompt",)
 
     def __init__(self, jobs: CronJobs) -> None:
         self._jobs = jobs

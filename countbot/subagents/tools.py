@@ -8,7 +8,7 @@ in the same chat as a new message the model answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.tools.base import Tool, ToolContext, ToolResult
 from countbot.tools.schema import choice, params, text, texts
@@ -56,8 +56,8 @@ class SubagentControl(Protocol):
 
 
 class SpawnTool(Tool):
-    name: ClassVar[str] = "spawn"
-    description: ClassVar[str] = (
+    name = "spawn"
+    description = (
         "Hand a self-contained task to a subagent that works on it in the background while you "
         "go on. Returns at once with the subagent's id; its report comes back to you later in "
         "this chat as a new message, and you then tell the user what came back. Several spawns "
@@ -65,7 +65,7 @@ class SpawnTool(Tool):
         "detail it needs. Optionally give a short label and the names of the only tools it may "
         "use."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "task": text("the complete task", minLength=1),
         },
@@ -76,7 +76,7 @@ class SpawnTool(Tool):
     )
 
     # The subagent's task is its user message: marked when a stranger may have written it.
-    remembers: ClassVar[tuple[str, ...]] = ("task",)
+    remembers = ("task",)
 
     def __init__(self, control: SubagentControl) -> None:
         self._control = control
@@ -107,12 +107,12 @@ class SpawnTool(Tool):
 
 
 class SubagentsTool(Tool):
-    name: ClassVar[str] = "subagents"
-    description: ClassVar[str] = (
+    name = "subagents"
+    description = (
         "Follow the subagents you spawned: action=list shows this chat's subagents with their "
         "ids and states; status shows one (with its result once it ended); cancel stops one."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "action": choice("list", "status", "cancel"),
         },

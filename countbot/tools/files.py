@@ -15,7 +15,7 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from countbot.media.documents import (
     MAX_DOCUMENT_BYTES,
@@ -100,13 +100,13 @@ class _InWorkspace(Tool):
 
 
 class ReadFileTool(Tool):
-    name: ClassVar[str] = "read_file"
-    description: ClassVar[str] = (
+    name = "read_file"
+    description = (
         "Read a UTF-8 text file, or the text of a PDF, DOCX, XLSX or PPTX document. Paths are "
         "relative to the workspace. Use offset and limit to read a range of lines from a large "
         "file."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "path": text("File path, relative to the workspace."),
         },
@@ -115,7 +115,7 @@ class ReadFileTool(Tool):
             "limit": integer("How many lines to read.", minimum=1),
         },
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"private"})
 
     def __init__(self, guard: WorkspaceGuard, documents: DocumentConverter | None = None) -> None:
@@ -195,12 +195,12 @@ class ReadFileTool(Tool):
 
 
 class WriteFileTool(_InWorkspace):
-    name: ClassVar[str] = "write_file"
-    description: ClassVar[str] = (
+    name = "write_file"
+    description = (
         "Create or overwrite a text file with the given content; missing parent directories are "
         "created. Paths are relative to the workspace."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "path": text("File path, relative to the workspace."),
             "content": text("The complete new content."),
@@ -221,12 +221,12 @@ class WriteFileTool(_InWorkspace):
 
 
 class EditFileTool(_InWorkspace):
-    name: ClassVar[str] = "edit_file"
-    description: ClassVar[str] = (
+    name = "edit_file"
+    description = (
         "Replace one exact piece of text in a file. old_text must appear exactly once, "
         "whitespace included; add surrounding lines to make it unique."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "path": text("File path, relative to the workspace."),
             "old_text": text("Exact text to find.", minLength=1),
@@ -262,17 +262,17 @@ class EditFileTool(_InWorkspace):
 
 
 class ListDirTool(_InWorkspace):
-    name: ClassVar[str] = "list_dir"
-    description: ClassVar[str] = (
+    name = "list_dir"
+    description = (
         "List a directory; subdirectories end with '/'. Paths are relative to the workspace "
         "(default: the workspace itself)."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         optional={
             "path": text("Directory, relative to the workspace."),
         },
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"private"})
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
 from countbot.tools.schema import params, text, texts
@@ -44,13 +44,13 @@ class Outbox(Protocol):
 
 
 class MessageTool(Tool):
-    name: ClassVar[str] = "message"
-    description: ClassVar[str] = (
+    name = "message"
+    description = (
         "Send a message to a chat on a chat channel (e.g. Telegram): text, workspace files, or "
         "both. Without channel and chat_id it goes to the chat this conversation is in. Use it "
         "to send files, or to message another chat; your normal answer already reaches the user."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         optional={
             "text": text("the message text (Markdown)"),
             "files": texts("paths of workspace files to send", maxItems=MAX_FILES),

@@ -14,7 +14,7 @@ import re
 import socket
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from countbot.config.settings import WebToolSettings
@@ -51,17 +51,17 @@ class _Fetched:
 
 
 class WebFetchTool(Tool):
-    name: ClassVar[str] = "web_fetch"
-    description: ClassVar[str] = (
+    name = "web_fetch"
+    description = (
         "Fetch a web page (http or https) and return its title and readable text. JSON and plain "
         "text are returned as they are."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "url": text("An http:// or https:// URL."),
         },
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings) -> None:

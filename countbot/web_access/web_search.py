@@ -10,7 +10,7 @@ import asyncio
 import re
 from dataclasses import dataclass
 from html import unescape
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
@@ -96,11 +96,11 @@ def search_backend(settings: WebToolSettings) -> SearchBackend | None:
 
 
 class WebSearchTool(Tool):
-    name: ClassVar[str] = "web_search"
-    description: ClassVar[str] = (
+    name = "web_search"
+    description = (
         "Search the web. Returns titles, URLs and snippets; use web_fetch to read a result."
     )
-    parameters: ClassVar[dict[str, Any]] = params(
+    parameters = params(
         required={
             "query": text("What to search for.", minLength=1),
         },
@@ -108,7 +108,7 @@ class WebSearchTool(Tool):
             "count": integer("Hits (5).", minimum=1, maximum=20),
         },
     )
-    idempotent: ClassVar[bool] = True
+    idempotent = True
     brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings, backend: SearchBackend | None = None) -> None:

@@ -107,7 +107,7 @@ asyncio.run(main())
 # What a daemon loads only when it is used: the model's HTTP client at the first model call,
 # the schema validator at the first tool call, litellm only for a model the direct path cannot
 # serve, uvicorn's reloaders never.
-NOT_LOADED_WHEN_IDLE = ("httpx", "httpcore", "jsonschema", "litellm")
+NOT_LOADED_WHEN_IDLE = ("httpx", "httpcore", "jsonschema", "litellm", "watchfiles")
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
