@@ -34,6 +34,8 @@ OFFLINE_MODEL = "use-multilingual-v3"
 IDLE_UNLOAD = 300.0
 # One request's limit: a batch of entries on a busy machine, or the first load.
 SIDECAR_TIMEOUT = 120.0
+# Texts per request to the sidecar: ~0.1 s of work each.
+REQUEST_TEXTS = 32
 # Cosine from which a hit found only by meaning is worth auto-recall's tokens, per vector space
 # (bench/memory_recall.py: USE puts paraphrases of a fact at 0.2-0.6, the best unrelated entries
 # at about 0.25). An endpoint's model is unknown: its hits must be closer.
@@ -89,6 +91,12 @@ class SidecarEmbedder:
         return self._process.pid if running and self._process else None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        # A batch goes in small requests, so a search's query waits for one of them, not for the
+        # whole batch (the lock is fair: waiters go in turn).
+        if len(texts) > REQUEST_TEXTS:
+            parts = [texts[i : i + REQUEST_TEXTS] for i in range(0, len(texts), REQUEST_TEXTS)]
+            rows = [await self.embed(part) for part in parts]
+            return numpy_module().vstack(rows)  # numpy is loaded: the requests needed it
         async with self._lock:
             try:
                 return await self._request(list(texts))

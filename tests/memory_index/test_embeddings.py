@@ -152,6 +152,8 @@ async def test_the_offline_model_runs_in_a_sidecar_that_ends_when_idle_and_start
         again = await embedder.embed(texts)
         assert embedder.pid not in (None, pid)
         assert abs(first - again).max() < 1e-5
+        many = await embedder.embed(texts * 25)  # sent in several requests, answered in order
+        assert many.shape == (75, 512) and abs(many[-3:] - first).max() < 1e-5
     finally:
         await embedder.close()
     assert embedder.pid is None
