@@ -298,8 +298,9 @@ class MemoryIndex:
         latest = loop.time() + FOLLOW_LATEST
         while (left := latest - loop.time()) > 0:
             self._poked.clear()
-            try:
-                await asyncio.wait_for(self._poked.wait(), min(FOLLOW_QUIET, left))
+            try:  # not wait_for: on 3.11 it can swallow the cancel that closes the index
+                async with asyncio.timeout(min(FOLLOW_QUIET, left)):
+                    await self._poked.wait()
             except TimeoutError:
                 return
 
