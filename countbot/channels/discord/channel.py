@@ -29,24 +29,19 @@ else:
 class DiscordChannel(PlatformChannel[DiscordSettings, "DiscordConnection"]):
     name = "discord"
     title = "Discord"
-    settings_type = DiscordSettings
     required = (("token", "the bot's token from the developer portal"),)
     extra = ("discord", "discord")
     capabilities = ChannelCapabilities(
-        edits_in_place=True,
         max_message_length=MAX_MESSAGE,
         markup="markdown",
-        media_in=True,
-        media_out=True,
+        edits_in_place=True,
         typing_indicator=True,
     )
-
-    def chat(self, chat_id: str) -> DiscordChat:
-        return DiscordChat(self.link, chat_id)
+    chat_type = DiscordChat
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
-        assert settings.token is not None
+        (token,) = self.required_values()
         module = await asyncio.to_thread(
             importlib.import_module, "countbot.channels.discord.client"
         )
@@ -62,7 +57,7 @@ class DiscordChannel(PlatformChannel[DiscordSettings, "DiscordConnection"]):
         try:
             # discord.py's reconnect loop may swallow a cancellation: closing ends it for sure.
             self.close_with(connection.close)
-            name = await connection.login(settings.token.get_secret_value())  # a bad token: here
+            name = await connection.login(token)  # a bad token fails here
             self.bot = f"@{name}" if name else None
             with self.connected(connection, CONNECTING):
                 await connection.serve(started)
