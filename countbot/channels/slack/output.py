@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from countbot.channels.door import Button, Link, read_upload
+from countbot.channels.door import Button, Link, escape_entities, read_upload
 from countbot.channels.slack.events import chat_ref
-from countbot.channels.slack.mrkdwn import escape, markdown_to_mrkdwn
+from countbot.channels.slack.mrkdwn import markdown_to_mrkdwn
 
 # The API module imports the optional SDK, so the link's type is only named for checkers.
 if TYPE_CHECKING:
@@ -68,4 +68,4 @@ class SlackChat:
 
 
 def _body(text: str, markdown: bool) -> str:
-    return markdown_to_mrkdwn(text) if markdown else escape(text)
+    return markdown_to_mrkdwn(text) if markdown else escape_entities(text)
