@@ -39,7 +39,12 @@ from countbot.channels.kit.delivery import FileChat, read_upload
 from countbot.channels.kit.link import Link
 from countbot.channels.kit.log_masking import masked_logs
 from countbot.channels.kit.markdown_syntax import Kept, MarkupRules, escape_entities, rewrite
-from countbot.channels.kit.media import Attachment, MediaFolder, take_in, take_in_all
+from countbot.channels.kit.media import (
+    Attachment,
+    MediaFolder,
+    kind_of,
+    with_attachments,
+)
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.platform import CONNECTING, PlatformChannel
@@ -59,7 +64,6 @@ from countbot.config.settings import (
 )
 from countbot.declared_charset import decode_declared
 from countbot.html_text import html_to_text
-from countbot.llm.types import ImagePart
 from countbot.runtime.outbound import DeliveryResult
 from countbot.store.pairing import SenderInfo
 
@@ -79,7 +83,6 @@ __all__ = [
     "EmailSettings",
     "FeishuSettings",
     "FileChat",
-    "ImagePart",
     "Incoming",
     "Kept",
     "Link",
@@ -98,11 +101,11 @@ __all__ = [
     "decode_declared",
     "escape_entities",
     "html_to_text",
+    "kind_of",
     "markdown_to_plain",
     "masked_logs",
     "read_upload",
     "rewrite",
-    "take_in",
-    "take_in_all",
     "truncate",
+    "with_attachments",
 ]
