@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from countbot.execution.sandbox import Sandbox
+from countbot.execution.shell import ExecTool
+from countbot.execution.shell_guard import ShellGuard
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest
 from countbot.tools.base import ToolContext
-from countbot.tools.sandbox import Sandbox
-from countbot.tools.shell import ExecTool
-from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.workspace_guard import WorkspaceGuard
 
 WARMUP = 10

@@ -46,9 +46,9 @@ from tests.channels.fake_telegram import FakeTelegram  # noqa: E402
 from tests.channels.harness import ALICE, use_fake_telegram  # noqa: E402
 from tests.support.loop_watch import LoopWatch  # noqa: E402
 from tests.support.scripted_model import Reply, ScriptedModelServer  # noqa: E402
-from tests.tools.local_http import LocalHTTPServer  # noqa: E402
-from tests.tools.local_http import Reply as Page  # noqa: E402
 from tests.web.conftest import TOKEN, write_config  # noqa: E402
+from tests.web_access.local_http import LocalHTTPServer  # noqa: E402
+from tests.web_access.local_http import Reply as Page  # noqa: E402
 
 STALL_TARGET_MS = 50.0
 MEMORY_TARGET_MB = 50.0

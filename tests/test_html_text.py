@@ -105,7 +105,7 @@ def test_deep_lists_are_indented_no_further_than_the_cap() -> None:
 
 def test_web_fetch_and_the_email_channel_never_load_html2text() -> None:
     code = (
-        "import sys, countbot.tools.web_fetch, countbot.channels.email.mail_in;"
+        "import sys, countbot.web_access.web_fetch, countbot.channels.email.mail_in;"
         "print('html2text' in sys.modules)"
     )
     result = subprocess.run(

@@ -76,6 +76,8 @@ class _Turn:
     usage: Usage
     # The turn's history as it grows; each request is fitted from it (stored history unchanged).
     entries: list[HistoryEntry]
+    # The system prompt of every request of the turn (looked up once, when the history loads).
+    prompt: str = ""
     tool_calls_made: int = 0
     # Budget warnings given during the turn, shown with its answer.
     warnings: list[str] = field(default_factory=list)
@@ -193,7 +195,7 @@ class AgentLoop:
             await self._apply_steering(turn, choice)
             exact = self._spending is not None and self._spending.limited()
             messages, estimate = await self._keeper.messages(
-                turn.entries, choice, turn.tools, exact=exact
+                turn.entries, choice, turn.tools, turn.prompt, exact=exact
             )
             stop = await self._spend_check(turn, choice, estimate)
             if stop is not None:
@@ -276,7 +278,7 @@ class AgentLoop:
         async for event in while_running(work, shown, turn.token):
             yield event
         if not work.cancelled():
-            turn.entries = work.result()
+            turn.entries, turn.prompt = work.result()
 
     async def _run_tools(
         self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice

@@ -59,7 +59,11 @@ class PersonaLoader:
 
     async def load(self, settings: PersonaSettings) -> Persona:
         """The preset `settings.preset` with the non-None fields of `settings` applied."""
-        base = await asyncio.to_thread(self._load_preset, settings.preset)
+        return await asyncio.to_thread(self.resolve, settings)
+
+    def resolve(self, settings: PersonaSettings) -> Persona:
+        """`load`, blocking: for a worker thread that looks at other files too (the prompt's)."""
+        base = self._load_preset(settings.preset)
         overrides = {
             key: value for key in OVERRIDABLE if (value := getattr(settings, key)) is not None
         }

@@ -13,13 +13,13 @@ from pathlib import Path
 import click
 
 from countbot.config.settings import Settings
+from countbot.execution.sandbox import SandboxStatus
 from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
 from countbot.local_model.pull import sha256_of
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
 from countbot.runtime.models import ModelResolver
-from countbot.tools.sandbox import SandboxStatus
 
 Check = Callable[[], Awaitable[str]]
 # Seconds each MCP server gets to connect (a first `npx`/`uvx` start downloads the server).

@@ -13,6 +13,7 @@ import asyncio
 import functools
 import importlib.util
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,8 +65,10 @@ _KEPT_FIELDS = (
     "cache_read_input_token_cost",
 )
 
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SEPARATOR = re.compile(r"[ \t\n\r]*,?[ \t\n\r]*")
 _lock = threading.Lock()
-_map: dict[str, dict[str, Any]] | None = None
+_map: dict[str, tuple[Any, ...]] | None = None
 
 
 def litellm_data(*parts: str) -> Path | None:
@@ -83,7 +86,7 @@ def model_map_path() -> Path | None:
     return litellm_data(MODEL_MAP_FILE)
 
 
-def load_model_map() -> dict[str, dict[str, Any]]:
+def load_model_map() -> dict[str, tuple[Any, ...]]:
     """The model map, trimmed to the fields used here (blocking the first time; thread-safe).
 
     Empty when litellm is not installed or its file is unreadable: every model is then unknown.
@@ -102,18 +105,34 @@ async def preload_model_map() -> None:
         await asyncio.to_thread(load_model_map)
 
 
-def _read_map(path: Path | None) -> dict[str, dict[str, Any]]:
+def _read_map(path: Path | None) -> dict[str, tuple[Any, ...]]:
     if path is None:
         return {}
     try:
-        raw = json.loads(path.read_bytes())
+        return _kept_entries(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {
-        name: {k: entry[k] for k in _KEPT_FIELDS if entry.get(k) is not None}
-        for name, entry in raw.items()
-        if isinstance(entry, dict) and name != "sample_spec"
-    }
+
+
+def _kept_entries(text: str) -> dict[str, tuple[Any, ...]]:
+    """The map's entries, each parsed alone and cut to the kept fields at once: the whole map is
+    never held as dicts (about 5 MB less at the peak, and after: the result stays loaded)."""
+    decode = json.JSONDecoder().raw_decode
+    at = _SPACE.match(text).end()
+    if text[at : at + 1] != "{":
+        raise ValueError("the model map is not a JSON object")
+    at = _SPACE.match(text, at + 1).end()
+    entries: dict[str, tuple[Any, ...]] = {}
+    while text[at : at + 1] == '"':
+        name, at = decode(text, at)
+        colon = _SPACE.match(text, at).end()
+        if text[colon : colon + 1] != ":":
+            raise ValueError(f"no ':' after {name!r} in the model map")
+        entry, at = decode(text, _SPACE.match(text, colon + 1).end())
+        if isinstance(entry, dict) and name != "sample_spec":
+            entries[name] = tuple(entry.get(field) for field in _KEPT_FIELDS)
+        at = _SEPARATOR.match(text, at).end()
+    return entries
 
 
 @functools.lru_cache(maxsize=512)
@@ -144,7 +163,8 @@ def provider_of(model: str) -> str:
     the prefix, or for a bare name the map's provider ("unknown" for names it does not know)."""
     if "/" in model:
         return model.split("/", 1)[0]
-    provider = load_model_map().get(model, {}).get("litellm_provider")
+    entry = load_model_map().get(model)
+    provider = entry[_KEPT_FIELDS.index("litellm_provider")] if entry else None
     return str(provider) if provider else "unknown"
 
 
@@ -156,7 +176,8 @@ def _lookup_names(model: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _from_map(model: str, raw: dict[str, Any]) -> ModelInfo:
+def _from_map(model: str, kept: tuple[Any, ...]) -> ModelInfo:
+    raw = dict(zip(_KEPT_FIELDS, kept, strict=True))
     window = raw.get("max_input_tokens") or raw.get("max_tokens") or DEFAULT_CONTEXT_WINDOW
     return ModelInfo(
         model=model,

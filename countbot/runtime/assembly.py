@@ -20,6 +20,7 @@ from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
+from countbot.execution.sandbox import Sandbox
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
@@ -36,6 +37,7 @@ from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
+from countbot.runtime.builtin_tools import builtin_tools
 from countbot.runtime.features import (
     Feature,
     FeaturePorts,
@@ -58,11 +60,9 @@ from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.builtin import builtin_tools
 from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.sandbox import Sandbox
 from countbot.tools.skill_tools import ReadSkillTool
 from countbot.tools.workspace_guard import WorkspaceGuard
 

@@ -30,7 +30,9 @@ Fingerprint = tuple[tuple[SkillSource, str, int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class _Scan:
+class SkillScan:
+    """What `SkillsLoader.scan` found on disk: the files' fingerprint and their skills."""
+
     fingerprint: Fingerprint
     skills: tuple[Skill, ...]
 
@@ -53,17 +55,25 @@ class SkillsLoader:
         self._disabled = set(disabled)
         self._has_config = has_config
         self._lock = asyncio.Lock()
-        self._scan: _Scan | None = None
+        self._scan: SkillScan | None = None
         self._catalog: SkillCatalog | None = None
 
     async def catalog(self) -> SkillCatalog:
         """The current skills; the same object until a file, availability or a toggle changes."""
         async with self._lock:
-            scan = await asyncio.to_thread(_rescan, self._sources, self._scan, self._has_config)
-            if scan != self._scan or self._catalog is None:
-                self._scan = scan
-                self._catalog = self._build_catalog(scan)
-            return self._catalog
+            return self.adopt(await asyncio.to_thread(self.scan))
+
+    def scan(self) -> SkillScan:
+        """The skills on disk now (reparsed only if a file changed), blocking: run it in a worker
+        thread, then hand the result to `adopt` on the event loop."""
+        return _rescan(self._sources, self._scan, self._has_config)
+
+    def adopt(self, scan: SkillScan) -> SkillCatalog:
+        """The catalog of a fresh `scan`; the same object while nothing changed."""
+        if scan != self._scan or self._catalog is None:
+            self._scan = scan
+            self._catalog = self._build_catalog(scan)
+        return self._catalog
 
     async def env_names(self) -> tuple[str, ...]:
         """The environment variables enabled skills declare: exactly what `exec` passes on."""
@@ -78,7 +88,7 @@ class SkillsLoader:
             self._disabled.add(name)
         self._catalog = None
 
-    def _build_catalog(self, scan: _Scan) -> SkillCatalog:
+    def _build_catalog(self, scan: SkillScan) -> SkillCatalog:
         skills = (
             dataclasses.replace(skill, enabled=skill.name not in self._disabled)
             for skill in scan.skills
@@ -90,15 +100,15 @@ class SkillsLoader:
 
 
 def _rescan(
-    sources: list[tuple[Path, SkillSource]], previous: _Scan | None, has_config: ConfigCheck
-) -> _Scan:
+    sources: list[tuple[Path, SkillSource]], previous: SkillScan | None, has_config: ConfigCheck
+) -> SkillScan:
     """Reparse only if the files changed; always refresh availability."""
     fingerprint = _fingerprint(sources)
     if previous is not None and previous.fingerprint == fingerprint:
         parsed: Iterable[Skill] = previous.skills
     else:
         parsed = _parse_all(fingerprint)
-    return _Scan(fingerprint, tuple(_with_availability(skill, has_config) for skill in parsed))
+    return SkillScan(fingerprint, tuple(_with_availability(skill, has_config) for skill in parsed))
 
 
 def _fingerprint(sources: list[tuple[Path, SkillSource]]) -> Fingerprint:

@@ -9,17 +9,16 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
-
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any, Protocol
 
 from countbot.cooperative import run_steps
 from countbot.llm.types import ToolCall, ToolSpec
 from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool, ResultPages
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 log = logging.getLogger(__name__)
 
@@ -67,24 +66,22 @@ class ToolRegistry:
         self._masker = masker
         self._sleep = sleep
         self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, Validator] = {}
+        self._validators: dict[str, Validator | str] = {}
         self._specs: tuple[ToolSpec, ...] | None = None
         self._pages = ResultPages(page_size)
 
     def register(self, tool: Tool) -> None:
-        """Add a tool; its schema is checked now so a bad schema fails at start-up."""
+        """Add a tool. Its schema is checked at its first call (`_validate`): built-in schemas are
+        checked by a test, MCP servers' ones when their tools are listed (`mcp/schema.py`)."""
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
-        validator_class = validator_for(tool.parameters)
-        validator_class.check_schema(tool.parameters)
-        self._validators[tool.name] = validator_class(tool.parameters)
         self._tools[tool.name] = tool
         self._specs = None
 
     def unregister(self, name: str) -> None:
         """Remove a tool (an MCP server's tool list changed); unknown names are ignored."""
         if self._tools.pop(name, None) is not None:
-            del self._validators[name]
+            self._validators.pop(name, None)
             self._specs = None
 
     def get(self, name: str) -> Tool | None:
@@ -132,7 +129,7 @@ class ToolRegistry:
                 "Send the call again with a single valid JSON object as arguments."
             )
         args = call.arguments if call.arguments is not None else {}
-        problem = self._validate(tool, args)
+        problem = await self._validate(tool, args)
         if problem is not None:
             return ToolResult.error(problem)
         if self.gate is None:
@@ -144,8 +141,18 @@ class ToolRegistry:
         await self.gate.observe(tool, admitted, result, ctx)
         return result
 
-    def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
-        error = best_match(self._validators[tool.name].iter_errors(args))
+    async def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            # jsonschema (about 3 MB and 40 ms to import) loads at the first tool call, off the
+            # loop: an idle daemon and a chat -m that calls no tool never need it.
+            validator = await asyncio.to_thread(_validator, tool.parameters)
+            self._validators[tool.name] = validator
+        if isinstance(validator, str):
+            return f"{tool.name} cannot be called: {validator}"
+        from jsonschema.exceptions import best_match
+
+        error = best_match(validator.iter_errors(args))
         if error is None:
             return None
         where = "/".join(str(part) for part in error.absolute_path)
@@ -207,6 +214,19 @@ class ToolRegistry:
             return content
         # In steps on the loop: in a thread, the regex pass would hold the GIL just as long.
         return await run_steps(self._masker.mask_steps(content))
+
+
+def _validator(schema: dict[str, Any]) -> Validator | str:
+    """The validator of a tool's parameters, or why its schema is not one."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    validator_class = validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except SchemaError as err:
+        return f"its parameter schema is invalid ({err.message})"
+    return validator_class(schema)
 
 
 def _cancelled(tool: Tool) -> ToolResult:

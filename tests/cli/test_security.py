@@ -15,7 +15,7 @@ import yaml
 from countbot.cli.security import WEAK_TOKEN_BITS, mcp_findings, sandbox_finding, token_bits
 from countbot.config.loader import SHIPPED_ROOT
 from countbot.config.settings import Settings
-from countbot.tools.sandbox import SandboxStatus
+from countbot.execution.sandbox import SandboxStatus
 
 COUNTBOT = [sys.executable, "-m", "countbot"]
 STRONG_TOKEN = "q9V3xkP0sLm2Tz8RwYb4NcJ7hGf1DaE6uKiO5pQrStU"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from countbot.execution.sandbox import Sandbox
 from countbot.llm.types import ToolCall
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest
 from countbot.tools.base import ToolContext
-from countbot.tools.sandbox import Sandbox
 from tests.mcp.conftest import stdio_server
 
 

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from countbot.config.settings import McpServerSettings
+from countbot.execution.sandbox import Sandbox
 from countbot.llm.types import ToolCall
 from countbot.mcp.host_start import START_TOOL, start_request
 from countbot.mcp.manager import McpManager
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest, Approver
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.sandbox import Sandbox
 from tests.mcp.conftest import stdio_server
 
 Held = Callable[..., Awaitable[tuple[McpManager, ToolRegistry]]]

@@ -13,7 +13,7 @@ from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
-from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
+from tests.execution.exec_support import RecordingApprover, make_exec, probed_sandbox
 from tests.tools.proc import is_running, read_pid
 
 
@@ -114,6 +114,19 @@ async def test_arguments_are_validated_against_the_schema(ctx: ToolContext) -> N
     assert missing.status == "error" and "'text' is a required property" in missing.content
     assert wrong_type.status == "error" and "at 'text'" in wrong_type.content
     assert extra.status == "error" and "'loud'" in extra.content
+
+
+class BadSchemaTool(EchoTool):
+    name: ClassVar[str] = "bad_schema"
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {"text": {"type": 5}}}
+
+
+async def test_a_tool_whose_schema_is_not_one_answers_why_at_its_call(ctx: ToolContext) -> None:
+    registry = ToolRegistry()
+    registry.register(BadSchemaTool())  # checked at the first call: no jsonschema at start-up
+    result = await registry.execute(call("bad_schema", {"text": "hi"}), ctx)
+    assert result.status == "error"
+    assert "bad_schema cannot be called: its parameter schema is invalid" in result.content
 
 
 async def test_a_slow_tool_times_out(ctx: ToolContext) -> None:

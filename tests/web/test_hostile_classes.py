@@ -22,9 +22,9 @@ from countbot.config.loader import load_settings
 from countbot.config.settings import WebToolSettings
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.support.scripted_model import Reply, ScriptedModelServer
-from tests.tools.local_http import LocalHTTPServer
-from tests.tools.local_http import Reply as Page
 from tests.web.conftest import Daemon, WsClient, write_config
+from tests.web_access.local_http import LocalHTTPServer
+from tests.web_access.local_http import Reply as Page
 
 ROOT = Path(__file__).resolve().parents[2]
 

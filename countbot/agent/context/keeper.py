@@ -14,6 +14,7 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
@@ -98,35 +99,37 @@ class ContextKeeper:
         tools: Sequence[ToolSpec],
         tool_context: ToolContext,
         side: SideCalls,
-    ) -> list[HistoryEntry]:
+    ) -> tuple[list[HistoryEntry], str]:
         """The history a turn starting with `current` (offering `tools`) builds on, summarized
-        first if needed; `side` audits, meters and announces the flush and summary calls."""
+        first if needed, and the system prompt of the turn's requests (one look at its files per
+        turn: byte-stable from one call of the turn to the next); `side` audits, meters and
+        announces the flush and summary calls."""
         provider = MeteredProvider(choice.provider, side.report, side.announce)
         record = side.record
-        entries = await self._window(session_id, choice, provider)
+        entries, prompt = await asyncio.gather(
+            self._window(session_id, choice, provider), self._prompt.build_system_prompt()
+        )
         for _ in range(MAX_SUMMARY_PASSES):
-            if not (await self.fit([*entries, current], choice, tools)).overflow:
+            if not await self._overflows([*entries, current], choice, tools, prompt):
                 break
             if not await self._summarize(
                 session_id, choice, provider, entries, tool_context, record
             ):
                 break
             entries = await self._window(session_id, choice, provider)
-        return entries
+        return entries, prompt
 
     async def fit(
         self,
         entries: Sequence[HistoryEntry],
         choice: ModelChoice,
         tools: Sequence[ToolSpec],
-        prompt: str | None = None,
+        prompt: str,
         *,
         exact: bool = False,
     ) -> Fitted:
-        """`entries` as they fit the next request (the system prompt and `tools` counted in);
+        """`entries` as they fit the next request (the system `prompt` and `tools` counted in);
         `exact`: its tokens counted by the tokenizer even when an upper bound fits."""
-        if prompt is None:
-            prompt = await self._prompt.build_system_prompt()
         budget = self.budget(choice)
         # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
         upper = bounded(entries)
@@ -147,14 +150,28 @@ class ContextKeeper:
         entries: Sequence[HistoryEntry],
         choice: ModelChoice,
         tools: Sequence[ToolSpec],
+        prompt: str,
         *,
         exact: bool = False,
     ) -> tuple[list[Message], int]:
-        """The next request's messages (the system prompt, then the fitted history) and their
+        """The next request's messages (the system `prompt`, then the fitted history) and their
         estimated prompt tokens (an upper bound unless `exact`)."""
-        prompt = await self._prompt.build_system_prompt()
         fitted = await self.fit(entries, choice, tools, prompt, exact=exact)
         return [SystemMessage(prompt), *fitted.messages], fitted.tokens
+
+    async def _overflows(
+        self,
+        entries: Sequence[HistoryEntry],
+        choice: ModelChoice,
+        tools: Sequence[ToolSpec],
+        prompt: str,
+    ) -> bool:
+        """Whether `entries` leave exchanges out of the next request (then summarize); the upper
+        bound decides most turns without fitting (or projecting) anything."""
+        fixed = self._fixed.tokens(prompt, tools, choice.model)
+        if fixed + sum(e.tokens for e in bounded(entries)) <= self.budget(choice):
+            return False
+        return (await self.fit(entries, choice, tools, prompt)).overflow
 
     async def _window(
         self, session_id: str, choice: ModelChoice, provider: LLMProvider

@@ -22,7 +22,7 @@ from countbot.agent.skill_invocation import invoked_skill
 from countbot.config.settings import PersonaSettings
 from countbot.memory.memory_file import MemoryFile
 from countbot.skills.catalog import SkillCatalog
-from countbot.skills.loader import SkillsLoader
+from countbot.skills.loader import SkillScan, SkillsLoader
 
 # The user's own standing instructions, shown in the prompt in this order; templates ship in
 # the `workspace/` folder. HTML comments in them are template guidance and are dropped.
@@ -87,13 +87,10 @@ class PromptBuilder:
 
     async def build_system_prompt(self) -> str:
         """The system prompt; the same string until the persona, skills or instructions change."""
-        # Three independent looks at the disk, each in a worker thread: side by side, not in turn
-        # (this runs before every model call).
-        persona, catalog, instructions = await asyncio.gather(
-            self._personas.load(self._persona_settings),
-            self._skills.catalog(),
-            asyncio.to_thread(self._read_instructions),
-        )
+        # One worker thread looks at every input file (mtime and size; a file is read again only
+        # when they moved): one hand-off per turn, not one per input.
+        persona, scan, instructions = await asyncio.to_thread(self._look)
+        catalog = self._skills.adopt(scan)
         inputs = (persona, catalog, instructions)
         if inputs != self._cached_inputs:
             self._cached_prompt = self._render(persona, catalog, instructions)
@@ -223,6 +220,11 @@ class PromptBuilder:
             f"{how} with its name first and follow it. Unavailable ones need what is listed."
         )
         return "\n".join([intro, *lines])
+
+    def _look(self) -> tuple[Persona, SkillScan, tuple[str, ...]]:
+        """The prompt's inputs as they are on disk now; blocking, run in a worker thread."""
+        persona = self._personas.resolve(self._persona_settings)
+        return persona, self._skills.scan(), self._read_instructions()
 
     def _read_instructions(self) -> tuple[str, ...]:
         return tuple(_instruction_text(self._workspace / name) for name, _ in INSTRUCTION_FILES)

@@ -22,7 +22,7 @@ function presetList(data) {
   );
 }
 
-// The daemon's sandbox detail is built from these phrases (countbot/tools/sandbox.py); each is
+// The daemon's sandbox detail is built from these phrases (countbot/execution/sandbox.py); each is
 // shown in the reader's language where it has a translation, the rest (paths, errors) as is.
 const SANDBOX_PHRASES = [
   ["every command asks, and each stdio MCP server before it starts", "settings.sandboxAsks"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countbot.tools.shell_guard import ShellGuard
+from countbot.execution.shell_guard import ShellGuard
 
 DANGEROUS = [
     "rm -rf /",

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from countbot.execution.shell import ExecTool
 from countbot.tools.base import ToolContext, ToolResult
-from countbot.tools.shell import ExecTool
-from tests.tools.exec_support import make_exec, probed_sandbox
+from tests.execution.exec_support import make_exec, probed_sandbox
 
 SECRET = "canary-secret-7f3a9c21e5"
 ENV_SECRET = "canary-env-b81d44c0aa"

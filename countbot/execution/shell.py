@@ -1,8 +1,9 @@
 """The exec tool: runs one shell command in the workspace and returns its exit code and output.
 
-The command runs inside the bubblewrap sandbox (`tools/sandbox.py`). When the sandbox is off or
-does not work here, or the approval mode says so, the user is asked first (`tools/approval.py`);
-nobody to ask means deny. The guard (`tools/shell_guard.py`) is only a tripwire in front.
+The command runs inside the bubblewrap sandbox (`execution/sandbox.py`). When the sandbox is off or
+does not work here, or the approval mode says so, the user is asked first (`approval_reason`
+below, through the turn's `Approver`); nobody to ask means deny. The guard
+(`execution/shell_guard.py`) is only a tripwire in front.
 
 The command runs in its own process group with stdin closed. When it finishes, times out or is
 cancelled, the whole group gets SIGTERM and, 2 s later, SIGKILL, so background jobs it started do
@@ -19,13 +20,13 @@ import re
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, BinaryIO, ClassVar, Literal
 
+from countbot.execution.sandbox import Sandbox
+from countbot.execution.shell_guard import ShellGuard
 from countbot.masking import SecretMasker
-from countbot.tools.approval import ApprovalMode, ApprovalRequest, approval_reason
+from countbot.tools.approval import ApprovalRequest
 from countbot.tools.base import Brings, Egress, Tool, ToolContext, ToolResult
-from countbot.tools.sandbox import Sandbox
-from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
@@ -116,12 +117,29 @@ async def _drain(pipe: BinaryIO, output: _CappedOutput) -> None:
         transport.close()
 
 
+ApprovalMode = Literal["auto", "on-miss", "always"]
+
+
 @dataclass(frozen=True, slots=True)
 class ExecPolicy:
     """When exec asks the user first (tools.exec.approval) and how long it waits for an answer."""
 
     approval: ApprovalMode = "auto"
     approval_timeout: float = 120.0
+
+
+def approval_reason(mode: ApprovalMode, *, sandboxed: bool, allow_listed: bool) -> str | None:
+    """Why a command needs the user's yes, or None when it may run without asking.
+
+    Leaving the sandbox always asks, whatever the mode: that is the fail-closed rule.
+    """
+    if not sandboxed:
+        return "it would run outside the sandbox, with full access to this machine"
+    if mode == "always":
+        return "tools.exec.approval is 'always'"
+    if mode == "on-miss" and not allow_listed:
+        return "it is not in tools.exec.allow_patterns"
+    return None
 
 
 # A command that plainly reaches the network: a URL, or a common network client as a word.

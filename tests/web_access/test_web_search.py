@@ -11,8 +11,8 @@ from pydantic import SecretStr
 
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import ToolContext, ToolTransientError
-from countbot.tools.web_search import BraveSearch, SearxngSearch, WebSearchTool, search_backend
-from tests.tools.local_http import LocalHTTPServer, Reply
+from countbot.web_access.web_search import BraveSearch, SearxngSearch, WebSearchTool, search_backend
+from tests.web_access.local_http import LocalHTTPServer, Reply
 
 JSON = {"Content-Type": "application/json"}
 SEARXNG_RESULTS = {

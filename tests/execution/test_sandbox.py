@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from countbot.execution.sandbox import SandboxLimits
+from countbot.execution.shell import ExecPolicy
 from countbot.tools.base import ToolContext, ToolResult
-from countbot.tools.sandbox import SandboxLimits
-from countbot.tools.shell import ExecPolicy
-from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
+from tests.execution.exec_support import RecordingApprover, make_exec, probed_sandbox
 
 PYTHON = sys.executable
 
@@ -241,7 +241,7 @@ async def test_an_approver_that_never_answers_is_a_denial(workspace: Path) -> No
 _IN_TMP_VENV = """
 import asyncio, subprocess, sys
 from pathlib import Path
-from countbot.tools.sandbox import Sandbox
+from countbot.execution.sandbox import Sandbox
 workspace = Path(sys.argv[1])
 sandbox = Sandbox("bwrap", workspace)
 assert sandbox.probe().active, sandbox.status

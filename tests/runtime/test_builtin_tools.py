@@ -7,10 +7,10 @@ from pathlib import Path
 from countbot.config.settings import ExecSettings, ToolsSettings
 from countbot.llm.types import ToolCall
 from countbot.masking import SecretMasker
+from countbot.runtime.builtin_tools import builtin_tools
 from countbot.tools.base import ToolContext
-from countbot.tools.builtin import builtin_tools
 from countbot.tools.registry import ToolRegistry
-from tests.tools.exec_support import RecordingApprover, probed_sandbox
+from tests.execution.exec_support import RecordingApprover, probed_sandbox
 
 
 def registry_for(settings: ToolsSettings, workspace: Path, config: Path) -> ToolRegistry:

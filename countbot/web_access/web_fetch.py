@@ -23,9 +23,9 @@ from countbot.config.settings import WebToolSettings
 from countbot.cooperative import Steps, run_steps
 from countbot.declared_charset import decoded_steps
 from countbot.html_text import html_text_steps, page_title
-from countbot.tools.address_check import address_refusal
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
-from countbot.tools.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
+from countbot.web_access.address_check import address_refusal
+from countbot.web_access.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
 _MAX_REDIRECTS = 5

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from countbot.execution.shell import ExecTool
 from countbot.llm.types import ToolCall
 from countbot.masking import SecretMasker
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.shell import ExecTool
-from tests.tools.exec_support import RecordingApprover, make_exec, probed_sandbox
+from tests.execution.exec_support import RecordingApprover, make_exec, probed_sandbox
 from tests.tools.proc import is_running, read_pid
 
 

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from countbot.tools.pids_cgroup import create_pids_cgroup, join_file
+from countbot.execution.pids_cgroup import create_pids_cgroup, join_file
 
 SandboxMode = Literal["auto", "bwrap", "off"]
 # The env var names enabled skills declare (`requires.env`, `primaryEnv`); async, it may rescan.

@@ -1,6 +1,6 @@
 """The tripwire in front of `exec`: refuses commands that would wreck the machine or escalate.
 
-The sandbox (`tools/sandbox.py`) is what contains a command; this guard only catches the obvious
+The sandbox (`execution/sandbox.py`) is what contains a command; this guard only catches the obvious
 ones early with a reason the model can read, and decides whether a command is allow-listed
 (`tools.exec.allow_patterns`: runs without asking in approval mode `on-miss`). A determined author
 can always hide a command (`eval`, base64, a script file). Its decisions come only from code and
@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from countbot.tools.shell_words import DATA, Segment, split_commands
+from countbot.execution.shell_words import DATA, Segment, split_commands
 
 # Only this much of a command is inspected, and of each simple command in it: the rules' cost is
 # bounded per simple command, and the sandbox, not this guard, contains what lies beyond.

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from countbot.config.settings import WebToolSettings
-from countbot.tools.address_check import address_refusal
 from countbot.tools.base import ToolContext
-from countbot.tools.web_fetch import WebFetchTool
+from countbot.web_access.address_check import address_refusal
+from countbot.web_access.web_fetch import WebFetchTool
 from tests.support.loop_watch import RESPONSIVE, LoopWatch
-from tests.tools.local_http import LocalHTTPServer, Reply
+from tests.web_access.local_http import LocalHTTPServer, Reply
 
 PAGE = b"""<html><head><title>Tide &amp; Times</title>
 <style>body { color: red }</style><script>var tracking = "evil-script";</script></head>

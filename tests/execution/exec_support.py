@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from countbot.execution.sandbox import Sandbox, SandboxMode
+from countbot.execution.shell import ExecPolicy, ExecTool
+from countbot.execution.shell_guard import ShellGuard
 from countbot.masking import SecretMasker
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest
-from countbot.tools.sandbox import Sandbox, SandboxMode
-from countbot.tools.shell import ExecPolicy, ExecTool
-from countbot.tools.shell_guard import ShellGuard
 from countbot.tools.workspace_guard import WorkspaceGuard
 
 

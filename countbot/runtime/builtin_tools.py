@@ -1,6 +1,9 @@
 """The built-in machine tools, wired to their guards from the settings.
 
-Memory and skill tools are added by the caller, which owns the stores they need.
+The file tools live in the core (`tools/`); running code (`execution/`) and web access
+(`web_access/`) are feature packages of their own that every runtime wires in, here, in the
+order the tools always had. Memory and skill tools are added by the caller, which owns the
+stores they need.
 """
 
 from __future__ import annotations
@@ -9,15 +12,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from countbot.config.settings import ToolsSettings
+from countbot.execution.sandbox import Sandbox
+from countbot.execution.shell import ExecPolicy, ExecTool
+from countbot.execution.shell_guard import ShellGuard
 from countbot.masking import SecretMasker
 from countbot.tools.base import Tool
 from countbot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
-from countbot.tools.sandbox import Sandbox
-from countbot.tools.shell import ExecPolicy, ExecTool
-from countbot.tools.shell_guard import ShellGuard
-from countbot.tools.web_fetch import WebFetchTool
-from countbot.tools.web_search import WebSearchTool
 from countbot.tools.workspace_guard import WorkspaceGuard
+from countbot.web_access.web_fetch import WebFetchTool
+from countbot.web_access.web_search import WebSearchTool
 
 
 def builtin_tools(
