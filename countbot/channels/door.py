@@ -36,7 +36,7 @@ from countbot.channels.kit.base import (
     SendError,
 )
 from countbot.channels.kit.delivery import FileChat, read_upload
-from countbot.channels.kit.link import Link
+from countbot.channels.kit.link import Link, LinkedChat
 from countbot.channels.kit.log_masking import masked_logs
 from countbot.channels.kit.markdown_syntax import Kept, MarkupRules, escape_entities, rewrite
 from countbot.channels.kit.media import (
@@ -86,6 +86,7 @@ __all__ = [
     "Incoming",
     "Kept",
     "Link",
+    "LinkedChat",
     "MarkupRules",
     "MediaFolder",
     "PlatformChannel",

@@ -8,9 +8,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
-from countbot.channels.discord.output import MAX_MESSAGE, DiscordChat
+from countbot.channels.discord.output import MAX_MESSAGE, DiscordChat, DiscordConnection
 from countbot.channels.door import (
     CONNECTING,
     ChannelCapabilities,
@@ -19,14 +18,8 @@ from countbot.channels.door import (
     SenderInfo,
 )
 
-# The client module imports the optional SDK, so its type is only named for checkers.
-if TYPE_CHECKING:
-    from countbot.channels.discord.client import DiscordConnection
-else:
-    DiscordConnection = Any
 
-
-class DiscordChannel(PlatformChannel[DiscordSettings, "DiscordConnection"]):
+class DiscordChannel(PlatformChannel[DiscordSettings, DiscordConnection]):
     name = "discord"
     title = "Discord"
     required = (("token", "the bot's token from the developer portal"),)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from countbot.channels.door import (
     ChannelCapabilities,
@@ -20,16 +20,10 @@ from countbot.channels.door import (
     RecentIds,
 )
 from countbot.channels.feishu.events import to_incoming
-from countbot.channels.feishu.output import MAX_MESSAGE, FeishuChat
-
-# The API module imports the optional SDK, so its type is only named for checkers.
-if TYPE_CHECKING:
-    from countbot.channels.feishu.api import FeishuApi
-else:
-    FeishuApi = Any
+from countbot.channels.feishu.output import MAX_MESSAGE, FeishuApi, FeishuChat
 
 
-class FeishuChannel(PlatformChannel[FeishuSettings, "FeishuApi"]):
+class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
     """Receives over the long connection, answers through the OpenAPI."""
 
     name = "feishu"

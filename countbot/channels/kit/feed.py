@@ -15,16 +15,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from countbot.agent.events import (
-    TERMINAL_TYPES,
-    AgentEvent,
-    TextChunk,
-    ToolStart,
-    TurnCancelled,
-    TurnDone,
-    TurnError,
-    notice_from_dict,
-)
+from countbot.agent.events import TERMINAL_TYPES, AgentEvent
 from countbot.channels.kit.approvals import (
     buttons,
     question_text,
@@ -32,7 +23,12 @@ from countbot.channels.kit.approvals import (
     typed_question_text,
 )
 from countbot.channels.kit.base import ButtonChat, ChannelCapabilities, ChatOutput, SendError
-from countbot.channels.kit.rendering import AnswerBook, RenderSettings, TurnRenderer
+from countbot.channels.kit.rendering import (
+    AnswerBook,
+    RenderSettings,
+    TurnRenderer,
+    event_from_frame,
+)
 from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
@@ -157,7 +153,7 @@ class SessionFeed:
             session_id, seq, event = item.session_id, item.seq, item.event
         else:  # a replayed frame
             session_id, seq = str(item.get("session_id")), int(item.get("seq", 0))
-            event = _event_from_frame(item)
+            event = event_from_frame(item)
         chat = self._chats.get(session_id)
         if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
             return
@@ -203,24 +199,6 @@ class SessionFeed:
             chat.current.task.add_done_callback(chat.renderers.discard)
             chat.current.task.add_done_callback(_log_failure)
         return chat.current
-
-
-def _event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
-    """The events a renderer needs, rebuilt from a replayed frame (others are not needed)."""
-    kind = frame.get("type")
-    if kind == "stream":
-        return TextChunk(str(frame.get("content", "")))
-    if kind == "tool_start":
-        return ToolStart(str(frame.get("tool_call_id", "")), str(frame.get("name", "")), {})
-    if kind == "done":
-        return TurnDone(str(frame.get("content", "")))
-    if kind == "notice":
-        return notice_from_dict(frame)
-    if kind == "error":
-        return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
-    if kind == "cancelled":
-        return TurnCancelled()
-    return None
 
 
 async def _post_card(output: ChatOutput, asked: ApprovalAsked) -> str | None:

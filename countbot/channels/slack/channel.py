@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from countbot.channels.door import (
     CONNECTING,
@@ -21,19 +21,13 @@ from countbot.channels.door import (
     SlackSettings,
 )
 from countbot.channels.slack.events import chat_ref, to_incoming
-from countbot.channels.slack.output import MAX_MESSAGE, SlackChat
-
-# The API module imports the optional SDK, so its type is only named for checkers.
-if TYPE_CHECKING:
-    from countbot.channels.slack.api import SlackApi
-else:
-    SlackApi = Any
+from countbot.channels.slack.output import MAX_MESSAGE, SlackApi, SlackChat
 
 # Seconds between looks at whether Socket Mode is connected (for the Channels page).
 STATE_INTERVAL = 1.0
 
 
-class SlackChannel(PlatformChannel[SlackSettings, "SlackApi"]):
+class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
     name = "slack"
     title = "Slack"
     required = (
