@@ -51,7 +51,7 @@ def play(body: dict) -> Reply:
 
 def use_previous_behaviour(runtime: Runtime) -> None:
     """The record-count window of before: every entry sent as it is, no fitting."""
-    keeper = runtime.agent._keeper
+    keeper = runtime.agent.context
 
     async def fit(entries, choice, tools, prompt=None):  # type: ignore[no-untyped-def]
         return Fitted(project(list(entries), vision=choice.vision), 0, 0, False)

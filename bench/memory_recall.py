@@ -5,12 +5,15 @@ notes in MEMORY.md and chat messages in the store, at least 5,000 entries, a fif
 the facts are notes, half were said in a conversation. Every fact has a question sharing a
 content word with it and a paraphrase sharing none. Measured in one run:
 
-1. recall@5 of `memory_search` per question kind and language, for today's keyword search over
-   MEMORY.md (`memory/search.py`: every word must occur; it cannot see conversations) as the
-   baseline, the index full-text only, and the index with WordLlama vectors (if installed);
+1. recall@5 of `memory_search` per question kind and language, for the keyword search the
+   assistant had before the index (`memory/search.py` over MEMORY.md: every word must occur; it
+   cannot see conversations) as the baseline, the index full-text only, the index with the
+   offline model's vectors (USE multilingual v3 in its sidecar) and, when the `wordllama`
+   package is installed, with the former model's (bench/memory_recall_wordllama.py);
 2. auto-recall: the share of questions whose fact is in the block put into the request, and the
    block's tokens (counted with gpt-4o's tokenizer, offline; the budget itself uses an estimate);
-3. search latency at 100,000 entries (median, p95) and what the vectors add to memory;
+3. search latency at 100,000 entries (median, p95), the vector matrix's memory, and what each
+   model costs in memory (the sidecar's own, and what the searching process gains);
 4. index update per committed entry (a message appended, then caught up).
 
     python bench/memory_recall.py [--entries 5000] [--large 100000]
@@ -27,18 +30,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import memory_recall_wordllama as wordllama
 from bench.memory_recall_data import FACTS_EN, FACTS_ZH, filler
 from countbot.llm.token_counter import count_text
 from countbot.memory.search import search_text
-from countbot.memory_index.embeddings import (
-    WORDLLAMA_DIMS,
-    WordLlamaEmbedder,
-    wordllama_available,
-)
+from countbot.memory_index.embeddings import Embedder, SidecarEmbedder, offline_model_available
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.memory_index.text import STOPWORDS, estimate_tokens
@@ -136,19 +137,24 @@ async def bulk_messages(sessions: SessionStore, rows: list[tuple[str, str, str, 
         await sessions._db.run(insert, rows[i : i + 1000])
 
 
-async def open_year(root: Path, entries: int, vectors: bool) -> tuple[Year, MemoryIndex, Database]:
+# The searches measured: (row name, the embedder it uses or None for full-text only).
+MODES: list[tuple[str, Callable[[], Embedder] | None]] = [("index, full-text only", None)]
+if wordllama.available():
+    MODES.append(("index + WordLlama (former)", wordllama.WordLlamaEmbedder))
+if offline_model_available():
+    MODES.append(("index + USE multilingual", SidecarEmbedder))
+
+
+async def open_year(
+    root: Path, entries: int, embedder: Embedder | None
+) -> tuple[Year, MemoryIndex, Database]:
     year = Year(root, entries)
     db = await Database.open(root / "countbot.db")
     sessions = SessionStore(db)
     await year.write(sessions)
-    index = await MemoryIndex.open(
-        root / f"index-{vectors}.db",
-        year.workspace,
-        sessions,
-        WordLlamaEmbedder() if vectors else None,
-    )
+    index = await MemoryIndex.open(root / "index.db", year.workspace, sessions, embedder)
     await index.catch_up()
-    if vectors:
+    if embedder is not None:
         index.start()
         await index.vectors_ready()
     return year, index, db
@@ -199,9 +205,8 @@ async def update_cost(index: MemoryIndex, db: Database, n: int = 200) -> float:
     return statistics.median(times)
 
 
-async def embed_cost(n: int = 1024) -> float:
-    """WordLlama's ms per entry, in batches of 256 as the index embeds (a worker thread)."""
-    embedder = WordLlamaEmbedder()
+async def embed_cost(embedder: Embedder, n: int = 1024) -> float:
+    """The model's ms per entry, in batches of 256 as the index embeds."""
     await embedder.embed(["warm up"])
     texts = [filler(random.Random(i), i % 5 == 0) for i in range(n)]
     start = time.perf_counter()
@@ -241,18 +246,20 @@ def print_table(results: dict[str, dict[tuple[str, str], float]]) -> None:
     print("(w: question shares a word with the fact; p: paraphrase sharing none)")
 
 
-async def small_year(tmp: Path, entries: int, vectors: bool, results: dict) -> None:
+async def small_year(
+    tmp: Path, entries: int, name: str, make: Callable[[], Embedder] | None, results: dict
+) -> None:
     """Recall, auto-recall and update cost on the year of `entries`."""
-    year, index, db = await open_year(tmp / f"y{vectors}", entries, vectors)
+    embedder = make() if make else None
+    year, index, db = await open_year(tmp / name, entries, embedder)
     count = (await index.status())["entries"]
-    if not vectors:
+    if embedder is None:
         results["baseline: keywords, MEMORY.md"] = await recall_at_5(year, None)
-    name = "index, full-text + vectors" if vectors else "index, full-text only"
     results[name] = await recall_at_5(year, index)
     share, median_tokens, max_tokens, max_estimate = await auto_recall(year, index)
     update = await update_cost(index, db)
-    if vectors:
-        print(f"vectors: {await embed_cost():.3f} ms per entry, in the background")
+    if embedder is not None:
+        print(f"{name}: vectors {await embed_cost(embedder):.3f} ms per entry, in the background")
     print(
         f"{name}: {count} entries; auto-recall brings the fact for {share:.2f} of questions, "
         f"block {median_tokens:.0f} tokens median, {max_tokens} max (gpt-4o's tokenizer; "
@@ -263,39 +270,64 @@ async def small_year(tmp: Path, entries: int, vectors: bool, results: dict) -> N
     await db.close()
 
 
-async def large_year(tmp: Path, entries: int, vectors: bool) -> None:
-    year, index, db = await open_year(tmp / f"large{vectors}", entries, vectors)
+async def large_year(
+    tmp: Path, entries: int, name: str, make: Callable[[], Embedder] | None
+) -> None:
+    embedder = make() if make else None
+    year, index, db = await open_year(tmp / f"large-{name}", entries, embedder)
     median, p95 = await latency(year, index)
-    count = (await index.status())["entries"]
-    matrix = count * WORDLLAMA_DIMS * 4 / 1e6 if vectors else 0
+    status = await index.status()
+    matrix = int(status["vectors"]) * (await _dims(embedder)) * 4 / 1e6
     print(
-        f"{count} entries, {'with' if vectors else 'without'} vectors: search median "
-        f"{median:.1f} ms, p95 {p95:.1f} ms; vector matrix in memory {matrix:.0f} MB"
+        f"{name}, {status['entries']} entries: search median {median:.1f} ms, p95 {p95:.1f} ms;"
+        f" vector matrix in memory {matrix:.0f} MB"
     )
     await index.close()
     await db.close()
 
 
-def model_memory() -> str:
-    """Memory a fresh process gains by loading WordLlama and embedding once (from
-    /proc/self/status: a child's ru_maxrss starts at its parent's peak)."""
-    probe = (
-        "import asyncio, re, sqlite3, ssl\n"
-        "from countbot.memory_index.embeddings import WordLlamaEmbedder\n"
-        "kb = lambda k: int(re.search(k + r':\\s+(\\d+)', open('/proc/self/status').read())[1])\n"
-        "before = kb('VmRSS')\n"
-        "asyncio.run(WordLlamaEmbedder().embed(['hello']))\n"
-        "print(before / 1024, (kb('VmRSS') - before) / 1024, (kb('VmHWM') - before) / 1024)"
-    )
+async def _dims(embedder: Embedder | None) -> int:
+    return 0 if embedder is None else int((await embedder.embed(["dims"])).shape[1])
+
+
+_STATUS_KB = "int(re.search(k + r':\\s+(\\d+)', open(f'/proc/{pid}/status').read())[1])"
+_PROBE = (
+    "import asyncio, os, re, sqlite3, ssl, sys\n"
+    "sys.path.insert(0, '.')\n"
+    "from bench.memory_recall_wordllama import WordLlamaEmbedder\n"
+    "from countbot.memory_index.embeddings import SidecarEmbedder\n"
+    f"kb = lambda k, pid='self': {_STATUS_KB}\n"
+    "before = kb('VmRSS')\n"
+    "async def main():\n"
+    "    embedder = {model}()\n"
+    "    await embedder.embed(['hello'] * 256)\n"
+    "    pid = getattr(embedder, 'pid', None)\n"
+    "    child = (kb('VmRSS', pid), kb('VmHWM', pid)) if pid else (0, 0)\n"
+    "    print(before / 1024, (kb('VmRSS') - before) / 1024, (kb('VmHWM') - before) / 1024,"
+    " child[0] / 1024, child[1] / 1024)\n"
+    "    await embedder.close()\n"
+    "asyncio.run(main())\n"
+)
+
+
+def model_memory(model: str) -> str:
+    """Memory a fresh process gains by embedding a batch with `model` (an embedder class), and
+    its sidecar's, if it has one (from /proc/*/status: a child's ru_maxrss starts at its
+    parent's peak)."""
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, check=True
+        [sys.executable, "-c", _PROBE.replace("{model}", model)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=True,
     )
-    base, added, peak = map(float, done.stdout.split())
-    return (
-        f"{added:.0f} MB resident, {peak:.0f} MB at the peak of loading "
-        f"(to a process of {base:.0f} MB with asyncio, sqlite3, ssl, httpx)"
+    base, added, peak, child, child_peak = map(float, done.stdout.split())
+    own = f"the searching process gains {added:.0f} MB resident, {peak:.0f} MB at the peak"
+    sidecar = (
+        f"; its sidecar holds {child:.0f} MB, {child_peak:.0f} MB at the peak" if child else ""
     )
+    return f"{own}{sidecar} (to a process of {base:.0f} MB with asyncio, sqlite3, ssl, httpx)"
 
 
 async def main(entries: int, large: int) -> None:
@@ -303,17 +335,18 @@ async def main(entries: int, large: int) -> None:
     print(f"Paraphrases sharing a content stem or character pair with their fact: {len(leaks)}")
     for leak in leaks:
         print(f"  {leak}")
-    modes = [False] + ([True] if wordllama_available() else [])
     results: dict[str, dict[tuple[str, str], float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for vectors in modes:
-            await small_year(Path(tmp), entries, vectors, results)
+        for name, make in MODES:
+            await small_year(Path(tmp), entries, name, make, results)
         print_table(results)
         print()
-        for vectors in modes:
-            await large_year(Path(tmp), large, vectors)
-    if wordllama_available():
-        print(f"WordLlama loaded and used once adds {model_memory()}")
+        for name, make in MODES:
+            await large_year(Path(tmp), large, name, make)
+    print()
+    for name, make in MODES[1:]:
+        assert make is not None
+        print(f"{name}: embedding a batch of 256, {model_memory(make.__name__)}")
 
 
 if __name__ == "__main__":

@@ -91,15 +91,32 @@ AgentEvent = (
 TERMINAL_TYPES = frozenset({"done", "error", "cancelled"})
 
 
-def notice_from_dict(data: dict[str, Any]) -> TurnNotice:
-    """The notice a `notice` frame (`event_to_dict`'s output) came from."""
-    details = data.get("details")
-    return TurnNotice(
-        str(data.get("code", "")),
-        str(data.get("text", "")),
-        details if isinstance(details, dict) else {},
-        bool(data.get("transient")),
-    )
+def event_from_dict(data: dict[str, Any]) -> AgentEvent | None:
+    """The event an `event_to_dict` frame came from (a daemon's or a replay buffer's); None for
+    frames of other kinds."""
+    kind = data.get("type")
+
+    def text(key: str) -> str:
+        return str(data.get(key, ""))
+
+    if kind == "stream":
+        return TextChunk(text("content"))
+    if kind == "reasoning":
+        return ReasoningChunk(text("content"))
+    if kind == "tool_start":
+        return ToolStart(text("tool_call_id"), text("name"), data.get("arguments", {}))
+    if kind == "tool_result":
+        duration = float(data.get("duration_ms", 0.0))
+        return ToolEnd(text("tool_call_id"), text("name"), text("result"), text("status"), duration)
+    if kind == "done":
+        return TurnDone(text("content"), model=text("model"))
+    if kind == "notice":
+        details = data.get("details")
+        details = details if isinstance(details, dict) else {}
+        return TurnNotice(text("code"), text("text"), details, bool(data.get("transient")))
+    if kind == "error":
+        return TurnError(text("error"), bool(data.get("retryable")), text("code"))
+    return TurnCancelled() if kind == "cancelled" else None
 
 
 def event_to_dict(event: AgentEvent) -> dict[str, Any]:

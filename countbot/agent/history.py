@@ -7,7 +7,7 @@ Entries are what a session remembers; they become `llm` messages only when a req
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from countbot.llm.types import (
@@ -130,12 +130,7 @@ def _record(entry: HistoryEntry) -> dict[str, Any]:
             "reasoning": entry.reasoning,
             "model": entry.model,
             "provider": entry.provider,
-            "usage": {
-                "prompt_tokens": entry.usage.prompt_tokens,
-                "completion_tokens": entry.usage.completion_tokens,
-                "cached_tokens": entry.usage.cached_tokens,
-                "cost_usd": entry.usage.cost_usd,
-            },
+            "usage": asdict(entry.usage),  # from_record reads it back as Usage(**usage)
             "stop_reason": entry.stop_reason,
             "ts": entry.ts,
         }

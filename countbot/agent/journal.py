@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from countbot.agent.context.tokens import counted
@@ -19,19 +20,17 @@ from countbot.tools.base import ToolResult
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
 class Journal:
     """One turn's writer: `session_id`'s entries, and the audit of the tools `user_text` ran."""
 
-    def __init__(
-        self, hooks: AgentHooks, session_id: str, user_text: str, channel: str | None
-    ) -> None:
-        self._hooks = hooks
-        self._session_id = session_id
-        self._user_text = user_text
-        self._channel = channel
+    hooks: AgentHooks
+    session_id: str
+    user_text: str
+    channel: str | None
 
     async def commit(self, entry: HistoryEntry) -> None:
-        await _call(self._hooks.on_message, self._session_id, entry)
+        await _call(self.hooks.on_message, self.session_id, entry)
 
     async def add(self, entry: HistoryEntry, model: str) -> HistoryEntry:
         """`entry` counted once (for `model`'s tokenizer) and committed with its count."""
@@ -43,17 +42,17 @@ class Journal:
         self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
     ) -> None:
         record = ToolCallRecord(
-            session_id=self._session_id,
+            session_id=self.session_id,
             tool_call_id=call_id,
             name=name,
             arguments=arguments,
-            user_message=self._user_text,
+            user_message=self.user_text,
             result=result.content,
             status=result.status,
             duration_ms=result.duration_ms,
-            channel=self._channel,
+            channel=self.channel,
         )
-        await _call(self._hooks.on_tool_call, record)
+        await _call(self.hooks.on_tool_call, record)
 
     async def audit_flush(self, call_id: str, arguments: str, result: ToolResult) -> None:
         """Audits a memory write of the silent flush before a summary (never shown)."""
@@ -61,7 +60,7 @@ class Journal:
 
     async def report_usage(self, model: str, usage: Usage) -> None:
         """Usage of a model call no history entry carries (the flush, a summary)."""
-        await _call(self._hooks.on_usage, self._session_id, model, usage)
+        await _call(self.hooks.on_usage, self.session_id, model, usage)
 
 
 async def _call(hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:

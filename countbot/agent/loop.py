@@ -76,7 +76,7 @@ class _Turn:
     usage: Usage
     # The turn's history as it grows; each request is fitted from it (stored history unchanged).
     entries: list[HistoryEntry]
-    # The system prompt of every request of the turn (looked up once, when the history loads).
+    # The system prompt of every request of the turn (looked up once, as the turn opens).
     prompt: str = ""
     tool_calls_made: int = 0
     # Budget warnings given during the turn, shown with its answer.
@@ -93,6 +93,7 @@ class _Turn:
     guard: LoopGuard = field(default_factory=LoopGuard)
 
 
+@dataclass(kw_only=True, eq=False, slots=True)
 class AgentLoop:
     """The agent's heart; see the module docstring.
 
@@ -100,24 +101,13 @@ class AgentLoop:
     entry, loads (and summarizes) the history, and fits every request.
     """
 
-    def __init__(
-        self,
-        *,
-        resolve_model: ModelResolver,
-        context: ContextKeeper,
-        tools: ToolRegistry,
-        settings: AgentSettings,
-        workspace: Path,
-        hooks: AgentHooks | None = None,
-        spending: SpendingGuard | None = None,
-    ) -> None:
-        self._resolve_model = resolve_model
-        self._keeper = context
-        self._tools = tools
-        self._settings = settings
-        self._workspace = workspace
-        self._hooks = hooks or AgentHooks()
-        self._spending = spending
+    resolve_model: ModelResolver
+    context: ContextKeeper
+    tools: ToolRegistry
+    settings: AgentSettings
+    workspace: Path
+    hooks: AgentHooks = field(default_factory=AgentHooks)
+    spending: SpendingGuard | None = None
 
     async def process_direct(self, request: TurnRequest) -> str:
         """Run one turn and return its final text (`notices.final_text`)."""
@@ -131,21 +121,21 @@ class AgentLoop:
             token=token,
             tool_context=ToolContext(
                 session_id,
-                self._workspace,
+                self.workspace,
                 request.channel,
                 request.chat_id,
                 token.event,
                 request.approver,
             ),
-            journal=Journal(self._hooks, session_id, request.message, request.channel),
+            journal=Journal(self.hooks, session_id, request.message, request.channel),
             steering=request.steering,
             usage=Usage(),
             entries=[],
         )
         try:
-            user = await self._keeper.user_entry(request)
+            user, turn.prompt = await self.context.opening(request)
             try:
-                choice = await self._resolve_model(request.model)
+                choice = await self.resolve_model(request.model)
             except ModelNotConfiguredError:
                 await turn.journal.commit(user)
                 await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
@@ -158,10 +148,10 @@ class AgentLoop:
                 yield await self._end_budget(turn, stop)
                 return
             turn.tools = select_tools(
-                self._tools,
+                self.tools,
                 user.content,
                 small=choice.small,
-                budget=self._settings.tool_budget,
+                budget=self.settings.tool_budget,
                 cost=lambda spec: schema_estimate(spec, choice.model),
             )
             async for event in self._load_history(turn, choice, user):
@@ -182,19 +172,19 @@ class AgentLoop:
 
     async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one tool call through the registry (validation, timeout, retry, masking)."""
-        return await self._tools.execute(call, ctx)
+        return await self.tools.execute(call, ctx)
 
     # --- the iterations ----------------------------------------------------------------------
 
     async def _iterate(self, turn: _Turn, choice: ModelChoice) -> AsyncIterator[AgentEvent]:
-        limit = self._settings.max_iterations
+        limit = self.settings.max_iterations
         for _ in range(limit):
             if turn.token.cancelled:
                 yield await self._end_cancelled(turn)
                 return
             await self._apply_steering(turn, choice)
-            exact = self._spending is not None and self._spending.limited()
-            messages, estimate = await self._keeper.messages(
+            exact = self.spending is not None and self.spending.limited()
+            messages, estimate = await self.context.messages(
                 turn.entries, choice, turn.tools, turn.prompt, exact=exact
             )
             stop = await self._spend_check(turn, choice, estimate)
@@ -273,12 +263,14 @@ class AgentLoop:
             lambda: shown.put_nowait(notices.summarizing()),
         )
         work = asyncio.create_task(
-            self._keeper.load(turn.session_id, choice, user, turn.tools, turn.tool_context, side)
+            self.context.load(
+                turn.session_id, choice, user, turn.tools, turn.prompt, turn.tool_context, side
+            )
         )
         async for event in while_running(work, shown, turn.token):
             yield event
         if not work.cancelled():
-            turn.entries, turn.prompt = work.result()
+            turn.entries = work.result()
 
     async def _run_tools(
         self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice
@@ -310,7 +302,7 @@ class AgentLoop:
                 else:
                     runnable.append(call)
             executed = await asyncio.gather(
-                *(self._tools.execute(call, turn.tool_context) for call in runnable)
+                *(self.tools.execute(call, turn.tool_context) for call in runnable)
             )
             for call, result in zip(runnable, executed, strict=True):
                 turn.guard.record(call, result, idempotent=self._is_parallel_safe(call))
@@ -324,7 +316,7 @@ class AgentLoop:
                     )
 
     def _is_parallel_safe(self, call: ToolCall) -> bool:
-        tool = self._tools.get(call.name)
+        tool = self.tools.get(call.name)
         return tool is not None and tool.idempotent
 
     def _skip_reason(self, turn: _Turn) -> ToolResult | None:
@@ -332,7 +324,7 @@ class AgentLoop:
             return ToolResult("Cancelled by the user before it ran.", "cancelled")
         if turn.steering is not None and turn.steering.pending():
             return ToolResult("Skipped: the user sent a new message; read it first.", "skipped")
-        if turn.tool_calls_made >= self._settings.max_iterations:
+        if turn.tool_calls_made >= self.settings.max_iterations:
             return ToolResult("Skipped: the tool-call limit for this turn was reached.", "skipped")
         return None
 
@@ -347,8 +339,11 @@ class AgentLoop:
             result.duration_ms,
             images=result.images,
         )
-        await self._add(turn, entry, choice)
-        await turn.journal.audit(call.id, call.name, _shown_arguments(call), result)
+        # Committed side by side: the stores queue both writes on one database thread.
+        await asyncio.gather(
+            self._add(turn, entry, choice),
+            turn.journal.audit(call.id, call.name, _shown_arguments(call), result),
+        )
 
     async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:
@@ -379,9 +374,9 @@ class AgentLoop:
 
     async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
         """The budget's stop notice for the next call, if any (a warning is kept for the end)."""
-        if self._spending is None:
+        if self.spending is None:
             return None
-        verdict = await self._spending.check(
+        verdict = await self.spending.check(
             turn.session_id, choice.model, turn.usage.total_tokens, estimate
         )
         if verdict.warning is not None:

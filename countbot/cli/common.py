@@ -102,6 +102,35 @@ def exit_promptly() -> None:
     gc.freeze()
 
 
+def switch_commands(
+    group: click.Group,
+    argument: str,
+    switch: Callable[[str | None, str, bool], None],
+    *,
+    on: str,
+    off: str,
+) -> None:
+    """`enable ARGUMENT` and `disable ARGUMENT` on `group`, each calling `switch(config_path,
+    value, enabled)`; `on` and `off` are their help texts."""
+    for name, enabled, help_text in (("enable", True, on), ("disable", False, off)):
+        _switch_command(group, name, argument, switch, enabled, help_text)
+
+
+def _switch_command(
+    group: click.Group,
+    name: str,
+    argument: str,
+    switch: Callable[[str | None, str, bool], None],
+    enabled: bool,
+    help_text: str,
+) -> None:
+    @group.command(name, help=help_text)
+    @config_option
+    @click.argument(argument)
+    def command(config_path: str | None, **values: str) -> None:
+        switch(config_path, values[argument], enabled)
+
+
 def fail(message: str, status: int) -> NoReturn:
     click.echo(f"countbot: {message}", err=True)
     sys.exit(status)

@@ -13,7 +13,14 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from countbot.cli.common import config_option, fail, run_async, settings_or_exit, store_settings
+from countbot.cli.common import (
+    config_option,
+    fail,
+    run_async,
+    settings_or_exit,
+    store_settings,
+    switch_commands,
+)
 from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.settings import Settings
 
@@ -71,27 +78,16 @@ def remove(config_path: str | None, job_id: str) -> None:
     click.echo(f"Removed job {job_id}.")
 
 
-@cron.command("enable")
-@config_option
-@click.argument("job_id")
-def enable(config_path: str | None, job_id: str) -> None:
-    """Switch a job on."""
-    switch(config_path, job_id, True)
-
-
-@cron.command("disable")
-@config_option
-@click.argument("job_id")
-def disable(config_path: str | None, job_id: str) -> None:
-    """Switch a job off (it keeps its history)."""
-    switch(config_path, job_id, False)
-
-
 def switch(config_path: str | None, job_id: str, enabled: bool) -> None:
     settings = store_settings(config_path)
     if _run(_with_book(settings, lambda book: book.set_enabled(job_id, enabled))) is None:
         fail(f"no job {job_id!r}", 1)
     click.echo(f"Job {job_id} {'enabled' if enabled else 'disabled'}.")
+
+
+switch_commands(
+    cron, "job_id", switch, on="Switch a job on.", off="Switch a job off (it keeps its history)."
+)
 
 
 @cron.command("run")

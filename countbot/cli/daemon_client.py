@@ -15,13 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from countbot.agent.events import (
     AgentEvent,
-    TextChunk,
-    ToolEnd,
-    ToolStart,
     TurnCancelled,
     TurnDone,
     TurnError,
-    notice_from_dict,
+    event_from_dict,
 )
 from countbot.agent.notices import final_text
 from countbot.cli.approval_prompt import WHO, LineReader, ask
@@ -160,24 +157,4 @@ def _event(frame: dict[str, Any], session_id: str) -> AgentEvent | None:
         return TurnError(str(frame.get("error")))
     if frame.get("session_id") != session_id:
         return None
-    if kind == "stream":
-        return TextChunk(str(frame.get("content", "")))
-    if kind == "tool_start":
-        return ToolStart(frame["tool_call_id"], frame["name"], frame.get("arguments", {}))
-    if kind == "tool_result":
-        return ToolEnd(
-            frame["tool_call_id"],
-            frame["name"],
-            str(frame.get("result", "")),
-            str(frame.get("status", "")),
-            float(frame.get("duration_ms", 0.0)),
-        )
-    if kind == "done":
-        return TurnDone(str(frame.get("content", "")), model=str(frame.get("model", "")))
-    if kind == "notice":
-        return notice_from_dict(frame)
-    if kind == "error":
-        return TurnError(str(frame.get("error")), bool(frame.get("retryable")))
-    if kind == "cancelled":
-        return TurnCancelled()
-    return None
+    return event_from_dict(frame)

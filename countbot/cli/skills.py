@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from countbot.cli.common import config_option, fail, run_async, settings_or_exit
+from countbot.cli.common import config_option, fail, run_async, settings_or_exit, switch_commands
 from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.errors import ConfigError
 from countbot.config.settings import Settings
@@ -83,22 +83,6 @@ def remove(config_path: str | None, name: str, yes: bool) -> None:
     click.echo(f"Removed {target}.")
 
 
-@skills.command("enable")
-@config_option
-@click.argument("name")
-def enable(config_path: str | None, name: str) -> None:
-    """Switch a skill on (removes it from skills.disabled)."""
-    _switch(config_path, name, True)
-
-
-@skills.command("disable")
-@config_option
-@click.argument("name")
-def disable(config_path: str | None, name: str) -> None:
-    """Switch a skill off (adds it to skills.disabled in config.yaml)."""
-    _switch(config_path, name, False)
-
-
 def _switch(config_path: str | None, name: str, enabled: bool) -> None:
     from countbot.config.skill_switches import save_skill_switch
 
@@ -110,6 +94,15 @@ def _switch(config_path: str | None, name: str, enabled: bool) -> None:
     except ConfigError as exc:
         fail(str(exc), 2)
     click.echo(f"{name} is {'on' if enabled else 'off'} (restart a running daemon to apply).")
+
+
+switch_commands(
+    skills,
+    "name",
+    _switch,
+    on="Switch a skill on (removes it from skills.disabled).",
+    off="Switch a skill off (adds it to skills.disabled in config.yaml).",
+)
 
 
 def _catalog(settings: Settings) -> SkillCatalog:

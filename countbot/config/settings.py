@@ -345,17 +345,23 @@ class ChannelsSettings(_Strict):
 class MemorySettings(_Strict):
     """The memory index over notes and past conversations (`countbot/memory_index/`)."""
 
-    # wordllama: offline, shipped in the `memory` extra; endpoint: an OpenAI-compatible
-    # /embeddings URL; off: full-text only.
-    embeddings: Literal["wordllama", "endpoint", "off"] = "wordllama"
+    # use-multilingual: offline (the Universal Sentence Encoder, multilingual v3, shipped in the
+    # `memory` extra); endpoint: an OpenAI-compatible /embeddings URL; off: full-text only.
+    embeddings: Literal["use-multilingual", "endpoint", "off"] = "use-multilingual"
     embeddings_url: str | None = Field(None, description="base URL of the /embeddings endpoint")
     embeddings_model: str = "text-embedding-3-small"
     embeddings_api_key: SecretStr | None = None
     embeddings_idle: float = Field(
-        300.0, ge=1.0, le=86_400.0, description="seconds unused before WordLlama is unloaded"
+        300.0, ge=1.0, le=86_400.0, description="seconds unused before the model's process ends"
     )
     recall: bool = Field(True, description="put the best few memory hits into each turn")
     recall_tokens: int = Field(400, ge=50, le=4000, description="token budget of auto-recall")
+
+    @field_validator("embeddings", mode="before")
+    @classmethod
+    def _former_model(cls, value: object) -> object:
+        """`wordllama` named the offline model before USE replaced it: it means the offline one."""
+        return "use-multilingual" if value == "wordllama" else value
 
 
 class TranscriptionSettings(_Strict):

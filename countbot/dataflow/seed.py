@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,33 +31,27 @@ class HistoryReader(Protocol):
     async def load_window(self, session_id: str, limit: int) -> HistoryWindow: ...
 
 
+@dataclass(frozen=True, slots=True)
 class SessionSeed:
     """Implements `TurnSeed` from the session's history window (as the model sees it)."""
 
-    def __init__(
-        self,
-        history: HistoryReader,
-        workspace: Path,
-        secrets: Callable[[], Iterable[str]],
-        window: Callable[[], int],
-    ) -> None:
-        self._history = history
-        self._workspace = workspace
-        self._secrets = secrets
-        self._window = window
+    history: HistoryReader
+    workspace: Path
+    secrets: Callable[[], Iterable[str]]
+    window: Callable[[], int]
 
     async def __call__(self, ctx: ToolContext) -> TurnInputs:
-        window = await self._history.load_window(ctx.session_id, self._window())
+        window = await self.history.load_window(ctx.session_id, self.window())
         messages = Messages()
         for record in window.records:
             if record.get("type") == "user":
                 messages.add(str(record.get("content") or ""), str(record.get("context") or ""))
-        private = [("a configured secret", secret) for secret in self._secrets() if secret]
+        private = [("a configured secret", secret) for secret in self.secrets() if secret]
         private.extend(messages.private)
         if window.summary:
             private.append(("the conversation summary", window.summary))
         for name in _PROMPT_FILES:
-            text = await asyncio.to_thread(_read_small, self._workspace / name)
+            text = await asyncio.to_thread(_read_small, self.workspace / name)
             if text:
                 private.append((name, text))
         request = "\n".join(_request(window.records))

@@ -20,13 +20,14 @@ import re
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Literal
+from typing import Any, BinaryIO, Literal
 
 from countbot.execution.sandbox import Sandbox
 from countbot.execution.shell_guard import ShellGuard
 from countbot.masking import SecretMasker
 from countbot.tools.approval import ApprovalRequest
 from countbot.tools.base import Brings, Egress, Tool, ToolContext, ToolResult
+from countbot.tools.schema import params, text
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
@@ -152,25 +153,19 @@ _FETCHES = re.compile(
 class ExecTool(Tool):
     """Runs shell commands that pass the ShellGuard, in the sandbox, asking when it must."""
 
-    name: ClassVar[str] = "exec"
-    description: ClassVar[str] = (
+    name = "exec"
+    description = (
         "Run a shell command (bash -c) in the workspace and return its exit code and combined "
         "stdout/stderr. stdin is closed, so interactive commands fail; long output keeps its "
         "beginning and end. It runs in a sandbox: only the workspace is writable, /tmp is "
         "private, credentials are hidden. Dangerous commands (sudo, rm -rf /, ...) are refused."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "minLength": 1, "description": "The shell command."},
-            "working_dir": {
-                "type": "string",
-                "description": "Directory to run in, relative to the workspace (default: it).",
-            },
+    parameters = params(
+        required={"command": text("The shell command.", minLength=1)},
+        optional={
+            "working_dir": text("Directory to run in, relative to the workspace (default: it).")
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
+    )
 
     def __init__(
         self,

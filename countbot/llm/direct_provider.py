@@ -10,14 +10,12 @@ costs about a tenth of litellm's time and a fifth of its memory (bench/cold_star
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from types import SimpleNamespace
-from typing import Any
-
-import httpx
-from httpx_sse import EventSource
+from typing import TYPE_CHECKING, Any
 
 from countbot.llm.constrained import constrained_chunks, constrained_messages, response_format
 from countbot.llm.errors import ModelFailure
@@ -34,6 +32,9 @@ from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.stream_accumulator import is_whole_answer
 from countbot.llm.types import ChatRequest
+
+if TYPE_CHECKING:
+    import httpx
 
 # An error body is read up to this size for the provider's message; the rest is not worth it.
 _MAX_ERROR_BODY = 64 * 1024
@@ -53,12 +54,13 @@ class ProviderHTTPError(Exception):
 class DirectProvider(RetryingProvider):
     """Streams from OpenAI-compatible endpoints with retries, a deadline and fallbacks.
 
-    One `httpx.AsyncClient` (created on first use, so in the loop that uses it) keeps connections
-    alive across calls. The endpoint of every model is resolved up front: a configuration mistake
-    (unknown provider, missing key or address) ends the first stream at once, in words. A
-    `local/` model's endpoint is its child server (`local`), asked for its address on each call
-    because a restarted child listens on a new port. With `constrained`, requests that offer
-    tools ask for JSON instead (`countbot.llm.constrained`).
+    One `httpx.AsyncClient` (made at the first call, in a worker thread that also imports httpx:
+    an idle daemon holds neither) keeps connections alive across calls. The endpoint of every
+    model is resolved up front: a configuration mistake (unknown provider, missing key or
+    address) ends the first stream at once, in words. A `local/` model's endpoint is its child
+    server (`local`), asked for its address on each call because a restarted child listens on a
+    new port. With `constrained`, requests that offer tools ask for JSON instead
+    (`countbot.llm.constrained`).
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class DirectProvider(RetryingProvider):
         keys = {e.api_key for e in self._endpoints.values() if e.api_key}
         self._secrets = tuple(keys)
         self._client: httpx.AsyncClient | None = None
+        self._client_made = asyncio.Lock()
 
     async def _before_first_call(self) -> ModelFailure | None:
         if self._config_error is not None:
@@ -127,8 +130,11 @@ class DirectProvider(RetryingProvider):
         self, model: str, request: ChatRequest, facts: StreamFacts
     ) -> AsyncIterator[Any]:
         endpoint = await self._endpoint_of(model)
+        client = await self._http()
+        import httpx  # loaded by `_http` (in a worker thread): here for the name only
+
         try:
-            async with aclosing(self._sse_chunks(endpoint, request, facts)) as chunks:
+            async with aclosing(self._sse_chunks(client, endpoint, request, facts)) as chunks:
                 async for chunk in chunks:
                     yield chunk
         except httpx.TransportError:
@@ -142,13 +148,19 @@ class DirectProvider(RetryingProvider):
             ) from None
 
     async def _sse_chunks(
-        self, endpoint: Endpoint, request: ChatRequest, facts: StreamFacts
+        self,
+        client: httpx.AsyncClient,
+        endpoint: Endpoint,
+        request: ChatRequest,
+        facts: StreamFacts,
     ) -> AsyncIterator[Any]:
+        from httpx_sse import EventSource
+
         body = self._body(endpoint, request)
         headers = {"Accept": "text/event-stream", **self._extra_headers}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        async with self._http().stream("POST", endpoint.url, json=body, headers=headers) as reply:
+        async with client.stream("POST", endpoint.url, json=body, headers=headers) as reply:
             if reply.status_code >= 300:
                 raise await _http_error(reply)
             facts.content_type = reply.headers.get("content-type", "")
@@ -165,14 +177,22 @@ class DirectProvider(RetryingProvider):
                 if event.data and not done:
                     yield _decode(event.data)
 
-    def _http(self) -> httpx.AsyncClient:
+    async def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            # Our deadline (RetryingProvider) bounds the whole call; httpx's only the connect.
-            timeout = httpx.Timeout(None, connect=min(self._timeout, 30.0))
-            self._client = httpx.AsyncClient(
-                timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
-            )
+            async with self._client_made:  # concurrent first calls share one client
+                if self._client is None:
+                    # A worker thread imports httpx (tens of ms) and loads the CA bundle.
+                    self._client = await asyncio.to_thread(self._new_client)
         return self._client
+
+    def _new_client(self) -> httpx.AsyncClient:
+        import httpx
+
+        # Our deadline (RetryingProvider) bounds the whole call; httpx's only the connect.
+        timeout = httpx.Timeout(None, connect=min(self._timeout, 30.0))
+        return httpx.AsyncClient(
+            timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
+        )
 
     def _body(self, endpoint: Endpoint, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -201,12 +221,19 @@ def _decode(data: str | bytes) -> Any:
         text = data if isinstance(data, str) else data.decode("utf-8", "replace")
         shown = " ".join(text.split())[:200]
         message = f"the server answered with something that is not JSON: {shown}"
-        raise ProviderHTTPError(502, message, httpx.Response(502)) from None
+        raise ProviderHTTPError(502, message, _response(502)) from None
     error = getattr(chunk, "error", None)
     if error is not None:  # some servers report a failure mid-stream as an event
         message = getattr(error, "message", None) or str(error)
-        raise ProviderHTTPError(500, str(message), httpx.Response(500))
+        raise ProviderHTTPError(500, str(message), _response(500))
     return chunk
+
+
+def _response(status: int) -> httpx.Response:
+    """A bodiless response for a failure found in the stream (httpx is loaded: it is streaming)."""
+    import httpx
+
+    return httpx.Response(status)
 
 
 async def _http_error(reply: httpx.Response) -> ProviderHTTPError:

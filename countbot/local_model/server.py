@@ -17,8 +17,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
 from countbot.llm.local_endpoint import LocalServerError
 
 log = logging.getLogger(__name__)
@@ -78,6 +76,8 @@ class LocalServer:
         return self._base + "/v1"
 
     async def _start(self) -> None:
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         model = self.options.model
         if not model.is_file():
             raise LocalServerError(
@@ -121,6 +121,8 @@ class LocalServer:
         self._watcher = asyncio.create_task(self._watch(self._process))
 
     async def _check_health(self) -> None:
+        import httpx
+
         async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
             reply = await client.get(f"{self._base}/health")
         if reply.status_code != 200:

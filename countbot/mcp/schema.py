@@ -11,9 +11,6 @@ import copy
 import re
 from typing import Any
 
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
-
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64
 SEPARATOR = "__"
@@ -39,6 +36,10 @@ def repaired_schema(schema: Any) -> tuple[dict[str, Any] | None, str]:
         isinstance(required, list) and all(isinstance(name, str) for name in required)
     ):
         del fixed["required"]
+    # Here, not at the top: an idle daemon, and one without MCP servers, never loads jsonschema.
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     try:
         validator_for(fixed).check_schema(fixed)
     except SchemaError as err:

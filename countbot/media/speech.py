@@ -8,8 +8,6 @@ from __future__ import annotations
 import shutil
 from typing import Protocol
 
-import httpx
-
 from countbot.config.settings import SpeechSettings
 from countbot.media.child import JobFailed, run_program
 
@@ -36,6 +34,8 @@ class EndpointSpeaker:
         self._timeout = settings.timeout
 
     async def speak(self, text: str) -> bytes:
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
                 response = await client.post(

@@ -8,8 +8,6 @@ import io
 import wave
 from typing import Protocol
 
-import httpx
-
 from countbot.media.audio import RATE, Pcm
 from countbot.media.child import JobFailed, run_job
 
@@ -73,6 +71,8 @@ class EndpointRecognizer:
         if self._language:
             fields["language"] = self._language
         files = {"file": ("voice.wav", wav_bytes(pcm), "audio/wav")}
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
                 response = await client.post(

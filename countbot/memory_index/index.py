@@ -92,9 +92,16 @@ class MemoryIndex:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._embedder is not None:
+            await self._embedder.close()
         await self._db.close()
 
     # --- searching -----------------------------------------------------------------------------
+
+    @property
+    def relevant_cosine(self) -> float:
+        """The cosine from which a hit found by meaning alone is close (it depends on the model)."""
+        return self._embedder.relevant_cosine if self._embedder else 1.0
 
     async def search(
         self,
@@ -117,17 +124,21 @@ class MemoryIndex:
             _stamp(until + timedelta(days=1)) if until else None,
             exclude_session,
         )
-        # Full-text on the database thread and vectors in a worker, at the same time (both let
-        # go of the GIL while they work).
-        text_hits, vector_hits = await asyncio.gather(
-            self._text_hits(query, filters), self._vector_hits(query, filters)
+        # Full-text (with its rows) on the database thread and vectors in a worker, at the same
+        # time (both let go of the GIL while they work); only hits found by meaning alone need
+        # their rows fetched after.
+        (text_hits, rows), vector_hits = await asyncio.gather(
+            self._db.run(
+                index_db.text_hits_with_rows, match_expression(query), filters, CANDIDATES
+            ),
+            self._vector_hits(query, filters),
         )
-        rows = await self._db.run(
-            index_db.rows, list({i for i, _ in text_hits} | {i for i, _ in vector_hits})
-        )
+        missing = [i for i, _ in vector_hits if i not in rows]
+        if missing:
+            rows.update(await self._db.run(index_db.rows, missing))
         ranked = fuse(
             [i for i, _ in text_hits],
-            vector_hits,
+            [i for i, _ in vector_hits],
             {i: r.ts for i, r in rows.items()},
             time.time(),
         )
@@ -138,12 +149,6 @@ class MemoryIndex:
             for i, score in ranked[:limit]
             if i in rows
         ]
-
-    async def _text_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
-        match = match_expression(query)
-        if match is None:
-            return []
-        return await self._db.run(index_db.search_text, match, filters, CANDIDATES)
 
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._embedder is None or not self._vectors_ready or not query.strip():
@@ -160,9 +165,9 @@ class MemoryIndex:
     # --- keeping up ----------------------------------------------------------------------------
 
     async def catch_up(self) -> None:
-        """Index what changed in the memory files and the store since the last look."""
-        await self.sync_files()
-        await self.sync_messages()
+        """Index what changed in the memory files and the store since the last look (both looks
+        at once: each has its own lock and cursor)."""
+        await asyncio.gather(self.sync_files(), self.sync_messages())
 
     async def sync_files(self) -> None:
         async with self._files_lock:
@@ -320,8 +325,7 @@ class MemoryIndex:
                 self._ready.set()
                 return
             embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
-            # Only now: a daemon with nothing to embed never imports numpy (11 MB), and WordLlama
-            # imported it in its worker thread, not on the loop.
+            # Only now: a daemon with nothing to embed never imports numpy (11 MB).
             np = numpy_module()
             ids = [entry_id for entry_id, _ in pending]
             blobs = [row.astype(np.float16).tobytes() for row in embedded]

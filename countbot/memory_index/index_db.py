@@ -245,6 +245,14 @@ def search_text(
     ).fetchall()
 
 
+def text_hits_with_rows(
+    conn: sqlite3.Connection, match: str | None, filters: Filters, limit: int
+) -> tuple[list[tuple[int, float]], dict[int, Row]]:
+    """`search_text` and the rows of its hits, in one call (a search's one hand-off)."""
+    hits = search_text(conn, match, filters, limit) if match is not None else []
+    return hits, rows(conn, [entry_id for entry_id, _ in hits])
+
+
 def rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Row]:
     if not ids:
         return {}

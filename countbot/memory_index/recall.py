@@ -23,8 +23,6 @@ log = logging.getLogger(__name__)
 RECALL_HITS = 6
 RECALL_TOKENS = 400
 HIT_CHARS = 400
-# A hit found only by meaning needs at least this cosine to be worth the tokens.
-RECALL_COSINE = 0.3
 # Sessions whose recalled entries are remembered, so one fact is not repeated every turn.
 SESSIONS_REMEMBERED = 256
 HEADER = (
@@ -56,7 +54,8 @@ class AutoRecall:
         self._shown.move_to_end(session_id)
         while len(self._shown) > SESSIONS_REMEMBERED:
             self._shown.popitem(last=False)
-        fresh = [h for h in found if _relevant(h) and (h.source, h.locator) not in seen]
+        close = self._index.relevant_cosine
+        fresh = [h for h in found if _relevant(h, close) and (h.source, h.locator) not in seen]
         block, shown = recall_block(fresh, self._tokens)
         if not shown:
             return None
@@ -65,9 +64,10 @@ class AutoRecall:
         return block
 
 
-def _relevant(hit: CitedHit) -> bool:
-    """Found by its words, or close enough in meaning."""
-    return hit.text_rank is not None or (hit.similarity or 0.0) >= RECALL_COSINE
+def _relevant(hit: CitedHit, close: float) -> bool:
+    """Found by its words, or at least `close` in meaning (the model's own measure: a hit found
+    only by meaning must be worth the tokens)."""
+    return hit.text_rank is not None or (hit.similarity or 0.0) >= close
 
 
 def recall_block(hits: list[CitedHit], budget: int) -> tuple[str, list[CitedHit]]:

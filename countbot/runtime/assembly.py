@@ -393,36 +393,30 @@ def is_users_conversation(session_id: str) -> bool:
     return not session_id.startswith(_UNATTENDED_SESSIONS)
 
 
+@dataclass(frozen=True, slots=True)
 class _RouterOutbox:
     """The `message` tool's view of the outbound router and of the owner's chats."""
 
-    def __init__(
-        self,
-        router: OutboundRouter,
-        settings: Settings,
-        pairing: PairingStore,
-        sessions: SessionStore,
-    ) -> None:
-        self._router = router
-        self._settings = settings
-        self._pairing = pairing
-        self._sessions = sessions
+    router: OutboundRouter
+    settings: Settings
+    pairing: PairingStore
+    sessions: SessionStore
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
     ) -> DeliveryResult:
-        return await self._router.deliver(DeliveryTarget(channel, chat_id), text, files)
+        return await self.router.deliver(DeliveryTarget(channel, chat_id), text, files)
 
     def channels(self) -> list[str]:
-        return self._router.channels()
+        return self.router.channels()
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
-        allow_from = getattr(getattr(self._settings.channels, channel, None), "allow_from", [])
+        allow_from = getattr(getattr(self.settings.channels, channel, None), "allow_from", [])
         listed = {entry.strip().lstrip("@").lower() for entry in allow_from}
         # A thread (e-mail, Slack) is `<chat>/<thread>`: the chat is what the list names.
         if chat_id.split("/", 1)[0].lower() in listed:
             return True
-        if await self._pairing.is_paired(channel, chat_id):
+        if await self.pairing.is_paired(channel, chat_id):
             return True
-        return await self._sessions.get(f"{channel}:{chat_id}") is not None
+        return await self.sessions.get(f"{channel}:{chat_id}") is not None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
@@ -16,22 +18,15 @@ from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 
 
+@dataclass(frozen=True, slots=True)
 class TurnRecorder:
     """Commits each finalized entry as it is produced and audits every tool call."""
 
-    def __init__(
-        self,
-        sessions: SessionStore,
-        tool_calls: ToolCallLog,
-        usage: UsageLog,
-        audit: AuditLog,
-        masker: SecretMasker,
-    ) -> None:
-        self._masker = masker
-        self._sessions = sessions
-        self._tool_calls = tool_calls
-        self._usage = usage
-        self._audit = audit
+    sessions: SessionStore
+    tool_calls: ToolCallLog
+    usage: UsageLog
+    audit: AuditLog
+    masker: SecretMasker
 
     def hooks(
         self, *, parent_session: str | None = None, spends_for: str | None = None
@@ -47,12 +42,15 @@ class TurnRecorder:
                 )
 
         async def on_message(session_id: str, entry: HistoryEntry) -> None:
-            await self._sessions.append(session_id, to_record(entry))
+            writes = [self.sessions.append(session_id, to_record(entry))]
             if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
-                await on_usage(session_id, entry.model, entry.usage)
+                writes.append(on_usage(session_id, entry.model, entry.usage))
+            # Queued together on the database thread, which runs them back to back (the entry
+            # first): one hand-off instead of two, and both are committed before this returns.
+            await asyncio.gather(*writes)
 
         async def on_usage(session_id: str, model: str, usage: Usage) -> None:
-            await self._usage.add(
+            await self.usage.add(
                 spends_for or session_id,
                 model,
                 usage.prompt_tokens,
@@ -67,6 +65,6 @@ class TurnRecorder:
 
     async def _record_tool_call(self, fields: dict[str, Any]) -> None:
         # Arguments can carry secrets the model wrote; results were masked by the registry.
-        data: dict[str, Any] = await run_steps(self._masker.mask_obj_steps(fields))
-        self._audit.write(data)
-        await self._tool_calls.record(data)
+        data: dict[str, Any] = await run_steps(self.masker.mask_obj_steps(fields))
+        self.audit.write(data)
+        await self.tool_calls.record(data)

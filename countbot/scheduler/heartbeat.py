@@ -9,7 +9,7 @@ With nothing listed no model is called at all.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Literal, Protocol
@@ -70,31 +70,20 @@ class BeatResult:
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
 class Heartbeat:
     """One beat at a time (`beat`); settings are read on every beat, so edits apply at once."""
 
-    def __init__(
-        self,
-        settings: HeartbeatSettings,
-        workspace: Path,
-        turns: TurnRunner,
-        delivery: JobDelivery,
-        chat_sessions: ChatSessions,
-        beats: BeatCounter,
-        *,
-        zone: str,
-        clock: Clock,
-        time_limit: float,
-    ) -> None:
-        self._settings = settings
-        self._workspace = workspace
-        self._turns = turns
-        self._delivery = delivery
-        self._chat_sessions = chat_sessions
-        self._zone = ZoneInfo(zone)
-        self._clock = clock
-        self._time_limit = time_limit
-        self._beats = beats
+    settings: HeartbeatSettings
+    workspace: Path
+    turns: TurnRunner
+    delivery: JobDelivery
+    chat_sessions: ChatSessions
+    beats: BeatCounter
+    _: KW_ONLY
+    zone: str
+    clock: Clock
+    time_limit: float
 
     async def beat(self) -> BeatResult:
         result = await self._beat()
@@ -102,30 +91,30 @@ class Heartbeat:
         return result
 
     async def _beat(self) -> BeatResult:
-        settings = self._settings
+        settings = self.settings
         if not settings.enabled:
             return BeatResult("disabled")
-        local = self._clock().astimezone(self._zone)
+        local = self.clock().astimezone(ZoneInfo(self.zone))
         if settings.quiet_hours and in_quiet_hours(local, settings.quiet_hours):
             return BeatResult("quiet", settings.quiet_hours)
-        if await self._beats.get(BEATS, local.date()) >= settings.daily_cap:
+        if await self.beats.get(BEATS, local.date()) >= settings.daily_cap:
             return BeatResult("capped", f"{settings.daily_cap} beats today")
         target = Delivery.parse(settings.target)
         sessions = (await self._user_session(target), HEARTBEAT_SESSION)
-        busy = [s for s in sessions if s and self._turns.busy(s)]
+        busy = [s for s in sessions if s and self.turns.busy(s)]
         if busy:
             return BeatResult("busy", busy[0])
-        tasks = await read_heartbeat_tasks(self._workspace)
+        tasks = await read_heartbeat_tasks(self.workspace)
         if not tasks:
             return BeatResult("nothing")
-        await self._beats.add(BEATS, local.date())
+        await self.beats.add(BEATS, local.date())
         return await self._run(tasks, target)
 
     async def _user_session(self, target: Delivery) -> str | None:
         """The session the target chat talks in: its current one, else the channel default."""
         if target.channel is None or target.chat_id is None or target.kind != "chat":
             return None
-        current = await self._chat_sessions.session_for(target.channel, target.chat_id)
+        current = await self.chat_sessions.session_for(target.channel, target.chat_id)
         return current or f"{target.channel}:{target.chat_id}"
 
     async def _run(self, tasks: list[str], target: Delivery) -> BeatResult:
@@ -134,14 +123,14 @@ class Heartbeat:
             request = TurnRequest(prompt, HEARTBEAT_SESSION, target.channel or "", target.chat_id)
         else:
             request = TurnRequest(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION)
-        outcome = await self._turns.run(request, self._time_limit)
+        outcome = await self.turns.run(request, self.time_limit)
         for note in outcome.notes:  # the heartbeat keeps no run history; the log has it
             log.warning("heartbeat: %s", note)
         if outcome.status != "ok":
             return BeatResult("failed", outcome.error)
         if only_acknowledges(outcome.text):
             return BeatResult("acknowledged")
-        result = await self._delivery.answer(target, HEARTBEAT_SESSION, outcome.text)
+        result = await self.delivery.answer(target, HEARTBEAT_SESSION, outcome.text)
         return BeatResult("delivered" if result.delivered else "undelivered", result.detail)
 
 

@@ -6,13 +6,14 @@ can inspect `cron_jobs` with any SQLite tool; `triggers.py` turns a `Schedule` i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal, TypeVar
 
 ScheduleKind = Literal["cron", "every", "at"]
 SCHEDULE_KINDS: tuple[ScheduleKind, ...] = ("cron", "every", "at")
 RunStatus = Literal["running", "ok", "error", "timeout", "missed"]
 RunTrigger = Literal["schedule", "manual"]
+T = TypeVar("T")
 
 # The delivery "channel" that means: the answer stays in the job's session, shown in the web UI.
 WEB = "web"
@@ -119,20 +120,13 @@ class Job:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Job:
-        return cls(
-            id=row["id"],
-            name=row["name"],
+        return _from_row(
+            cls,
+            row,
             schedule=Schedule(row["schedule_kind"], row["schedule_value"], row["timezone"]),
-            prompt=row["prompt"],
             session=row["session_id"],
             delivery=Delivery(row["deliver_channel"], row["deliver_chat_id"]),
             enabled=bool(row["enabled"]),
-            created_from=row["created_from"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            schedule_since=row["schedule_since"],
-            checked_through=row["checked_through"],
-            consecutive_failures=row["consecutive_failures"],
         )
 
 
@@ -157,20 +151,13 @@ class JobRun:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> JobRun:
-        return cls(
-            id=row["id"],
-            job_id=row["job_id"],
-            trigger=row["trigger"],
-            scheduled_for=row["scheduled_for"],
-            started_at=row["started_at"],
-            ended_at=row["ended_at"],
-            status=row["status"],
-            error=row["error"],
-            output=row["output"],
-            delivered=bool(row["delivered"]),
-            delivery_detail=row["delivery_detail"],
-            notes=row.get("notes") or "",
-        )
+        return _from_row(cls, row, delivered=bool(row["delivered"]), notes=row.get("notes") or "")
+
+
+def _from_row(cls: type[T], row: dict[str, Any], **converted: Any) -> T:
+    """A `cls` from a table row whose columns carry its fields' names, but for `converted`."""
+    names = (f.name for f in fields(cls) if f.name not in converted)
+    return cls(**{name: row[name] for name in names}, **converted)
 
 
 def _duration_text(seconds: int) -> str:

@@ -8,29 +8,14 @@ names another target.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
+from countbot.scheduler.book import JobDraft
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
+from countbot.tools.schema import choice, params, text
 
 ACTIONS = ("create", "list", "remove", "enable", "disable")
 SCHEDULE_KEYS = ("cron", "every", "at")
-
-
-@dataclass(frozen=True, slots=True)
-class CronJobRequest:
-    """A job the model asked for; `schedule_kind` is one of SCHEDULE_KEYS."""
-
-    name: str
-    schedule_kind: str
-    schedule_value: str
-    prompt: str
-    timezone: str | None = None
-    # "<channel>:<chat_id>", "web" or "none"; None means the chat it was created from.
-    deliver_to: str | None = None
-    origin_channel: str | None = None
-    origin_chat_id: str | None = None
-    # The conversation it was asked in: a web chat's reminders run (and arrive) there.
-    origin_session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +42,11 @@ class CronJobInfo:
 class CronJobs(Protocol):
     """What the tool needs from the scheduler; invalid input raises ValueError with a reason."""
 
-    async def create(self, request: CronJobRequest) -> CronJobInfo: ...
+    async def create(
+        self, draft: JobDraft, deliver_to: str | None, asked_in: ToolContext
+    ) -> CronJobInfo:
+        """`draft` stored; it delivers to `deliver_to` ("<channel>:<chat_id>", "web" or "none"),
+        or when None to the chat it was `asked_in`."""
 
     async def list(self) -> list[CronJobInfo]: ...
 
@@ -67,8 +56,8 @@ class CronJobs(Protocol):
 
 
 class CronTool(Tool):
-    name: ClassVar[str] = "cron"
-    description: ClassVar[str] = (
+    name = "cron"
+    description = (
         "Manage scheduled jobs: reminders and recurring tasks that run a prompt later and send "
         "the answer to the user. action=create needs name, prompt and exactly one of cron "
         "(crontab 'minute hour day month weekday', e.g. '0 8 * * 1-5' = 8:00 Monday to Friday), "
@@ -77,31 +66,22 @@ class CronTool(Tool):
         "the train'. action=list shows jobs with their ids; remove, enable and disable take "
         "job_id. A job delivers to this chat unless deliver_to says otherwise."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "name": {"type": "string", "description": "short name of a new job"},
-            "prompt": {"type": "string", "description": "the instruction to run each time"},
-            "cron": {"type": "string", "description": "crontab expression (5 fields)"},
-            "every": {"type": "string", "description": "interval such as 30m, 2h, 1d"},
-            "at": {"type": "string", "description": "one-shot ISO date-time"},
-            "timezone": {
-                "type": "string",
-                "description": "IANA zone like Europe/Berlin; default: the user's",
-            },
-            "deliver_to": {
-                "type": "string",
-                "description": "'<channel>:<chat_id>', 'web' or 'none'; default: this chat",
-            },
-            "job_id": {"type": "string", "description": "the job for remove/enable/disable"},
+    parameters = params(
+        required={"action": choice(*ACTIONS)},
+        optional={
+            "name": text("short name of a new job"),
+            "prompt": text("the instruction to run each time"),
+            "cron": text("crontab expression (5 fields)"),
+            "every": text("interval such as 30m, 2h, 1d"),
+            "at": text("one-shot ISO date-time"),
+            "timezone": text("IANA zone like Europe/Berlin; default: the user's"),
+            "deliver_to": text("'<channel>:<chat_id>', 'web' or 'none'; default: this chat"),
+            "job_id": text("the job for remove/enable/disable"),
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+    )
 
     # A job's prompt is an instruction for later turns: marked when a stranger may have written it.
-    remembers: ClassVar[tuple[str, ...]] = ("prompt",)
+    remembers = ("prompt",)
 
     def __init__(self, jobs: CronJobs) -> None:
         self._jobs = jobs
@@ -131,18 +111,14 @@ class CronTool(Tool):
         missing = [key for key in ("name", "prompt") if not str(args.get(key, "")).strip()]
         if missing:
             return ToolResult.error(f"a new job needs {' and '.join(missing)}")
-        request = CronJobRequest(
+        draft = JobDraft(
             name=args["name"],
             schedule_kind=given[0],
             schedule_value=str(args[given[0]]),
             prompt=args["prompt"],
             timezone=args.get("timezone") or None,
-            deliver_to=args.get("deliver_to") or None,
-            origin_channel=ctx.channel,
-            origin_chat_id=ctx.chat_id,
-            origin_session=ctx.session_id,
         )
-        info = await self._jobs.create(request)
+        info = await self._jobs.create(draft, args.get("deliver_to") or None, ctx)
         return ToolResult(f"Created job:\n{info.line()}")
 
     async def _list(self) -> ToolResult:

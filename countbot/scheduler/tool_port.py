@@ -6,11 +6,13 @@ Changes go through the `JobBook`, so a running scheduler picks them up at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from zoneinfo import ZoneInfo
 
 from countbot.scheduler.book import JobBook, JobDraft
 from countbot.scheduler.jobs import WEB, Delivery, Job
-from countbot.scheduler.tool import CronJobInfo, CronJobRequest
+from countbot.scheduler.tool import CronJobInfo
+from countbot.tools.base import ToolContext
 
 
 class ToolJobs:
@@ -20,21 +22,16 @@ class ToolJobs:
         self._book = book
         self._running_channels = running_channels
 
-    async def create(self, request: CronJobRequest) -> CronJobInfo:
-        if request.deliver_to is not None:
-            delivery = Delivery.parse(request.deliver_to)
-        else:
-            delivery = self._origin(request)
-        origin = ":".join(p for p in (request.origin_channel, request.origin_chat_id) if p)
-        draft = JobDraft(
-            name=request.name,
-            schedule_kind=request.schedule_kind,
-            schedule_value=request.schedule_value,
-            prompt=request.prompt,
+    async def create(
+        self, draft: JobDraft, deliver_to: str | None, asked_in: ToolContext
+    ) -> CronJobInfo:
+        delivery = self._origin(asked_in) if deliver_to is None else Delivery.parse(deliver_to)
+        origin = ":".join(p for p in (asked_in.channel, asked_in.chat_id) if p)
+        draft = replace(
+            draft,
             delivery=delivery,
-            timezone=request.timezone,
             created_from=f"cron tool in {origin}" if origin else "cron tool",
-            session=self._web_session(request, delivery),
+            session=self._web_session(asked_in, delivery),
         )
         return self._info(await self._book.create(draft))
 
@@ -48,18 +45,18 @@ class ToolJobs:
         job = await self._book.set_enabled(job_id, enabled)
         return self._info(job) if job is not None else None
 
-    def _origin(self, request: CronJobRequest) -> Delivery:
+    def _origin(self, asked_in: ToolContext) -> Delivery:
         """The chat the job was asked for in, if a channel can reach it; else the web UI."""
-        channel, chat_id = request.origin_channel, request.origin_chat_id
+        channel, chat_id = asked_in.channel, asked_in.chat_id
         if channel and chat_id and channel in self._running_channels():
             return Delivery(channel, chat_id)
         return Delivery(WEB)
 
     @staticmethod
-    def _web_session(request: CronJobRequest, delivery: Delivery) -> str | None:
+    def _web_session(asked_in: ToolContext, delivery: Delivery) -> str | None:
         """A web chat's job runs in that chat, so its answers arrive where it was asked for."""
-        if request.origin_channel == WEB and delivery.channel == WEB:
-            return request.origin_session
+        if asked_in.channel == WEB and delivery.channel == WEB:
+            return asked_in.session_id
         return None
 
     def _info(self, job: Job) -> CronJobInfo:

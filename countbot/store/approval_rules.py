@@ -10,7 +10,7 @@ import sqlite3
 import time
 from typing import Any
 
-from countbot.store.database import Database
+from countbot.store.database import Database, exists
 
 
 class ApprovalRules:
@@ -35,10 +35,7 @@ class ApprovalRules:
 
 
 def _allows(conn: sqlite3.Connection, tool: str, key: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM approval_rules WHERE tool = ? AND key = ?", (tool, key)
-    ).fetchone()
-    return row is not None
+    return exists(conn, "SELECT 1 FROM approval_rules WHERE tool = ? AND key = ?", (tool, key))
 
 
 def _allow(

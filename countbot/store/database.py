@@ -30,6 +30,10 @@ class Database:
         self._executor = executor
         self._conn = conn
         self._closed = False
+        # How often a call found that another connection (another process) had written to the
+        # file since the call before: what is kept in memory about it is stale when this moved.
+        self.outside_writes = 0
+        self._data_version: int | None = None
 
     @classmethod
     async def open(cls, path: Path, migrations: Sequence[str] = MIGRATIONS) -> Database:
@@ -56,7 +60,16 @@ class Database:
         if self._closed:
             raise DatabaseClosedError(f"database {self.path} is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, _transaction, self._conn, fn, args)
+        return await loop.run_in_executor(self._executor, self._call, fn, args)
+
+    def _call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        result = _transaction(self._conn, fn, args)
+        # Moves only when another connection committed (not for this one's own writes).
+        (version,) = self._conn.execute("PRAGMA data_version").fetchone()
+        if version != self._data_version:
+            self.outside_writes += self._data_version is not None
+            self._data_version = version
+        return result
 
     async def close(self) -> None:
         """Finish queued calls, fold the WAL into the main file and close; safe to call twice."""
@@ -117,6 +130,11 @@ def _statements(script: str) -> Iterator[str]:
             pending = ""
     if pending.strip():
         yield pending  # a last statement without its semicolon
+
+
+def exists(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> bool:
+    """Whether the query `sql` (a `SELECT 1 ...`) finds a row."""
+    return conn.execute(sql, args).fetchone() is not None
 
 
 def _transaction(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:

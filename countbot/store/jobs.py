@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from countbot.store.database import Database
+from countbot.store.database import Database, exists
 
 JOB_COLUMNS = (
     "id",
@@ -118,9 +118,7 @@ def _insert(
 
 def _update_job(conn: sqlite3.Connection, job_id: str, changes: dict[str, Any]) -> bool:
     if not changes:
-        return (
-            conn.execute("SELECT 1 FROM cron_jobs WHERE id = ?", (job_id,)).fetchone() is not None
-        )
+        return exists(conn, "SELECT 1 FROM cron_jobs WHERE id = ?", (job_id,))
     assignments = ", ".join(f"{column} = ?" for column in changes)
     cursor = conn.execute(
         f"UPDATE cron_jobs SET {assignments} WHERE id = ?", [*changes.values(), job_id]

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from countbot.store.database import Database
+from countbot.store.database import Database, exists
 
 CODE_TTL = 3600.0
 
@@ -76,10 +76,11 @@ class PairingStore:
 
 
 def _is_paired(conn: sqlite3.Connection, channel: str, sender_id: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM paired_senders WHERE channel = ? AND sender_id = ?", (channel, sender_id)
-    ).fetchone()
-    return row is not None
+    return exists(
+        conn,
+        "SELECT 1 FROM paired_senders WHERE channel = ? AND sender_id = ?",
+        (channel, sender_id),
+    )
 
 
 def _offer(

@@ -18,6 +18,7 @@ from typing import Any
 
 from countbot.llm.unicode_repair import repair_text
 from countbot.store.database import Database
+from countbot.store.window_cache import WindowCache
 
 TITLE_LENGTH = 60
 
@@ -75,6 +76,9 @@ class SessionStore:
         self._db = db
         self._listeners: builtins.list[ChangeListener] = []
         self._append_listeners: builtins.list[AppendListener] = []
+        self._windows = WindowCache()
+        # Changes to any log so far: a window read while one completed is not cached.
+        self._writes = 0
 
     def on_change(self, listener: ChangeListener) -> None:
         """Call `listener` after each change a session list shows (new, active, renamed, gone)."""
@@ -139,6 +143,7 @@ class SessionStore:
     async def delete(self, session_id: str) -> bool:
         """Remove the session and its messages; False if there was no such session."""
         deleted = await self._db.run(_delete, session_id)
+        self._rewritten(session_id)
         if deleted:
             self._changed(session_id, "deleted")
         return deleted
@@ -148,7 +153,11 @@ class SessionStore:
         kind = record.get("type")
         if not isinstance(kind, str) or not kind:
             raise ValueError("a history record needs a non-empty string 'type'")
-        message_id = await self._db.run(_append, session_id, kind, record, time.time())
+        message_id, stored, size = await self._db.run(
+            _append, session_id, kind, record, time.time()
+        )
+        self._writes += 1
+        self._windows.appended(session_id, stored, size)
         if kind == "user":  # a new message moves the session up and may give it its title
             self._changed(session_id, "updated")
         for listener in self._append_listeners:
@@ -172,8 +181,19 @@ class SessionStore:
         return await self._db.run(_page, session_id, before_id, max(limit, 0))
 
     async def load_window(self, session_id: str, limit: int) -> Window:
-        """The newest `limit` unsummarized records, oldest first, and the running summary."""
-        return await self._db.run(_load_window, session_id, max(limit, 0))
+        """The newest `limit` unsummarized records, oldest first, and the running summary.
+
+        Served from memory while the session's recent records are cached (`window_cache.py`);
+        the records are shared with the cache: read them, never change them.
+        """
+        limit, generation, writes = max(limit, 0), self._db.outside_writes, self._writes
+        cached = self._windows.get(session_id, limit, generation)
+        if cached is not None:
+            return Window(*cached)
+        window, sizes = await self._db.run(_load_window, session_id, limit)
+        if writes == self._writes and generation == self._db.outside_writes:
+            self._windows.fill(session_id, window.records, sizes, window.summary, limit, generation)
+        return window
 
     async def load_unsummarized(self, session_id: str, limit: int) -> builtins.list[dict[str, Any]]:
         """The oldest `limit` unsummarized records, oldest first: what to summarize next."""
@@ -187,6 +207,7 @@ class SessionStore:
         """Drop user record `from_id` and everything after it (a regenerate or an edit replaces
         the tail). Returns "" when done, else why not; what the summary covers stays."""
         refusal = await self._db.run(_rewind, session_id, from_id)
+        self._rewritten(session_id)
         if not refusal:
             self._changed(session_id, "updated")
         return refusal
@@ -197,6 +218,12 @@ class SessionStore:
         A mark behind the current one is ignored, so a late summarizer cannot bring back records.
         """
         await self._db.run(_mark_summarized, session_id, through_id, summary)
+        self._rewritten(session_id)
+
+    def _rewritten(self, session_id: str) -> None:
+        """The session's log or summary changed other than by an append: read it again."""
+        self._writes += 1
+        self._windows.drop(session_id)
 
 
 # --- SQL, run on the database thread ----------------------------------------------------------
@@ -270,7 +297,8 @@ def _delete(conn: sqlite3.Connection, session_id: str) -> bool:
 
 def _append(
     conn: sqlite3.Connection, session_id: str, kind: str, record: dict[str, Any], now: float
-) -> int:
+) -> tuple[int, dict[str, Any], int]:
+    """The new message's id, its record as stored (decoded, with the id) and its stored size."""
     title = _title_of(record)
     touched = conn.execute(
         "UPDATE sessions SET updated_at = ?, message_count = message_count + 1,"
@@ -291,7 +319,9 @@ def _append(
         "INSERT INTO messages (session_id, type, record) VALUES (?, ?, ?) RETURNING id",
         (session_id, kind, data),
     ).fetchone()
-    return message_id
+    stored = json.loads(data)
+    stored["id"] = message_id
+    return message_id, stored, len(data)
 
 
 def _rewind(conn: sqlite3.Connection, session_id: str, from_id: int) -> str:
@@ -329,18 +359,20 @@ def _page(
     return _decode(reversed(rows))
 
 
-def _load_window(conn: sqlite3.Connection, session_id: str, limit: int) -> Window:
+def _load_window(conn: sqlite3.Connection, session_id: str, limit: int) -> tuple[Window, list[int]]:
+    """The window and each of its records' stored size."""
     row = conn.execute(
         "SELECT summarized_through, summary FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
     if row is None:
-        return Window([])
+        return Window([]), []
     through, summary = row
     rows = conn.execute(
         "SELECT id, record FROM messages WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
         (session_id, through, limit),
     ).fetchall()
-    return Window(_decode(reversed(rows)), summary)
+    rows.reverse()
+    return Window(_decode(rows), summary), [len(data) for _, data in rows]
 
 
 def _load_unsummarized(

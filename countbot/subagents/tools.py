@@ -8,9 +8,10 @@ in the same chat as a new message the model answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.schema import choice, params, text, texts
 
 MAX_LABEL = 60
 RESULT_PREVIEW = 2000
@@ -55,8 +56,8 @@ class SubagentControl(Protocol):
 
 
 class SpawnTool(Tool):
-    name: ClassVar[str] = "spawn"
-    description: ClassVar[str] = (
+    name = "spawn"
+    description = (
         "Hand a self-contained task to a subagent that works on it in the background while you "
         "go on. Returns at once with the subagent's id; its report comes back to you later in "
         "this chat as a new message, and you then tell the user what came back. Several spawns "
@@ -64,23 +65,18 @@ class SpawnTool(Tool):
         "detail it needs. Optionally give a short label and the names of the only tools it may "
         "use."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "task": {"type": "string", "minLength": 1, "description": "the complete task"},
-            "label": {"type": "string", "description": "a few words naming the task"},
-            "tools": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "tool names the subagent may use; default: all it may have",
-            },
+    parameters = params(
+        required={
+            "task": text("the complete task", minLength=1),
         },
-        "required": ["task"],
-        "additionalProperties": False,
-    }
+        optional={
+            "label": text("a few words naming the task"),
+            "tools": texts("tool names the subagent may use; default: all it may have"),
+        },
+    )
 
     # The subagent's task is its user message: marked when a stranger may have written it.
-    remembers: ClassVar[tuple[str, ...]] = ("task",)
+    remembers = ("task",)
 
     def __init__(self, control: SubagentControl) -> None:
         self._control = control
@@ -111,20 +107,19 @@ class SpawnTool(Tool):
 
 
 class SubagentsTool(Tool):
-    name: ClassVar[str] = "subagents"
-    description: ClassVar[str] = (
+    name = "subagents"
+    description = (
         "Follow the subagents you spawned: action=list shows this chat's subagents with their "
         "ids and states; status shows one (with its result once it ended); cancel stops one."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": ["list", "status", "cancel"]},
-            "id": {"type": "string", "description": "the subagent, for status and cancel"},
+    parameters = params(
+        required={
+            "action": choice("list", "status", "cancel"),
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+        optional={
+            "id": text("the subagent, for status and cancel"),
+        },
+    )
 
     def __init__(self, control: SubagentControl) -> None:
         self._control = control

@@ -15,7 +15,7 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from countbot.media.documents import (
     MAX_DOCUMENT_BYTES,
@@ -24,6 +24,7 @@ from countbot.media.documents import (
     document_kind,
 )
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
+from countbot.tools.schema import integer, params, text
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 # A whole-file read above this size must choose lines with offset/limit.
@@ -91,24 +92,30 @@ def write_atomic(guard: WorkspaceGuard, user_path: str, text: str) -> Path:
         return real
 
 
+class _InWorkspace(Tool):
+    """A file tool: every path it is given goes through the workspace guard."""
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+
+
 class ReadFileTool(Tool):
-    name: ClassVar[str] = "read_file"
-    description: ClassVar[str] = (
+    name = "read_file"
+    description = (
         "Read a UTF-8 text file, or the text of a PDF, DOCX, XLSX or PPTX document. Paths are "
         "relative to the workspace. Use offset and limit to read a range of lines from a large "
         "file."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line, from 1."},
-            "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read."},
+    parameters = params(
+        required={
+            "path": text("File path, relative to the workspace."),
         },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
-    idempotent: ClassVar[bool] = True
+        optional={
+            "offset": integer("First line, from 1.", minimum=1),
+            "limit": integer("How many lines to read.", minimum=1),
+        },
+    )
+    idempotent = True
     brings = frozenset({"private"})
 
     def __init__(self, guard: WorkspaceGuard, documents: DocumentConverter | None = None) -> None:
@@ -187,24 +194,18 @@ class ReadFileTool(Tool):
         return ToolResult(f"{text}\n[lines {offset}-{last}; {footer}]")
 
 
-class WriteFileTool(Tool):
-    name: ClassVar[str] = "write_file"
-    description: ClassVar[str] = (
+class WriteFileTool(_InWorkspace):
+    name = "write_file"
+    description = (
         "Create or overwrite a text file with the given content; missing parent directories are "
         "created. Paths are relative to the workspace."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "content": {"type": "string", "description": "The complete new content."},
+    parameters = params(
+        required={
+            "path": text("File path, relative to the workspace."),
+            "content": text("The complete new content."),
         },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    }
-
-    def __init__(self, guard: WorkspaceGuard) -> None:
-        self.guard = guard
+    )
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         return standing_change(str(args.get("path", "")), str(args.get("content", "")))
@@ -219,25 +220,19 @@ class WriteFileTool(Tool):
         return ToolResult(f"Wrote {size:,} bytes to {self.guard.display(real)}")
 
 
-class EditFileTool(Tool):
-    name: ClassVar[str] = "edit_file"
-    description: ClassVar[str] = (
+class EditFileTool(_InWorkspace):
+    name = "edit_file"
+    description = (
         "Replace one exact piece of text in a file. old_text must appear exactly once, "
         "whitespace included; add surrounding lines to make it unique."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "old_text": {"type": "string", "minLength": 1, "description": "Exact text to find."},
-            "new_text": {"type": "string", "description": "Text to put in its place."},
+    parameters = params(
+        required={
+            "path": text("File path, relative to the workspace."),
+            "old_text": text("Exact text to find.", minLength=1),
+            "new_text": text("Text to put in its place."),
         },
-        "required": ["path", "old_text", "new_text"],
-        "additionalProperties": False,
-    }
-
-    def __init__(self, guard: WorkspaceGuard) -> None:
-        self.guard = guard
+    )
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
         return standing_change(str(args.get("path", "")), str(args.get("new_text", "")))
@@ -266,24 +261,19 @@ class EditFileTool(Tool):
         return ToolResult(f"Edited {self.guard.display(real)}: replaced 1 occurrence")
 
 
-class ListDirTool(Tool):
-    name: ClassVar[str] = "list_dir"
-    description: ClassVar[str] = (
+class ListDirTool(_InWorkspace):
+    name = "list_dir"
+    description = (
         "List a directory; subdirectories end with '/'. Paths are relative to the workspace "
         "(default: the workspace itself)."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "Directory, relative to the workspace."},
+    parameters = params(
+        optional={
+            "path": text("Directory, relative to the workspace."),
         },
-        "additionalProperties": False,
-    }
-    idempotent: ClassVar[bool] = True
+    )
+    idempotent = True
     brings = frozenset({"private"})
-
-    def __init__(self, guard: WorkspaceGuard) -> None:
-        self.guard = guard
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = args.get("path", ".")

@@ -13,9 +13,10 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult
+from countbot.tools.schema import params, text, texts
 from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 MAX_FILES = 10
@@ -43,27 +44,20 @@ class Outbox(Protocol):
 
 
 class MessageTool(Tool):
-    name: ClassVar[str] = "message"
-    description: ClassVar[str] = (
+    name = "message"
+    description = (
         "Send a message to a chat on a chat channel (e.g. Telegram): text, workspace files, or "
         "both. Without channel and chat_id it goes to the chat this conversation is in. Use it "
         "to send files, or to message another chat; your normal answer already reaches the user."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "the message text (Markdown)"},
-            "files": {
-                "type": "array",
-                "items": {"type": "string"},
-                "maxItems": MAX_FILES,
-                "description": "paths of workspace files to send",
-            },
-            "channel": {"type": "string", "description": "e.g. telegram; default: this chat's"},
-            "chat_id": {"type": "string", "description": "the chat to send to; default: this one"},
+    parameters = params(
+        optional={
+            "text": text("the message text (Markdown)"),
+            "files": texts("paths of workspace files to send", maxItems=MAX_FILES),
+            "channel": text("e.g. telegram; default: this chat's"),
+            "chat_id": text("the chat to send to; default: this one"),
         },
-        "additionalProperties": False,
-    }
+    )
 
     def __init__(self, outbox: Outbox, guard: WorkspaceGuard) -> None:
         self._outbox = outbox

@@ -10,9 +10,10 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from countbot.tools.base import Tool, ToolContext, ToolResult
+from countbot.tools.schema import integer, params, text
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,22 +116,20 @@ class ResultArchive(Protocol):
 class ReadResultTool(Tool):
     """Reads further pages of a long tool result from the registry that truncated it."""
 
-    name: ClassVar[str] = "read_result"
-    description: ClassVar[str] = (
+    name = "read_result"
+    description = (
         "Read a tool result again: another page of one too long to show at once (give the "
         "result_id and page from its end), or an earlier result shown only as a gist (give its "
         "tool_call_id)."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "result_id": {"type": "string", "description": "The id from the truncated result."},
-            "tool_call_id": {"type": "string", "description": "The call id from a gist."},
-            "page": {"type": "integer", "minimum": 1, "description": "Page number, from 1."},
+    parameters = params(
+        optional={
+            "result_id": text("The id from the truncated result."),
+            "tool_call_id": text("The call id from a gist."),
+            "page": integer("Page number, from 1.", minimum=1),
         },
-        "additionalProperties": False,
-    }
-    idempotent: ClassVar[bool] = True
+    )
+    idempotent = True
     # A page of any earlier result: the user's files or a stranger's page alike.
     brings = frozenset({"private", "untrusted"})
 

@@ -9,6 +9,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from countbot.cooperative import run_steps
@@ -45,29 +46,23 @@ class ToolGate(Protocol):
     ) -> None: ...
 
 
+@dataclass(kw_only=True, eq=False)
 class ToolRegistry:
     """Holds the tools the agent may call and executes their calls safely."""
 
-    def __init__(
-        self,
-        *,
-        default_timeout: float = 60.0,
-        max_retries: int = 3,
-        retry_delay: float = 1.0,
-        masker: SecretMasker | None = None,
-        page_size: int = 30_000,
-        sleep: Sleep = asyncio.sleep,
-        gate: ToolGate | None = None,
-    ) -> None:
-        self.gate = gate
-        self._default_timeout = default_timeout
-        self._max_retries = max_retries
-        self._retry_delay = retry_delay
-        self._masker = masker
-        self._sleep = sleep
-        self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, Validator | str] = {}
-        self._specs: tuple[ToolSpec, ...] | None = None
+    default_timeout: float = 60.0
+    max_retries: int = 3
+    retry_delay: float = 1.0
+    masker: SecretMasker | None = None
+    page_size: InitVar[int] = 30_000
+    sleep: Sleep = asyncio.sleep
+    gate: ToolGate | None = None
+    _tools: dict[str, Tool] = field(default_factory=dict, init=False)
+    _validators: dict[str, Validator | str] = field(default_factory=dict, init=False)
+    _specs: tuple[ToolSpec, ...] | None = field(default=None, init=False)
+    _pages: ResultPages = field(init=False)
+
+    def __post_init__(self, page_size: int) -> None:
         self._pages = ResultPages(page_size)
 
     def register(self, tool: Tool) -> None:
@@ -167,12 +162,12 @@ class ToolRegistry:
             try:
                 return await self._run_once(tool, args, ctx)
             except ToolTransientError as exc:
-                if not tool.idempotent or attempt >= self._max_retries:
+                if not tool.idempotent or attempt >= self.max_retries:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     return ToolResult.error(f"{tool.name} failed{tries}: {exc}")
-                delay = self._retry_delay * 2**attempt
+                delay = self.retry_delay * 2**attempt
                 log.info("tool %s: transient failure (%s), retry in %.1f s", tool.name, exc, delay)
-                await self._sleep(delay)
+                await self.sleep(delay)
                 attempt += 1
 
     async def _run_once(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -182,7 +177,7 @@ class ToolRegistry:
         """
         if ctx.cancelled.is_set():
             return _cancelled(tool)
-        limit = tool.timeout or self._default_timeout
+        limit = tool.timeout or self.default_timeout
         work = asyncio.create_task(tool.execute(args, ctx), name=f"tool:{tool.name}")
         cancel = asyncio.create_task(ctx.cancelled.wait())
         try:
@@ -210,10 +205,10 @@ class ToolRegistry:
         return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
     async def _mask(self, content: str) -> str:
-        if self._masker is None:
+        if self.masker is None:
             return content
         # In steps on the loop: in a thread, the regex pass would hold the GIL just as long.
-        return await run_steps(self._masker.mask_steps(content))
+        return await run_steps(self.masker.mask_steps(content))
 
 
 def _validator(schema: dict[str, Any]) -> Validator | str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from countbot.skills.loader import SkillsLoader
 from countbot.tools.base import Brings, Tool, ToolContext, ToolResult
+from countbot.tools.schema import params, text
 
 _UNTRUSTED: Brings = frozenset({"untrusted"})
 
@@ -13,17 +14,18 @@ _UNTRUSTED: Brings = frozenset({"untrusted"})
 class ReadSkillTool(Tool):
     """Returns a skill's SKILL.md body and its folder, where its bundled files live."""
 
-    name: ClassVar[str] = "read_skill"
-    description: ClassVar[str] = (
+    name = "read_skill"
+    description = (
         "Load the full instructions of a skill listed in your system prompt, by name. Read it "
         "before doing a task the skill covers, then follow it."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "The skill's name."}},
-        "required": ["name"],
-    }
-    idempotent: ClassVar[bool] = True
+    parameters = params(
+        required={
+            "name": text("The skill's name."),
+        },
+        closed=False,
+    )
+    idempotent = True
 
     def __init__(self, skills: SkillsLoader) -> None:
         self._skills = skills

@@ -19,8 +19,6 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
-import uvicorn
-
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
@@ -39,6 +37,7 @@ from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
 from countbot.web.stop_deadline import arm as arm_stop_deadline
+from countbot.web.uvicorn_parts import Config, Server
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ CONNECTION_GRACE = 3.0
 FRAME_HEADROOM = 1 << 20
 
 
-class _DaemonServer(uvicorn.Server):
+class _DaemonServer(Server):
     """uvicorn without its own signal handling: the daemon decides how to stop."""
 
     @contextlib.contextmanager
@@ -186,8 +185,8 @@ async def _preload(daemon: DaemonContext) -> None:
     daemon.litellm_ready = True
 
 
-def _uvicorn_config(daemon: DaemonContext, port: int) -> uvicorn.Config:
-    return uvicorn.Config(
+def _uvicorn_config(daemon: DaemonContext, port: int) -> Config:
+    return Config(
         create_app(daemon, port),
         lifespan="off",
         log_level="warning",

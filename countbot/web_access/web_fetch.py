@@ -14,18 +14,20 @@ import re
 import socket
 import zlib
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from countbot.config.settings import WebToolSettings
 from countbot.cooperative import Steps, run_steps
 from countbot.declared_charset import decoded_steps
 from countbot.html_text import html_text_steps, page_title
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.schema import params, text
 from countbot.web_access.address_check import address_refusal
 from countbot.web_access.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
+
+if TYPE_CHECKING:
+    import httpx
 
 USER_AGENT = "CountBot/0.1 (personal assistant; web_fetch)"
 _MAX_REDIRECTS = 5
@@ -49,18 +51,17 @@ class _Fetched:
 
 
 class WebFetchTool(Tool):
-    name: ClassVar[str] = "web_fetch"
-    description: ClassVar[str] = (
+    name = "web_fetch"
+    description = (
         "Fetch a web page (http or https) and return its title and readable text. JSON and plain "
         "text are returned as they are."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"url": {"type": "string", "description": "An http:// or https:// URL."}},
-        "required": ["url"],
-        "additionalProperties": False,
-    }
-    idempotent: ClassVar[bool] = True
+    parameters = params(
+        required={
+            "url": text("An http:// or https:// URL."),
+        },
+    )
+    idempotent = True
     brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings) -> None:
@@ -78,6 +79,8 @@ class WebFetchTool(Tool):
         return Egress("url", host or "(no host)", url)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx  # imported at first use: the daemon loads this module at start-up
+
         url = args["url"]
         try:
             async with asyncio.timeout(self._settings.timeout):
@@ -91,6 +94,8 @@ class WebFetchTool(Tool):
         return await run_steps(self._render(fetched))
 
     async def _fetch(self, raw_url: str) -> _Fetched:
+        import httpx
+
         try:
             url = httpx.URL(raw_url)
         except httpx.InvalidURL as exc:
@@ -109,6 +114,8 @@ class WebFetchTool(Tool):
 
     async def _get(self, client: httpx.AsyncClient, url: httpx.URL) -> tuple[_Fetched, str | None]:
         """One hop, to the first checked address that accepts a connection."""
+        import httpx
+
         if url.scheme not in ("http", "https"):
             raise FetchRefused(f"only http and https URLs are fetched, not {url.scheme or '?'}:")
         error: httpx.ConnectError | None = None

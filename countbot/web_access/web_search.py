@@ -10,12 +10,11 @@ import asyncio
 import re
 from dataclasses import dataclass
 from html import unescape
-from typing import Any, ClassVar, Protocol
-
-import httpx
+from typing import Any, Protocol
 
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
+from countbot.tools.schema import integer, params, text
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
@@ -42,6 +41,8 @@ class SearchBackend(Protocol):
 async def _get_json(
     url: str, params: dict[str, Any], headers: dict[str, str], request_timeout: float
 ) -> Any:
+    import httpx  # imported at first use: the daemon loads this module at start-up
+
     # Building a client loads the CA bundle from disk, so it happens off the event loop.
     client = await asyncio.to_thread(httpx.AsyncClient, timeout=request_timeout)
     async with client:
@@ -95,20 +96,19 @@ def search_backend(settings: WebToolSettings) -> SearchBackend | None:
 
 
 class WebSearchTool(Tool):
-    name: ClassVar[str] = "web_search"
-    description: ClassVar[str] = (
+    name = "web_search"
+    description = (
         "Search the web. Returns titles, URLs and snippets; use web_fetch to read a result."
     )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "What to search for."},
-            "count": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Hits (5)."},
+    parameters = params(
+        required={
+            "query": text("What to search for.", minLength=1),
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
-    idempotent: ClassVar[bool] = True
+        optional={
+            "count": integer("Hits (5).", minimum=1, maximum=20),
+        },
+    )
+    idempotent = True
     brings = frozenset({"untrusted"})
 
     def __init__(self, settings: WebToolSettings, backend: SearchBackend | None = None) -> None:
@@ -122,6 +122,8 @@ class WebSearchTool(Tool):
         return Egress("search", "search", str(args.get("query", "")))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx
+
         if self._backend is None:
             return ToolResult.error(_NOT_CONFIGURED)
         query = args["query"]

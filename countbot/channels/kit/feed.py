@@ -15,7 +15,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from countbot.agent.events import TERMINAL_TYPES, AgentEvent
+from countbot.agent.events import TERMINAL_TYPES, AgentEvent, event_from_dict
 from countbot.channels.kit.approvals import (
     buttons,
     question_text,
@@ -23,12 +23,7 @@ from countbot.channels.kit.approvals import (
     typed_question_text,
 )
 from countbot.channels.kit.base import ButtonChat, ChannelCapabilities, ChatOutput, SendError
-from countbot.channels.kit.rendering import (
-    AnswerBook,
-    RenderSettings,
-    TurnRenderer,
-    event_from_frame,
-)
+from countbot.channels.kit.rendering import AnswerBook, RenderSettings, TurnRenderer
 from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
@@ -148,7 +143,7 @@ class SessionFeed:
             session_id, seq, event = item.session_id, item.seq, item.event
         else:  # a replayed frame
             session_id, seq = str(item.get("session_id")), int(item.get("seq", 0))
-            event = event_from_frame(item)
+            event = event_from_dict(item)
         chat = self._chats.get(session_id)
         if chat is None or (chat.last_seq is not None and seq <= chat.last_seq):
             return

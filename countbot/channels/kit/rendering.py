@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from countbot.agent.events import (
     AgentEvent,
@@ -24,7 +24,6 @@ from countbot.agent.events import (
     TurnDone,
     TurnError,
     TurnNotice,
-    notice_from_dict,
 )
 from countbot.channels.kit.base import ChannelCapabilities, ChatOutput, SendError, VoiceChat
 from countbot.channels.kit.plaintext import markdown_to_plain
@@ -245,21 +244,3 @@ def _with_note(streamed: str, note: str) -> str:
     if not note:
         return streamed
     return f"{streamed}{PARAGRAPH_BREAK}{note}" if streamed else note
-
-
-def event_from_frame(frame: dict[str, Any]) -> AgentEvent | None:
-    """The events a renderer needs, rebuilt from a replayed frame (others are not needed)."""
-    kind = frame.get("type")
-    if kind == "stream":
-        return TextChunk(str(frame.get("content", "")))
-    if kind == "tool_start":
-        return ToolStart(str(frame.get("tool_call_id", "")), str(frame.get("name", "")), {})
-    if kind == "done":
-        return TurnDone(str(frame.get("content", "")))
-    if kind == "notice":
-        return notice_from_dict(frame)
-    if kind == "error":
-        return TurnError(str(frame.get("error", "")), bool(frame.get("retryable")))
-    if kind == "cancelled":
-        return TurnCancelled()
-    return None

@@ -6,6 +6,7 @@ The routes get only the scheduler's service (`routes(service)`), not the whole d
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from starlette.requests import Request
@@ -61,20 +62,8 @@ def job_json(view: JobView) -> dict[str, Any]:
 
 
 def run_json(run: JobRun) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "job_id": run.job_id,
-        "trigger": run.trigger,
-        "scheduled_for": run.scheduled_for,
-        "started_at": run.started_at,
-        "ended_at": run.ended_at,
-        "status": run.status,
-        "error": run.error,
-        "output": run.output,
-        "delivered": run.delivered,
-        "delivery_detail": run.delivery_detail,
-        "notes": run.notes,
-    }
+    """Every field of the run, as the history shows it."""
+    return dataclasses.asdict(run)
 
 
 class _CronApi:

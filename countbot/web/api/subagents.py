@@ -5,6 +5,7 @@ The routes get only the subagent manager (`routes(manager)`), not the whole daem
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from starlette.requests import Request
@@ -15,22 +16,12 @@ from countbot.subagents.manager import SubagentManager
 from countbot.subagents.store import SubagentRecord
 from countbot.web.api.errors import ApiError, text_param
 
+# Where a subagent reports to, and whether it did: the manager's business, not the page's.
+_UNSHOWN = frozenset({"channel", "chat_id", "reported"})
+
 
 def subagent_json(record: SubagentRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "parent_session": record.parent_session,
-        "session_id": record.session_id,
-        "label": record.label,
-        "task": record.task,
-        "tools": list(record.tools) if record.tools is not None else None,
-        "depth": record.depth,
-        "status": record.status,
-        "result": record.result,
-        "created_at": record.created_at,
-        "started_at": record.started_at,
-        "ended_at": record.ended_at,
-    }
+    return {k: v for k, v in dataclasses.asdict(record).items() if k not in _UNSHOWN}
 
 
 def routes(manager: SubagentManager) -> list[BaseRoute]:

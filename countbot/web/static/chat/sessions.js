@@ -97,20 +97,8 @@ export class SessionList {
       h(
         "span",
         { class: "session-actions" },
-        h("button", {
-          type: "button",
-          class: "icon-button",
-          testid: "session-rename",
-          i18nAttrs: { title: "sessions.rename", "aria-label": "sessions.rename" },
-          onclick: () => this.startRename(li, session),
-        }, "✎"),
-        h("button", {
-          type: "button",
-          class: "icon-button",
-          testid: "session-delete",
-          i18nAttrs: { title: "sessions.delete", "aria-label": "sessions.delete" },
-          onclick: () => this.confirmDelete(li, session),
-        }, "×"),
+        iconButton("rename", "✎", () => this.startRename(li, session)),
+        iconButton("delete", "×", () => this.confirmDelete(li, session)),
       ),
     );
   }
@@ -188,4 +176,15 @@ export class SessionList {
     if (session.id === this.activeId) this.onOpen(null);
     await this.refresh();
   }
+}
+
+/** A session's small action button: `session-<action>` for tests, `sessions.<action>` as its
+ * translated title and accessible name, `glyph` as what it shows. */
+function iconButton(action, glyph, onclick) {
+  const key = `sessions.${action}`;
+  return h(
+    "button",
+    { type: "button", class: "icon-button", testid: `session-${action}`, i18nAttrs: { title: key, "aria-label": key }, onclick },
+    glyph,
+  );
 }

@@ -7,7 +7,7 @@ import { formatTime } from "../lib/format.js";
 import { t } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
 import { channelForm } from "./channelSetup.js";
-import { loadPanel } from "./panel.js";
+import { dataTable, loadPanel } from "./panel.js";
 
 export function renderChannels(root) {
   const channels = h("div", { class: "channels" });
@@ -40,25 +40,11 @@ export function renderChannels(root) {
   return Promise.all([first, refreshPairing()]);
 }
 
-/** A table with translated column headings (`""`: an unlabelled column) and the given rows. */
-function table(headingKeys, rows) {
-  return h(
-    "div",
-    { class: "table-wrap" },
-    h(
-      "table",
-      { class: "data-table" },
-      h("thead", {}, h("tr", {}, headingKeys.map((key) => h("th", key ? { i18n: key } : {})))),
-      h("tbody", {}, rows),
-    ),
-  );
-}
-
 /** `onSetUp(channel)` opens the channel's setup form. */
 function channelTable(data, onSetUp) {
   const channels = data.channels || [];
   if (!channels.length) return h("p", { class: "muted", testid: "channels-empty", i18n: "channels.none" });
-  return table(
+  return dataTable(
     ["channels.name", "channels.enabled", "channels.state", "channels.connection", "channels.detail", ""],
     channels.map((channel) =>
       h(
@@ -106,14 +92,14 @@ function pairingView(data, refresh) {
     h("h3", { i18n: "channels.pairing" }),
     h("p", { class: "muted", i18n: "channels.pairingHint" }),
     pending.length
-      ? table(
+      ? dataTable(
           ["channels.name", "channels.who", "channels.code", "channels.expires", ""],
           pending.map((request) => pendingRow(request, refresh)),
         )
       : h("p", { class: "muted", testid: "pairing-empty", i18n: "channels.noPairing" }),
     h("h3", { i18n: "channels.paired" }),
     paired.length
-      ? table(
+      ? dataTable(
           ["channels.name", "channels.who", "channels.pairedSince"],
           paired.map((entry) =>
             h(

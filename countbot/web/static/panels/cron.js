@@ -5,7 +5,7 @@ import { h } from "../lib/dom.js";
 import { formatTime } from "../lib/format.js";
 import { t } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
-import { field, loadPanel, statusLine } from "./panel.js";
+import { dataTable, field, loadPanel, statusLine } from "./panel.js";
 
 const KINDS = ["cron", "every", "at"];
 const STATUSES = ["ok", "error", "timeout", "missed", "running"];
@@ -238,33 +238,23 @@ function runTable(data) {
   const runs = data.runs || [];
   if (!runs.length) return h("p", { class: "muted", i18n: "cron.noRuns" });
   const heads = ["cron.startedAt", "cron.status", "cron.delivered", "cron.result"];
-  return h(
-    "div",
-    { class: "table-wrap" },
-    h(
-      "table",
-      { class: "data-table" },
-      h("thead", {}, h("tr", {}, heads.map((key) => h("th", { i18n: key })))),
+  return dataTable(
+    heads,
+    runs.map((run) =>
       h(
-        "tbody",
-        {},
-        runs.map((run) =>
-          h(
-            "tr",
-            { testid: "cron-run-row", dataset: { status: run.status } },
-            h("td", {}, formatTime(run.started_at)),
-            h("td", {}, h("span", { class: `state state-${run.status}`, i18n: statusKey(run.status) })),
-            h("td", {
-              i18n: run.delivered ? "common.yes" : "common.no",
-              title: run.delivery_detail || "",
-            }),
-            h(
-              "td",
-              {},
-              run.error || run.output || "",
-              run.notes ? h("div", { class: "muted run-notes", testid: "cron-run-notes" }, run.notes) : null,
-            ),
-          ),
+        "tr",
+        { testid: "cron-run-row", dataset: { status: run.status } },
+        h("td", {}, formatTime(run.started_at)),
+        h("td", {}, h("span", { class: `state state-${run.status}`, i18n: statusKey(run.status) })),
+        h("td", {
+          i18n: run.delivered ? "common.yes" : "common.no",
+          title: run.delivery_detail || "",
+        }),
+        h(
+          "td",
+          {},
+          run.error || run.output || "",
+          run.notes ? h("div", { class: "muted run-notes", testid: "cron-run-notes" }, run.notes) : null,
         ),
       ),
     ),

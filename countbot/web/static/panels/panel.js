@@ -53,3 +53,18 @@ export function statusLine(testid) {
     },
   };
 }
+
+/** A data table with translated column headings (`""`: an unlabelled column) over `rows` (its
+ * `tr`s); it scrolls sideways when the page is narrow. `testid` names the table for tests. */
+export function dataTable(headingKeys, rows, testid) {
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "data-table", testid },
+      h("thead", {}, h("tr", {}, headingKeys.map((key) => h("th", key ? { i18n: key } : {})))),
+      h("tbody", {}, rows),
+    ),
+  );
+}

@@ -3,7 +3,7 @@
 import { api } from "../lib/api.js";
 import { h } from "../lib/dom.js";
 import { formatCost, formatNumber } from "../lib/format.js";
-import { loadPanel } from "./panel.js";
+import { dataTable, loadPanel } from "./panel.js";
 
 /** `openSession(id)` jumps to a session's chat. */
 export function renderUsage(root, { openSession }) {
@@ -17,34 +17,24 @@ function tokens(row) {
 }
 
 /** Today's spend against each `budget.*` limit; nothing when no limit is set. */
-function budgetTable(today, headings) {
+function budgetTable(today) {
   const limits = (today && today.limits) || [];
   if (!limits.length) return null;
   const shown = (row, value) => (row.dollars ? formatCost(value) : formatNumber(value));
-  return h(
-    "div",
-    { class: "table-wrap" },
-    h("h3", { i18n: "usage.budget" }),
+  const rows = limits.map((row) =>
     h(
-      "table",
-      { class: "data-table", testid: "usage-budget" },
-      headings(["usage.limit", "usage.spent", "usage.of", ""]),
-      h(
-        "tbody",
-        {},
-        limits.map((row) =>
-          h(
-            "tr",
-            {},
-            h("td", {}, h("code", {}, `budget.${row.key}`)),
-            h("td", { class: "num" }, row.spent === null ? "—" : shown(row, row.spent)),
-            h("td", { class: "num" }, shown(row, row.limit)),
-            h("td", { class: "num" }, row.spent === null ? "" : `${Math.round((100 * row.spent) / row.limit)}%`),
-          ),
-        ),
-      ),
+      "tr",
+      {},
+      h("td", {}, h("code", {}, `budget.${row.key}`)),
+      h("td", { class: "num" }, row.spent === null ? "—" : shown(row, row.spent)),
+      h("td", { class: "num" }, shown(row, row.limit)),
+      h("td", { class: "num" }, row.spent === null ? "" : `${Math.round((100 * row.spent) / row.limit)}%`),
     ),
   );
+  return [
+    h("h3", { i18n: "usage.budget" }),
+    dataTable(["usage.limit", "usage.spent", "usage.of", ""], rows, "usage-budget"),
+  ];
 }
 
 function usageReport(data, openSession) {
@@ -52,7 +42,6 @@ function usageReport(data, openSession) {
   const byDay = data.by_day || [];
   const bySession = data.by_session || [];
   const busiest = Math.max(1, ...byDay.map(tokens));
-  const headings = (keys) => h("thead", {}, h("tr", {}, keys.map((key) => h("th", key ? { i18n: key } : {}))));
   const numbers = (row) => [
     h("td", { class: "num" }, formatNumber(row.prompt_tokens)),
     h("td", { class: "num" }, formatNumber(row.completion_tokens)),
@@ -74,57 +63,29 @@ function usageReport(data, openSession) {
       stat("usage.totalTokens", formatNumber(totals.total_tokens ?? tokens(totals))),
       stat("usage.cost", formatCost(totals.cost_usd)),
     ),
-    budgetTable(data.today, headings),
+    budgetTable(data.today),
     h("h3", { i18n: "usage.byDay" }),
     byDay.length
-      ? h(
-          "div",
-          { class: "table-wrap" },
-          h(
-            "table",
-            { class: "data-table", testid: "usage-by-day" },
-            headings(["usage.day", "usage.prompt", "usage.completion", "usage.cost", ""]),
-            h("tbody", {}, byDay.map((row) => h("tr", {}, h("td", {}, row.day), numbers(row), bar(row)))),
-          ),
+      ? dataTable(
+          ["usage.day", "usage.prompt", "usage.completion", "usage.cost", ""],
+          byDay.map((row) => h("tr", {}, h("td", {}, row.day), numbers(row), bar(row))),
+          "usage-by-day",
         )
       : h("p", { class: "muted", i18n: "usage.none" }),
     h("h3", { i18n: "usage.bySession" }),
     bySession.length
-      ? h(
-          "div",
-          { class: "table-wrap" },
-          h(
-            "table",
-            { class: "data-table", testid: "usage-by-session" },
-            headings(["usage.session", "usage.prompt", "usage.completion", "usage.cost"]),
-            h(
-              "tbody",
-              {},
-              bySession.map((row) =>
-                h(
-                  "tr",
-                  {},
-                  h(
-                    "td",
-                    {},
-                    h(
-                      "button",
-                      {
-                        type: "button",
-                        class: "link-button",
-                        onclick: () => openSession(row.session_id),
-                      },
-                      row.title || row.session_id,
-                    ),
-                  ),
-                  numbers(row),
-                ),
-              ),
-            ),
-          ),
+      ? dataTable(
+          ["usage.session", "usage.prompt", "usage.completion", "usage.cost"],
+          bySession.map((row) => h("tr", {}, h("td", {}, sessionLink(row, openSession)), numbers(row))),
+          "usage-by-session",
         )
       : h("p", { class: "muted", i18n: "usage.none" }),
   );
+}
+
+function sessionLink(row, openSession) {
+  const open = () => openSession(row.session_id);
+  return h("button", { type: "button", class: "link-button", onclick: open }, row.title || row.session_id);
 }
 
 function stat(key, value) {

@@ -1,0 +1,45 @@
+"""Values made from an object, remembered by the object's identity while it is kept.
+
+A session's window comes back as the same record objects turn after turn (the store keeps them),
+so the history entries made from them, and their upper-bound copies, need making only once. The
+memo holds each object it answers for, so its id cannot be reused by another object meanwhile;
+it forgets the least recently used past a total weight (about the characters it keeps alive).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+# Characters of text a memo may keep alive; a window of ordinary turns is a few hundred KB.
+MEMO_WEIGHT = 2_000_000
+
+
+class IdentityMemo(Generic[V]):
+    """`get` what `put` stored for the very same object; see the module docstring."""
+
+    def __init__(self, max_weight: int = MEMO_WEIGHT) -> None:
+        self._max_weight = max_weight
+        self._items: OrderedDict[int, tuple[object, V, int]] = OrderedDict()
+        self._weight = 0
+
+    def get(self, key: object) -> V | None:
+        item = self._items.get(id(key))
+        if item is None or item[0] is not key:
+            return None
+        self._items.move_to_end(id(key))
+        return item[1]
+
+    def put(self, key: object, value: V, weight: int) -> V:
+        """Remember `value` for `key` (returned, for chaining)."""
+        old = self._items.pop(id(key), None)
+        if old is not None:
+            self._weight -= old[2]
+        self._items[id(key)] = (key, value, weight)
+        self._weight += weight
+        while self._weight > self._max_weight and len(self._items) > 1:
+            _, (_, _, dropped) = self._items.popitem(last=False)
+            self._weight -= dropped
+        return value

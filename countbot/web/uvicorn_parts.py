@@ -1,0 +1,52 @@
+"""The parts of uvicorn the daemon uses, imported without uvicorn's package `__init__`.
+
+`import uvicorn` (and so any `import uvicorn.server`, which runs the package first) imports its
+command line, `uvicorn.main`, and through it the reloaders and workers: watchfiles (a Rust
+extension, with anyio) and multiprocessing, about 2 MB and 30 ms a daemon never uses. So the
+package is entered here as a plain package module whose `__path__` finds the submodules. A name
+it lacks is a submodule imported on demand (`Config` resolves its log formatter as
+`uvicorn.logging.DefaultFormatter`), else (`uvicorn.run`, `__version__`) the real `__init__` runs
+once, so other code that imports uvicorn still sees the whole package.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any
+
+
+def _enter_package() -> None:
+    if "uvicorn" in sys.modules:
+        return
+    spec = importlib.util.find_spec("uvicorn")
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def missing(name: str) -> Any:
+        if not name.startswith("__"):
+            try:
+                return importlib.import_module(f"uvicorn.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"uvicorn.{name}":
+                    raise
+        del package.__getattr__  # type: ignore[attr-defined]
+        loader.exec_module(package)
+        return getattr(package, name)
+
+    package.__getattr__ = missing  # type: ignore[attr-defined]
+    sys.modules["uvicorn"] = package
+
+
+_enter_package()
+
+from uvicorn.config import Config  # noqa: E402
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: E402
+from uvicorn.server import Server  # noqa: E402
+
+# As the real `__init__` has them: uvicorn's own modules import these from the package.
+sys.modules["uvicorn"].Config = Config  # type: ignore[attr-defined]
+sys.modules["uvicorn"].Server = Server  # type: ignore[attr-defined]
+
+__all__ = ["Config", "HttpToolsProtocol", "Server"]
