@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
-from countbot.agent.events import TurnDone
+from countbot.agent.events import ToolEnd, TurnDone
 from countbot.agent.history import AssistantEntry, UserEntry, to_record
 from countbot.agent.turn_request import TurnRequest
 from countbot.llm.litellm_import import load_litellm
@@ -74,12 +75,17 @@ async def timed(action: Awaitable[T]) -> tuple[T, float, float]:
     return result, (time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000
 
 
-def script_like(server: ScriptedModelServer, body: dict) -> None:
-    """Script the answer the turn got to the request `body`: a tool call when it offered tools."""
-    if body.get("tools"):
-        server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
-    else:
-        server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
+ANSWER = Reply.text("Hello there, this is a benchmark answer.", chunks=3)
+TOOL_CALL = Reply.tool_calls(("list_dir", '{"path": "."}'))
+TOOL_QUESTION = "list the files in the workspace"
+
+
+def answer(body: dict) -> Reply:
+    """The scripted model, for turns and floors alike: a tool call when the request offers tools
+    and ends with the one-tool rows' question, else the answer (to a summary's request too)."""
+    messages = body.get("messages") or [{}]
+    asks = body.get("tools") and messages[-1].get("role") == "user"
+    return TOOL_CALL if asks and TOOL_QUESTION in json.dumps(messages[-1]) else ANSWER
 
 
 def litellm_replay(server: ScriptedModelServer) -> Replay:
@@ -88,7 +94,6 @@ def litellm_replay(server: ScriptedModelServer) -> Replay:
 
     async def calls(bodies: list[dict]) -> None:
         for body in bodies:
-            script_like(server, body)
             kwargs = {"tools": body["tools"]} if body.get("tools") else {}
             stream = await litellm.acompletion(
                 model="openai/test-model",
@@ -113,7 +118,6 @@ def httpx_replay(server: ScriptedModelServer, client: object) -> Replay:
 
     async def calls(bodies: list[dict]) -> None:
         for body in bodies:
-            script_like(server, body)
             url = server.base_url + "/chat/completions"
             async with client.stream("POST", url, json=body) as reply:  # type: ignore[attr-defined]
                 async for _ in reply.aiter_lines():
@@ -139,13 +143,10 @@ async def one_turn(
 ) -> list[dict]:
     """Run one turn; returns the request bodies it sent (a summary's call included)."""
     sent = len(server.requests)
-    if tool:
-        server.script(Reply.tool_calls(("list_dir", '{"path": "."}')))
-    server.script(Reply.text("Hello there, this is a benchmark answer.", chunks=3))
-    last = None
-    async for event in runtime.agent.process_message(TurnRequest("hi", session)):
-        last = event
-    assert isinstance(last, TurnDone), last
+    request = TurnRequest(TOOL_QUESTION if tool else "hi", session)
+    events = [event async for event in runtime.agent.process_message(request)]
+    assert isinstance(events[-1], TurnDone), events[-1]
+    assert tool == any(isinstance(event, ToolEnd) for event in events), events
     return server.requests[sent:]
 
 
@@ -225,6 +226,7 @@ def report(rows: list[Row], turns: int) -> None:
 async def main(turns: int, paths: list[str]) -> None:
     rows = []
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
+        server.responder = answer
         for path in paths:
             rows.extend(await run_path(path, turns, server, Path(tmp)))
     report(rows, turns)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -100,6 +100,12 @@ def exit_promptly() -> None:
     collection then skips the objects alive now. Sweeping the whole heap of a process that is
     about to end took 0.2-0.8 s of every exit (measured with the daemon's modules loaded)."""
     gc.freeze()
+
+
+def echo_lines(lines: Sequence[str], empty: str) -> None:
+    """Print each of `lines`, or `empty` when there are none (a listing with nothing in it)."""
+    for line in lines or [empty]:
+        click.echo(line)
 
 
 def switch_commands(

@@ -15,6 +15,7 @@ import click
 
 from countbot.cli.common import (
     config_option,
+    echo_lines,
     fail,
     run_async,
     settings_or_exit,
@@ -43,10 +44,8 @@ def list_jobs(config_path: str | None) -> None:
     """Show every job with its schedule, next run and last result."""
     settings = store_settings(config_path)
     views = _run(_with_book(settings, lambda book: book.views()))
-    if not views:
-        click.echo("No scheduled jobs. Add one with `countbot cron add`.")
-    for view in views:
-        click.echo(_describe(view))
+    empty = "No scheduled jobs. Add one with `countbot cron add`."
+    echo_lines([_describe(view) for view in views], empty)
 
 
 @cron.command("add")

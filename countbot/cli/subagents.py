@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import click
 
-from countbot.cli.common import config_option, fail, run_async, settings_or_exit
+from countbot.cli.common import config_option, echo_lines, fail, run_async, settings_or_exit
 from countbot.cli.help_format import WholeHelpGroup
 from countbot.config.settings import Settings
 
@@ -38,10 +38,7 @@ def list_subagents(config_path: str | None, session: str | None, active: bool) -
     if response.status_code != 200:
         fail(f"the daemon answered {response.status_code}: {_error(response)}", 1)
     found = response.json()["subagents"]
-    if not found:
-        click.echo("No subagents.")
-    for item in found:
-        click.echo(_line(item))
+    echo_lines([_line(item) for item in found], "No subagents.")
 
 
 @subagents.command("cancel")

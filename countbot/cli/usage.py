@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from countbot.cli.common import echo_lines
 from countbot.config.settings import Settings
 from countbot.runtime.budget import budget_report
 from countbot.store.counters import DailyCounters
@@ -27,10 +28,8 @@ async def print_usage(settings: Settings) -> None:
     click.echo(f"Today ({report['day']}): {report['tokens']:,} tokens, ${report['cost_usd']:.4f}")
     limits = report["limits"]
     assert isinstance(limits, list)
-    if not limits:
-        click.echo("No budget limits set (budget.* in config.yaml).")
-    for row in limits:
-        click.echo(f"  budget.{row['key']:<15} {_line(row)}  ({_WHAT[row['key']]})")
+    lines = [f"  budget.{row['key']:<15} {_line(row)}  ({_WHAT[row['key']]})" for row in limits]
+    echo_lines(lines, "No budget limits set (budget.* in config.yaml).")
 
 
 def _line(row: dict) -> str:

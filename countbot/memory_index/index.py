@@ -70,6 +70,10 @@ class MemoryIndex:
         self._embed_poked = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._cursor: int | None = None  # the last stored record indexed (None: read the file)
+        # Sessions with records appended in this process and not indexed yet (the newest id), and
+        # the store's count of other processes' writes when the log was last read through.
+        self._pending: dict[str, int] = {}
+        self._outside_seen = -1
 
     @classmethod
     async def open(
@@ -77,7 +81,7 @@ class MemoryIndex:
     ) -> MemoryIndex:
         db = await Database.open(path, index_db.MIGRATIONS)
         index = cls(db, workspace, sessions, embedder)
-        sessions.on_append(lambda _message_id: index._poked.set())
+        sessions.on_append(index._appended)
         sessions.on_change(index._session_changed)
         return index
 
@@ -117,7 +121,7 @@ class MemoryIndex:
         # A pasted megabyte would be a MATCH of 100,000 terms built on the loop: its opening
         # says what it is about.
         query = query[:MAX_QUERY_CHARS]
-        await self.catch_up()
+        await self.catch_up(exclude_session)
         filters = Filters(
             tuple(k for k in kinds if k in KINDS) or KINDS,
             _stamp(since),
@@ -164,10 +168,26 @@ class MemoryIndex:
 
     # --- keeping up ----------------------------------------------------------------------------
 
-    async def catch_up(self) -> None:
+    async def catch_up(self, exclude_session: str | None = None) -> None:
         """Index what changed in the memory files and the store since the last look (both looks
-        at once: each has its own lock and cursor)."""
-        await asyncio.gather(self.sync_files(), self.sync_messages())
+        at once: each has its own lock and cursor). The store's log is read only when it may
+        hold records a search that leaves out `exclude_session` could find: a turn's own
+        session is what the follower is usually still indexing."""
+        looks = [self.sync_files()]
+        if self._behind(exclude_session):
+            looks.append(self.sync_messages())
+        await asyncio.gather(*looks)
+
+    def _behind(self, exclude_session: str | None) -> bool:
+        return (
+            self._cursor is None
+            or self._sessions.outside_writes != self._outside_seen
+            or any(session != exclude_session for session in self._pending)
+        )
+
+    def _appended(self, session_id: str, message_id: int) -> None:
+        self._pending[session_id] = message_id
+        self._poked.set()
 
     async def sync_files(self) -> None:
         async with self._files_lock:
@@ -218,11 +238,13 @@ class MemoryIndex:
         again from the file.
         """
         async with self._messages_lock:
+            outside = self._sessions.outside_writes
             if self._cursor is None:
                 self._cursor = await self._stored_cursor()
             while True:
                 found, through = await self._sessions.messages_after(self._cursor, MESSAGE_BATCH)
                 if through == self._cursor:
+                    self._read_through(through, outside)
                     return
                 entries = [
                     entry
@@ -237,7 +259,14 @@ class MemoryIndex:
                 if added:
                     self._embed_poked.set()
                 if len(found) < MESSAGE_BATCH:
-                    return  # a short batch was read through the newest record: nothing is left
+                    # A short batch was read through the newest record: nothing is left.
+                    self._read_through(through, outside)
+                    return
+
+    def _read_through(self, through: int, outside: int) -> None:
+        """The log is indexed through message `through`, as of the store's `outside` count."""
+        self._pending = {s: i for s, i in self._pending.items() if i > through}
+        self._outside_seen = outside
 
     async def _stored_cursor(self) -> int:
         return int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)

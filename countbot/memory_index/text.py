@@ -10,6 +10,7 @@ ones. English words go through the `porter` stemmer on both sides.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Scripts written without spaces between words: CJK ideographs (and extensions, compatibility),
@@ -18,9 +19,18 @@ _UNSEGMENTED = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff"
 )
-_UNSEGMENTED_CHAR = re.compile(f"([{_UNSEGMENTED}])")
-_UNSEGMENTED_RUN = re.compile(f"[{_UNSEGMENTED}]+")
-_WORD = re.compile(rf"[^\W{_UNSEGMENTED}_]+", re.UNICODE)
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """One unsegmented character, a run of them, a spaced word: compiled at first use (about
+    15 ms, paid by every process that imports the index at start-up otherwise)."""
+    return (
+        re.compile(f"([{_UNSEGMENTED}])"),
+        re.compile(f"[{_UNSEGMENTED}]+"),
+        re.compile(rf"[^\W{_UNSEGMENTED}_]+", re.UNICODE),
+    )
+
 
 # Words that say nothing about which fact is meant; dropping them keeps OR queries selective.
 _STOPWORD_TEXT = """a about above after again all also am an and any are as at be been before
@@ -39,17 +49,19 @@ _CJK_STOP_CHARS = frozenset("的了是我你他她它们在有和就不也都还
 
 def indexable(text: str) -> str:
     """`text` with each unsegmented-script character standing alone, for `unicode61`."""
-    return _UNSEGMENTED_CHAR.sub(r" \1 ", text)
+    char, _, _ = _patterns()
+    return char.sub(r" \1 ", text)
 
 
 def query_terms(text: str) -> list[str]:
     """The FTS5 phrases for a free-text query: content words and CJK bigrams, deduplicated."""
+    _, run_of, word_of = _patterns()
     terms: list[str] = []
-    for word in _WORD.findall(text):
+    for word in word_of.findall(text):
         word = word.lower()
         if (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
             terms.append(f'"{word}"')
-    for run in _UNSEGMENTED_RUN.findall(text):
+    for run in run_of.findall(text):
         if len(run) == 1:
             if run not in _CJK_STOP_CHARS:
                 terms.append(f'"{run}"')
@@ -70,5 +82,5 @@ def estimate_tokens(text: str) -> int:
     Used for the auto-recall budget, where loading a real tokenizer per turn would cost more than
     the precision is worth.
     """
-    unsegmented = sum(len(run) for run in _UNSEGMENTED_RUN.findall(text))
+    unsegmented = sum(len(run) for run in _patterns()[1].findall(text))
     return unsegmented + (len(text) - unsegmented + 3) // 4

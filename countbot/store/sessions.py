@@ -25,8 +25,9 @@ TITLE_LENGTH = 60
 # Told (session id, "created" | "updated" | "renamed" | "deleted") after a change that shows in
 # a session list: the daemon pushes these to open browser tabs.
 ChangeListener = Callable[[str, str], None]
-# Told the new message's id after every committed record (the memory index catches up from it).
-AppendListener = Callable[[int], None]
+# Told the session and the new message's id after every committed record (the memory index
+# catches up from it).
+AppendListener = Callable[[str, int], None]
 
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
@@ -85,8 +86,13 @@ class SessionStore:
         self._listeners.append(listener)
 
     def on_append(self, listener: AppendListener) -> None:
-        """Call `listener` with the message id after each committed record."""
+        """Call `listener` with the session and message id after each committed record."""
         self._append_listeners.append(listener)
+
+    @property
+    def outside_writes(self) -> int:
+        """How often another process was seen writing to the file (`Database.outside_writes`)."""
+        return self._db.outside_writes
 
     def _changed(self, session_id: str, change: str) -> None:
         for listener in self._listeners:
@@ -161,7 +167,7 @@ class SessionStore:
         if kind == "user":  # a new message moves the session up and may give it its title
             self._changed(session_id, "updated")
         for listener in self._append_listeners:
-            listener(message_id)
+            listener(session_id, message_id)
         return message_id
 
     async def messages_after(

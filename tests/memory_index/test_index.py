@@ -199,3 +199,19 @@ async def test_two_processes_catching_up_at_once_index_each_message_once(tmp_pat
     with sqlite3.connect(tmp_path / "index.db") as conn:
         located = [row[0] for row in conn.execute("SELECT locator FROM entries")]
     assert len(located) == len(set(located)) == 1200
+
+
+async def test_a_search_finds_other_sessions_records_at_once_and_its_own_later(
+    memory: Memory,
+) -> None:
+    """A turn's recall leaves its own session out, so it need not wait for that session's newest
+    records; another session's, or any session's for an unrestricted search, are found at once."""
+    user = {"type": "user", "images": [], "context": "", "ts": time.time()}
+    await memory.sessions.append("mine", {**user, "content": "the ferry leaves at nine"})
+    await memory.sessions.append("other", {**user, "content": "the ferry costs four euros"})
+    found = await memory.index.search("ferry", exclude_session="mine")
+    assert [hit.text for hit in found] == ["User: the ferry costs four euros"]
+    assert sorted(await memory.texts("ferry")) == [
+        "User: the ferry costs four euros",
+        "User: the ferry leaves at nine",
+    ]

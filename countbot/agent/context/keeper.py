@@ -41,6 +41,7 @@ from countbot.agent.ports import MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
+from countbot.llm.token_counter import is_loaded as tokenizer_loaded
 from countbot.llm.types import Message, SystemMessage, ToolSpec
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
@@ -191,13 +192,11 @@ class ContextKeeper:
         """The entry of a stored record (or of the running summary's text), made and counted
         once while the store keeps handing out that same object."""
         made = self._made.get(source)
-        fresh = made is None
+        if made is not None and (made.tokens or not tokenizer_loaded(model)):
+            return made
         if made is None:
             made = SummaryEntry(source) if isinstance(source, str) else from_record(source)
-        entry = await counted(made, model)
-        if fresh or entry is not made:
-            self._made.put(source, entry, text_size(entry))
-        return entry
+        return self._made.put(source, await counted(made, model), text_size(made))
 
     async def _summarize(
         self,

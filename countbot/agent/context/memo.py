@@ -3,12 +3,12 @@
 A session's window comes back as the same record objects turn after turn (the store keeps them),
 so the history entries made from them, and their upper-bound copies, need making only once. The
 memo holds each object it answers for, so its id cannot be reused by another object meanwhile;
-it forgets the least recently used past a total weight (about the characters it keeps alive).
+it forgets the oldest past a total weight (about the characters it keeps alive); what is still in
+use is simply made and put again.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -22,15 +22,12 @@ class IdentityMemo(Generic[V]):
 
     def __init__(self, max_weight: int = MEMO_WEIGHT) -> None:
         self._max_weight = max_weight
-        self._items: OrderedDict[int, tuple[object, V, int]] = OrderedDict()
+        self._items: dict[int, tuple[object, V, int]] = {}  # in the order they were put
         self._weight = 0
 
     def get(self, key: object) -> V | None:
         item = self._items.get(id(key))
-        if item is None or item[0] is not key:
-            return None
-        self._items.move_to_end(id(key))
-        return item[1]
+        return item[1] if item is not None and item[0] is key else None
 
     def put(self, key: object, value: V, weight: int) -> V:
         """Remember `value` for `key` (returned, for chaining)."""
@@ -40,6 +37,6 @@ class IdentityMemo(Generic[V]):
         self._items[id(key)] = (key, value, weight)
         self._weight += weight
         while self._weight > self._max_weight and len(self._items) > 1:
-            _, (_, _, dropped) = self._items.popitem(last=False)
-            self._weight -= dropped
+            oldest = next(iter(self._items))
+            self._weight -= self._items.pop(oldest)[2]
         return value

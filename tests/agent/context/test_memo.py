@@ -11,6 +11,6 @@ def test_a_value_is_found_only_for_the_very_same_object_and_the_oldest_go_past_t
     assert memo.get(equal) is None  # equal is not the same record
     second, third = {"id": 2}, {"id": 3}
     memo.put(second, "two", 4)
-    assert memo.get(first) == "one"  # used again: second is now the oldest
+    memo.put(first, "one again", 4)  # put again: now the newest
     memo.put(third, "three", 4)
-    assert (memo.get(first), memo.get(second), memo.get(third)) == ("one", None, "three")
+    assert (memo.get(first), memo.get(second), memo.get(third)) == ("one again", None, "three")
