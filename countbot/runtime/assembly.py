@@ -34,6 +34,7 @@ from countbot.memory.tools import (
 from countbot.memory_index.assembly import INDEX_FILE, embedder_for
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
+from countbot.messaging.message_tool import MessageTool, Outbox
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
@@ -60,7 +61,6 @@ from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.skill_tools import ReadSkillTool

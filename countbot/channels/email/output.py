@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from countbot.channels.door import Button, Link, SendError, markdown_to_plain, read_upload
+from countbot.channels.door import (
+    Button,
+    Link,
+    LinkedChat,
+    SendError,
+    markdown_to_plain,
+    read_upload,
+)
 from countbot.channels.email.mail_in import Thread
 from countbot.channels.email.postman import Outgoing, Postman
 
@@ -22,13 +29,10 @@ MAX_MESSAGE = 50_000
 NEW_SUBJECT = "A message from your assistant"
 NO_BUTTONS = "Mail cannot carry buttons: approve or deny this in the web UI (Chats page)."
 
-PostmanLink = Link[Postman]
 
-
-class EmailChat:
-    def __init__(self, link: PostmanLink, chat_id: str, threads: dict[str, Thread]) -> None:
-        self._link = link
-        self.chat_id = chat_id
+class EmailChat(LinkedChat[Postman]):
+    def __init__(self, link: Link[Postman], chat_id: str, threads: dict[str, Thread]) -> None:
+        super().__init__(link, chat_id)
         self._to, _, root = chat_id.partition("/")
         self._thread = threads.get(chat_id) or (Thread("", root, (root,)) if root else None)
 

@@ -20,3 +20,12 @@ class Link(Generic[T]):
         if self.current is None:
             raise SendError(f"the {self._platform} channel is not connected right now")
         return self.current
+
+
+class LinkedChat(Generic[T]):
+    """One chat of a platform (`chat_id`) that talks through the channel's live client; a
+    platform's chat class subclasses it and adds what it sends and how."""
+
+    def __init__(self, link: Link[T], chat_id: str) -> None:
+        self._link = link
+        self.chat_id = chat_id

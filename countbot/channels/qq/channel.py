@@ -54,16 +54,8 @@ class QQChannel(PlatformChannel[QQSettings, OneBotConnection]):
 
     name = "qq"
     title = "QQ"
-    settings_type = QQSettings
     required = (("access_token", "choose one and give the QQ client the same"),)
-    capabilities = ChannelCapabilities(
-        edits_in_place=False,
-        max_message_length=MAX_MESSAGE,
-        markup="plain",
-        media_in=True,
-        media_out=True,
-        typing_indicator=False,
-    )
+    capabilities = ChannelCapabilities(max_message_length=MAX_MESSAGE)
 
     def __init__(self, kit: ChannelKit) -> None:
         super().__init__(kit)

@@ -12,7 +12,14 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from countbot.channels.door import Link, RecentIds, SendError, markdown_to_plain, read_upload
+from countbot.channels.door import (
+    Link,
+    LinkedChat,
+    RecentIds,
+    SendError,
+    markdown_to_plain,
+    read_upload,
+)
 from countbot.channels.qq.onebot import OneBotConnection
 
 # QQ folds or refuses longer text messages; 3000 characters stays well inside what it shows whole.
@@ -20,7 +27,7 @@ MAX_MESSAGE = 3000
 PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp"})
 
 
-class QQChat:
+class QQChat(LinkedChat[OneBotConnection]):
     """One private or group chat (`private:<user id>`, `group:<group id>`), a `ChatOutput`."""
 
     def __init__(self, link: Link[OneBotConnection], chat_id: str, sent: RecentIds) -> None:
@@ -30,7 +37,7 @@ class QQChat:
                 f"{chat_id!r} is no QQ chat: use private:<QQ number> or group:<group number>",
                 permanent=True,
             )
-        self._link = link
+        super().__init__(link, chat_id)
         self._group = kind == "group"
         self._number = int(number)
         self._sent = sent
