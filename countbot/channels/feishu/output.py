@@ -38,9 +38,6 @@ class FeishuChat(LinkedChat[FeishuApi]):
     async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
         await self._link.require().update_card(message_id, card(text, markdown=markdown))
 
-    async def typing(self) -> None:
-        """Feishu has no typing indicator for bots; the updating card shows progress."""
-
     async def send_file(self, path: Path) -> str:
         api = self._link.require()
         data = await read_upload(path)

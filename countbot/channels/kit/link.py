@@ -14,18 +14,28 @@ class Link(Generic[T]):
 
     def __init__(self, platform: str) -> None:
         self.current: T | None = None
-        self._platform = platform
+        self.platform = platform
 
     def require(self) -> T:
         if self.current is None:
-            raise SendError(f"the {self._platform} channel is not connected right now")
+            raise SendError(f"the {self.platform} channel is not connected right now")
         return self.current
 
 
 class LinkedChat(Generic[T]):
     """One chat of a platform (`chat_id`) that talks through the channel's live client; a
-    platform's chat class subclasses it and adds what it sends and how."""
+    platform's chat class subclasses it and adds what it sends and how (`post`, `send_file`).
+
+    `edit` and `typing` match the capabilities' defaults: a platform that edits in place or
+    shows typing writes its own; the renderer asks for neither where the platform has none.
+    """
 
     def __init__(self, link: Link[T], chat_id: str) -> None:
         self._link = link
         self.chat_id = chat_id
+
+    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
+        raise SendError(f"{self._link.platform} cannot edit a sent message", permanent=True)
+
+    async def typing(self) -> None:
+        """No typing indicator: the draft or the answer itself shows progress."""

@@ -46,12 +46,6 @@ class QQChat(LinkedChat[OneBotConnection]):
         body = markdown_to_plain(text) if markdown else text
         return await self._send([{"type": "text", "data": {"text": body}}])
 
-    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
-        raise SendError("OneBot v11 cannot edit a sent message", permanent=True)
-
-    async def typing(self) -> None:
-        """OneBot v11 has no typing indicator; nothing to show."""
-
     async def send_file(self, path: Path) -> str:
         payload = "base64://" + base64.b64encode(await read_upload(path)).decode("ascii")
         if path.suffix.lower() in PICTURE_SUFFIXES:
