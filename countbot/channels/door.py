@@ -50,7 +50,6 @@ from countbot.channels.kit.media import (
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.platform import CONNECTING, PlatformChannel
-from countbot.channels.kit.recent import RecentIds
 from countbot.channels.kit.sdk_thread import SdkStopped, SdkThread
 from countbot.channels.kit.splitting import truncate
 from countbot.config.settings import (
@@ -93,7 +92,6 @@ __all__ = [
     "MediaFolder",
     "PlatformChannel",
     "QQSettings",
-    "RecentIds",
     "SdkStopped",
     "SdkThread",
     "SendError",

@@ -5,16 +5,22 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from countbot.channels.kit.base import SendError
+from countbot.channels.kit.recent import RecentIds
 
 T = TypeVar("T")
 
 
 class Link(Generic[T]):
-    """`current` is None while the channel is not connected; sends then fail, transiently."""
+    """`current` is None while the channel is not connected; sends then fail, transiently.
+
+    `sent` holds the ids of messages the chats sent through it, for platforms that echo the
+    bot's own messages back (and where a reply to one of them addresses the bot).
+    """
 
     def __init__(self, platform: str) -> None:
         self.current: T | None = None
         self.platform = platform
+        self.sent = RecentIds()
 
     def require(self) -> T:
         if self.current is None:
