@@ -8,10 +8,12 @@ optional SDK) and `chat_type`, and writes:
 
 - `run(started)`: connect (inside `with self.connected(client):`), call `started()`, serve until
   cancelled; raising means it crashed and the manager restarts it with backoff.
-- its chat class (`chat_type`, made of the live client's `Link` and a chat id): a `ChatOutput`
-  that can also `send_file` (post, edit, typing, and `post_buttons` when the platform has
-  buttons); methods raise `SendError`. A platform whose chats need more writes `chat(chat_id)`.
-- parsing: its events reduced to `Incoming` messages, handed to `self.take(incoming, chat)`,
+- its chat class (`chat_type`, a `LinkedChat` of the live client's `Link` and a chat id): a
+  `ChatOutput` that can also `send_file` (`post`; `edit` and `typing` where the platform has
+  them; `post_buttons` when it has buttons); methods raise `SendError`. A platform whose chats
+  need more than the link and the id writes `chat(chat_id)`.
+- parsing: its events reduced to `Incoming` messages (`with_attachments` takes in the files),
+  handed to `self.take(incoming, chat)`,
   which de-duplicates, checks access, runs commands and submits the turn; the platform confirms
   an event to its server only after `take` returned.
 - `self.close_with(client.close)` in `run`: how the daemon closes the live connection before it
@@ -48,7 +50,6 @@ from countbot.channels.kit.media import (
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.platform import CONNECTING, PlatformChannel
-from countbot.channels.kit.recent import RecentIds
 from countbot.channels.kit.sdk_thread import SdkStopped, SdkThread
 from countbot.channels.kit.splitting import truncate
 from countbot.config.settings import (
@@ -91,7 +92,6 @@ __all__ = [
     "MediaFolder",
     "PlatformChannel",
     "QQSettings",
-    "RecentIds",
     "SdkStopped",
     "SdkThread",
     "SendError",

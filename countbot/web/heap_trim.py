@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 from collections.abc import Callable
 
 QUIET = 1.0  # s between looks; a trim follows the first look that finds no turn running
@@ -18,12 +17,11 @@ QUIET = 1.0  # s between looks; a trim follows the first look that finds no turn
 
 def malloc_trim() -> Callable[[], object] | None:
     """glibc's `malloc_trim(0)`, or None where the C library has none (musl, macOS)."""
-    name = ctypes.util.find_library("c")
     try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
+        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols, libc's among them
     except (OSError, AttributeError):
         return None
-    return None if trim is None else lambda: trim(0)
+    return lambda: trim(0)
 
 
 async def trim_when_quiet(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from countbot.channels.dingtalk.api import DingTalkApi
-from countbot.channels.door import LinkedChat, SendError, markdown_to_plain, read_upload, truncate
+from countbot.channels.door import LinkedChat, markdown_to_plain, read_upload, truncate
 
 # DingTalk shows Markdown messages up to about 5000 characters whole.
 MAX_MESSAGE = 4000
@@ -29,12 +29,6 @@ class DingTalkChat(LinkedChat[DingTalkApi]):
                 self.chat_id, "sampleMarkdown", {"title": title, "text": text}
             )
         return await self._link.require().send(self.chat_id, "sampleText", {"content": text})
-
-    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
-        raise SendError("DingTalk robot messages cannot be edited", permanent=True)
-
-    async def typing(self) -> None:
-        """DingTalk has no typing indicator for robots."""
 
     async def send_file(self, path: Path) -> str:
         api = self._link.require()

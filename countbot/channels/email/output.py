@@ -17,7 +17,6 @@ from countbot.channels.door import (
     Button,
     Link,
     LinkedChat,
-    SendError,
     markdown_to_plain,
     read_upload,
 )
@@ -48,12 +47,6 @@ class EmailChat(LinkedChat[Postman]):
     async def post(self, text: str, *, markdown: bool = True) -> str:
         body = markdown_to_plain(text) if markdown else text
         return await self._link.require().send(self._mail(body))
-
-    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
-        raise SendError("a sent mail cannot be edited", permanent=True)
-
-    async def typing(self) -> None:
-        """Mail has no typing indicator."""
 
     async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
         return await self.post(f"{text}\n\n{NO_BUTTONS}")

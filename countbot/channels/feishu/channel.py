@@ -14,10 +14,8 @@ from typing import Any
 
 from countbot.channels.door import (
     ChannelCapabilities,
-    ChannelKit,
     FeishuSettings,
     PlatformChannel,
-    RecentIds,
 )
 from countbot.channels.feishu.events import to_incoming
 from countbot.channels.feishu.output import MAX_MESSAGE, FeishuApi, FeishuChat
@@ -33,15 +31,7 @@ class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
     capabilities = ChannelCapabilities(
         max_message_length=MAX_MESSAGE, markup="markdown", edits_in_place=True
     )
-
-    def __init__(self, kit: ChannelKit) -> None:
-        super().__init__(kit)
-        # The ids of messages the bot sent: the long connection echoes them back.
-        self._sent = RecentIds()
-        self._bot_id = ""
-
-    def chat(self, chat_id: str) -> FeishuChat:
-        return FeishuChat(self.link, chat_id, self._sent)
+    chat_type = FeishuChat
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
@@ -49,7 +39,7 @@ class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
         # ~3 s and 160 MB, and it grabs an event loop at import: in a worker thread, once.
         api = await asyncio.to_thread(importlib.import_module, "countbot.channels.feishu.api")
         client = api.FeishuApi(app_id, secret, settings.domain)
-        self._bot_id, self.bot = await client.bot_open_id()  # wrong credentials fail here
+        self.bot_id, self.bot = await client.bot_open_id()  # wrong credentials fail here
         connection = api.LongConnection(
             app_id, secret, settings.domain, self._on_message, self.set_connection
         )
@@ -62,9 +52,9 @@ class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
         client = self.link.require()
         incoming = await to_incoming(
             event,
-            self._bot_id,
+            self.bot_id,
             self.settings.group_mode,
-            self._sent.__contains__,
+            self.link.sent.__contains__,  # the long connection echoes the bot's messages
             self.kit.media,
             client.download,
         )

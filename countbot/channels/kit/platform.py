@@ -39,7 +39,8 @@ class PlatformChannel(Channel, Generic[S, C]):
     `chat_type` makes one chat of the link and a chat id (a platform whose chats need more
     writes `chat`). `connection` is what the Channels page shows ("ok", "connecting",
     "reconnecting in 4 s"); `bot` is the bot's own name when known, or the setting `named_by`
-    names it where the platform never says.
+    names it where the platform never says; `bot_id` is its id on the platform, where parsing
+    needs it to tell mentions of the bot and its own messages.
     """
 
     title: ClassVar[str]
@@ -63,6 +64,7 @@ class PlatformChannel(Channel, Generic[S, C]):
         self.link: Link[C] = Link(self.title)
         self._sender = PlatformSender(self)
         self.bot: str | None = None
+        self.bot_id = ""
         self.connection: str = CONNECTING
         # Set once the daemon stops the channel: reconnect loops end instead of trying again.
         self.stopping = False

@@ -14,7 +14,6 @@ from typing import Any
 from countbot.channels.door import (
     CONNECTING,
     ChannelCapabilities,
-    ChannelKit,
     PlatformChannel,
     SenderInfo,
     SendError,
@@ -40,16 +39,12 @@ class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
     )
     chat_type = SlackChat
 
-    def __init__(self, kit: ChannelKit) -> None:
-        super().__init__(kit)
-        self._bot_user = ""
-
     async def run(self, started: Callable[[], None]) -> None:
         api_url = self.settings.api_url
         bot_token, app_token = self.required_values()
         api_module, socket_module = await asyncio.to_thread(_import_sdk)
         api = api_module.SlackApi(bot_token, api_url)
-        self._bot_user, name = await api.identity()  # a wrong bot token fails here
+        self.bot_id, name = await api.identity()  # a wrong bot token fails here
         self.bot = f"@{name}" if name else None
         connection = socket_module.SocketConnection(app_token, api_url, self._on_envelope)
         self.close_with(connection.close)
@@ -75,7 +70,7 @@ class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
         api = self.link.require()
         await self.take(
             await to_incoming(
-                event, self._bot_user, self.settings.group_mode, self.kit.media, api.download
+                event, self.bot_id, self.settings.group_mode, self.kit.media, api.download
             )
         )
 

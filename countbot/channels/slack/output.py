@@ -39,9 +39,6 @@ class SlackChat(LinkedChat[SlackApi]):
     async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
         await self._link.require().update(self._channel, message_id, _body(text, markdown))
 
-    async def typing(self) -> None:
-        """Slack shows no typing indicator for apps; the streamed draft shows progress."""
-
     async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
         body = markdown_to_mrkdwn(text)
         elements = [

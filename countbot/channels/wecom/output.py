@@ -62,9 +62,6 @@ class WeComChat(LinkedChat[Any]):
             raise SendError("this WeCom message cannot be changed any more", permanent=True)
         await self._stream(message_id.removeprefix(STREAM), text, finish=markdown)
 
-    async def typing(self) -> None:
-        """WeCom shows no typing indicator; the streaming message shows progress."""
-
     async def send_file(self, path: Path) -> str:
         raise SendError(
             f"WeCom's AI bot cannot send files ({path.name}); share a link instead",
