@@ -1,14 +1,19 @@
 """The one door for platform authors: everything a platform folder may use, and nothing else.
 
 A platform is a folder beside this module (`channels/<platform>/`) holding only what differs
-between platforms. Its channel subclasses `PlatformChannel` (declaring `name`, `title`,
-`capabilities`, `settings_type`, `required`, `extra`) and writes:
+between platforms. Its channel subclasses `PlatformChannel[ItsSettings, ItsClient]`, declares
+`name`, `title`, `capabilities` (what differs from the defaults), `required` (the settings it
+cannot start without; `run` gets their values from `self.required_values()`), `extra` (its
+optional SDK) and `chat_type`, and writes:
 
 - `run(started)`: connect (inside `with self.connected(client):`), call `started()`, serve until
   cancelled; raising means it crashed and the manager restarts it with backoff.
-- `chat(chat_id)`: one chat as a `ChatOutput` that can also `send_file` (post, edit, typing,
-  and `post_buttons` when the platform has buttons); methods raise `SendError`.
-- parsing: its events reduced to `Incoming` messages, handed to `self.take(incoming, chat)`,
+- its chat class (`chat_type`, a `LinkedChat` of the live client's `Link` and a chat id): a
+  `ChatOutput` that can also `send_file` (`post`; `edit` and `typing` where the platform has
+  them; `post_buttons` when it has buttons); methods raise `SendError`. A platform whose chats
+  need more than the link and the id writes `chat(chat_id)`.
+- parsing: its events reduced to `Incoming` messages (`with_attachments` takes in the files),
+  handed to `self.take(incoming, chat)`,
   which de-duplicates, checks access, runs commands and submits the turn; the platform confirms
   an event to its server only after `take` returned.
 - `self.close_with(client.close)` in `run`: how the daemon closes the live connection before it
@@ -33,22 +38,18 @@ from countbot.channels.kit.base import (
     SendError,
 )
 from countbot.channels.kit.delivery import FileChat, read_upload
-from countbot.channels.kit.link import Link
+from countbot.channels.kit.link import Link, LinkedChat
 from countbot.channels.kit.log_masking import masked_logs
-from countbot.channels.kit.markdown_syntax import (
-    BULLET,
-    EMPHASIS,
-    FENCED,
-    HEADING,
-    INLINE_CODE,
-    LINK,
-    Kept,
+from countbot.channels.kit.markdown_syntax import Kept, MarkupRules, escape_entities, rewrite
+from countbot.channels.kit.media import (
+    Attachment,
+    MediaFolder,
+    kind_of,
+    with_attachments,
 )
-from countbot.channels.kit.media import Attachment, MediaFolder, take_in, take_in_all
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.platform import CONNECTING, PlatformChannel
-from countbot.channels.kit.recent import RecentIds
 from countbot.channels.kit.sdk_thread import SdkStopped, SdkThread
 from countbot.channels.kit.splitting import truncate
 from countbot.config.settings import (
@@ -64,18 +65,11 @@ from countbot.config.settings import (
 )
 from countbot.declared_charset import decode_declared
 from countbot.html_text import html_to_text
-from countbot.llm.types import ImagePart
 from countbot.runtime.outbound import DeliveryResult
 from countbot.store.pairing import SenderInfo
 
 __all__ = [
-    "BULLET",
     "CONNECTING",
-    "EMPHASIS",
-    "FENCED",
-    "HEADING",
-    "INLINE_CODE",
-    "LINK",
     "Attachment",
     "Backoff",
     "Button",
@@ -90,14 +84,14 @@ __all__ = [
     "EmailSettings",
     "FeishuSettings",
     "FileChat",
-    "ImagePart",
     "Incoming",
     "Kept",
     "Link",
+    "LinkedChat",
+    "MarkupRules",
     "MediaFolder",
     "PlatformChannel",
     "QQSettings",
-    "RecentIds",
     "SdkStopped",
     "SdkThread",
     "SendError",
@@ -106,11 +100,13 @@ __all__ = [
     "TelegramSettings",
     "WeComSettings",
     "decode_declared",
+    "escape_entities",
     "html_to_text",
+    "kind_of",
     "markdown_to_plain",
     "masked_logs",
     "read_upload",
-    "take_in",
-    "take_in_all",
+    "rewrite",
     "truncate",
+    "with_attachments",
 ]

@@ -9,9 +9,9 @@ that cannot work as configured (no token) is reported, not started; the daemon r
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -48,65 +48,26 @@ SETTLE_GRACE = 5.0
 STOP_BOUND = 3.0
 
 
-def _telegram() -> type[Channel]:
-    # Imported on demand: python-telegram-bot costs half a second, wasted when Telegram is off.
-    from countbot.channels.telegram.channel import TelegramChannel
-
-    return TelegramChannel
-
-
-def _qq() -> type[Channel]:
-    from countbot.channels.qq.channel import QQChannel
-
-    return QQChannel
-
-
-def _feishu() -> type[Channel]:
-    from countbot.channels.feishu.channel import FeishuChannel
-
-    return FeishuChannel
-
-
-def _dingtalk() -> type[Channel]:
-    from countbot.channels.dingtalk.channel import DingTalkChannel
-
-    return DingTalkChannel
-
-
-def _wecom() -> type[Channel]:
-    from countbot.channels.wecom.channel import WeComChannel
-
-    return WeComChannel
-
-
-def _slack() -> type[Channel]:
-    from countbot.channels.slack.channel import SlackChannel
-
-    return SlackChannel
-
-
-def _discord() -> type[Channel]:
-    from countbot.channels.discord.channel import DiscordChannel
-
-    return DiscordChannel
-
-
-def _email() -> type[Channel]:
-    from countbot.channels.email.channel import EmailChannel
-
-    return EmailChannel
-
-
-CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
-    "telegram": _telegram,
-    "qq": _qq,
-    "feishu": _feishu,
-    "dingtalk": _dingtalk,
-    "wecom": _wecom,
-    "slack": _slack,
-    "discord": _discord,
-    "email": _email,
+# Each platform's channel class (in `channels/<name>/channel.py`), imported only when the
+# platform is enabled: python-telegram-bot alone costs half a second, wasted while Telegram is off.
+CHANNEL_TYPES: dict[str, str] = {
+    "telegram": "TelegramChannel",
+    "qq": "QQChannel",
+    "feishu": "FeishuChannel",
+    "dingtalk": "DingTalkChannel",
+    "wecom": "WeComChannel",
+    "slack": "SlackChannel",
+    "discord": "DiscordChannel",
+    "email": "EmailChannel",
 }
+
+
+def channel_type(name: str) -> type[Channel]:
+    """Platform `name`'s channel class, its module imported now."""
+    module = importlib.import_module(f"countbot.channels.{name}.channel")
+    kind = getattr(module, CHANNEL_TYPES[name])
+    assert issubclass(kind, Channel)
+    return kind
 
 
 @dataclass(slots=True)
@@ -169,8 +130,7 @@ class ChannelManager:
         if self._section(name).enabled:
             self._runtime.outbound.expect(name)
             entry.status.move("starting")
-            load = CHANNEL_TYPES[name]
-            entry.tasks.append(asyncio.create_task(self._boot(entry, load), name=name))
+            entry.tasks.append(asyncio.create_task(self._boot(entry), name=name))
 
     async def stop(self) -> None:
         """Let answers in flight reach their chats (`SETTLE_GRACE`), then stop every channel at
@@ -230,9 +190,9 @@ class ChannelManager:
         assert isinstance(section, ChannelSettings)
         return section
 
-    async def _boot(self, entry: _Entry, load: Callable[[], type[Channel]]) -> None:
+    async def _boot(self, entry: _Entry) -> None:
         # A platform library can take a while to import: not on the event loop.
-        kind = await asyncio.to_thread(load)
+        kind = await asyncio.to_thread(channel_type, entry.name)
         problem = kind.problem(self._section(entry.name))
         if problem is not None:
             entry.status.move("misconfigured", problem)

@@ -84,6 +84,8 @@ class Gateway:
         self._registered: set[str] = set()
         self._accepting = True
         self._cancel_listeners: list[Callable[[str], bool]] = []
+        # How many turns have ended since start (the daemon trims its heap after a busy spell).
+        self.turns_ended = 0
 
     @property
     def accepting(self) -> bool:
@@ -196,6 +198,7 @@ class Gateway:
             # Not retryable: the same request would most likely run as long again.
             self._publish(session_id, turn, TurnError(reason, retryable=False))
             turn.silenced = True
+        self.turns_ended += 1
 
     async def _stream(self, session_id: str, turn: RunningTurn) -> None:
         message = turn.message

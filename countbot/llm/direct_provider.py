@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from countbot.llm.constrained import constrained_chunks, constrained_messages, response_format
 from countbot.llm.errors import ModelFailure
 from countbot.llm.local_endpoint import LocalEndpoint, LocalServerError
 from countbot.llm.openai_compatible import (
@@ -31,7 +30,7 @@ from countbot.llm.openai_format import to_openai_messages, to_openai_tools
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.stream_accumulator import is_whole_answer
-from countbot.llm.types import ChatRequest
+from countbot.llm.types import ChatRequest, ToolSpec
 
 if TYPE_CHECKING:
     import httpx
@@ -51,6 +50,19 @@ class ProviderHTTPError(Exception):
         self.response = response
 
 
+class ToolCallForm(Protocol):
+    """How a request that offers tools asks for calls when the model's native tool calls are not
+    used (constrained calls, `countbot/constrained_calls/`, handed in by the runtime)."""
+
+    def request_fields(self, request: ChatRequest) -> dict[str, Any]:
+        """The body's fields that replace `tools` (and may rewrite `messages`)."""
+        ...
+
+    def chunks(self, chunks: AsyncIterator[Any], tools: Sequence[ToolSpec]) -> AsyncIterator[Any]:
+        """The server's chunks turned into those of an ordinary reply (text, tool calls)."""
+        ...
+
+
 class DirectProvider(RetryingProvider):
     """Streams from OpenAI-compatible endpoints with retries, a deadline and fallbacks.
 
@@ -59,8 +71,7 @@ class DirectProvider(RetryingProvider):
     model is resolved up front: a configuration mistake (unknown provider, missing key or
     address) ends the first stream at once, in words. A `local/` model's endpoint is its child
     server (`local`), asked for its address on each call because a restarted child listens on a
-    new port. With `constrained`, requests that offer tools ask for JSON instead
-    (`countbot.llm.constrained`).
+    new port. With a `tool_form`, requests that offer tools ask for calls in that form.
     """
 
     def __init__(
@@ -69,11 +80,11 @@ class DirectProvider(RetryingProvider):
         options: ProviderOptions | None = None,
         *,
         local: LocalEndpoint | None = None,
-        constrained: bool = False,
+        tool_form: ToolCallForm | None = None,
     ) -> None:
         super().__init__(model, options)
         self._local = local
-        self._constrained = constrained
+        self._tool_form = tool_form
         self._endpoints: dict[str, Endpoint] = {}
         self._config_error: str | None = None
         try:
@@ -117,8 +128,8 @@ class DirectProvider(RetryingProvider):
         return Endpoint("local", url, "local", self._local.api_key)
 
     def _chunks(self, model: str, request: ChatRequest, facts: StreamFacts) -> AsyncIterator[Any]:
-        if self._constrained and request.tools:
-            return constrained_chunks(self._wire_chunks(model, request, facts), request.tools)
+        if self._tool_form is not None and request.tools:
+            return self._tool_form.chunks(self._wire_chunks(model, request, facts), request.tools)
         return self._wire_chunks(model, request, facts)
 
     def _failure(self, exc: Exception, model: str) -> ModelFailure:
@@ -201,9 +212,8 @@ class DirectProvider(RetryingProvider):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if request.tools and self._constrained:
-            body["messages"] = constrained_messages(request.messages, request.tools)
-            body["response_format"] = response_format(request.tools)
+        if request.tools and self._tool_form is not None:
+            body.update(self._tool_form.request_fields(request))
         elif request.tools:
             body["tools"] = to_openai_tools(request.tools)
         if request.temperature is not None:

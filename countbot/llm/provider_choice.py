@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from countbot.llm.direct_provider import DirectProvider
+from countbot.llm.direct_provider import DirectProvider, ToolCallForm
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.local_endpoint import LocalEndpoint
 from countbot.llm.openai_compatible import is_compatible
@@ -20,17 +20,11 @@ from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
 
 ProviderPath = Literal["auto", "direct", "litellm"]
-ToolCallMode = Literal["native", "constrained", "auto"]
 
 
 def is_local(model: str) -> bool:
     """Whether `model` is run by CountBot itself (`local/<name-or-file.gguf>`)."""
     return model.startswith("local/")
-
-
-def uses_constrained(mode: ToolCallMode, model: str) -> bool:
-    """Whether tool calls go through JSON output (`auto`: for local models only)."""
-    return mode == "constrained" or (mode == "auto" and is_local(model))
 
 
 def takes_direct_path(
@@ -49,13 +43,13 @@ def open_provider(
     model: str,
     options: ProviderOptions | None = None,
     *,
-    tool_calls: ToolCallMode = "auto",
+    tool_form: ToolCallForm | None = None,
     local: LocalEndpoint | None = None,
 ) -> RetryingProvider:
     """The provider for `model` and the options' fallbacks on the chosen path; a `local/` model
-    is served by its child server `local` on the direct path (litellm could not find its port)."""
+    is served by its child server `local` on the direct path (litellm could not find its port).
+    `tool_form` shapes tool calls on the direct path (constrained calls); litellm's are native."""
     options = options or ProviderOptions()
     if takes_direct_path(path, model, options.fallbacks, options.api_base):
-        constrained = uses_constrained(tool_calls, model)
-        return DirectProvider(model, options, local=local, constrained=constrained)
+        return DirectProvider(model, options, local=local, tool_form=tool_form)
     return LiteLLMProvider(model, options)

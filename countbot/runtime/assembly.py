@@ -15,7 +15,6 @@ from pydantic import BaseModel, SecretStr
 
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.loop import AgentLoop
-from countbot.agent.persona import PersonaLoader
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
@@ -35,6 +34,8 @@ from countbot.memory.tools import (
 from countbot.memory_index.assembly import INDEX_FILE, embedder_for
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
+from countbot.messaging.message_tool import MessageTool, Outbox
+from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.builtin_tools import builtin_tools
@@ -60,7 +61,6 @@ from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.message_tool import MessageTool, Outbox
 from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.skill_tools import ReadSkillTool

@@ -20,12 +20,12 @@ from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
-from countbot.agent.persona import PersonaLoader
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.summaries import SummaryMarks
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
+from countbot.personas.presets import PersonaLoader
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import OutboundRouter

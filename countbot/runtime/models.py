@@ -8,9 +8,10 @@ from pathlib import Path
 
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
+from countbot.constrained_calls.mode import tool_form
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
-from countbot.llm.provider_choice import is_local, open_provider, uses_constrained
+from countbot.llm.provider_choice import is_local, open_provider
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
 from countbot.local_model.models import LocalModels, effective_model
@@ -63,9 +64,8 @@ class ModelResolver:
             request_timeout=settings.request_timeout,
             cooldowns=self.cooldowns,
         )
-        provider = open_provider(
-            settings.provider_path, name, options, tool_calls=settings.tool_calls, local=local
-        )
+        form = tool_form(settings.tool_calls, name)
+        provider = open_provider(settings.provider_path, name, options, tool_form=form, local=local)
         vision = settings.vision
         if vision is None:
             vision = False if local else await supports_vision(name)
@@ -75,7 +75,7 @@ class ModelResolver:
             settings.max_tokens,
             vision,
             await context_window(settings, name),
-            small=local is not None or uses_constrained(settings.tool_calls, name),
+            small=local is not None or form is not None,
         )
         # A provider replaced by a settings change is left to the garbage collector: a turn may
         # still be streaming from it.

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import SpendCheck, SpendingGuard
 from countbot.config.settings import SubagentSettings
+from countbot.messaging.message_tool import MessageTool
 from countbot.runtime.features import FeaturePorts, agent_loop, prompt_sources
 from countbot.subagents.prompt import SubagentContext
 from countbot.subagents.tools import SpawnTool, SubagentsTool
 from countbot.tools.base import Tool
-from countbot.tools.message_tool import MessageTool
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry
 

@@ -33,6 +33,7 @@ from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.config_watch import ConfigWatcher
 from countbot.web.context import DaemonContext
+from countbot.web.heap_trim import trim_when_quiet
 from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
@@ -152,6 +153,9 @@ async def serve_daemon(
         await watcher.start()
     server = _DaemonServer(_uvicorn_config(context, port))
     preload = asyncio.create_task(_preload(context))
+    trimming = asyncio.create_task(
+        trim_when_quiet(lambda: (gateway.running_turns, gateway.turns_ended))
+    )
     serving = asyncio.create_task(server.serve(sockets=[listener]))
     try:
         yield RunningDaemon(context, port, serving)
@@ -165,6 +169,7 @@ async def serve_daemon(
         server.should_exit = True
         await asyncio.wait({serving})
         preload.cancel()
+        trimming.cancel()
         await runtime.close()
 
 

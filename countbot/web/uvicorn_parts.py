@@ -25,7 +25,8 @@ def _enter_package() -> None:
     loader = spec.loader
 
     def missing(name: str) -> Any:
-        if not name.startswith("__"):
+        # `main` and `run` are the real __init__'s functions (`uvicorn.main` is also a module).
+        if not name.startswith("__") and name not in ("main", "run"):
             try:
                 return importlib.import_module(f"uvicorn.{name}")
             except ModuleNotFoundError as exc:

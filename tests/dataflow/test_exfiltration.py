@@ -19,9 +19,9 @@ from countbot.config.settings import McpServerSettings
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, use_fake_telegram
 from tests.dataflow.conftest import PIN, DaemonStarter, Site, audit_records, turn
+from tests.messaging.test_message_tool import tool_results
 from tests.support.obedient_model import obey
 from tests.support.scripted_model import Reply, ScriptedModelServer
-from tests.tools.test_message_tool import tool_results
 
 ROOT = Path(__file__).resolve().parents[2]
 Sites = tuple[Site, Site, Site]

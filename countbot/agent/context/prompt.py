@@ -17,10 +17,10 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from countbot.agent.persona import Persona, PersonaLoader
 from countbot.agent.skill_invocation import invoked_skill
 from countbot.config.settings import PersonaSettings
 from countbot.memory.memory_file import MemoryFile
+from countbot.personas.presets import Persona, PersonaLoader
 from countbot.skills.catalog import SkillCatalog
 from countbot.skills.loader import SkillScan, SkillsLoader
 

@@ -25,35 +25,22 @@ from countbot.channels.door import (
 class DingTalkChannel(PlatformChannel[DingTalkSettings, DingTalkApi]):
     name = "dingtalk"
     title = "DingTalk"
-    settings_type = DingTalkSettings
     required = (("client_id", "the app's AppKey / Client ID"), ("client_secret", ""))
     extra = ("dingtalk_stream", "dingtalk")
-    capabilities = ChannelCapabilities(
-        edits_in_place=False,
-        max_message_length=MAX_MESSAGE,
-        markup="markdown",
-        media_in=True,
-        media_out=True,
-        typing_indicator=False,
-    )
-
-    def chat(self, chat_id: str) -> DingTalkChat:
-        return DingTalkChat(self.link, chat_id)
+    capabilities = ChannelCapabilities(max_message_length=MAX_MESSAGE, markup="markdown")
+    chat_type = DingTalkChat
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
-        assert settings.client_id and settings.client_secret
-        secret = settings.client_secret.get_secret_value()
+        client_id, secret = self.required_values()
         stream = await asyncio.to_thread(
             importlib.import_module, "countbot.channels.dingtalk.stream"
         )
         async with httpx.AsyncClient(timeout=30, trust_env=False) as http:
-            api = DingTalkApi(
-                http, settings.client_id, secret, settings.endpoint, settings.oapi_endpoint
-            )
+            api = DingTalkApi(http, client_id, secret, settings.endpoint, settings.oapi_endpoint)
             await api.token()  # wrong credentials fail here
             connection = stream.StreamConnection(
-                settings.client_id, secret, settings.endpoint, self._on_message, self.set_connection
+                client_id, secret, settings.endpoint, self._on_message, self.set_connection
             )
             self.close_with(connection.close)
             with self.connected(api, CONNECTING):

@@ -12,14 +12,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.door import (
-    Attachment,
-    Incoming,
-    MediaFolder,
-    SenderInfo,
-    SendError,
-    take_in_all,
-)
+from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
 
 PRIVATE = "1"
 
@@ -44,12 +37,9 @@ async def to_incoming(
         for code in message.get_image_list() or []
     ]
     found += [Attachment("audio", "voice", partial(download, code)) for code in _audio(message)]
-    images, notes = await take_in_all(media, f"dingtalk-{message.message_id}", found, (SendError,))
-    if not text and not images and not notes:
-        return None
     sender = SenderInfo(str(sender_id), None, str(message.sender_nick or ""))
-    body = "\n\n".join(part for part in (text, *notes) if part)
-    return Incoming(chat_id, sender, str(message.message_id), body, tuple(images), private)
+    draft = Incoming(chat_id, sender, str(message.message_id), text, private=private)
+    return await with_attachments(draft, media, f"dingtalk-{message.message_id}", found)
 
 
 def _audio(message: Any) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from countbot.channels.dingtalk.api import DingTalkApi
-from countbot.channels.door import Link, SendError, markdown_to_plain, read_upload, truncate
+from countbot.channels.door import LinkedChat, markdown_to_plain, read_upload, truncate
 
 # DingTalk shows Markdown messages up to about 5000 characters whole.
 MAX_MESSAGE = 4000
@@ -18,15 +18,8 @@ PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".bmp"})
 TITLE_LENGTH = 30
 
 
-ApiLink = Link[DingTalkApi]
-
-
-class DingTalkChat:
+class DingTalkChat(LinkedChat[DingTalkApi]):
     """One DingTalk chat (`private:<staffId>` or `group:<conversationId>`), a `ChatOutput`."""
-
-    def __init__(self, link: ApiLink, chat_id: str) -> None:
-        self._link = link
-        self.chat_id = chat_id
 
     async def post(self, text: str, *, markdown: bool = True) -> str:
         # The title is what notifications and the chat list show.
@@ -36,12 +29,6 @@ class DingTalkChat:
                 self.chat_id, "sampleMarkdown", {"title": title, "text": text}
             )
         return await self._link.require().send(self.chat_id, "sampleText", {"content": text})
-
-    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
-        raise SendError("DingTalk robot messages cannot be edited", permanent=True)
-
-    async def typing(self) -> None:
-        """DingTalk has no typing indicator for robots."""
 
     async def send_file(self, path: Path) -> str:
         api = self._link.require()

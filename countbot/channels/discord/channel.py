@@ -8,9 +8,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
-from countbot.channels.discord.output import MAX_MESSAGE, DiscordChat
+from countbot.channels.discord.output import MAX_MESSAGE, DiscordChat, DiscordConnection
 from countbot.channels.door import (
     CONNECTING,
     ChannelCapabilities,
@@ -19,34 +18,23 @@ from countbot.channels.door import (
     SenderInfo,
 )
 
-# The client module imports the optional SDK, so its type is only named for checkers.
-if TYPE_CHECKING:
-    from countbot.channels.discord.client import DiscordConnection
-else:
-    DiscordConnection = Any
 
-
-class DiscordChannel(PlatformChannel[DiscordSettings, "DiscordConnection"]):
+class DiscordChannel(PlatformChannel[DiscordSettings, DiscordConnection]):
     name = "discord"
     title = "Discord"
-    settings_type = DiscordSettings
     required = (("token", "the bot's token from the developer portal"),)
     extra = ("discord", "discord")
     capabilities = ChannelCapabilities(
-        edits_in_place=True,
         max_message_length=MAX_MESSAGE,
         markup="markdown",
-        media_in=True,
-        media_out=True,
+        edits_in_place=True,
         typing_indicator=True,
     )
-
-    def chat(self, chat_id: str) -> DiscordChat:
-        return DiscordChat(self.link, chat_id)
+    chat_type = DiscordChat
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
-        assert settings.token is not None
+        (token,) = self.required_values()
         module = await asyncio.to_thread(
             importlib.import_module, "countbot.channels.discord.client"
         )
@@ -62,7 +50,7 @@ class DiscordChannel(PlatformChannel[DiscordSettings, "DiscordConnection"]):
         try:
             # discord.py's reconnect loop may swallow a cancellation: closing ends it for sure.
             self.close_with(connection.close)
-            name = await connection.login(settings.token.get_secret_value())  # a bad token: here
+            name = await connection.login(token)  # a bad token fails here
             self.bot = f"@{name}" if name else None
             with self.connected(connection, CONNECTING):
                 await connection.serve(started)

@@ -17,7 +17,8 @@ from countbot.channels.door import (
     MediaFolder,
     SenderInfo,
     SendError,
-    take_in_all,
+    kind_of,
+    with_attachments,
 )
 
 
@@ -44,23 +45,15 @@ async def to_incoming(
     text = message.content.replace(f"<@{me.id}>", "").replace(f"<@!{me.id}>", "").strip()
     found = [
         Attachment(
-            _kind(item.content_type or ""), item.filename, _fetcher(item), item.content_type or ""
+            kind_of(item.content_type or ""), item.filename, _fetcher(item), item.content_type or ""
         )
         for item in message.attachments
     ]
-    images, notes = await take_in_all(media, f"discord-{message.id}", found, (SendError,))
-    if not text and not images and not notes:
-        return None
     author = message.author
     sender = SenderInfo(str(author.id), author.name, author.display_name)
     private = isinstance(message.channel, discord.DMChannel)
-    body = "\n\n".join(part for part in (text, *notes) if part)
-    return Incoming(str(message.channel.id), sender, str(message.id), body, tuple(images), private)
-
-
-def _kind(content_type: str) -> str:
-    """Voice messages and audio files are "audio" (transcribed), pictures "image"."""
-    return next((k for k in ("image", "audio") if content_type.startswith(f"{k}/")), "file")
+    draft = Incoming(str(message.channel.id), sender, str(message.id), text, private=private)
+    return await with_attachments(draft, media, f"discord-{message.id}", found)
 
 
 def _fetcher(item: discord.Attachment) -> Callable[[], Awaitable[bytes]]:

@@ -9,27 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from countbot.channels.door import Button, Link, read_upload
+from countbot.channels.door import Button, LinkedChat, read_upload
 
-# The client module imports the optional SDK, so the link's type is only named for checkers.
+# The client module imports the optional SDK, so its type is only named for checkers.
 if TYPE_CHECKING:
     from countbot.channels.discord.client import DiscordConnection
-
-    ConnectionLink = Link[DiscordConnection]
 else:
-    ConnectionLink = Link
+    DiscordConnection = Any
 
 # Discord's limit for a message's content, in characters.
 MAX_MESSAGE = 2000
 
 
-class DiscordChat:
-    def __init__(self, link: ConnectionLink, chat_id: str) -> None:
-        self._link = link
-        self.chat_id = chat_id
-
+class DiscordChat(LinkedChat[DiscordConnection]):
     async def post(self, text: str, *, markdown: bool = True) -> str:
         return await self._link.require().post(self.chat_id, text)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from countbot.channels.door import (
     ChannelCapabilities,
@@ -36,15 +35,8 @@ class EmailChannel(PlatformChannel[EmailSettings, Postman]):
     name = "email"
     title = "email"
     refused_by = "The mail server"
-    settings_type = EmailSettings
-    capabilities = ChannelCapabilities(
-        edits_in_place=False,
-        max_message_length=MAX_MESSAGE,
-        markup="plain",
-        media_in=True,
-        media_out=True,
-        typing_indicator=False,
-    )
+    capabilities = ChannelCapabilities(max_message_length=MAX_MESSAGE)
+    named_by = "address"
 
     def __init__(self, kit: ChannelKit) -> None:
         super().__init__(kit)
@@ -59,9 +51,6 @@ class EmailChannel(PlatformChannel[EmailSettings, Postman]):
         if settings.password is None:
             return "channels.email.password is not set"
         return None
-
-    def details(self) -> dict[str, Any]:
-        return {"bot": self.settings.address, "connection": self.connection}
 
     def chat(self, chat_id: str) -> EmailChat:
         return EmailChat(self.link, chat_id, self._threads)

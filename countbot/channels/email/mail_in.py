@@ -22,10 +22,9 @@ from countbot.channels.door import (
     Incoming,
     MediaFolder,
     SenderInfo,
-    SendError,
     decode_declared,
     html_to_text,
-    take_in_all,
+    with_attachments,
 )
 from countbot.channels.email.trust import vouched
 
@@ -144,19 +143,9 @@ async def to_incoming(
     text = body_text(message)
     if thread.subject and not thread.subject.lower().startswith("re:"):
         text = f"{thread.subject}\n\n{text}".strip()
-    images, notes = await take_in_all(media, "email", _attachments(message), (SendError,))
-    if not text and not images and not notes:
-        return None
     name = str(message.get("From") or "").split("<", 1)[0].strip().strip('"')
     info = SenderInfo(sender, None, name if name != sender else "")
-    body = "\n\n".join(part for part in (text, *notes) if part)
-    incoming = Incoming(
-        f"{sender}/{root}",
-        info,
-        thread.last_id,
-        body,
-        tuple(images),
-        True,
-        _author(message, sender, authentic, text),
-    )
-    return incoming, thread
+    author = _author(message, sender, authentic, text)
+    draft = Incoming(f"{sender}/{root}", info, thread.last_id, text, written_by=author)
+    incoming = await with_attachments(draft, media, "email", _attachments(message))
+    return None if incoming is None else (incoming, thread)

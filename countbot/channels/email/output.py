@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from countbot.channels.door import Button, Link, SendError, markdown_to_plain, read_upload
+from countbot.channels.door import (
+    Button,
+    Link,
+    LinkedChat,
+    markdown_to_plain,
+    read_upload,
+)
 from countbot.channels.email.mail_in import Thread
 from countbot.channels.email.postman import Outgoing, Postman
 
@@ -22,13 +28,10 @@ MAX_MESSAGE = 50_000
 NEW_SUBJECT = "A message from your assistant"
 NO_BUTTONS = "Mail cannot carry buttons: approve or deny this in the web UI (Chats page)."
 
-PostmanLink = Link[Postman]
 
-
-class EmailChat:
-    def __init__(self, link: PostmanLink, chat_id: str, threads: dict[str, Thread]) -> None:
-        self._link = link
-        self.chat_id = chat_id
+class EmailChat(LinkedChat[Postman]):
+    def __init__(self, link: Link[Postman], chat_id: str, threads: dict[str, Thread]) -> None:
+        super().__init__(link, chat_id)
         self._to, _, root = chat_id.partition("/")
         self._thread = threads.get(chat_id) or (Thread("", root, (root,)) if root else None)
 
@@ -44,12 +47,6 @@ class EmailChat:
     async def post(self, text: str, *, markdown: bool = True) -> str:
         body = markdown_to_plain(text) if markdown else text
         return await self._link.require().send(self._mail(body))
-
-    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
-        raise SendError("a sent mail cannot be edited", permanent=True)
-
-    async def typing(self) -> None:
-        """Mail has no typing indicator."""
 
     async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
         return await self.post(f"{text}\n\n{NO_BUTTONS}")

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from countbot.channels.door import FENCED, HEADING, INLINE_CODE, Kept
+from countbot.channels.door import MarkupRules, escape_entities, rewrite
+
+# Code stays as written, fences and backticks included (cards render it).
+_CARD = MarkupRules(
+    code_block=lambda m: m.group(0),
+    inline_code=lambda code: f"`{code}`",
+    escape=escape_entities,
+    heading=lambda heading: f"**{heading}**",
+)
 
 
 def markdown_to_card_markdown(text: str) -> str:
-    kept = Kept()
-    text = text.replace("\x00", "")
-    text = FENCED.sub(lambda m: kept.keep(m.group(0)), text)
-    text = INLINE_CODE.sub(lambda m: kept.keep(m.group(0)), text)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = HEADING.sub(r"**\1**", text)
-    return kept.restore(text)
+    return rewrite(text, _CARD)
 
 
 def card(text: str, *, markdown: bool) -> dict[str, Any]:

@@ -10,61 +10,38 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from countbot.channels.door import (
     ChannelCapabilities,
-    ChannelKit,
     FeishuSettings,
     PlatformChannel,
-    RecentIds,
 )
 from countbot.channels.feishu.events import to_incoming
-from countbot.channels.feishu.output import MAX_MESSAGE, FeishuChat
-
-# The API module imports the optional SDK, so its type is only named for checkers.
-if TYPE_CHECKING:
-    from countbot.channels.feishu.api import FeishuApi
-else:
-    FeishuApi = Any
+from countbot.channels.feishu.output import MAX_MESSAGE, FeishuApi, FeishuChat
 
 
-class FeishuChannel(PlatformChannel[FeishuSettings, "FeishuApi"]):
+class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
     """Receives over the long connection, answers through the OpenAPI."""
 
     name = "feishu"
     title = "Feishu"
-    settings_type = FeishuSettings
     required = (("app_id", "from the Feishu developer console"), ("app_secret", ""))
     extra = ("lark_oapi", "feishu")
     capabilities = ChannelCapabilities(
-        edits_in_place=True,
-        max_message_length=MAX_MESSAGE,
-        markup="markdown",
-        media_in=True,
-        media_out=True,
-        typing_indicator=False,
+        max_message_length=MAX_MESSAGE, markup="markdown", edits_in_place=True
     )
-
-    def __init__(self, kit: ChannelKit) -> None:
-        super().__init__(kit)
-        # The ids of messages the bot sent: the long connection echoes them back.
-        self._sent = RecentIds()
-        self._bot_id = ""
-
-    def chat(self, chat_id: str) -> FeishuChat:
-        return FeishuChat(self.link, chat_id, self._sent)
+    chat_type = FeishuChat
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
-        assert settings.app_id and settings.app_secret
-        secret = settings.app_secret.get_secret_value()
+        app_id, secret = self.required_values()
         # ~3 s and 160 MB, and it grabs an event loop at import: in a worker thread, once.
         api = await asyncio.to_thread(importlib.import_module, "countbot.channels.feishu.api")
-        client = api.FeishuApi(settings.app_id, secret, settings.domain)
-        self._bot_id, self.bot = await client.bot_open_id()  # wrong credentials fail here
+        client = api.FeishuApi(app_id, secret, settings.domain)
+        self.bot_id, self.bot = await client.bot_open_id()  # wrong credentials fail here
         connection = api.LongConnection(
-            settings.app_id, secret, settings.domain, self._on_message, self.set_connection
+            app_id, secret, settings.domain, self._on_message, self.set_connection
         )
         self.close_with(connection.close)
         with self.connected(client):
@@ -75,9 +52,9 @@ class FeishuChannel(PlatformChannel[FeishuSettings, "FeishuApi"]):
         client = self.link.require()
         incoming = await to_incoming(
             event,
-            self._bot_id,
+            self.bot_id,
             self.settings.group_mode,
-            self._sent.__contains__,
+            self.link.sent.__contains__,  # the long connection echoes the bot's messages
             self.kit.media,
             client.download,
         )

@@ -13,15 +13,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.door import (
-    Attachment,
-    ImagePart,
-    Incoming,
-    MediaFolder,
-    SenderInfo,
-    SendError,
-    take_in_all,
-)
+from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
 
 # (message_id, key, "image" | "file") -> the bytes
 Download = Callable[[str, str, str], Awaitable[bytes]]
@@ -56,19 +48,16 @@ async def to_incoming(
         text = text.replace(
             mention.key or "\x00", "" if mentioned == bot_open_id else f"@{mention.name}"
         )
-    images, notes = await _attachments(message, attachments, media, download)
-    text = text.strip()
-    if not text and not images and not notes:
-        return None
     who = SenderInfo(str(sender.sender_id.open_id))
-    return Incoming(
-        str(message.chat_id),
-        who,
-        str(message.message_id),
-        "\n\n".join(part for part in (text, *notes) if part),
-        tuple(images),
-        private,
-    )
+    message_id = str(message.message_id)
+    draft = Incoming(str(message.chat_id), who, message_id, text.strip(), private=private)
+    found = [
+        Attachment(
+            kind, name, partial(download, message_id, key, "image" if kind == "image" else "file")
+        )
+        for kind, key, name in attachments
+    ]
+    return await with_attachments(draft, media, f"feishu-{message_id}", found)
 
 
 def _addressed(
@@ -107,19 +96,3 @@ def _content(kind: str | None, content: dict[str, Any]) -> tuple[str, list[tuple
             lines.append(line)
         return "\n".join(part for part in (title, *lines) if part), found
     return "", []
-
-
-async def _attachments(
-    message: Any,
-    attachments: list[tuple[str, str, str]],
-    media: MediaFolder,
-    download: Download,
-) -> tuple[list[ImagePart], list[str]]:
-    message_id = str(message.message_id)
-    found = [
-        Attachment(
-            kind, name, partial(download, message_id, key, "image" if kind == "image" else "file")
-        )
-        for kind, key, name in attachments
-    ]
-    return await take_in_all(media, f"feishu-{message_id}", found, (SendError,))

@@ -41,20 +41,14 @@ def pairing_reply(channel: str, code: str) -> str:
     )
 
 
+@dataclass(eq=False)
 class AccessControl:
     """One channel's access policy; `allow_from` is read on every check, so edits apply live."""
 
-    def __init__(
-        self,
-        channel: str,
-        allow_from: Callable[[], Sequence[str]],
-        pairing: PairingStore,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._channel = channel
-        self._allow_from = allow_from
-        self._pairing = pairing
-        self._clock = clock
+    channel: str
+    allow_from: Callable[[], Sequence[str]]
+    pairing: PairingStore
+    clock: Callable[[], float] = time.time
 
     async def allows(self, sender: SenderInfo) -> bool:
         """Open to all, listed or paired: who may start a turn."""
@@ -64,20 +58,18 @@ class AccessControl:
         """Admitted one by one (listed by id or name, or paired): their words are the owner's.
         Whoever the open door (`"*"`) alone lets in is a stranger whose text the assistant
         reads (`countbot/dataflow/`)."""
-        return self._listed(sender) or await self._pairing.is_paired(
-            self._channel, sender.sender_id
-        )
+        return self._listed(sender) or await self.pairing.is_paired(self.channel, sender.sender_id)
 
     async def check(self, sender: SenderInfo, *, private: bool) -> AccessDecision:
         if await self.allows(sender):
             return AccessDecision(True)
         if not private:
             return AccessDecision(False)
-        code = await self._pairing.offer(self._channel, sender, new_code, self._clock())
-        return AccessDecision(False, pairing_reply(self._channel, code) if code else None)
+        code = await self.pairing.offer(self.channel, sender, new_code, self.clock())
+        return AccessDecision(False, pairing_reply(self.channel, code) if code else None)
 
     def _names(self) -> set[str]:
-        return {entry.strip().lstrip("@").lower() for entry in self._allow_from()}
+        return {entry.strip().lstrip("@").lower() for entry in self.allow_from()}
 
     def _open(self) -> bool:
         return OPEN in self._names()

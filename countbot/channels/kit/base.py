@@ -21,20 +21,21 @@ from countbot.store.pairing import SenderInfo
 Markup = Literal["plain", "markdown", "html"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelCapabilities:
     """What a platform can show; the renderer adapts a turn to it.
 
     `max_message_length` is counted in UTF-16 code units (what Telegram counts; never fewer than
-    characters, so it is safe for platforms that count characters).
+    characters, so it is safe for platforms that count characters). The defaults are what a
+    platform has unless it says otherwise: plain text sent whole, files both ways, no typing.
     """
 
-    edits_in_place: bool
     max_message_length: int
-    markup: Markup
-    media_in: bool
-    media_out: bool
-    typing_indicator: bool
+    markup: Markup = "plain"
+    edits_in_place: bool = False
+    media_in: bool = True
+    media_out: bool = True
+    typing_indicator: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,20 +50,14 @@ def default_session(channel: str, chat_id: str) -> str:
     return f"{channel}:{chat_id}"
 
 
+@dataclass(eq=False)
 class ChatCommands:
     """Runs a command for one chat and returns the reply (None: the turn's own output answers)."""
 
-    def __init__(
-        self,
-        gateway: Gateway,
-        chats: ChannelStateStore,
-        sessions: SessionStore,
-        model_name: Callable[[], str],
-    ) -> None:
-        self._gateway = gateway
-        self._chats = chats
-        self._sessions = sessions
-        self._model_name = model_name
+    gateway: Gateway
+    chats: ChannelStateStore
+    sessions: SessionStore
+    model_name: Callable[[], str]
 
     async def run(self, name: str, ctx: CommandContext) -> str | None:
         if name == "new":
@@ -71,8 +65,8 @@ class ChatCommands:
         if name == "stop":
             # When a turn was running, its own "Stopped." is the confirmation that it really did;
             # background work (the chat's subagents) stopping alone gets one here.
-            turn = self._gateway.busy(ctx.session_id)
-            if not self._gateway.cancel(ctx.session_id):
+            turn = self.gateway.busy(ctx.session_id)
+            if not self.gateway.cancel(ctx.session_id):
                 return "Nothing is running."
             return None if turn else "Stopped."
         if name == "status":
@@ -81,14 +75,14 @@ class ChatCommands:
 
     async def _new(self, ctx: CommandContext) -> str:
         session_id = f"{default_session(ctx.channel, ctx.chat_id)}:{uuid.uuid4().hex[:6]}"
-        await self._chats.assign_session(ctx.channel, ctx.chat_id, session_id)
+        await self.chats.assign_session(ctx.channel, ctx.chat_id, session_id)
         return "Started a new conversation. The previous one is kept in the web UI."
 
     async def _status(self, ctx: CommandContext) -> str:
-        info = await self._sessions.get(ctx.session_id)
+        info = await self.sessions.get(ctx.session_id)
         count = info.message_count if info is not None else 0
-        model = self._model_name() or "none configured"
-        doing = "writing an answer" if self._gateway.busy(ctx.session_id) else "idle"
+        model = self.model_name() or "none configured"
+        doing = "writing an answer" if self.gateway.busy(ctx.session_id) else "idle"
         return (
             f"Session: `{ctx.session_id}` ({count} messages)\nModel: `{model}`\nRight now: {doing}"
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from countbot.store.channel_state import ChannelStateStore
 
@@ -19,28 +20,22 @@ KEEP_FOR = 7 * 86400.0
 PRUNE_EVERY = 3600.0
 
 
+@dataclass(eq=False)
 class ReceivedIds:
     """One channel's durable memory of what it received."""
 
-    def __init__(
-        self,
-        state: ChannelStateStore,
-        channel: str,
-        *,
-        keep_for: float = KEEP_FOR,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._state = state
-        self._channel = channel
-        self._keep_for = keep_for
-        self._clock = clock
-        self._next_prune = 0.0
+    state: ChannelStateStore
+    channel: str
+    _: KW_ONLY
+    keep_for: float = KEEP_FOR
+    clock: Callable[[], float] = time.time
+    _next_prune: float = field(default=0.0, init=False)
 
     async def first_time(self, chat_id: str, message_id: str) -> bool:
         """True only the first time this message arrives, in this run or any earlier one."""
-        now = self._clock()
+        now = self.clock()
         forget_before = None
         if now >= self._next_prune:
-            forget_before, self._next_prune = now - self._keep_for, now + PRUNE_EVERY
+            forget_before, self._next_prune = now - self.keep_for, now + PRUNE_EVERY
         key = f"{chat_id}\n{message_id}"
-        return await self._state.first_time(self._channel, key, now, forget_before)
+        return await self.state.first_time(self.channel, key, now, forget_before)

@@ -15,11 +15,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from countbot.agent.events import (
-    TERMINAL_TYPES,
-    AgentEvent,
-    event_from_dict,
-)
+from countbot.agent.events import TERMINAL_TYPES, AgentEvent, event_from_dict
 from countbot.channels.kit.approvals import (
     buttons,
     question_text,
@@ -66,36 +62,31 @@ class _Chat:
     cards: dict[str, asyncio.Task[str | None]] = field(default_factory=dict)
 
 
+@dataclass(eq=False)
 class SessionFeed:
-    """Renders the turns of the sessions it was asked to `watch`; run `run()` as a task."""
+    """Renders the turns of the sessions it was asked to `watch`; run `run()` as a task.
 
-    def __init__(
-        self,
-        hub: EventHub,
-        capabilities: ChannelCapabilities,
-        settings: RenderSettings,
-        channel: str = "",
-        outbox: Outbox | None = None,
-    ) -> None:
-        self._hub = hub
-        # Approval questions of turns that came from this channel are put to its chats.
-        self._channel = channel
-        self._caps = capabilities
-        self._settings = settings
-        self._chats: dict[str, _Chat] = {}
-        self._watcher = Watcher()
-        # Final answers are written down here before they are sent (see `runtime/outbox.py`).
-        self._outbox = outbox
+    Approval questions of turns that came from `channel` are put to its chats; final answers
+    are written down in `outbox` before they are sent (see `runtime/outbox.py`).
+    """
+
+    hub: EventHub
+    capabilities: ChannelCapabilities
+    settings: RenderSettings
+    channel: str = ""
+    outbox: Outbox | None = None
+    _chats: dict[str, _Chat] = field(default_factory=dict, init=False)
+    _watcher: Watcher = field(default_factory=Watcher, init=False)
 
     def watch(self, session_id: str, output: ChatOutput, chat_id: str = "") -> None:
         """Show this session's turns through `output` (chat `chat_id`) from now on (idempotent)."""
         book = None
-        if self._outbox is not None and chat_id:
-            book = _ChatBook(self._outbox, self._channel, chat_id)
+        if self.outbox is not None and chat_id:
+            book = _ChatBook(self.outbox, self.channel, chat_id)
         chat = self._chats.get(session_id)
         if chat is None:
             self._chats[session_id] = _Chat(output, book)
-            self._hub.subscribe(session_id, self._watcher)
+            self.hub.subscribe(session_id, self._watcher)
         else:
             chat.output, chat.book = output, book or chat.book
 
@@ -112,7 +103,7 @@ class SessionFeed:
                 if item is not None:
                     self._dispatch(item)
         finally:
-            self._hub.drop(self._watcher)
+            self.hub.drop(self._watcher)
             for chat in self._chats.values():
                 for task in chat.renderers:
                     task.cancel()
@@ -144,7 +135,7 @@ class SessionFeed:
             self._dispatch(item)
         log.warning("channel feed fell behind; resubscribing to %d sessions", len(self._chats))
         for session_id, chat in self._chats.items():
-            self._hub.subscribe(session_id, self._watcher, chat.last_seq)
+            self.hub.subscribe(session_id, self._watcher, chat.last_seq)
 
     def _dispatch(self, item: SessionEvent | dict[str, Any]) -> None:
         event: AgentEvent | MessageAccepted | SubagentUpdate | None
@@ -173,13 +164,13 @@ class SessionFeed:
     def _approval(self, chat: _Chat, event: ApprovalAsked | ApprovalSettled) -> None:
         """Post a question's card with its buttons; on its end, edit it to show the decision."""
         if isinstance(event, ApprovalAsked):
-            if event.channel == self._channel and event.id not in chat.cards:
+            if event.channel == self.channel and event.id not in chat.cards:
                 card = _post_card(chat.output, event)
                 chat.cards[event.id] = self._spawn(chat, card)
             return
         posted = chat.cards.pop(event.id, None)
         if posted is not None:
-            self._spawn(chat, _settle_card(chat.output, posted, event, self._channel))
+            self._spawn(chat, _settle_card(chat.output, posted, event, self.channel))
 
     def _spawn(self, chat: _Chat, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(work)
@@ -192,7 +183,7 @@ class SessionFeed:
         """The renderer of the chat's running turn, started with the turn's first event."""
         if chat.current is None:
             chat.current = TurnRenderer(
-                chat.output, self._caps, self._settings, chat.previous, chat.book
+                chat.output, self.capabilities, self.settings, chat.previous, chat.book
             )
             chat.renderers.add(chat.current.task)
             chat.current.task.add_done_callback(chat.renderers.discard)

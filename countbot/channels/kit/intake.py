@@ -11,6 +11,7 @@ user), and hand everything else to the gateway in the chat's session, whose turn
 from __future__ import annotations
 
 import logging
+from dataclasses import KW_ONLY, dataclass
 
 from countbot.authorship import NOT_TYPED
 from countbot.channels.kit.access import AccessControl
@@ -36,65 +37,56 @@ TOO_FAST = "You're sending messages faster than I can read them; I'll skip some 
 SHUTTING_DOWN = "I'm restarting right now. Please send that again in a minute."
 
 
+@dataclass(eq=False)
 class Intake:
-    """One channel's inbound pipeline (see the module docstring)."""
+    """One channel's inbound pipeline (see the module docstring); `answers` takes typed answers
+    to approval questions (chats without buttons); `seen` defaults to the channel's own store."""
 
-    def __init__(
-        self,
-        channel: str,
-        *,
-        gateway: Gateway,
-        access: AccessControl,
-        limiter: RateLimiter,
-        commands: ChatCommands,
-        chats: ChannelStateStore,
-        feed: SessionFeed,
-        media: MediaFolder,
-        seen: ReceivedIds | None = None,
-        answers: ApprovalAnswers | None = None,
-    ) -> None:
-        self.channel = channel
-        self._gateway = gateway
-        self._access = access
-        self._limiter = limiter
-        self._commands = commands
-        self._chats = chats
-        self._feed = feed
-        self._media = media
-        self._seen = seen or ReceivedIds(chats, channel)
-        # Typed answers to approval questions (chats without buttons).
-        self._answers = answers
+    channel: str
+    _: KW_ONLY
+    gateway: Gateway
+    access: AccessControl
+    limiter: RateLimiter
+    commands: ChatCommands
+    chats: ChannelStateStore
+    feed: SessionFeed
+    media: MediaFolder
+    seen: ReceivedIds | None = None
+    answers: ApprovalAnswers | None = None
+
+    def __post_init__(self) -> None:
+        self._received = self.seen or ReceivedIds(self.chats, self.channel)
 
     async def handle(self, message: Incoming, output: ChatOutput) -> None:
         """Act on one message; platform failures while replying are logged, never raised."""
-        if not await self._seen.first_time(message.chat_id, message.message_id):
+        if not await self._received.first_time(message.chat_id, message.message_id):
             log.info("%s: message %s arrived again; ignored", self.channel, message.message_id)
             return
-        decision = await self._access.check(message.sender, private=message.private)
+        decision = await self.access.check(message.sender, private=message.private)
         if not decision.allowed:
             log.info("%s: message from %s refused", self.channel, message.sender.describe())
             await _reply(output, decision.reply)
             return
         answer = parse_reply(message.text)
-        if answer is not None and self._answers is not None:  # a turn waits on it: no flood limit
+        if answer is not None and self.answers is not None:  # a turn waits on it: no flood limit
             word, code = answer
             await _reply(
-                output, await self._answers.reply(word, code, message.sender, message.chat_id)
+                output, await self.answers.reply(word, code, message.sender, message.chat_id)
             )
             return
         command = parse_command(message.text)
         if command != "stop":
-            verdict = self._limiter.check(message.sender.sender_id)
+            verdict = self.limiter.check(message.sender.sender_id)
             if verdict is not Verdict.ALLOW:
                 await _reply(output, TOO_FAST if verdict is Verdict.WARN else None)
                 return
         session_id = await self._session_for(message.chat_id)
         if command is not None:
             context = CommandContext(self.channel, message.chat_id, session_id)
-            await _reply(output, await self._commands.run(command, context))
+            await _reply(output, await self.commands.run(command, context))
             return
-        self._feed.watch(session_id, output, message.chat_id)
-        text, heard = await self._media.read_notes(message.text)
+        self.feed.watch(session_id, output, message.chat_id)
+        text, heard = await self.media.read_notes(message.text)
         for words in heard:  # what was understood, before the answer to it
             await _reply(output, f"🎤 “{words}”", markdown=False)
         inbound = InboundMessage(
@@ -107,7 +99,7 @@ class Intake:
             context=await self._not_the_owners(message),
         )
         try:
-            await self._gateway.submit(inbound)
+            await self.gateway.submit(inbound)
         except GatewayClosedError:
             await _reply(output, SHUTTING_DOWN)
 
@@ -115,7 +107,7 @@ class Intake:
         """The context line marking text the owner did not write (a forward, an unvouched mail,
         a sender only the open door let in): the turn then reads it as untrusted text."""
         who = message.written_by
-        if who is None and not await self._access.owns(message.sender):
+        if who is None and not await self.access.owns(message.sender):
             who = message.sender.describe()
         if who is None:
             return None
@@ -123,7 +115,7 @@ class Intake:
 
     async def _session_for(self, chat_id: str) -> str:
         """The session this chat talks in now (`<channel>:<chat_id>` until `/new`)."""
-        assigned = await self._chats.session_for(self.channel, chat_id)
+        assigned = await self.chats.session_for(self.channel, chat_id)
         return assigned or default_session(self.channel, chat_id)
 
 

@@ -1,12 +1,17 @@
-"""The Markdown models write, as patterns every channel's renderer shares.
+"""The Markdown models write, as patterns every channel's renderer shares, and the one pass that
+rewrites an answer into a platform's markup.
 
-Each platform turns these into its own markup (Telegram HTML) or strips them (plain-text
-platforms); keeping the patterns in one place means every channel reads the answer alike.
+Each platform states how it writes each construct (`MarkupRules`: Telegram HTML, Slack mrkdwn,
+Feishu card Markdown, plain text) and `rewrite` applies the rules in the one order that keeps
+code verbatim and escapes the rest exactly once; keeping the patterns and the order in one place
+means every channel reads the answer alike.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 FENCED = re.compile(
     r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)(?:^ {0,3}(?P=fence)[ \t]*$|\Z)",
@@ -42,3 +47,55 @@ class Kept:
 
     def restore(self, text: str) -> str:
         return PLACEHOLDER.sub(lambda m: self._fragments[int(m.group(1))], text)
+
+
+def as_is(text: str) -> str:
+    return text
+
+
+def escape_entities(text: str) -> str:
+    """`&`, `<` and `>` as entities: what Slack and Feishu cards read as markup (a mention)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass(frozen=True, slots=True)
+class MarkupRules:
+    """How one platform writes each Markdown construct; None leaves it as the model wrote it.
+
+    `link` gets the `LINK` match and the `Kept` fragments (what it keeps is not escaped);
+    `emphasis` gets the kind ("bold", "italic", "strike") and the content; `bullet` replaces a
+    list item's marker. `sealed`: a formatted heading or emphasis is kept whole, so the later
+    patterns do not read its own marks again (Slack's `*` is both bold and a Markdown marker).
+    """
+
+    code_block: Callable[[re.Match[str]], str]
+    inline_code: Callable[[str], str]
+    escape: Callable[[str], str] = as_is
+    link: Callable[[re.Match[str], Kept], str] | None = None
+    heading: Callable[[str], str] | None = None
+    bullet: str | None = None
+    emphasis: Callable[[str, str], str] | None = None
+    sealed: bool = False
+
+
+def rewrite(text: str, rules: MarkupRules) -> str:
+    """`text` (Markdown) in the markup `rules` describe: code is cut out first, the rest escaped
+    once, then formatted, and the code put back. NULs are dropped (they mark kept fragments)."""
+    kept = Kept()
+    seal = kept.keep if rules.sealed else as_is
+    text = text.replace("\x00", "")
+    text = FENCED.sub(lambda m: kept.keep(rules.code_block(m)), text)
+    text = INLINE_CODE.sub(lambda m: kept.keep(rules.inline_code(m.group(1))), text)
+    if (link := rules.link) is not None:
+        text = LINK.sub(lambda m: link(m, kept), text)
+    text = rules.escape(text)
+    if (heading := rules.heading) is not None:
+        text = HEADING.sub(lambda m: seal(heading(m.group(1))), text)
+    if (bullet := rules.bullet) is not None:
+        text = BULLET.sub(lambda m: m.group(1) + bullet, text)
+    if (emphasis := rules.emphasis) is not None:
+        for pattern, kind in EMPHASIS:
+            text = pattern.sub(lambda m, kind=kind: seal(emphasis(kind, m.group(1))), text)
+    text = kept.restore(text)
+    # A sealed span may hold a kept fragment (code in a heading): that is put back too.
+    return kept.restore(text) if rules.sealed else text

@@ -17,12 +17,13 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import aiofiles
 import aiofiles.os
 
+from countbot.channels.kit.base import Incoming, SendError
 from countbot.llm.types import ImagePart
 from countbot.media.reader import MediaReader, Reading
 
@@ -197,3 +198,26 @@ async def take_in_all(
         images += more_images
         notes += more_notes
     return images, notes
+
+
+async def with_attachments(
+    draft: Incoming,
+    media: MediaFolder,
+    prefix: str,
+    attachments: Sequence[Attachment],
+    failures: tuple[type[Exception], ...] = (SendError,),
+) -> Incoming | None:
+    """`draft` (the text as the user wrote it) with its attachments taken in (`take_in_all`):
+    images inline, a note for each other file after the text. None when nothing is left to
+    answer (no text and nothing that could be taken in)."""
+    images, notes = await take_in_all(media, prefix, attachments, failures)
+    text = "\n\n".join(part for part in (draft.text, *notes) if part)
+    if not text and not images:
+        return None
+    return replace(draft, text=text, images=(*draft.images, *images))
+
+
+def kind_of(media_type: str) -> str:
+    """An attachment's kind from its MIME type: "image" (shown to vision models), "audio"
+    (transcribed) or "file"."""
+    return next((k for k in ("image", "audio") if media_type.startswith(f"{k}/")), "file")

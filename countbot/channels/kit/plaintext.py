@@ -6,30 +6,26 @@ headings and emphasis lose their markers, bullets become `•`.
 
 from __future__ import annotations
 
-from countbot.channels.kit.markdown_syntax import (
-    BULLET,
-    EMPHASIS,
-    FENCED,
-    HEADING,
-    INLINE_CODE,
-    LINK,
-    Kept,
+import re
+
+from countbot.channels.kit.markdown_syntax import Kept, MarkupRules, as_is, rewrite
+
+
+def _link(match: re.Match[str], kept: Kept) -> str:
+    label, url = match.group(1), match.group(2)
+    return url if label.strip() == url else f"{label} ({url})"
+
+
+PLAIN = MarkupRules(
+    code_block=lambda m: m.group("body").rstrip("\n"),
+    inline_code=as_is,
+    link=_link,
+    heading=as_is,
+    bullet="• ",
+    emphasis=lambda kind, content: content,
 )
 
 
 def markdown_to_plain(text: str) -> str:
     """What a reader should see of a Markdown answer on a platform without markup."""
-    kept = Kept()
-    text = text.replace("\x00", "")
-    text = FENCED.sub(lambda m: kept.keep(m.group("body").rstrip("\n")), text)
-    text = INLINE_CODE.sub(lambda m: kept.keep(m.group(1)), text)
-    text = LINK.sub(lambda m: _link(m.group(1), m.group(2)), text)
-    text = HEADING.sub(r"\1", text)
-    text = BULLET.sub("\\1• ", text)
-    for pattern, _kind in EMPHASIS:
-        text = pattern.sub(r"\1", text)
-    return kept.restore(text)
-
-
-def _link(label: str, url: str) -> str:
-    return url if label.strip() == url else f"{label} ({url})"
+    return rewrite(text, PLAIN)

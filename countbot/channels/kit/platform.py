@@ -1,20 +1,21 @@
 """The generic platform channel: every member the eight platforms share, written once.
 
-A platform subclasses `PlatformChannel` and states what it is (`name`, `title`, `capabilities`,
-its settings class, the settings it cannot run without, its optional SDK), then writes only what
-differs: `run` (connect, call `started()`, serve), `chat` (one chat as a `ChatOutput` that can
-also send files) and the parsing of its events into `Incoming` messages, handed to `take`.
-The sender for the outbound path, the settings check, the status shown on the Channels page and
-the live-client `Link` come from here.
+A platform subclasses `PlatformChannel[ItsSettings, ItsClient]` and states what it is (`name`,
+`title`, `capabilities`, the settings it cannot run without, its optional SDK, its chat class),
+then writes only what differs: `run` (connect, call `started()`, serve) and the parsing of its
+events into `Incoming` messages, handed to `take`. The sender for the outbound path, the
+settings check, the status shown on the Channels page, one chat per id and the live-client
+`Link` come from here.
 """
 
 from __future__ import annotations
 
 import contextlib
-from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
+
+from pydantic import SecretStr
 
 from countbot.channels.kit.base import Channel, ChatOutput, Incoming, SendError
 from countbot.channels.kit.delivery import FileChat, deliver
@@ -33,23 +34,37 @@ CONNECTING = "connecting"
 class PlatformChannel(Channel, Generic[S, C]):
     """A channel whose live client (`C`) sits in `self.link` while it is connected.
 
-    `required` lists (setting, hint) pairs the channel cannot start without; `extra` names the
-    optional SDK (module, pip extra) it needs. `connection` is what the Channels page shows
-    ("ok", "connecting", "reconnecting in 4 s"); `bot` is the bot's own name when known.
+    Its settings class is `S` (`settings_type`). `required` lists (setting, hint) pairs the
+    channel cannot start without; `extra` names the optional SDK (module, pip extra) it needs;
+    `chat_type` makes one chat of the link and a chat id (a platform whose chats need more
+    writes `chat`). `connection` is what the Channels page shows ("ok", "connecting",
+    "reconnecting in 4 s"); `bot` is the bot's own name when known, or the setting `named_by`
+    names it where the platform never says; `bot_id` is its id on the platform, where parsing
+    needs it to tell mentions of the bot and its own messages.
     """
 
     title: ClassVar[str]
     settings_type: ClassVar[type[ChannelSettings]]
     required: ClassVar[tuple[tuple[str, str], ...]] = ()
     extra: ClassVar[tuple[str, str] | None] = None
+    chat_type: ClassVar[Callable[[Link[Any], str], FileChat]]
+    named_by: ClassVar[str] = ""
     # Who "refused" a failed delivery in its report, when not the platform's title.
     refused_by: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The settings class is stated once, as the first type argument.
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is PlatformChannel:
+                cls.settings_type = get_args(base)[0]
 
     def __init__(self, kit: ChannelKit) -> None:
         self.kit = kit
         self.link: Link[C] = Link(self.title)
         self._sender = PlatformSender(self)
         self.bot: str | None = None
+        self.bot_id = ""
         self.connection: str = CONNECTING
         # Set once the daemon stops the channel: reconnect loops end instead of trying again.
         self.stopping = False
@@ -69,7 +84,8 @@ class PlatformChannel(Channel, Generic[S, C]):
         return self._sender
 
     def details(self) -> dict[str, Any]:
-        return {"bot": self.bot, "connection": self.connection}
+        bot = getattr(self.settings, self.named_by) if self.named_by else self.bot
+        return {"bot": bot, "connection": self.connection}
 
     @property
     def settings(self) -> S:
@@ -78,9 +94,22 @@ class PlatformChannel(Channel, Generic[S, C]):
         assert isinstance(settings, self.settings_type)
         return cast(S, settings)
 
-    @abstractmethod
+    def required_values(self) -> tuple[str, ...]:
+        """The `required` settings' values in their order, secrets revealed (`problem` made
+        sure they are set before the channel was started)."""
+        values = []
+        for key, _hint in self.required:
+            value = getattr(self.settings, key, None)
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            if not value:
+                raise ValueError(f"channels.{self.name}.{key} is not set")
+            values.append(str(value))
+        return tuple(values)
+
     def chat(self, chat_id: str) -> FileChat:
         """One chat of this platform; raises a permanent `SendError` for an id that is none."""
+        return self.chat_type(self.link, chat_id)
 
     async def take(self, incoming: Incoming | None, chat: ChatOutput | None = None) -> None:
         """Hand a parsed message (None: nothing to answer) to the shared pipeline."""

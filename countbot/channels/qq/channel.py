@@ -34,7 +34,6 @@ from countbot.channels.door import (
     ChannelKit,
     PlatformChannel,
     QQSettings,
-    RecentIds,
 )
 from countbot.channels.qq.events import to_incoming
 from countbot.channels.qq.onebot import OneBotConnection
@@ -54,21 +53,12 @@ class QQChannel(PlatformChannel[QQSettings, OneBotConnection]):
 
     name = "qq"
     title = "QQ"
-    settings_type = QQSettings
     required = (("access_token", "choose one and give the QQ client the same"),)
-    capabilities = ChannelCapabilities(
-        edits_in_place=False,
-        max_message_length=MAX_MESSAGE,
-        markup="plain",
-        media_in=True,
-        media_out=True,
-        typing_indicator=False,
-    )
+    capabilities = ChannelCapabilities(max_message_length=MAX_MESSAGE)
+    chat_type = QQChat
 
     def __init__(self, kit: ChannelKit) -> None:
         super().__init__(kit)
-        # The ids of messages the bot sent: some clients report them back as events.
-        self._sent = RecentIds()
         self._endpoint: str | None = None
         self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(MAX_QUEUED_EVENTS)
 
@@ -79,9 +69,6 @@ class QQChannel(PlatformChannel[QQSettings, OneBotConnection]):
             "endpoint": self._endpoint,
             "connection": "ok" if connected else "waiting for the QQ client to connect",
         }
-
-    def chat(self, chat_id: str) -> QQChat:
-        return QQChat(self.link, chat_id, self._sent)
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
@@ -173,7 +160,7 @@ class QQChannel(PlatformChannel[QQSettings, OneBotConnection]):
                     event,
                     self.bot,
                     self.settings.group_mode,
-                    self._sent.__contains__,
+                    self.link.sent.__contains__,  # some clients report the bot's messages
                     self.kit.media,
                     client,
                 )

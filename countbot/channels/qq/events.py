@@ -17,14 +17,7 @@ from typing import Any
 
 import httpx
 
-from countbot.channels.door import (
-    Attachment,
-    ImagePart,
-    Incoming,
-    MediaFolder,
-    SenderInfo,
-    take_in_all,
-)
+from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
 
 MAX_DOWNLOAD = 20 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 30.0
@@ -101,14 +94,13 @@ async def to_incoming(
         return None
     message_id = str(event.get("message_id", ""))
     text = "".join(str(s["data"].get("text", "")) for s in parts if s.get("type") == "text").strip()
-    images, notes = await _attachments(parts, chat_id, message_id, media, client)
-    if not text and not images and not notes:
-        return None
+    found, unoffered = _attachments(parts, client)
     who = event.get("sender") if isinstance(event.get("sender"), dict) else {}
     name = who.get("card") or who.get("nickname") or None
-    body = "\n\n".join(part for part in (text, *notes) if part)
-    return Incoming(
-        chat_id, SenderInfo(user_id, None, name), message_id, body, tuple(images), private
+    text = "\n\n".join(part for part in (text, *unoffered) if part)
+    draft = Incoming(chat_id, SenderInfo(user_id, None, name), message_id, text, private=private)
+    return await with_attachments(
+        draft, media, f"qq-{chat_id}-{message_id}", found, (httpx.HTTPError, ValueError)
     )
 
 
@@ -122,13 +114,10 @@ def _addressed(parts: list[Segment], self_id: str | None, ours: Callable[[str], 
     return False
 
 
-async def _attachments(
-    parts: list[Segment],
-    chat_id: str,
-    message_id: str,
-    media: MediaFolder,
-    client: httpx.AsyncClient,
-) -> tuple[list[ImagePart], list[str]]:
+def _attachments(
+    parts: list[Segment], client: httpx.AsyncClient
+) -> tuple[list[Attachment], list[str]]:
+    """The files the message carries, and a note for each the QQ client did not offer."""
     found: list[Attachment] = []
     notes: list[str] = []
     for part in parts:
@@ -143,10 +132,7 @@ async def _attachments(
             found.append(Attachment(kind, name, partial(_download, client, url)))
         else:
             notes.append(f"[The user sent a {kind} ({name}) that the QQ client did not offer.]")
-    images, more_notes = await take_in_all(
-        media, f"qq-{chat_id}-{message_id}", found, (httpx.HTTPError, ValueError)
-    )
-    return images, notes + more_notes
+    return found, notes
 
 
 async def _download(client: httpx.AsyncClient, url: str) -> bytes:

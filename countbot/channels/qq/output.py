@@ -12,7 +12,13 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from countbot.channels.door import Link, RecentIds, SendError, markdown_to_plain, read_upload
+from countbot.channels.door import (
+    Link,
+    LinkedChat,
+    SendError,
+    markdown_to_plain,
+    read_upload,
+)
 from countbot.channels.qq.onebot import OneBotConnection
 
 # QQ folds or refuses longer text messages; 3000 characters stays well inside what it shows whole.
@@ -20,30 +26,23 @@ MAX_MESSAGE = 3000
 PICTURE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp"})
 
 
-class QQChat:
+class QQChat(LinkedChat[OneBotConnection]):
     """One private or group chat (`private:<user id>`, `group:<group id>`), a `ChatOutput`."""
 
-    def __init__(self, link: Link[OneBotConnection], chat_id: str, sent: RecentIds) -> None:
+    def __init__(self, link: Link[OneBotConnection], chat_id: str) -> None:
         kind, _, number = chat_id.partition(":")
         if kind not in ("private", "group") or not number.isdigit():
             raise SendError(
                 f"{chat_id!r} is no QQ chat: use private:<QQ number> or group:<group number>",
                 permanent=True,
             )
-        self._link = link
+        super().__init__(link, chat_id)
         self._group = kind == "group"
         self._number = int(number)
-        self._sent = sent
 
     async def post(self, text: str, *, markdown: bool = True) -> str:
         body = markdown_to_plain(text) if markdown else text
         return await self._send([{"type": "text", "data": {"text": body}}])
-
-    async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
-        raise SendError("OneBot v11 cannot edit a sent message", permanent=True)
-
-    async def typing(self) -> None:
-        """OneBot v11 has no typing indicator; nothing to show."""
 
     async def send_file(self, path: Path) -> str:
         payload = "base64://" + base64.b64encode(await read_upload(path)).decode("ascii")
@@ -61,7 +60,7 @@ class QQChat:
         message_id = str((data or {}).get("message_id", ""))
         if not message_id:
             raise SendError(f"the QQ client accepted {action} but returned no message id")
-        self._sent.first_time(message_id)
+        self._link.sent.first_time(message_id)
         return message_id
 
     def _target(self) -> dict[str, int]:

@@ -9,65 +9,44 @@ import asyncio
 import contextlib
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from countbot.channels.door import (
     CONNECTING,
     ChannelCapabilities,
-    ChannelKit,
     PlatformChannel,
     SenderInfo,
     SendError,
     SlackSettings,
 )
 from countbot.channels.slack.events import chat_ref, to_incoming
-from countbot.channels.slack.output import MAX_MESSAGE, SlackChat
-
-# The API module imports the optional SDK, so its type is only named for checkers.
-if TYPE_CHECKING:
-    from countbot.channels.slack.api import SlackApi
-else:
-    SlackApi = Any
+from countbot.channels.slack.output import MAX_MESSAGE, SlackApi, SlackChat
 
 # Seconds between looks at whether Socket Mode is connected (for the Channels page).
 STATE_INTERVAL = 1.0
 
 
-class SlackChannel(PlatformChannel[SlackSettings, "SlackApi"]):
+class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
     name = "slack"
     title = "Slack"
-    settings_type = SlackSettings
     required = (
         ("bot_token", "the app's xoxb- Bot User OAuth Token"),
         ("app_token", "an xapp- token with connections:write"),
     )
     extra = ("slack_sdk", "slack")
     capabilities = ChannelCapabilities(
-        edits_in_place=True,
-        max_message_length=MAX_MESSAGE,
-        markup="markdown",
-        media_in=True,
-        media_out=True,
-        typing_indicator=False,
+        max_message_length=MAX_MESSAGE, markup="markdown", edits_in_place=True
     )
-
-    def __init__(self, kit: ChannelKit) -> None:
-        super().__init__(kit)
-        self._bot_user = ""
-
-    def chat(self, chat_id: str) -> SlackChat:
-        return SlackChat(self.link, chat_id)
+    chat_type = SlackChat
 
     async def run(self, started: Callable[[], None]) -> None:
-        settings = self.settings
-        assert settings.bot_token is not None and settings.app_token is not None
+        api_url = self.settings.api_url
+        bot_token, app_token = self.required_values()
         api_module, socket_module = await asyncio.to_thread(_import_sdk)
-        api = api_module.SlackApi(settings.bot_token.get_secret_value(), settings.api_url)
-        self._bot_user, name = await api.identity()  # a wrong bot token fails here
+        api = api_module.SlackApi(bot_token, api_url)
+        self.bot_id, name = await api.identity()  # a wrong bot token fails here
         self.bot = f"@{name}" if name else None
-        connection = socket_module.SocketConnection(
-            settings.app_token.get_secret_value(), settings.api_url, self._on_envelope
-        )
+        connection = socket_module.SocketConnection(app_token, api_url, self._on_envelope)
         self.close_with(connection.close)
         try:
             with self.connected(api, CONNECTING):
@@ -91,7 +70,7 @@ class SlackChannel(PlatformChannel[SlackSettings, "SlackApi"]):
         api = self.link.require()
         await self.take(
             await to_incoming(
-                event, self._bot_user, self.settings.group_mode, self.kit.media, api.download
+                event, self.bot_id, self.settings.group_mode, self.kit.media, api.download
             )
         )
 

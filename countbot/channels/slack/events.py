@@ -17,8 +17,8 @@ from countbot.channels.door import (
     Incoming,
     MediaFolder,
     SenderInfo,
-    SendError,
-    take_in_all,
+    kind_of,
+    with_attachments,
 )
 
 # Message subtypes written by a person (others are edits, joins, bots and the like).
@@ -55,7 +55,7 @@ async def to_incoming(
     text = readable(str(event.get("text") or ""), bot_user)
     found = [
         Attachment(
-            _kind(str(item.get("mimetype", ""))),
+            kind_of(str(item.get("mimetype", ""))),
             str(item.get("name") or "file"),
             partial(download, str(item["url_private_download"])),
             str(item.get("mimetype", "")),
@@ -63,17 +63,9 @@ async def to_incoming(
         for item in event.get("files") or ()
         if isinstance(item, dict) and item.get("url_private_download")
     ]
-    images, notes = await take_in_all(media, f"slack-{ts}", found, (SendError,))
-    if not text and not images and not notes:
-        return None
-    body = "\n\n".join(part for part in (text, *notes) if part)
     sender = SenderInfo(str(user))  # events carry only the member id
-    return Incoming(chat_id, sender, str(ts), body, tuple(images), private)
-
-
-def _kind(mimetype: str) -> str:
-    """Voice clips and audio files are "audio" (transcribed), pictures "image"."""
-    return next((k for k in ("image", "audio") if mimetype.startswith(f"{k}/")), "file")
+    draft = Incoming(chat_id, sender, str(ts), text, private=private)
+    return await with_attachments(draft, media, f"slack-{ts}", found)
 
 
 def readable(text: str, bot_user: str) -> str:

@@ -10,43 +10,31 @@ from __future__ import annotations
 
 import re
 
-from countbot.channels.door import (
-    BULLET,
-    EMPHASIS,
-    FENCED,
-    HEADING,
-    INLINE_CODE,
-    LINK,
-    Kept,
-)
+from countbot.channels.door import Kept, MarkupRules, escape_entities, rewrite
 
 _SAFE_URL = re.compile(r"^(https?://|mailto:)[^|<>\s]+$", re.IGNORECASE)
 _MARKS = {"bold": "*", "italic": "_", "strike": "~"}
-
-
-def escape(text: str) -> str:
-    """Text Slack shows as it is (its three control characters escaped)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def markdown_to_mrkdwn(text: str) -> str:
-    """Slack mrkdwn for a Markdown answer."""
-    kept = Kept()
-    text = text.replace("\x00", "")
-    text = FENCED.sub(lambda m: kept.keep(f"```\n{escape(m.group('body').rstrip())}\n```"), text)
-    text = INLINE_CODE.sub(lambda m: kept.keep(f"`{escape(m.group(1))}`"), text)
-    text = LINK.sub(lambda m: _link(m, kept), text)
-    text = escape(text)
-    text = HEADING.sub(lambda m: kept.keep(f"*{m.group(1)}*"), text)
-    text = BULLET.sub("\\1• ", text)
-    for pattern, kind in EMPHASIS:
-        mark = _MARKS[kind]
-        text = pattern.sub(lambda m, mark=mark: kept.keep(f"{mark}{m.group(1)}{mark}"), text)
-    return kept.restore(kept.restore(text))
 
 
 def _link(match: re.Match[str], kept: Kept) -> str:
     label, url = match.group(1), match.group(2)
     if not _SAFE_URL.match(url):
         return match.group(0)
-    return kept.keep(f"<{url.replace('&', '&amp;')}|{escape(label)}>")
+    return kept.keep(f"<{url.replace('&', '&amp;')}|{escape_entities(label)}>")
+
+
+MRKDWN = MarkupRules(
+    code_block=lambda m: f"```\n{escape_entities(m.group('body').rstrip())}\n```",
+    inline_code=lambda code: f"`{escape_entities(code)}`",
+    escape=escape_entities,
+    link=_link,
+    heading=lambda heading: f"*{heading}*",
+    bullet="• ",
+    emphasis=lambda kind, content: f"{_MARKS[kind]}{content}{_MARKS[kind]}",
+    sealed=True,
+)
+
+
+def markdown_to_mrkdwn(text: str) -> str:
+    """Slack mrkdwn for a Markdown answer."""
+    return rewrite(text, MRKDWN)

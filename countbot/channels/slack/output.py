@@ -9,30 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from countbot.channels.door import Button, Link, read_upload
+from countbot.channels.door import Button, Link, LinkedChat, escape_entities, read_upload
 from countbot.channels.slack.events import chat_ref
-from countbot.channels.slack.mrkdwn import escape, markdown_to_mrkdwn
+from countbot.channels.slack.mrkdwn import markdown_to_mrkdwn
 
-# The API module imports the optional SDK, so the link's type is only named for checkers.
+# The API module imports the optional SDK, so its type is only named for checkers.
 if TYPE_CHECKING:
     from countbot.channels.slack.api import SlackApi
-
-    ApiLink = Link[SlackApi]
 else:
-    ApiLink = Link
+    SlackApi = Any
 
 # Slack accepts 40,000 characters but advises (and shows whole) messages up to 4,000.
 MAX_MESSAGE = 4000
 
 
-class SlackChat:
+class SlackChat(LinkedChat[SlackApi]):
     """One Slack chat: a channel or DM id, or `<channel>/<thread_ts>` for a thread."""
 
-    def __init__(self, link: ApiLink, chat_id: str) -> None:
-        self._link = link
-        self.chat_id = chat_id
+    def __init__(self, link: Link[SlackApi], chat_id: str) -> None:
+        super().__init__(link, chat_id)
         self._channel, self._thread = chat_ref(chat_id)
 
     async def post(self, text: str, *, markdown: bool = True) -> str:
@@ -41,9 +38,6 @@ class SlackChat:
 
     async def edit(self, message_id: str, text: str, *, markdown: bool = True) -> None:
         await self._link.require().update(self._channel, message_id, _body(text, markdown))
-
-    async def typing(self) -> None:
-        """Slack shows no typing indicator for apps; the streamed draft shows progress."""
 
     async def post_buttons(self, text: str, buttons: Sequence[Button]) -> str:
         body = markdown_to_mrkdwn(text)
@@ -68,4 +62,4 @@ class SlackChat:
 
 
 def _body(text: str, markdown: bool) -> str:
-    return markdown_to_mrkdwn(text) if markdown else escape(text)
+    return markdown_to_mrkdwn(text) if markdown else escape_entities(text)

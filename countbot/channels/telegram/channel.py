@@ -41,23 +41,16 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
 
     name = "telegram"
     title = "Telegram"
-    settings_type = TelegramSettings
     required = (("token", "get one from @BotFather"),)
     capabilities = ChannelCapabilities(
-        edits_in_place=True,
-        max_message_length=MAX_MESSAGE,
-        markup="html",
-        media_in=True,
-        media_out=True,
-        typing_indicator=True,
+        max_message_length=MAX_MESSAGE, markup="html", edits_in_place=True, typing_indicator=True
     )
-
-    def chat(self, chat_id: str) -> TelegramChat:
-        return TelegramChat(self.link, chat_id)
+    chat_type = TelegramChat
 
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
-        app = _application(settings)
+        (token,) = self.required_values()
+        app = _application(token, settings)
         with masked_logs(self.kit.masker, _URL_LOGGERS):
             await app.initialize()  # getMe: a bad token or no network fails here
             try:
@@ -137,12 +130,10 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
             log.exception("handling a Telegram button press failed")
 
 
-def _application(settings: TelegramSettings) -> Application:  # type: ignore[type-arg]
-    if settings.token is None:
-        raise ValueError("channels.telegram.token is not set")
+def _application(token: str, settings: TelegramSettings) -> Application:  # type: ignore[type-arg]
     builder = (
         ApplicationBuilder()
-        .token(settings.token.get_secret_value())
+        .token(token)
         .base_url(settings.base_url)
         .base_file_url(settings.base_file_url)
         .updater(None)

@@ -10,17 +10,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from dataclasses import replace
 
-from countbot.channels.door import (
-    BULLET,
-    EMPHASIS,
-    FENCED,
-    HEADING,
-    INLINE_CODE,
-    LINK,
-    Kept,
-)
+from countbot.channels.door import Kept, MarkupRules, rewrite
 
 _SAFE_URL = re.compile(r"^(https?://|tg://|mailto:)", re.IGNORECASE)
 _LANGUAGE = re.compile(r"[\w+#.-]+")
@@ -30,25 +22,8 @@ _TAG = re.compile(r"<(/?)([a-z]+)[^>]*>")
 
 def markdown_to_html(text: str) -> str:
     """Telegram HTML (`parse_mode="HTML"`) for a Markdown answer."""
-    formatted = _convert(text, inline=True)
-    return formatted if _balanced(formatted) else _convert(text, inline=False)
-
-
-def _convert(text: str, *, inline: bool) -> str:
-    kept = Kept()
-    text = text.replace("\x00", "")
-    text = FENCED.sub(lambda m: kept.keep(_code_block(m)), text)
-    text = INLINE_CODE.sub(lambda m: kept.keep(f"<code>{html.escape(m.group(1))}</code>"), text)
-    if inline:
-        text = LINK.sub(_link(kept.keep), text)
-    text = html.escape(text, quote=False)
-    if inline:
-        text = HEADING.sub(r"<b>\1</b>", text)
-        text = BULLET.sub("\\1• ", text)
-        for pattern, kind in EMPHASIS:
-            tag = _TAGS[kind]
-            text = pattern.sub(rf"<{tag}>\1</{tag}>", text)
-    return kept.restore(text)
+    formatted = rewrite(text, _HTML)
+    return formatted if _balanced(formatted) else rewrite(text, _CODE_ONLY)
 
 
 def _code_block(match: re.Match[str]) -> str:
@@ -59,14 +34,31 @@ def _code_block(match: re.Match[str]) -> str:
     return f'<pre><code class="language-{language.group(0)}">{body}</code></pre>'
 
 
-def _link(keep: Callable[[str], str]) -> Callable[[re.Match[str]], str]:
-    def replace(match: re.Match[str]) -> str:
-        label, url = match.group(1), match.group(2)
-        if not _SAFE_URL.match(url):
-            return match.group(0)
-        return keep(f'<a href="{html.escape(url, quote=True)}">') + label + keep("</a>")
+def _link(match: re.Match[str], kept: Kept) -> str:
+    label, url = match.group(1), match.group(2)
+    if not _SAFE_URL.match(url):
+        return match.group(0)
+    return kept.keep(f'<a href="{html.escape(url, quote=True)}">') + label + kept.keep("</a>")
 
-    return replace
+
+def _emphasis(kind: str, content: str) -> str:
+    tag = _TAGS[kind]
+    return f"<{tag}>{content}</{tag}>"
+
+
+# Code blocks only: what is sent when the inline formatting would nest badly.
+_CODE_ONLY = MarkupRules(
+    code_block=_code_block,
+    inline_code=lambda code: f"<code>{html.escape(code)}</code>",
+    escape=lambda text: html.escape(text, quote=False),
+)
+_HTML = replace(
+    _CODE_ONLY,
+    link=_link,
+    heading=lambda heading: f"<b>{heading}</b>",
+    bullet="• ",
+    emphasis=_emphasis,
+)
 
 
 def _balanced(markup: str) -> bool:

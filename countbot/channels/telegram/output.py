@@ -26,7 +26,7 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from countbot.channels.door import Button, Link, SendError, read_upload
+from countbot.channels.door import Button, Link, LinkedChat, SendError, read_upload
 from countbot.channels.telegram.markup import markdown_to_html
 
 log = logging.getLogger(__name__)
@@ -73,12 +73,11 @@ def _chat_ref(chat_id: str) -> int | str:
         return chat_id
 
 
-class TelegramChat:
+class TelegramChat(LinkedChat[Bot]):
     """One chat (a `ChatOutput`): Markdown goes out as Telegram HTML, plain text when refused."""
 
     def __init__(self, link: Link[Bot], chat_id: str) -> None:
-        self._link = link
-        self.chat_id = chat_id
+        super().__init__(link, chat_id)
         self._ref = _chat_ref(chat_id)
 
     async def post(self, text: str, *, markdown: bool = True) -> str:

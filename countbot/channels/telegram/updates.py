@@ -7,18 +7,16 @@ to the model inline, everything else is described in a note the model reads with
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from telegram import Bot, Message, MessageEntity
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
-from countbot.channels.door import ImagePart, Incoming, MediaFolder, SenderInfo, take_in
-
-log = logging.getLogger(__name__)
+from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
 
 # What the Bot API lets a bot download (getFile).
 MAX_DOWNLOAD = 20 * 1024 * 1024
@@ -30,15 +28,6 @@ GroupMode = Literal["mention", "ignore"]
 class BotIdentity:
     id: int
     username: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Attachment:
-    file_id: str
-    name: str
-    media_type: str
-    size: int | None
-    kind: Literal["photo", "document", "voice", "audio", "video"]
 
 
 async def to_incoming(
@@ -60,22 +49,15 @@ async def to_incoming(
     text = message.text or message.caption or ""
     if not private:
         text = _without_mention(text, me.username)
-    images, notes = await _attachments(message, bot, media)
-    if not text and not images and not notes:
-        return None
+    found, too_large = _attachments(message, bot)
+    text = "\n\n".join(part for part in (text, *too_large) if part)
     sender = SenderInfo(str(user.id), user.username, user.full_name)
-    body = "\n\n".join(part for part in (text, *notes) if part)
     # A forward is someone else's text, whoever passes it on.
     forwarded = "the author of a forwarded message" if message.forward_origin else None
-    return Incoming(
-        str(message.chat.id),
-        sender,
-        str(message.message_id),
-        body,
-        tuple(images),
-        private,
-        forwarded,
-    )
+    chat, message_id = str(message.chat.id), str(message.message_id)
+    draft = Incoming(chat, sender, message_id, text, private=private, written_by=forwarded)
+    prefix = f"telegram-{chat}-{message_id}"
+    return await with_attachments(draft, media, prefix, found, (TelegramError,))
 
 
 def addressed_to(message: Message, me: BotIdentity) -> bool:
@@ -99,51 +81,41 @@ def _without_mention(text: str, username: str) -> str:
     return re.sub(rf"(?<!\w)@{re.escape(username)}\b", "", text, flags=re.IGNORECASE).strip()
 
 
-def _attachment(message: Message) -> _Attachment | None:
+def _attachment(message: Message, bot: Bot) -> tuple[Attachment, int | None] | None:
+    """The file a message carries (Telegram sends one at most) and its size when known."""
     if message.photo:
         photo = message.photo[-1]  # the largest size
-        return _Attachment(photo.file_id, "photo.jpg", "image/jpeg", photo.file_size, "photo")
-    if message.document is not None:
-        doc = message.document
-        media_type = doc.mime_type or "application/octet-stream"
-        name = doc.file_name or "document"
-        return _Attachment(doc.file_id, name, media_type, doc.file_size, "document")
-    if message.voice is not None:
-        voice = message.voice
-        media_type = voice.mime_type or "audio/ogg"
-        return _Attachment(voice.file_id, "voice.ogg", media_type, voice.file_size, "voice")
-    if message.audio is not None:
-        audio = message.audio
-        name = audio.file_name or "audio"
-        return _Attachment(
-            audio.file_id, name, audio.mime_type or "audio", audio.file_size, "audio"
-        )
-    if message.video is not None:
-        video = message.video
-        name = video.file_name or "video.mp4"
-        return _Attachment(
-            video.file_id, name, video.mime_type or "video", video.file_size, "video"
-        )
-    return None
+        found, kind, name, media_type = photo, "photo", "photo.jpg", "image/jpeg"
+    elif message.document is not None:
+        found, kind = message.document, "document"
+        name, media_type = found.file_name or "document", found.mime_type or ""
+    elif message.voice is not None:
+        found, kind = message.voice, "voice"
+        name, media_type = "voice.ogg", found.mime_type or "audio/ogg"
+    elif message.audio is not None:
+        found, kind = message.audio, "audio"
+        name, media_type = found.file_name or "audio", found.mime_type or "audio"
+    elif message.video is not None:
+        found, kind = message.video, "video"
+        name, media_type = found.file_name or "video.mp4", found.mime_type or "video"
+    else:
+        return None
+    fetch = partial(_download, bot, found.file_id)
+    return Attachment(kind, name, fetch, media_type), found.file_size
 
 
-async def _attachments(
-    message: Message, bot: Bot, media: MediaFolder
-) -> tuple[list[ImagePart], list[str]]:
-    """Download what the message carries; returns the inline images and notes for the model."""
-    item = _attachment(message)
-    if item is None:
+def _attachments(message: Message, bot: Bot) -> tuple[list[Attachment], list[str]]:
+    """What to download, or a note for the model when it cannot be."""
+    found = _attachment(message, bot)
+    if found is None:
         return [], []
-    if item.size is not None and item.size > MAX_DOWNLOAD:
-        mb = item.size / 1_048_576
+    item, size = found
+    if size is not None and size > MAX_DOWNLOAD:
+        mb = size / 1_048_576
         return [], [f"[The user sent a {item.kind} of {mb:.0f} MB, too large for a bot to fetch.]"]
-    try:
-        file = await bot.get_file(item.file_id)
-        data = bytes(await file.download_as_bytearray())
-    except TelegramError as exc:
-        log.warning("downloading a Telegram %s failed: %s", item.kind, exc)
-        return [], [f"[The user sent a {item.kind}, but downloading it failed: {exc.message}]"]
-    stored = f"telegram-{message.chat.id}-{message.message_id}-{item.name}"
-    return await take_in(
-        media, stored, data, name=item.name, media_type=item.media_type, kind=item.kind
-    )
+    return [item], []
+
+
+async def _download(bot: Bot, file_id: str) -> bytes:
+    file = await bot.get_file(file_id)
+    return bytes(await file.download_as_bytearray())

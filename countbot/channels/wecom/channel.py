@@ -35,23 +35,14 @@ class WeComChannel(PlatformChannel[WeComSettings, Any]):
 
     name = "wecom"
     title = "WeCom"
-    settings_type = WeComSettings
     required = (("bot_id", "the AI bot's Bot ID"), ("secret", ""))
     extra = ("aibot", "wecom")
+    # The long connection cannot send files.
     capabilities = ChannelCapabilities(
-        edits_in_place=True,
-        max_message_length=MAX_MESSAGE,
-        markup="markdown",
-        media_in=True,
-        media_out=False,
-        typing_indicator=False,
+        max_message_length=MAX_MESSAGE, markup="markdown", edits_in_place=True, media_out=False
     )
-
-    def details(self) -> dict[str, Any]:
-        return {"bot": self.settings.bot_id, "connection": self.connection}
-
-    def chat(self, chat_id: str) -> WeComChat:
-        return WeComChat(self.link, chat_id)
+    chat_type = WeComChat
+    named_by = "bot_id"
 
     async def run(self, started: Callable[[], None]) -> None:
         sdk = await asyncio.to_thread(importlib.import_module, "aibot")
@@ -78,12 +69,11 @@ class WeComChannel(PlatformChannel[WeComSettings, Any]):
             await asyncio.sleep(delay)
 
     def _client(self, sdk: Any) -> _Connection:
-        settings = self.settings
-        assert settings.bot_id and settings.secret
+        bot_id, secret = self.required_values()
         options = sdk.WSClientOptions(
-            bot_id=settings.bot_id,
-            secret=settings.secret.get_secret_value(),
-            ws_url=settings.ws_url,
+            bot_id=bot_id,
+            secret=secret,
+            ws_url=self.settings.ws_url,
             max_reconnect_attempts=0,
             logger=_SdkLogger(),
         )

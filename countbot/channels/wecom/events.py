@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, take_in_all
+from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
 
 _LEADING_MENTION = re.compile(r"^\s*@\S+\s*")
 
@@ -32,6 +32,8 @@ async def to_incoming(
     if not private and group_mode != "mention":
         return None
     chat_id = sender if private else str(body.get("chatid") or "")
+    if not chat_id:
+        return None
     items = _items(body)
     text = "\n".join(_words(item) for item in items if item["msgtype"] in ("text", "voice"))
     if not private:
@@ -42,13 +44,9 @@ async def to_incoming(
         for item in items
         if item["msgtype"] == "image"
     ]
+    draft = Incoming(chat_id, SenderInfo(sender), message_id, text.strip(), private=private)
     # The SDK raises aiohttp's errors, ValueError or RuntimeError (a bad key).
-    images, notes = await take_in_all(media, f"wecom-{message_id}", found, (Exception,))
-    text = text.strip()
-    if not chat_id or (not text and not images and not notes):
-        return None
-    body_text = "\n\n".join(part for part in (text, *notes) if part)
-    return Incoming(chat_id, SenderInfo(sender), message_id, body_text, tuple(images), private)
+    return await with_attachments(draft, media, f"wecom-{message_id}", found, (Exception,))
 
 
 async def _decrypted(download: Download, picture: dict[str, Any]) -> bytes:

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from countbot.channels.door import Link, SendError
+from countbot.channels.door import Link, LinkedChat, SendError
 
 # A stream message holds at most 20480 bytes of UTF-8: 6000 characters of Chinese fit.
 MAX_MESSAGE = 6000
@@ -25,7 +25,6 @@ STREAM = "stream:"
 
 
 # The SDK's `WSClient` of the live connection.
-ClientLink = Link[Any]
 
 
 async def _call(request: Any) -> Any:
@@ -39,12 +38,11 @@ async def _call(request: Any) -> Any:
         raise SendError(f"WeCom refused: {detail}", permanent="errcode" in detail) from exc
 
 
-class WeComChat:
+class WeComChat(LinkedChat[Any]):
     """One chat (a user id or a group chat id); `frame` is the message being answered, if any."""
 
-    def __init__(self, link: ClientLink, chat_id: str, frame: dict[str, Any] | None = None) -> None:
-        self._link = link
-        self.chat_id = chat_id
+    def __init__(self, link: Link[Any], chat_id: str, frame: dict[str, Any] | None = None) -> None:
+        super().__init__(link, chat_id)
         self._frame = frame
         self._received = time.monotonic()
 
@@ -63,9 +61,6 @@ class WeComChat:
         if not message_id.startswith(STREAM) or not self._can_reply():
             raise SendError("this WeCom message cannot be changed any more", permanent=True)
         await self._stream(message_id.removeprefix(STREAM), text, finish=markdown)
-
-    async def typing(self) -> None:
-        """WeCom shows no typing indicator; the streaming message shows progress."""
 
     async def send_file(self, path: Path) -> str:
         raise SendError(

@@ -10,8 +10,7 @@ import pytest
 
 from countbot.agent.events import ToolEnd, ToolStart, TurnDone
 from countbot.agent.turn_request import TurnRequest
-from countbot.llm.constrained import CUT_OFF, AnswerStream, parse_reply, reply_schema
-from countbot.llm.provider_choice import takes_direct_path, uses_constrained
+from countbot.constrained_calls.reply import CUT_OFF, AnswerStream, parse_reply, reply_schema
 from countbot.llm.types import ToolSpec
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -92,11 +91,3 @@ async def test_a_constrained_turn_runs_the_tool_and_answers(
     assert "tools" not in first and first["response_format"]["type"] == "json_schema"
     assert second["messages"][-2] == {"role": "assistant", "content": json.dumps(call)}
     assert second["messages"][-1]["role"] == "user"  # the result, as the model can read it
-
-
-def test_auto_means_constrained_for_local_models_only_and_local_is_always_direct() -> None:
-    assert uses_constrained("auto", "local/smollm2-135m")
-    assert not uses_constrained("auto", "ollama/llama3.1")
-    assert uses_constrained("constrained", "ollama/llama3.1")
-    assert not uses_constrained("native", "local/x.gguf")
-    assert takes_direct_path("litellm", "local/smollm2-135m")
