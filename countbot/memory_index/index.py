@@ -127,13 +127,27 @@ class MemoryIndex:
         # A pasted megabyte would be a MATCH of 100,000 terms built on the loop: its opening
         # says what it is about.
         query = query[:MAX_QUERY_CHARS]
-        await self.catch_up(exclude_session)
         filters = Filters(
             tuple(k for k in kinds if k in KINDS) or KINDS,
             _stamp(since),
             _stamp(until + timedelta(days=1)) if until else None,
             exclude_session,
         )
+        if self._behind(exclude_session):
+            await self.catch_up(exclude_session)
+            return await self._ranked(query, filters, limit)
+        # Usually nothing changed: the look at the memory files runs beside the search, which is
+        # made again only when a file did change.
+        changed, found = await asyncio.gather(
+            asyncio.to_thread(self._changed_files), self._ranked(query, filters, limit)
+        )
+        if not changed:
+            return found
+        await self._apply_files(changed)
+        return await self._ranked(query, filters, limit)
+
+    async def _ranked(self, query: str, filters: Filters, limit: int) -> list[CitedHit]:
+        """The best `limit` hits in the index as it is now."""
         # Full-text (with its rows) on the database thread and vectors in a worker, at the same
         # time (both let go of the GIL while they work); only hits found by meaning alone need
         # their rows fetched after.
@@ -196,11 +210,15 @@ class MemoryIndex:
         self._poked.set()
 
     async def sync_files(self) -> None:
+        await self._apply_files(await asyncio.to_thread(self._changed_files))
+
+    async def _apply_files(self, changed: list[tuple[Path, str | None, tuple[int, int]]]) -> None:
+        """Index the files a look found changed (one another look applied already is skipped)."""
         async with self._files_lock:
-            changed = await asyncio.to_thread(self._changed_files)
             for path, content, stamp in changed:
-                await self._index_file(path, content, stamp[0] / 1e9)
-                self._file_stamps[path] = stamp
+                if self._file_stamps.get(path) != stamp:
+                    await self._index_file(path, content, stamp[0] / 1e9)
+                    self._file_stamps[path] = stamp
 
     def _changed_files(self) -> list[tuple[Path, str | None, tuple[int, int]]]:
         """(path, content or None if gone, stamp) of files whose size or mtime moved."""
