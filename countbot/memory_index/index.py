@@ -48,6 +48,12 @@ EMBED_DELAY = 0.5
 
 
 MAX_QUERY_CHARS = 4_000
+# The follower indexes once the store has had no new record for FOLLOW_QUIET seconds, or
+# FOLLOW_LATEST seconds after a record came in: a burst of records (a turn's tool calls, many
+# sessions at once) is read and indexed in one batch, not a round trip each, and not while a
+# turn is still writing. A search or a status reads what is pending itself.
+FOLLOW_QUIET = 0.2
+FOLLOW_LATEST = 2.0
 
 
 class MemoryIndex:
@@ -272,17 +278,31 @@ class MemoryIndex:
         return int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)
 
     async def _follow(self) -> None:
-        """Catch up once at start, then index each stored message; the memory files are looked
-        at again before every search (a stat of each per look: not per message)."""
+        """Catch up once at start, then index stored messages as they settle; the memory files
+        are looked at again before every search (a stat of each per look: not per message)."""
         first = True
         while True:
             await self._poked.wait()
+            if not first:
+                await self._settle()
             self._poked.clear()
             try:
                 await (self.catch_up() if first else self.sync_messages())
                 first = False
             except Exception:
                 log.exception("memory index catch-up failed; retrying at the next message")
+
+    async def _settle(self) -> None:
+        """Wait until no record came for FOLLOW_QUIET seconds, or FOLLOW_LATEST in all."""
+        loop = asyncio.get_running_loop()
+        latest = loop.time() + FOLLOW_LATEST
+        while (left := latest - loop.time()) > 0:
+            self._poked.clear()
+            try:  # not wait_for: on 3.11 it can swallow the cancel that closes the index
+                async with asyncio.timeout(min(FOLLOW_QUIET, left)):
+                    await self._poked.wait()
+            except TimeoutError:
+                return
 
     def _session_changed(self, session_id: str, change: str) -> None:
         if change == "deleted":

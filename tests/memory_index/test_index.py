@@ -215,3 +215,24 @@ async def test_a_search_finds_other_sessions_records_at_once_and_its_own_later(
         "User: the ferry costs four euros",
         "User: the ferry leaves at nine",
     ]
+
+
+async def test_the_follower_indexes_a_burst_once_it_settles_and_closes_while_waiting(
+    memory: Memory,
+) -> None:
+    memory.index.start()
+    user = {"type": "user", "images": [], "context": "", "ts": time.time()}
+    for n in range(3):
+        await memory.sessions.append("s", {**user, "content": f"burst number {n}"})
+
+    def indexed() -> int:  # read from the file, as another process would: no search catches up
+        with sqlite3.connect(memory.workspace.parent / "index.db") as conn:
+            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+    for _ in range(100):
+        if await asyncio.to_thread(indexed) == 3:
+            break
+        await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(indexed) == 3
+    await memory.sessions.append("s", {**user, "content": "one more"})
+    await asyncio.wait_for(memory.index.close(), 5)  # while it waits for the store to settle
