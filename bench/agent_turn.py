@@ -167,23 +167,25 @@ async def paired(
 
 
 async def run_path(path: str, turns: int, server: ScriptedModelServer, tmp: Path) -> list[Row]:
-    """Every row of one provider path, on a runtime of its own."""
+    """Every row of one provider path, each on a runtime and data folder of its own (so one
+    row's sessions are not in the next one's memory index)."""
     import httpx
 
-    settings = make_settings(tmp / path, server)
-    settings.model.provider_path = path  # type: ignore[assignment]
-    runtime = await open_runtime(settings)
-    window = settings.agent.max_history - 10
     rows = []
     async with httpx.AsyncClient(trust_env=False) as client:
         replay = httpx_replay(server, client) if path == "direct" else litellm_replay(server)
         for history in HISTORIES:
             for kind in ("plain turn", "one-tool turn"):
                 row = Row(path, kind, f"{history:,}")
-                await prefill(runtime, f"bench-{path}-{row.history}-{kind}", history, window)
+                settings = make_settings(tmp / f"{path}-{history}-{kind}", server)
+                settings.model.provider_path = path  # type: ignore[assignment]
+                runtime = await open_runtime(settings)
+                session = f"bench-{path}-{row.history}-{kind}"
+                await prefill(runtime, session, history, settings.agent.max_history - 10)
+                await runtime.memory_index.catch_up()  # the prefill indexed, as in a warm daemon
                 await paired(row, turns, runtime, server, replay)
                 rows.append(row)
-    await runtime.close()
+                await runtime.close()
     return rows
 
 
