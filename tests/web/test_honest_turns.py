@@ -7,6 +7,7 @@ summary at a turn's start ends the turn at once.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -111,6 +112,12 @@ async def test_stop_during_a_summary_ends_the_turn_within_a_second_over_the_sock
     await client.send({"type": "message", "session_id": "long", "content": "one more"})
     notice = await client.until("notice")
     assert notice["code"] == "summarizing" and notice["transient"]
+    # The summary's call is the daemon's first, which opens the HTTP client (in a worker
+    # thread) first: stop it once it is in flight.
+    for _ in range(100):
+        if model_server.requests:
+            break
+        await asyncio.sleep(0.05)
     asked = time.monotonic()
     await client.send({"type": "cancel", "session_id": "long"})
     await client.until("cancelled")
