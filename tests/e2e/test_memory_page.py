@@ -24,7 +24,8 @@ async def test_memory_page_searches_opens_the_conversation_and_shows_recalls(
     await chat.by_testid("memory-search-input").fill("dentist")
     await chat.by_testid("memory-search-scope").select_option("conversations")
     await chat.by_testid("memory-search-go").click()
-    hit = chat.by_testid("memory-hit").filter(has_text="My dentist is Dr. Okafor")
+    # The user's own words: every hit of that chat names it by its title (its first message).
+    hit = chat.by_testid("memory-hit").filter(has_text="User: My dentist is Dr. Okafor")
     await expect(hit).to_contain_text(f"session {first}")
 
     await chat.by_testid("memory-search-input").fill("绿茶")

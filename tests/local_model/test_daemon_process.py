@@ -23,15 +23,21 @@ START = 120.0  # a loaded 2-core machine imports and starts the daemon in tens o
 
 
 def children(pid: int) -> set[int]:
-    """The process ids whose parent is `pid`."""
+    """The process ids of the local model servers whose parent is `pid`.
+
+    The daemon may have other children (the memory index's embedding sidecar): only the model
+    server, `countbot.local_model.server_main`, counts here.
+    """
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            server = b"countbot.local_model.server_main" in command
+            if server and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.add(int(entry.name))
     return found
 
