@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from countbot.config.settings import WebToolSettings
 from countbot.cooperative import Steps, run_steps
 from countbot.declared_charset import decoded_steps
-from countbot.html_text import html_text_steps, page_title
+from countbot.html_text import html_text_steps, page_title_steps
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import params, text
 from countbot.web_access.address_check import address_refusal
@@ -205,7 +205,7 @@ class WebFetchTool(Tool):
         text = yield from decoded_steps(fetched.body, _declared_charset(params))
         title = ""
         if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
-            title = page_title(text)
+            title = yield from page_title_steps(text)
             text = yield from html_text_steps(text)
         elif not _is_textual(media_type) or "\0" in text:
             return ToolResult.error(
