@@ -22,7 +22,7 @@ from typing import Any
 
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.errors import ModelFailure, classify_error
-from countbot.llm.model_info import model_info, preload_model_map, provider_of
+from countbot.llm.model_info import fetch_model_info, model_info, provider_of
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retry import RetryPolicy
 from countbot.llm.stream_accumulator import StreamAccumulator
@@ -118,7 +118,8 @@ class RetryingProvider(ABC):
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Deltas as they arrive, then tool calls and usage, then `StreamDone` or `StreamError`."""
-        await preload_model_map()  # read on the loop at the end of the call otherwise
+        for model in self._models:  # facts read in a thread once; at the end of a call they
+            await fetch_model_info(model)  # would be read on the loop (each answer's price)
         failure = await self._before_first_call()
         if failure is not None:
             yield _stream_error(failure, self._model, "")
