@@ -116,10 +116,15 @@ class RetryingProvider(ABC):
         """Work a subclass needs before calling (an import); a failure ends the stream at once."""
         return None
 
+    async def prepare(self) -> None:
+        """Do now, in the background, what the first call would otherwise do first (read the
+        models' facts, open what a subclass keeps); a one-shot chat overlaps it with its start."""
+        for model in self._models:
+            await fetch_model_info(model)
+
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Deltas as they arrive, then tool calls and usage, then `StreamDone` or `StreamError`."""
-        for model in self._models:  # facts read in a thread once; at the end of a call they
-            await fetch_model_info(model)  # would be read on the loop (each answer's price)
+        await self.prepare()  # the facts, read in a thread once: each answer's price needs them
         failure = await self._before_first_call()
         if failure is not None:
             yield _stream_error(failure, self._model, "")
