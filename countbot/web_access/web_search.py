@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import integer, params, text
+from countbot.web_access.http_client import new_client
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
@@ -41,10 +42,9 @@ class SearchBackend(Protocol):
 async def _get_json(
     url: str, params: dict[str, Any], headers: dict[str, str], request_timeout: float
 ) -> Any:
-    import httpx  # imported at first use: the daemon loads this module at start-up
 
     # Building a client loads the CA bundle from disk, so it happens off the event loop.
-    client = await asyncio.to_thread(httpx.AsyncClient, timeout=request_timeout)
+    client = await asyncio.to_thread(new_client, timeout=request_timeout)
     async with client:
         response = await client.get(url, params=params, headers=headers)
     response.raise_for_status()
