@@ -1,14 +1,18 @@
 """What a turn writes down: every finished entry, every tool call, the usage of side calls.
 
 Each goes to the caller's `AgentHooks` as it happens (so a crash loses at most the text still
-streaming); a hook that fails is logged and never takes the turn down.
+streaming); a hook that fails is logged and never takes the turn down. The user's entry is
+committed while its first model call goes out (`add_soon`): every later write, and so every
+turn ending, waits for it first, so the session keeps its order and a turn never ends with its
+message unstored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from countbot.agent.context.tokens import counted
@@ -28,8 +32,11 @@ class Journal:
     session_id: str
     user_text: str
     channel: str | None
+    # Commits started by `add_soon` that may still run (the list is the one mutable part).
+    _started: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def commit(self, entry: HistoryEntry) -> None:
+        await self.settled()
         await _call(self.hooks.on_message, self.session_id, entry)
 
     async def add(self, entry: HistoryEntry, model: str) -> HistoryEntry:
@@ -38,9 +45,33 @@ class Journal:
         await self.commit(entry)
         return entry
 
+    async def add_soon(self, entry: HistoryEntry, model: str) -> HistoryEntry:
+        """`entry` counted, its commit started but not awaited: the database thread stores it
+        while the turn goes on to its model call (one hand-off less on the turn's path). The
+        commit runs in a task of its own, so a turn cancelled meanwhile still stores it."""
+        entry = await counted(entry, model)
+        earlier = tuple(self._started)
+        self._started.append(asyncio.create_task(self._commit_after(earlier, entry)))
+        return entry
+
+    async def settled(self) -> None:
+        """Wait for the commits `add_soon` started (shielded: a cancelled turn does not cancel
+        its own message's commit)."""
+        for task in tuple(self._started):
+            await asyncio.shield(task)
+        self._started[:] = [task for task in self._started if not task.done()]
+
+    async def _commit_after(
+        self, earlier: tuple[asyncio.Task[None], ...], entry: HistoryEntry
+    ) -> None:
+        for task in earlier:
+            await task
+        await _call(self.hooks.on_message, self.session_id, entry)
+
     async def audit(
         self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
     ) -> None:
+        await self.settled()
         record = ToolCallRecord(
             session_id=self.session_id,
             tool_call_id=call_id,
@@ -60,6 +91,7 @@ class Journal:
 
     async def report_usage(self, model: str, usage: Usage) -> None:
         """Usage of a model call no history entry carries (the flush, a summary)."""
+        await self.settled()
         await _call(self.hooks.on_usage, self.session_id, model, usage)
 
 

@@ -160,7 +160,8 @@ class AgentLoop:
                 await turn.journal.commit(user)
                 yield await self._end_cancelled(turn)
                 return
-            await self._add(turn, user, choice)
+            # Stored while the first model call goes out; every later write waits for it.
+            turn.entries.append(await turn.journal.add_soon(user, choice.model))
             if user.images and not choice.vision:
                 await turn.journal.commit(NoteEntry(NO_VISION, code="no_vision"))
                 yield TurnNotice("no_vision", NO_VISION)
@@ -168,6 +169,7 @@ class AgentLoop:
                 yield event
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
+            await turn.journal.settled()
             yield TurnError(f"internal error: {exc}", retryable=False)
 
     async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
