@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from html import unescape
 from typing import Any, Protocol
 
 from countbot.config.settings import WebToolSettings
@@ -156,4 +155,6 @@ def _format(number: int, hit: SearchHit) -> str:
 
 def _plain(text: str) -> str:
     """Brave marks matches with <strong> and escapes entities; the model needs plain text."""
+    from html import unescape  # loaded with the search's client (`http_client`): chat -m never
+
     return unescape(_TAG.sub("", text)).strip()
