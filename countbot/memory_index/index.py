@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import sqlite3
 import time
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
@@ -148,25 +149,30 @@ class MemoryIndex:
         if self._behind(exclude_session):
             await self.catch_up(exclude_session)
             return await self._ranked(query, filters, limit)
-        # Usually nothing changed: the look at the memory files runs beside the search, which is
-        # made again only when a file did change.
-        changed, found = await asyncio.gather(
-            asyncio.to_thread(self._changed_files), self._ranked(query, filters, limit)
-        )
+        # Usually nothing changed: the database thread looks at the memory files right before
+        # the search (one hand-off for both), which is made again only when a file did change.
+        changed: list[tuple[Path, str | None, tuple[int, int]]] = []
+        found = await self._ranked(query, filters, limit, files_changed=changed)
         if not changed:
             return found
         await self._apply_files(changed)
         return await self._ranked(query, filters, limit)
 
-    async def _ranked(self, query: str, filters: Filters, limit: int) -> list[CitedHit]:
-        """The best `limit` hits in the index as it is now."""
+    async def _ranked(
+        self,
+        query: str,
+        filters: Filters,
+        limit: int,
+        *,
+        files_changed: list[tuple[Path, str | None, tuple[int, int]]] | None = None,
+    ) -> list[CitedHit]:
+        """The best `limit` hits in the index as it is now; with `files_changed`, the memory
+        files found changed are added to it (looked at on the database thread first)."""
         # Full-text (with its rows) on the database thread and vectors in a worker, at the same
         # time (both let go of the GIL while they work); only hits found by meaning alone need
         # their rows fetched after.
         (text_hits, rows), vector_hits = await asyncio.gather(
-            self._db.run(
-                index_db.text_hits_with_rows, match_expression(query), filters, CANDIDATES
-            ),
+            self._db.run(self._text_side, match_expression(query), filters, files_changed),
             self._vector_hits(query, filters),
         )
         missing = [i for i, _ in vector_hits if i not in rows]
@@ -185,6 +191,18 @@ class MemoryIndex:
             for i, score in ranked[:limit]
             if i in rows
         ]
+
+    def _text_side(
+        self,
+        conn: sqlite3.Connection,
+        expression: str,
+        filters: Filters,
+        files_changed: list[tuple[Path, str | None, tuple[int, int]]] | None,
+    ) -> tuple[list[tuple[int, float]], dict[int, index_db.Row]]:
+        """On the database thread: the look at the memory files if asked, then full-text."""
+        if files_changed is not None:
+            files_changed.extend(self._changed_files())
+        return index_db.text_hits_with_rows(conn, expression, filters, CANDIDATES)
 
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._vectors is None or not self._vectors_ready or not query.strip():

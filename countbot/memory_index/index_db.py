@@ -307,10 +307,11 @@ def count_vectors(conn: sqlite3.Connection, model: str) -> int:
 def load_vectors(
     conn: sqlite3.Connection, model: str
 ) -> Iterator[tuple[int, str, float, str | None, bytes]]:
-    """(id, kind, ts, session id, vector) of every entry with a vector of `model`, as read."""
+    """(id, kind, ts, session id, vector) of every entry with a vector of `model`, as read (in
+    no particular order: sorting 100,000 rows with their vectors took half a second)."""
     return conn.execute(
         "SELECT e.id, e.kind, e.ts, e.session_id, v.vector FROM vectors v"
-        " JOIN entries e ON e.id = v.entry_id WHERE v.model = ? ORDER BY e.id",
+        " JOIN entries e ON e.id = v.entry_id WHERE v.model = ?",
         (model,),
     )
 

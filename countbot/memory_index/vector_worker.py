@@ -36,7 +36,7 @@ import numpy as np
 
 from countbot.memory_index import index_db
 from countbot.memory_index.sources import meaning_text
-from countbot.memory_index.vectors import VectorSet, Wanted
+from countbot.memory_index.vectors import SPARE_ROWS, VectorSet, Wanted
 
 # A text's meaning is settled long before this: the model's token window grows with the text
 # (a pasted megabyte would take ~1 GB), and entries are cut into ~1,200-character pieces anyway.
@@ -51,6 +51,9 @@ class Worker:
     def __init__(self, index: str, model: str, factory: str, options: dict[str, Any]) -> None:
         self._conn = sqlite3.connect(index, timeout=30.0, isolation_level=None)
         self._conn.execute("PRAGMA foreign_keys=ON")
+        # As the daemon's connection: in WAL mode a commit need not wait for the disk (derived
+        # data; at worst the last vectors are made again after a power cut).
+        self._conn.execute("PRAGMA synchronous=NORMAL")
         self._model_id = model
         self._factory = factory
         self._options = options
@@ -62,7 +65,8 @@ class Worker:
 
     def _load(self) -> VectorSet | None:
         rows = index_db.load_vectors(self._conn, self._model_id)
-        capacity = index_db.count_vectors(self._conn, self._model_id)
+        # Room for the entries to come, so the first few do not copy the whole matrix.
+        capacity = index_db.count_vectors(self._conn, self._model_id) + SPARE_ROWS
         vectors = None
         while batch := rows.fetchmany(LOAD_ROWS):
             matrix = np.frombuffer(b"".join(r[4] for r in batch), dtype=np.float16)
