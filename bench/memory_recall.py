@@ -8,12 +8,16 @@ content word with it and a paraphrase sharing none. Measured in one run:
 1. recall@5 of `memory_search` per question kind and language, for the keyword search the
    assistant had before the index (`memory/search.py` over MEMORY.md: every word must occur; it
    cannot see conversations) as the baseline, the index full-text only, the index with the
-   offline model's vectors (USE multilingual v3 in its sidecar) and, when the `wordllama`
-   package is installed, with the former model's (bench/memory_recall_wordllama.py);
+   offline model's vectors (USE multilingual v3) and, when the `wordllama` package is
+   installed, with the former model's (bench/memory_recall_wordllama.py); the vectors and the
+   model live in the index's vector worker, a process of its own, for every row;
 2. auto-recall: the share of questions whose fact is in the block put into the request, and the
    block's tokens (counted with gpt-4o's tokenizer, offline; the budget itself uses an estimate);
-3. search latency at 100,000 entries (median, p95), the vector matrix's memory, and what each
-   model costs in memory (the sidecar's own, and what the searching process gains);
+3. search latency at 100,000 entries (median, p95), the vectors' memory in the worker, the
+   worker's RSS, and what starting it again costs (reading the vectors, loading the model: the
+   first search after it ended when idle) at 1,000 and 100,000 entries; what each model costs in
+   memory (the worker's own, and what the searching process gains: nothing, it never imports
+   numpy);
 4. index update per committed entry (a message appended, then caught up).
 
     python bench/memory_recall.py [--entries 5000] [--large 100000]
@@ -39,7 +43,7 @@ from bench import memory_recall_wordllama as wordllama
 from bench.memory_recall_data import FACTS_EN, FACTS_ZH, filler
 from countbot.llm.token_counter import count_text
 from countbot.memory.search import search_text
-from countbot.memory_index.embeddings import Embedder, SidecarEmbedder, offline_model_available
+from countbot.memory_index.embeddings import Embedder, offline_embedder, offline_model_available
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.memory_index.text import STOPWORDS, estimate_tokens
@@ -140,24 +144,27 @@ async def bulk_messages(sessions: SessionStore, rows: list[tuple[str, str, str, 
 # The searches measured: (row name, the embedder it uses or None for full-text only).
 MODES: list[tuple[str, Callable[[], Embedder] | None]] = [("index, full-text only", None)]
 if wordllama.available():
-    MODES.append(("index + WordLlama (former)", wordllama.WordLlamaEmbedder))
+    MODES.append(("index + WordLlama (former)", wordllama.embedder))
 if offline_model_available():
-    MODES.append(("index + USE multilingual", SidecarEmbedder))
+    MODES.append(("index + USE multilingual", offline_embedder))
 
 
 async def open_year(
     root: Path, entries: int, embedder: Embedder | None
-) -> tuple[Year, MemoryIndex, Database]:
+) -> tuple[Year, MemoryIndex, Database, float]:
+    """The year written and indexed, its vectors made; and ms per entry the vectors took."""
     year = Year(root, entries)
     db = await Database.open(root / "countbot.db")
     sessions = SessionStore(db)
     await year.write(sessions)
     index = await MemoryIndex.open(root / "index.db", year.workspace, sessions, embedder)
     await index.catch_up()
+    start = time.perf_counter()
     if embedder is not None:
         index.start()
         await index.vectors_ready()
-    return year, index, db
+    count = (await index.status())["entries"]
+    return year, index, db, (time.perf_counter() - start) * 1000 / int(count)
 
 
 def questions(year: Year):  # type: ignore[no-untyped-def]
@@ -205,16 +212,6 @@ async def update_cost(index: MemoryIndex, db: Database, n: int = 200) -> float:
     return statistics.median(times)
 
 
-async def embed_cost(embedder: Embedder, n: int = 1024) -> float:
-    """The model's ms per entry, in batches of 256 as the index embeds."""
-    await embedder.embed(["warm up"])
-    texts = [filler(random.Random(i), i % 5 == 0) for i in range(n)]
-    start = time.perf_counter()
-    for i in range(0, n, 256):
-        await embedder.embed(texts[i : i + 256])
-    return (time.perf_counter() - start) * 1000 / n
-
-
 async def latency(year: Year, index: MemoryIndex) -> tuple[float, float]:
     times = []
     for _ in range(3):
@@ -251,7 +248,7 @@ async def small_year(
 ) -> None:
     """Recall, auto-recall and update cost on the year of `entries`."""
     embedder = make() if make else None
-    year, index, db = await open_year(tmp / name, entries, embedder)
+    year, index, db, vectors_ms = await open_year(tmp / name, entries, embedder)
     count = (await index.status())["entries"]
     if embedder is None:
         results["baseline: keywords, MEMORY.md"] = await recall_at_5(year, None)
@@ -259,7 +256,7 @@ async def small_year(
     share, median_tokens, max_tokens, max_estimate = await auto_recall(year, index)
     update = await update_cost(index, db)
     if embedder is not None:
-        print(f"{name}: vectors {await embed_cost(embedder):.3f} ms per entry, in the background")
+        print(f"{name}: vectors {vectors_ms:.3f} ms per entry, in the background (the worker)")
     print(
         f"{name}: {count} entries; auto-recall brings the fact for {share:.2f} of questions, "
         f"block {median_tokens:.0f} tokens median, {max_tokens} max (gpt-4o's tokenizer; "
@@ -274,60 +271,118 @@ async def large_year(
     tmp: Path, entries: int, name: str, make: Callable[[], Embedder] | None
 ) -> None:
     embedder = make() if make else None
-    year, index, db = await open_year(tmp / f"large-{name}", entries, embedder)
+    year, index, db, _ = await open_year(tmp / f"large-{name}", entries, embedder)
     median, p95 = await latency(year, index)
     status = await index.status()
-    matrix = int(status["vectors"]) * (await _dims(embedder)) * 4 / 1e6
+    held = await worker_memory(index) if embedder is not None else "no vector worker"
     print(
         f"{name}, {status['entries']} entries: search median {median:.1f} ms, p95 {p95:.1f} ms;"
-        f" vector matrix in memory {matrix:.0f} MB"
+        f" {held}"
     )
+    if embedder is not None:
+        print(f"{name}, {status['entries']} entries: {await restart_cost(year, index)}")
     await index.close()
     await db.close()
 
 
-async def _dims(embedder: Embedder | None) -> int:
-    return 0 if embedder is None else int((await embedder.embed(["dims"])).shape[1])
+async def worker_memory(index: MemoryIndex) -> str:
+    """The vectors' memory in the worker and the worker's RSS."""
+    worker = index.vectors
+    assert worker is not None
+    stats = await worker.stats()
+    rss = _status_mib(worker.pid, "VmRSS") if worker.pid else 0.0
+    return f"vectors in the worker {stats['bytes'] / 1e6:.0f} MB, the worker's RSS {rss:.0f} MiB"
 
 
-_STATUS_KB = "int(re.search(k + r':\\s+(\\d+)', open(f'/proc/{pid}/status').read())[1])"
-_PROBE = (
-    "import asyncio, os, re, sqlite3, ssl, sys\n"
-    "sys.path.insert(0, '.')\n"
-    "from bench.memory_recall_wordllama import WordLlamaEmbedder\n"
-    "from countbot.memory_index.embeddings import SidecarEmbedder\n"
-    f"kb = lambda k, pid='self': {_STATUS_KB}\n"
-    "before = kb('VmRSS')\n"
-    "async def main():\n"
-    "    embedder = {model}()\n"
-    "    await embedder.embed(['hello'] * 256)\n"
-    "    pid = getattr(embedder, 'pid', None)\n"
-    "    child = (kb('VmRSS', pid), kb('VmHWM', pid)) if pid else (0, 0)\n"
-    "    print(before / 1024, (kb('VmRSS') - before) / 1024, (kb('VmHWM') - before) / 1024,"
-    " child[0] / 1024, child[1] / 1024)\n"
-    "    await embedder.close()\n"
-    "asyncio.run(main())\n"
-)
+async def restart_cost(year: Year, index: MemoryIndex, rounds: int = 3) -> str:
+    """The first search after the worker ended (it starts, reads the vectors, loads the model),
+    against a warm one; and the reading of the vectors alone, as the worker timed it."""
+    worker = index.vectors
+    assert worker is not None
+    question = year.facts[0][2]
+    cold, reads = [], []
+    for _ in range(rounds):
+        await worker.restart()
+        start = time.perf_counter()
+        await index.search(question, limit=5)
+        cold.append((time.perf_counter() - start) * 1000)
+        reads.append((await worker.stats())["load_seconds"] * 1000)
+    start = time.perf_counter()
+    await index.search(question, limit=5)
+    warm = (time.perf_counter() - start) * 1000
+    return (
+        f"first search after the worker ended {statistics.median(cold):.0f} ms median of "
+        f"{rounds} (warm {warm:.0f} ms), of it reading the vectors "
+        f"{statistics.median(reads):.0f} ms"
+    )
 
 
-def model_memory(model: str) -> str:
-    """Memory a fresh process gains by embedding a batch with `model` (an embedder class), and
-    its sidecar's, if it has one (from /proc/*/status: a child's ru_maxrss starts at its
-    parent's peak)."""
+async def restart_at(tmp: Path, entries: int, name: str, make: Callable[[], Embedder]) -> None:
+    year, index, db, _ = await open_year(tmp / f"restart-{entries}-{name}", entries, make())
+    count = (await index.status())["entries"]
+    print(f"{name}, {count} entries: {await restart_cost(year, index)}")
+    await index.close()
+    await db.close()
+
+
+def _status_mib(pid: int, key: str) -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(key + r":\s+(\d+)", text)[1]) / 1024  # type: ignore[index]
+
+
+_PROBE = r"""
+import asyncio, importlib, re, sqlite3, ssl, sys
+from pathlib import Path
+sys.path.insert(0, '.')
+from countbot.memory_index.index import MemoryIndex
+from countbot.store.database import Database
+from countbot.store.sessions import SessionStore
+kb = lambda k, pid='self': int(re.search(k + r':\s+(\d+)', open(f'/proc/{pid}/status').read())[1])
+before = kb('VmRSS')
+async def probe(root, spec):
+    module, name = spec.split(':')
+    embedder = getattr(importlib.import_module(module), name)()
+    (root / 'ws').mkdir()
+    lines = [f'- note {i} about the garden, the boiler and the ferry' for i in range(256)]
+    (root / 'ws' / 'MEMORY.md').write_text('\n'.join(lines))
+    db = await Database.open(root / 'countbot.db')
+    index = await MemoryIndex.open(root / 'index.db', root / 'ws', SessionStore(db), embedder)
+    index.start()
+    await index.vectors_ready()
+    await index.search('when does the ferry leave', limit=5)
+    pid = index.vectors.pid
+    child = (kb('VmRSS', pid), kb('VmHWM', pid))
+    print(before / 1024, (kb('VmRSS') - before) / 1024, (kb('VmHWM') - before) / 1024,
+          child[0] / 1024, child[1] / 1024, int('numpy' in sys.modules))
+    await index.close()
+    await db.close()
+asyncio.run(probe(Path(sys.argv[1]), sys.argv[2]))
+"""
+SPECS = {
+    "index + WordLlama (former)": "bench.memory_recall_wordllama:embedder",
+    "index + USE multilingual": "countbot.memory_index.embeddings:offline_embedder",
+}
+
+
+def model_memory(name: str, tmp: Path) -> str:
+    """Memory a fresh process gains by indexing 256 notes with the model of row `name` and
+    searching once, and its vector worker's (from /proc/*/status: a child's ru_maxrss starts at
+    its parent's peak)."""
     root = Path(__file__).resolve().parent.parent
+    folder = tmp / f"probe-{len(list(tmp.iterdir()))}"
+    folder.mkdir()
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.replace("{model}", model)],
+        [sys.executable, "-c", _PROBE, str(folder), SPECS[name]],
         capture_output=True,
         text=True,
         cwd=root,
         check=True,
     )
-    base, added, peak, child, child_peak = map(float, done.stdout.split())
+    base, added, peak, child, child_peak, numpy = map(float, done.stdout.split())
     own = f"the searching process gains {added:.0f} MB resident, {peak:.0f} MB at the peak"
-    sidecar = (
-        f"; its sidecar holds {child:.0f} MB, {child_peak:.0f} MB at the peak" if child else ""
-    )
-    return f"{own}{sidecar} (to a process of {base:.0f} MB with asyncio, sqlite3, ssl, httpx)"
+    own += " (numpy imported there)" if numpy else " (no numpy)"
+    worker = f"; its vector worker holds {child:.0f} MB, {child_peak:.0f} MB at the peak"
+    return f"{own}{worker} (to a process of {base:.0f} MB with asyncio, sqlite3, ssl)"
 
 
 async def main(entries: int, large: int) -> None:
@@ -343,10 +398,12 @@ async def main(entries: int, large: int) -> None:
         print()
         for name, make in MODES:
             await large_year(Path(tmp), large, name, make)
-    print()
-    for name, make in MODES[1:]:
-        assert make is not None
-        print(f"{name}: embedding a batch of 256, {model_memory(make.__name__)}")
+        for name, make in MODES[1:]:
+            assert make is not None
+            await restart_at(Path(tmp), 1_000, name, make)
+        print()
+        for name, _make in MODES[1:]:
+            print(f"{name}: indexing 256 notes and searching, {model_memory(name, Path(tmp))}")
 
 
 if __name__ == "__main__":

