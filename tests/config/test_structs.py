@@ -35,7 +35,8 @@ def test_a_secret_never_shows_in_repr_str_or_data() -> None:
 def test_oversized_and_out_of_range_values_name_their_key(tmp_path: Path) -> None:
     problems = problems_in(
         tmp_path,
-        "web:\n  port: 99999999999999999999999\nmodel:\n  temperature: .inf\n  request_timeout: 1e400\n"
+        "web:\n  port: 99999999999999999999999\n"
+        "model:\n  temperature: .inf\n  request_timeout: 1e400\n"
         "agent:\n  max_history: -100000000000000000000\n",
     )
     assert any(p.startswith("line 2: `web.port` must be ≤ 65535 (got 9999") for p in problems)
@@ -48,7 +49,8 @@ def test_a_wrong_value_inside_a_list_or_a_server_names_its_place(tmp_path: Path)
     problems = problems_in(
         tmp_path,
         "tools:\n  exec:\n    deny_patterns: ['ok', 7]\n    allow_patterns: ['(a']\n"
-        "mcp:\n  servers:\n    notes:\n      args: []\n    files:\n      url: x\n      timeout: 0\n",
+        "mcp:\n  servers:\n    notes:\n      args: []\n"
+        "    files:\n      url: x\n      timeout: 0\n",
     )
     text = "\n".join(problems)
     assert "`tools.exec.deny_patterns[1]` must be text (got 7)" in text
