@@ -207,9 +207,9 @@ class WebFetchTool(Tool):
         if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
             # Imported with the client, in a worker thread (`http_client`): an idle daemon never
             # loads it.
-            from countbot.html_text import html_text_steps, page_title
+            from countbot.html_text import html_text_steps, page_title_steps
 
-            title = page_title(text)
+            title = yield from page_title_steps(text)
             text = yield from html_text_steps(text)
         elif not _is_textual(media_type) or "\0" in text:
             return ToolResult.error(
