@@ -225,7 +225,7 @@ class DirectProvider(RetryingProvider):
         import urllib.request  # loaded with httpx, which reads the proxies there too
 
         urls = [endpoint.url for endpoint in self._endpoints.values()]
-        urls += urllib.request.getproxies().values()
+        urls += [url for scheme, url in urllib.request.getproxies().items() if scheme != "no"]
         return any(not url.lower().startswith("http://") for url in urls)
 
     def _body(self, endpoint: Endpoint, request: ChatRequest) -> dict[str, Any]:
