@@ -27,7 +27,7 @@ from countbot.memory_index.index_db import Filters
 from countbot.memory_index.sources import file_entries, memory_paths, message_entries
 from countbot.memory_index.text import match_expression
 from countbot.memory_index.vector_process import VectorProcess
-from countbot.store.database import Database
+from countbot.store.database import Database, DatabaseClosedError
 from countbot.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -211,7 +211,10 @@ class MemoryIndex:
         """Run `fn`, blocking work that is not the index's (the system prompt's look at its
         files), on the index's thread with a search queued in the same pass of the loop: a
         turn whose prompt and auto-recall look side by side opens with one hand-off."""
-        return self._db.run_blocking(fn)
+        try:
+            return self._db.run_blocking(fn)
+        except DatabaseClosedError:  # a turn finishing while the daemon closes still looks
+            return asyncio.to_thread(fn)
 
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._vectors is None or not self._vectors_ready or not query.strip():
