@@ -20,6 +20,7 @@ from countbot.channels.kit.backoff import Backoff
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
 from countbot.config.settings import ChannelSettings
+from countbot.config.structs import to_data
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
 from countbot.store.channel_state import ChannelStateStore
@@ -257,7 +258,7 @@ def _log_failure(task: asyncio.Task[None]) -> None:
 
 
 def _masked(name: str, settings: ChannelSettings) -> dict[str, Any]:
-    data = settings.model_dump(mode="json")
+    data = to_data(settings)
     for key in data:
         if is_secret(("channels", name, key)):
             secret = getattr(settings, key)

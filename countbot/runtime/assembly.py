@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, SecretStr
-
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.loop import AgentLoop
+from countbot.config.secret import SecretStr
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
+from countbot.config.structs import Strict, replaced
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.execution.sandbox import Sandbox
@@ -119,18 +119,18 @@ def config_files(settings: Settings) -> list[Path]:
     return [config, secrets_path(config)] if config else []
 
 
-def _secrets(model: BaseModel) -> Iterator[SecretStr]:
-    for name in type(model).model_fields:
-        value = getattr(model, name)
+def _secrets(section: Strict) -> Iterator[SecretStr]:
+    for name in section.__struct_fields__:
+        value = getattr(section, name)
         if isinstance(value, SecretStr):
             yield value
-        elif isinstance(value, BaseModel):
+        elif isinstance(value, Strict):
             yield from _secrets(value)
         elif isinstance(value, dict):  # MCP servers' env and headers, and the servers
             for item in value.values():
                 if isinstance(item, SecretStr):
                     yield item
-                elif isinstance(item, BaseModel):
+                elif isinstance(item, Strict):
                     yield from _secrets(item)
 
 
@@ -368,14 +368,14 @@ async def probe_mcp_servers(
     Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
     """
     servers = {
-        name: server.model_copy(update={"enabled": True})
+        name: replaced(server, enabled=True)
         for name, server in settings.mcp.servers.items()
         if name in names
     }
     # The servers run in the workspace (and the sandbox binds it): it must exist.
     await asyncio.to_thread(seed_workspace, settings.workspace)
     sandbox = await asyncio.to_thread(exec_sandbox, settings, None)
-    probe = settings.model_copy(update={"mcp": McpSettings(servers=servers)})
+    probe = replaced(settings, mcp=McpSettings(servers=servers))
     manager = mcp_manager(probe, ToolRegistry(), sandbox)
     manager.start()
     try:

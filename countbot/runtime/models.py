@@ -10,6 +10,7 @@ from pathlib import Path
 
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
+from countbot.config.structs import fingerprint, replaced
 from countbot.constrained_calls.mode import tool_form
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
@@ -70,7 +71,7 @@ class ModelResolver:
             settings, name = await self._override(settings, model, name)
         if not name:
             raise ModelNotConfiguredError
-        key = name + settings.model_dump_json()
+        key = name + fingerprint(settings)
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
         api_key = settings.api_key.get_secret_value() if settings.api_key else None
@@ -122,7 +123,7 @@ class ModelResolver:
             return settings, name
         fallbacks = [f for f in settings.fallbacks if f != model]
         update = {"name": model, "fallbacks": fallbacks, "context_window": None, "vision": None}
-        return settings.model_copy(update=update), model
+        return replaced(settings, **update), model
 
     async def release_unused(self) -> None:
         """Stop the local model's child server when the settings no longer choose it, so the

