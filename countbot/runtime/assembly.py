@@ -281,7 +281,12 @@ def _agent_loop(settings: Settings, ports: FeaturePorts, index: MemoryIndex) -> 
     recall = settings.memory
     return agent_loop(
         ports,
-        prompt=PromptBuilder(tool_names=ports.tools.names(), **prompt_sources(ports)),
+        prompt=PromptBuilder(
+            tool_names=ports.tools.names(),
+            # The prompt's look rides with auto-recall's search: a turn opens with one hand-off.
+            run_blocking=index.run_blocking if recall.recall else None,
+            **prompt_sources(ports),
+        ),
         tools=ports.tools,
         limits=settings.agent,
         hooks=ports.loops.recorder.hooks(),
