@@ -65,3 +65,17 @@ def test_counting_works_offline_without_litellm() -> None:
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["2 2", "litellm loaded: False"]
+
+
+def test_counts_match_tiktokens_own_encoding() -> None:
+    """The daemon keeps only tiktoken's Rust tables; its counts are those of `Encoding.encode`,
+    lone surrogates and special tokens written as text included."""
+    import tiktoken
+
+    count_text("", "gpt-4o")  # the bundled files' folder is set by the first load
+    count_text("x", "gpt-4")
+    texts = ["a\ud800b", "<|endoftext|><|fim_prefix|>", "İ" * 300, "  \n\n\tx ", "x = {'a': 1}\n"]
+    for model in ("gpt-4o", "gpt-4"):
+        encoding = tiktoken.get_encoding(encoding_name(model))
+        for text in texts:
+            assert count_text(text, model) == len(encoding.encode(text, disallowed_special=()))

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from countbot.llm.token_counter import encoding, encoding_name
+from countbot.llm.token_counter import count_text
 
 
 def wire_tokens(body: dict[str, Any]) -> int:
     """What a request really holds, counted from the JSON the server received."""
-    enc = encoding(encoding_name(body["model"]))
 
     def n(text: str) -> int:
-        return len(enc.encode(text, disallowed_special=()))
+        return count_text(text, body["model"])
 
     total = 3 + (n(json.dumps(body["tools"], ensure_ascii=False)) if body.get("tools") else 0)
     for message in body["messages"]:

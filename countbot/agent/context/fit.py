@@ -211,14 +211,30 @@ def _gist(
     return _with_content(entry, content, count)
 
 
+def has_oversized(entries: Sequence[HistoryEntry], room: int) -> bool:
+    """Whether fitting `entries` in `room` tokens may cut one (level 4): cutting counts heads of
+    up to twice the room's characters, halving until one fits, so the caller counts off the
+    event loop then. Reductions before level 4 only shrink entries, so this looks at them as
+    they are."""
+    return any(_oversized(entry, _cut_limit(room)) for entry in entries)
+
+
+def _cut_limit(room: int) -> int:
+    return max(room // 2, 64)
+
+
+def _oversized(entry: HistoryEntry, limit: int) -> bool:
+    return entry.tokens > limit and isinstance(entry, ToolResultEntry | UserEntry)
+
+
 def _cut_oversized(
     entries: list[HistoryEntry], room: int, calls: dict[str, ToolCall], count: Counter
 ) -> list[HistoryEntry]:
     """Cut any entry that alone takes more than half the room down to a head that fits."""
-    limit = max(room // 2, 64)
+    limit = _cut_limit(room)
     cut: list[HistoryEntry] = []
     for entry in entries:
-        if entry.tokens <= limit or not isinstance(entry, ToolResultEntry | UserEntry):
+        if not _oversized(entry, limit):
             cut.append(entry)
             continue
         chars = max(limit * 2, 200)

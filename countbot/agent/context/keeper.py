@@ -15,11 +15,12 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from countbot.agent.context.fit import Fitted, fit, gist_cost
+from countbot.agent.context.fit import Fitted, fit, gist_cost, has_oversized
 from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.metered import MeteredProvider, SideCalls
@@ -139,13 +140,18 @@ class ContextKeeper:
         if not exact and fixed + sum(e.tokens for e in upper) <= budget:
             return fit(upper, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
         entries = await exactly(entries, choice.model)
-        return fit(
+        fixed = self._fixed.tokens(prompt, tools, choice.model)
+        fitting = functools.partial(
+            fit,
             entries,
             budget=budget,
-            fixed=self._fixed.tokens(prompt, tools, choice.model),
+            fixed=fixed,
             count=lambda text: count(text, choice.model),
             vision=choice.vision,
         )
+        if has_oversized(entries, budget - fixed):  # long heads to count: off the event loop
+            return await asyncio.to_thread(fitting)
+        return fitting()
 
     async def messages(
         self,
