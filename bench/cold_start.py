@@ -8,8 +8,9 @@ path alike, each in a fresh process:
   direct   `countbot chat -m hi` with `model.provider_path: direct`;
   litellm  the same with `model.provider_path: litellm`.
 
-It prints medians of wall time and peak RSS (the child's own, from wait4) and the ratio to the
-floor. The first run of each path is not counted (it seeds the workspace and writes bytecode).
+It prints medians of wall time, CPU time and peak RSS (the child's own, from wait4) and the
+ratios to the floor. The first run of each path is not counted (it seeds the workspace and
+writes bytecode).
 Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 sessions of
 one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit, beside its
 floor: an empty Python that imported asyncio, sqlite3 and ssl. The direct path's daemon runs a
@@ -89,8 +90,9 @@ def serve_model() -> None:
     serve_until_stdin_closes(server)
 
 
-def timed_child(argv: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one child process run to its end."""
+def timed_child(argv: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one child process run to
+    its end: on a shared machine the CPU time moves less with the load than the wall time."""
     env = {**os.environ, "NO_PROXY": "*"}
     started = time.perf_counter()
     child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
@@ -100,7 +102,7 @@ def timed_child(argv: list[str]) -> tuple[float, float]:
     output = child.stdout.read() if child.stdout else ""
     if child.returncode != 0 or "Hello" not in output:
         raise SystemExit(f"{argv} failed ({child.returncode}): {output!r}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 FLOOR_RUN = "floor: raw httpx call"
@@ -115,27 +117,30 @@ def cold_table(
         command = [sys.executable, "-m", "countbot", "chat", "--config", str(config), "-m", "hi"]
         commands[f"chat -m, {path} path"] = command
         timed_child(command)  # first run seeds the workspace and creates the store
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, command in commands.items():
             samples[name].append(timed_child(command))
     medians = {
-        name: (statistics.median(w for w, _ in values), statistics.median(r for _, r in values))
+        name: tuple(statistics.median(sample[i] for sample in values) for i in range(3))
         for name, values in samples.items()
     }
-    floor = medians[FLOOR_RUN][0]
+    floor, floor_cpu = medians[FLOOR_RUN][0], medians[FLOOR_RUN][2]
     print(f"`countbot chat -m hi` with no daemon, fresh process; median of {rounds} rounds\n")
-    print("| run | wall s | peak RSS MiB | wall / floor | within targets |")
-    print("|---|---:|---:|---:|---|")
-    for name, (wall, rss) in medians.items():
+    print("| run | wall s | CPU s | peak RSS MiB | wall / floor | CPU / floor | within targets |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name, (wall, rss, cpu) in medians.items():
         ok = wall / floor <= CHAT_WALL_TARGET and rss < CHAT_RSS_TARGET
         verdict = "(floor)" if name == FLOOR_RUN else ("yes" if ok else "NO")
-        print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / floor:.1f}x | {verdict} |")
+        print(
+            f"| {name} | {wall:.2f} | {cpu:.2f} | {rss:.0f} | {wall / floor:.1f}x "
+            f"| {cpu / floor_cpu:.1f}x | {verdict} |"
+        )
     print(
         f"\ntargets: wall at most {CHAT_WALL_TARGET:g}x the floor, peak RSS under "
         f"{CHAT_RSS_TARGET:g} MiB"
     )
-    return medians
+    return {name: (wall, rss) for name, (wall, rss, _) in medians.items()}
 
 
 async def one_session(url: str, number: int) -> None:

@@ -30,10 +30,11 @@ _KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{16,}")
 # A token starts where no token character stands before it. Without this, a long run of token
 # characters would be scanned again from each of its positions: quadratic time on hostile output.
 _START = r"(?<![\w-])"
-# Text is masked a window at a time (a regex pass costs up to ~1 µs a character, so a window is a
-# few ms); a match may reach `_MARGIN` characters past its window and still be judged whole.
-_WINDOW = 4096
-_MARGIN = 1024
+# Text is masked a window at a time (a regex pass costs up to ~1 µs a character, so a window is
+# 2-3 ms); a match may reach `_MARGIN` characters past its window and still be judged whole (a
+# longer one is read again with twice the room, so the margin sets the pace, not what is found).
+_WINDOW = 2048
+_MARGIN = 512
 # Lines walked per step when looking for key bodies whose BEGIN line was cut off.
 _LINES_PER_STEP = 2000
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from countbot.html_text import html_to_text, page_title
+from countbot.html_text import html_text_steps, html_to_text, page_title
 
 
 def test_headings_paragraphs_and_line_breaks() -> None:
@@ -80,6 +80,34 @@ def test_page_title_is_the_first_titles_text() -> None:
     assert page_title("<title> Tide &amp;\n Times </title><title>x</title>") == "Tide & Times"
 
 
+def test_characters_whose_lowercase_is_longer_do_not_shift_the_cuts() -> None:
+    # "İ".lower() is two characters: offsets found in a str.lower() copy landed past the tags.
+    assert html_to_text("İİİİ<script>hidden</script><p>seen</p>") == "İİİİ\n\nseen"
+    assert page_title("İİİİİİ<title>Tide</title>") == "Tide"
+
+
+def test_comments_scripts_and_styles_are_cut_out_in_steps() -> None:
+    # 285,000 empty comments were one step of 1.5 s; each step now cuts out a few hundred.
+    steps, page = 0, "<!---->" * 50_000 + "<style></style><script></script>" * 10_000
+    work = html_text_steps(page)
+    while True:
+        try:
+            next(work)
+        except StopIteration as done:
+            assert done.value == ""
+            break
+        steps += 1
+    assert steps >= 60_000 // 1_000
+
+
+def test_a_link_open_across_a_long_page_loses_only_its_brackets() -> None:
+    # Its "[" would pin every part written after it; no reader follows a link that long.
+    text = html_to_text('<a href="https://x.test/">' + "<p>para" * 5_000 + "</a><p>end")
+    assert "[" not in text and "](https://x.test/)" not in text
+    assert text.count("para") == 5_000 and text.endswith("end")
+    assert html_to_text('<p><a href="https://x.test/">short</a>') == "[short](https://x.test/)"
+
+
 @pytest.mark.parametrize(
     "html",
     [
@@ -91,6 +119,8 @@ def test_page_title_is_the_first_titles_text() -> None:
         "<p a='" * 20_000,
         "<pre>" * 10_000 + "code",
         "<td>" * 30_000,
+        "<!---->" * 30_000,
+        "<p>İ" * 30_000,
     ],
 )
 def test_hostile_markup_gives_bounded_text(html: str) -> None:

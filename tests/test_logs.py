@@ -9,13 +9,14 @@ import textwrap
 PROGRAM = textwrap.dedent(
     """
     import logging
+    from countbot.config.secret import SecretStr
     from countbot.config.settings import Settings
     from countbot.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
     settings = Settings()
-    settings.model.api_key = "sk-model-key-0123456789"
-    settings.channels.telegram.token = "123456789:AAHbottokenbottokenbottoken123"
+    settings.model.api_key = SecretStr("sk-model-key-0123456789")
+    settings.channels.telegram.token = SecretStr("123456789:AAHbottokenbottokenbottoken123")
     configure_logging(secret_masker(settings))
     token = settings.channels.telegram.token.get_secret_value()
     logging.getLogger("httpx").warning("POST https://t.me/bot%s/getUpdates failed", token)

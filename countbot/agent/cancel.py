@@ -61,6 +61,9 @@ async def while_running(
     """
     unregister = token.on_cancel(work.cancel)
     try:
+        # Most work (a warm window, read from memory) ends in its first step: one pass of the
+        # loop lets it run, and then no waiter task is made at all.
+        await asyncio.sleep(0)
         while not work.done():
             getter = asyncio.ensure_future(shown.get())
             await asyncio.wait({work, getter}, return_when=asyncio.FIRST_COMPLETED)

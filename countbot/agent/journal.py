@@ -1,10 +1,11 @@
 """What a turn writes down: every finished entry, every tool call, the usage of side calls.
 
 Each goes to the caller's `AgentHooks` as it happens (so a crash loses at most the text still
-streaming); a hook that fails is logged and never takes the turn down. The user's entry is
-committed while its first model call goes out (`add_soon`): every later write, and so every
-turn ending, waits for it first, so the session keeps its order and a turn never ends with its
-message unstored.
+streaming); a hook that fails is logged and never takes the turn down. What the turn does not
+need stored before it goes on (the user's entry while its model call goes out, a tool call
+while its tool runs, a tool's result and audit while the next call goes out) is committed
+beside it (`add_soon`, `audit_soon`): every later write, and so every turn ending, waits for
+those first, so the session keeps its order and a turn never ends with anything unstored.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class Journal:
     session_id: str
     user_text: str
     channel: str | None
-    # Commits started by `add_soon` that may still run (the list is the one mutable part).
+    # Writes started by `add_soon`/`audit_soon` that may still run (the one mutable part).
     _started: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def commit(self, entry: HistoryEntry) -> None:
@@ -47,32 +48,41 @@ class Journal:
 
     async def add_soon(self, entry: HistoryEntry, model: str) -> HistoryEntry:
         """`entry` counted, its commit started but not awaited: the database thread stores it
-        while the turn goes on to its model call (one hand-off less on the turn's path). The
-        commit runs in a task of its own, so a turn cancelled meanwhile still stores it."""
+        while the turn goes on (to its model call, to the tools an answer asked for): one
+        hand-off less on the turn's path. The commit runs in a task of its own, so a turn
+        cancelled meanwhile still stores it."""
         entry = await counted(entry, model)
-        earlier = tuple(self._started)
-        self._started.append(asyncio.create_task(self._commit_after(earlier, entry)))
+        self._soon(self.hooks.on_message, self.session_id, entry)
         return entry
 
     async def settled(self) -> None:
-        """Wait for the commits `add_soon` started (shielded: a cancelled turn does not cancel
-        its own message's commit)."""
+        """Wait for the writes started by `add_soon` and `audit_soon` (shielded: a cancelled
+        turn does not cancel them)."""
         for task in tuple(self._started):
             await asyncio.shield(task)
         self._started[:] = [task for task in self._started if not task.done()]
 
-    async def _commit_after(
-        self, earlier: tuple[asyncio.Task[None], ...], entry: HistoryEntry
-    ) -> None:
-        for task in earlier:
-            await task
-        await _call(self.hooks.on_message, self.session_id, entry)
+    def _soon(self, hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:
+        """Start `hook(*args)` after the writes started before it (the session keeps its order)."""
+        earlier = tuple(task for task in self._started if not task.done())
+        self._started.append(asyncio.create_task(_call_after(earlier, hook, *args)))
 
     async def audit(
         self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
     ) -> None:
         await self.settled()
-        record = ToolCallRecord(
+        await _call(self.hooks.on_tool_call, self._record(call_id, name, arguments, result))
+
+    def audit_soon(
+        self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
+    ) -> None:
+        """`audit`, started but not awaited (see `add_soon`)."""
+        self._soon(self.hooks.on_tool_call, self._record(call_id, name, arguments, result))
+
+    def _record(
+        self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
+    ) -> ToolCallRecord:
+        return ToolCallRecord(
             session_id=self.session_id,
             tool_call_id=call_id,
             name=name,
@@ -83,7 +93,6 @@ class Journal:
             duration_ms=result.duration_ms,
             channel=self.channel,
         )
-        await _call(self.hooks.on_tool_call, record)
 
     async def audit_flush(self, call_id: str, arguments: str, result: ToolResult) -> None:
         """Audits a memory write of the silent flush before a summary (never shown)."""
@@ -93,6 +102,16 @@ class Journal:
         """Usage of a model call no history entry carries (the flush, a summary)."""
         await self.settled()
         await _call(self.hooks.on_usage, self.session_id, model, usage)
+
+
+async def _call_after(
+    earlier: tuple[asyncio.Task[None], ...],
+    hook: Callable[..., Awaitable[Any]] | None,
+    *args: Any,
+) -> None:
+    for task in earlier:
+        await task
+    await _call(hook, *args)
 
 
 async def _call(hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:

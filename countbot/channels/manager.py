@@ -1,9 +1,10 @@
 """Runs the enabled chat channels inside the daemon: builds, starts, restarts and reports them.
 
-Each enabled channel gets its shared pieces (intake, session feed, access, commands) and a
-supervisor task: while it runs, its sender is registered with the outbound path; when it crashes
-it is restarted after an exponential backoff (reset after a run that lasted a while). A channel
-that cannot work as configured (no token) is reported, not started; the daemon runs on.
+Each enabled channel gets its shared pieces (intake, session feed, access, commands: wired by
+`kit/wiring.py`, imported with the first enabled channel) and a supervisor task: while it runs,
+its sender is registered with the outbound path; when it crashes it is restarted after an
+exponential backoff (reset after a run that lasted a while). A channel that cannot work as
+configured (no token) is reported, not started; the daemon runs on.
 """
 
 from __future__ import annotations
@@ -13,27 +14,22 @@ import importlib
 import logging
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from countbot.channels.kit.access import AccessControl
-from countbot.channels.kit.approvals import ApprovalAnswers
 from countbot.channels.kit.backoff import Backoff
-from countbot.channels.kit.base import Channel
-from countbot.channels.kit.commands import ChatCommands
-from countbot.channels.kit.feed import SessionFeed
-from countbot.channels.kit.intake import Intake
-from countbot.channels.kit.media import MediaFolder
-from countbot.channels.kit.parts import ChannelKit
-from countbot.channels.kit.rate_limit import RateLimiter
-from countbot.channels.kit.rendering import RenderSettings
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
 from countbot.config.settings import ChannelSettings
+from countbot.config.structs import to_data
 from countbot.gateway.gateway import Gateway
-from countbot.media.speech import speaker_for
 from countbot.runtime.assembly import Runtime
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.pairing import PairingStore
+
+if TYPE_CHECKING:
+    from countbot.channels.kit.base import Channel
+    from countbot.channels.kit.feed import SessionFeed
+    from countbot.channels.kit.wiring import ChannelWiring
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +60,19 @@ CHANNEL_TYPES: dict[str, str] = {
 
 def channel_type(name: str) -> type[Channel]:
     """Platform `name`'s channel class, its module imported now."""
+    from countbot.channels.kit.base import Channel
+
     module = importlib.import_module(f"countbot.channels.{name}.channel")
     kind = getattr(module, CHANNEL_TYPES[name])
     assert issubclass(kind, Channel)
     return kind
+
+
+def _load(name: str) -> tuple[type[Channel], type[ChannelWiring]]:
+    """The platform's channel class and the shared pipeline's wiring (blocking: imports)."""
+    from countbot.channels.kit.wiring import ChannelWiring
+
+    return channel_type(name), ChannelWiring
 
 
 @dataclass(slots=True)
@@ -110,7 +115,7 @@ class ChannelManager:
         self._pairing = PairingStore(runtime.db)
         self._state = ChannelStateStore(runtime.db)
         self._entries: dict[str, _Entry] = {}
-        self._speaker = speaker_for(runtime.settings.speech)
+        self._wiring: ChannelWiring | None = None  # made with the first enabled channel
 
     async def start(self) -> None:
         """Start the enabled channels in the background; returns at once."""
@@ -191,54 +196,22 @@ class ChannelManager:
         return section
 
     async def _boot(self, entry: _Entry) -> None:
-        # A platform library can take a while to import: not on the event loop.
-        kind = await asyncio.to_thread(channel_type, entry.name)
+        # A platform library and the channels' pipeline take a while to import: not on the loop.
+        kind, wiring = await asyncio.to_thread(_load, entry.name)
         problem = kind.problem(self._section(entry.name))
         if problem is not None:
             entry.status.move("misconfigured", problem)
             log.warning("channel %s is enabled but not started: %s", entry.name, problem)
             return
-        entry.channel, entry.feed = self._build(entry.name, kind)
+        if self._wiring is None:
+            runtime = self._runtime
+            parts = (runtime, self._gateway, self._state, self._pairing, self._web_url)
+            self._wiring = wiring.of(*parts)
+        entry.channel, entry.feed = self._wiring.build(
+            entry.name, kind, lambda: self._section(entry.name)
+        )
         entry.tasks.append(asyncio.create_task(entry.feed.run(), name=f"{entry.name}-feed"))
         await self._supervise(entry, entry.channel)
-
-    def _build(self, name: str, kind: type[Channel]) -> tuple[Channel, SessionFeed]:
-        """The channel with its own intake and feed around the shared stores."""
-        runtime = self._runtime
-
-        def settings() -> ChannelSettings:  # read on every use, so config edits apply
-            return self._section(name)
-
-        feed = SessionFeed(
-            self._gateway.hub,
-            kind.capabilities,
-            RenderSettings(
-                edit_interval=settings().stream_edit_interval,
-                web_url=self._web_url,
-                speaker=self._speaker,
-                speech_max_chars=runtime.settings.speech.max_chars,
-            ),
-            name,
-            runtime.outbound.outbox,
-        )
-        access = AccessControl(name, lambda: settings().allow_from, self._pairing)
-        media = MediaFolder(runtime.settings.workspace, runtime.media)
-        answers = ApprovalAnswers(name, self._gateway.approvals, access)
-        intake = Intake(
-            name,
-            gateway=self._gateway,
-            access=access,
-            limiter=RateLimiter(settings().rate_limit_per_minute),
-            commands=ChatCommands(
-                self._gateway, self._state, runtime.sessions, lambda: runtime.settings.model.name
-            ),
-            chats=self._state,
-            feed=feed,
-            media=media,
-            answers=answers,
-        )
-        kit = ChannelKit(settings, intake, self._state, media, runtime.masker, answers)
-        return kind(kit), feed
 
     async def _supervise(self, entry: _Entry, channel: Channel) -> None:
         loop = asyncio.get_running_loop()
@@ -285,7 +258,7 @@ def _log_failure(task: asyncio.Task[None]) -> None:
 
 
 def _masked(name: str, settings: ChannelSettings) -> dict[str, Any]:
-    data = settings.model_dump(mode="json")
+    data = to_data(settings)
     for key in data:
         if is_secret(("channels", name, key)):
             secret = getattr(settings, key)

@@ -16,16 +16,16 @@ from countbot.cli.common import (
     settings_or_exit,
     store_settings,
 )
-from countbot.cli.cron import cron
-from countbot.cli.help_format import WholeHelpGroup
-from countbot.cli.mcp import mcp
-from countbot.cli.memory import memory
-from countbot.cli.models import models
-from countbot.cli.skills import skills
-from countbot.cli.subagents import subagents
+from countbot.cli.help_format import CommandsGroup
+
+# Each command group's module, imported only when the group runs (a `chat -m` loads none).
+_GROUPS = {
+    name: f"countbot.cli.{name}:{name}"
+    for name in ("cron", "subagents", "mcp", "skills", "models", "memory")
+}
 
 
-@click.group(cls=WholeHelpGroup)
+@click.group(cls=CommandsGroup, lazy=_GROUPS)
 @click.version_option(package_name="countbot")
 def main() -> None:
     """CountBot: your own AI assistant, running on your own machine."""
@@ -161,11 +161,3 @@ def pairing_list(config_path: str | None) -> None:
 
     for line in run_async(lambda: listing(store_settings(config_path))):
         click.echo(line)
-
-
-main.add_command(cron)
-main.add_command(subagents)
-main.add_command(mcp)
-main.add_command(skills)
-main.add_command(models)
-main.add_command(memory)

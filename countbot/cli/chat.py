@@ -49,7 +49,7 @@ async def run_once(
         async with daemon:
             answer = await _one_turn(_DaemonTurns(daemon, session_id), message, final_answer)
     else:
-        runtime = await open_runtime(local())
+        runtime = await open_runtime(local(), prepare_model=True)
         try:
             token = CancelToken()
             approver = _approver(runtime, session_id, token, reader)

@@ -7,6 +7,8 @@ sentence onto the next lines instead of cutting it.
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 _NO_LIMIT = 10_000
@@ -27,3 +29,26 @@ class WholeHelpGroup(click.Group):
 
     def get_short_help_str(self, limit: int = 45) -> str:
         return super().get_short_help_str(limit=_NO_LIMIT)
+
+
+class CommandsGroup(WholeHelpGroup):
+    """The `countbot` group: its subgroups, named in `lazy` as "module:attribute", are imported
+    only when one is run (or `--help` lists them), so a command never loads the others' code."""
+
+    group_class = WholeHelpGroup  # the groups defined beside it (`pairing`) load at once
+
+    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = self._lazy.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, attribute = where.split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command

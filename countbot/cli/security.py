@@ -220,7 +220,7 @@ def _approval(settings: Settings, sandbox: SandboxState) -> Finding:
 
 def _channels(settings: Settings) -> list[Finding]:
     findings = []
-    for name in type(settings.channels).model_fields:
+    for name in settings.channels.__struct_fields__:
         channel = getattr(settings.channels, name)
         if "*" not in channel.allow_from:
             state = "on" if channel.enabled else "off"

@@ -1,21 +1,16 @@
 """What the `Settings` schema says about a key path: its section, its keys, whether it is secret.
 
 Error messages, the loader and the secret masking all ask these questions, so they are answered
-once here by walking the pydantic models instead of hard-coding key names.
+once here by walking the settings' structs instead of hard-coding key names.
 """
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, SecretStr
-from pydantic.fields import FieldInfo
-
 from countbot.config.settings import Settings
-
-Loc = tuple[str | int, ...]
+from countbot.config.structs import Loc, Strict, field_types, is_secret_type, section_type
 
 # Fields the loader fills in; a file that sets them is wrong.
 LOADER_ONLY = frozenset({"config_path"})
@@ -29,31 +24,28 @@ def dotted(loc: Loc) -> str:
     return text
 
 
-def section_at(loc: Loc) -> type[BaseModel] | None:
-    """The settings section (model class) that `loc` names, or None if it names no section."""
-    model: type[BaseModel] = Settings
+def section_at(loc: Loc) -> type[Strict] | None:
+    """The settings section (struct class) that `loc` names, or None if it names no section."""
+    section: type[Strict] | None = Settings
     for part in loc:
-        field = model.model_fields.get(part) if isinstance(part, str) else None
-        section = _section_type(field) if field else None
+        kind = field_types(section).get(part) if isinstance(part, str) and section else None
+        section = section_type(kind)
         if section is None:
             return None
-        model = section
-    return model
+    return section
 
 
 def is_secret(loc: Loc) -> bool:
     """True if `loc` names a secret (an API key or token) that must never be shown."""
     parent = section_at(loc[:-1]) if loc else None
-    field = parent.model_fields.get(loc[-1]) if parent and isinstance(loc[-1], str) else None
-    return field is not None and SecretStr in (
-        typing.get_args(field.annotation) or (field.annotation,)
-    )
+    kind = field_types(parent).get(loc[-1]) if parent and isinstance(loc[-1], str) else None
+    return kind is not None and is_secret_type(kind)
 
 
 def known_keys(loc: Loc) -> list[str]:
     """The keys a user may write inside the section at `loc` (empty if it is no section)."""
     section = section_at(loc)
-    return [name for name in section.model_fields if name not in LOADER_ONLY] if section else []
+    return [name for name in field_types(section) if name not in LOADER_ONLY] if section else []
 
 
 def key_paths(loc: Loc = ()) -> list[Loc]:
@@ -77,10 +69,3 @@ def drop_empty_sections(data: Mapping[Any, Any], loc: Loc = ()) -> dict[Any, Any
                 value = drop_empty_sections(value, here)
         kept[key] = value
     return kept
-
-
-def _section_type(field: FieldInfo) -> type[BaseModel] | None:
-    annotation = field.annotation
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None

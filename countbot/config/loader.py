@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, SecretStr, ValidationError
 
 from countbot.config import env_vars, fields, secrets_file, yaml_text
 from countbot.config.errors import ConfigError
@@ -30,7 +29,9 @@ from countbot.config.fields import Loc, dotted
 from countbot.config.file_write import replace_file
 from countbot.config.instance import SHIPPED_ROOT, default_config, refuse_example
 from countbot.config.problems import explain, show
+from countbot.config.secret import SecretStr
 from countbot.config.settings import Settings
+from countbot.config.structs import Invalid, Strict, replaced, to_data, validate
 from countbot.config.yaml_errors import explain_yaml_error
 
 __all__ = [
@@ -187,7 +188,10 @@ def write_config_text(path: Path, text: str) -> None:
 def masked_settings(settings: Settings) -> dict[str, Any]:
     """The settings as a JSON-ready dict in which every secret reads `MASK` ("" when unset)."""
     secrets: list[str] = []
-    data = _mask_section(settings, settings.model_dump(mode="json"), (), secrets)
+    data = to_data(settings)
+    for key in fields.LOADER_ONLY:
+        data.pop(key, None)
+    data = _mask_section(settings, data, (), secrets)
     embedded = [secret for secret in secrets if len(secret) >= _MIN_EMBEDDED_SECRET]
     return _scrub(data, embedded)
 
@@ -226,14 +230,13 @@ def _validate(
     problems += _loader_problems(data)
     settings = None
     try:
-        settings = Settings.model_validate(data)
-    except ValidationError as err:
+        settings = validate(Settings, data)
+    except Invalid as err:
         unresolved = {ref.loc for ref in missing}
-        for error in err.errors(include_url=False):
-            loc = tuple(error["loc"])
+        for problem in err.problems:
             # A value still holding an unset ${VAR} is already reported as such.
-            if loc not in unresolved or error["type"] == "extra_forbidden":
-                problems.append((loc, explain(error)))
+            if problem.loc not in unresolved or problem.kind == "unknown":
+                problems.append((problem.loc, explain(problem)))
     lined = [
         (dup.line, f"duplicate key `{dotted(dup.loc)}` (first written on line {dup.first_line})")
         for dup in document.duplicates
@@ -297,14 +300,13 @@ def _resolve_paths(settings: Settings, base: Path, config_path: Path) -> Setting
     def under_base(path: Path) -> Path:
         return Path(os.path.abspath(base / path.expanduser()))
 
-    return settings.model_copy(
-        update={
-            "workspace": under_base(settings.workspace),
-            "data_dir": under_base(settings.data_dir),
-            "personas_dir": under_base(settings.personas_dir or SHIPPED_ROOT / "personas"),
-            "skills_dir": under_base(settings.skills_dir or SHIPPED_ROOT / "skills"),
-            "config_path": config_path,
-        }
+    return replaced(
+        settings,
+        workspace=under_base(settings.workspace),
+        data_dir=under_base(settings.data_dir),
+        personas_dir=under_base(settings.personas_dir or SHIPPED_ROOT / "personas"),
+        skills_dir=under_base(settings.skills_dir or SHIPPED_ROOT / "skills"),
+        config_path=config_path,
     )
 
 
@@ -366,11 +368,11 @@ def _write_atomic(target: Path, text: str) -> None:
 
 
 def _mask_section(
-    section: BaseModel, data: dict[str, Any], loc: Loc, secrets: list[str]
+    section: Strict, data: dict[str, Any], loc: Loc, secrets: list[str]
 ) -> dict[str, Any]:
     for name in data:
         value = getattr(section, name)
-        if isinstance(value, BaseModel):
+        if isinstance(value, Strict):
             _mask_section(value, data[name], (*loc, name), secrets)
         elif fields.is_secret((*loc, name)):
             secret = value.get_secret_value() if isinstance(value, SecretStr) else ""

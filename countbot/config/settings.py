@@ -1,52 +1,57 @@
 """Typed settings validated from `config.yaml`.
 
-Every model forbids unknown keys so a typo is reported instead of silently ignored. Key names are
-part of the public contract (scripts and docs rely on them).
+Every section forbids unknown keys so a typo is reported instead of silently ignored. Key names
+are part of the public contract (scripts and docs rely on them). The sections are msgspec structs
+(`structs.py`); data becomes settings through `structs.validate`, which runs every check below.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    field_validator,
-    model_validator,
-)
+import msgspec
+from msgspec import Meta
+
+from countbot.config.secret import SecretStr
+from countbot.config.structs import FieldError, Strict
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class LocalModelSettings(_Strict):
+class LocalModelSettings(Strict):
     """How a `local/` model runs in its child server (small-machine defaults)."""
 
-    context_size: int = Field(4096, ge=256, description="tokens of context the server keeps")
-    threads: int = Field(0, ge=0, description="CPU threads; 0: half the cores, at most 4")
-    cache_ram_mb: int = Field(256, ge=0, description="RAM for the server's prompt cache, MiB")
-    models_dir: Path | None = Field(None, description="None: <data_dir>/models")
+    context_size: Annotated[int, Meta(ge=256, description="tokens of context the server keeps")] = (
+        4096
+    )
+    threads: Annotated[int, Meta(ge=0, description="CPU threads; 0: half the cores, at most 4")] = 0
+    cache_ram_mb: Annotated[
+        int, Meta(ge=0, description="RAM for the server's prompt cache, MiB")
+    ] = 256
+    models_dir: Annotated[Path, Meta(description="None: <data_dir>/models")] | None = None
 
 
-class ModelSettings(_Strict):
+class ModelSettings(Strict):
     name: str = ""
     api_base: str | None = None
     api_key: SecretStr | None = None
-    temperature: float = Field(0.7, ge=0.0, le=2.0)
-    max_tokens: int = Field(4096, ge=1)
-    fallbacks: list[str] = Field(default_factory=list)
-    request_timeout: float = Field(120.0, gt=0, description="hard deadline for one model call, s")
-    max_retries: int = Field(3, ge=0, description="retries of one model call on 429/5xx/timeouts")
-    vision: bool | None = Field(None, description="None: look it up in the model map")
-    context_window: int | None = Field(
-        None, ge=1024, description="tokens; None: the model map's, else a conservative default"
-    )
+    temperature: Annotated[float, Meta(ge=0.0, le=2.0)] = 0.7
+    max_tokens: Annotated[int, Meta(ge=1)] = 4096
+    fallbacks: list[str] = msgspec.field(default_factory=list)
+    request_timeout: Annotated[
+        float, Meta(gt=0, description="hard deadline for one model call, s")
+    ] = 120.0
+    max_retries: Annotated[
+        int, Meta(ge=0, description="retries of one model call on 429/5xx/timeouts")
+    ] = 3
+    vision: Annotated[bool, Meta(description="None: look it up in the model map")] | None = None
+    context_window: (
+        Annotated[
+            int,
+            Meta(ge=1024, description="tokens; None: the model map's, else a conservative default"),
+        ]
+        | None
+    ) = None
     # direct: CountBot's own OpenAI-compatible client (no litellm); litellm: every provider
     # litellm knows; auto: direct when the model string or api_base says OpenAI-compatible.
     provider_path: Literal["auto", "direct", "litellm"] = "auto"
@@ -54,32 +59,36 @@ class ModelSettings(_Strict):
     # tool call or an answer" (for models without reliable tool calling); auto: constrained for
     # local/ models, native otherwise.
     tool_calls: Literal["native", "constrained", "auto"] = "auto"
-    local: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    local: LocalModelSettings = msgspec.field(default_factory=LocalModelSettings)
 
 
-class AgentSettings(_Strict):
-    max_iterations: int = Field(25, ge=1)
-    max_retries: int = Field(3, ge=0)
-    retry_delay: float = Field(1.0, ge=0.0)
-    max_history: int = Field(60, ge=4)
-    tool_timeout: float = Field(60.0, gt=0)
+class AgentSettings(Strict):
+    max_iterations: Annotated[int, Meta(ge=1)] = 25
+    max_retries: Annotated[int, Meta(ge=0)] = 3
+    retry_delay: Annotated[float, Meta(ge=0.0)] = 1.0
+    max_history: Annotated[int, Meta(ge=4)] = 60
+    tool_timeout: Annotated[float, Meta(gt=0)] = 60.0
     # Share of the model's context window a request may fill (less max_tokens for the answer).
-    context_budget: float = Field(0.8, gt=0.1, le=1.0)
+    context_budget: Annotated[float, Meta(gt=0.1, le=1.0)] = 0.8
     # Tokens of tool schemas a request may carry; past it, MCP servers' tools are offered only
     # when the message names their server or is about them (`agent/toolset.py`).
-    tool_budget: int = Field(4000, ge=0)
+    tool_budget: Annotated[int, Meta(ge=0)] = 4000
 
 
-class BudgetSettings(_Strict):
+class BudgetSettings(Strict):
     """Hard limits on model spending; each is optional (None: no limit). Days are local days."""
 
-    daily_tokens: int | None = Field(None, ge=1, description="tokens per day, all sessions")
-    daily_cost: float | None = Field(None, gt=0, description="US dollars per day")
-    session_tokens: int | None = Field(None, ge=1, description="tokens per session per day")
-    turn_tokens: int | None = Field(None, ge=1, description="tokens one turn may use")
+    daily_tokens: Annotated[int, Meta(ge=1, description="tokens per day, all sessions")] | None = (
+        None
+    )
+    daily_cost: Annotated[float, Meta(gt=0, description="US dollars per day")] | None = None
+    session_tokens: Annotated[int, Meta(ge=1, description="tokens per session per day")] | None = (
+        None
+    )
+    turn_tokens: Annotated[int, Meta(ge=1, description="tokens one turn may use")] | None = None
 
 
-class PersonaSettings(_Strict):
+class PersonaSettings(Strict):
     preset: str = "assistant"
     name: str | None = None
     user_address: str | None = None
@@ -87,88 +96,108 @@ class PersonaSettings(_Strict):
     language: str | None = None
 
 
-def _regular_expressions(patterns: list[str]) -> list[str]:
+def _check_patterns(field: str, patterns: list[str]) -> None:
     for pattern in patterns:
         try:
             re.compile(pattern)
         except re.error as exc:
-            raise ValueError(f"{pattern!r} is not a valid regular expression ({exc})") from None
-    return patterns
+            message = f"{pattern!r} is not a valid regular expression ({exc})"
+            raise FieldError(field, message) from None
 
 
-Patterns = Annotated[list[str], AfterValidator(_regular_expressions)]
-
-
-class ExecSettings(_Strict):
-    timeout: float = Field(60.0, gt=0)
-    deny_patterns: Patterns = Field(default_factory=list)
+class ExecSettings(Strict):
+    timeout: Annotated[float, Meta(gt=0)] = 60.0
+    deny_patterns: list[str] = msgspec.field(default_factory=list)
     # Commands that run without asking in approval mode `on-miss`; never past the built-in guard.
-    allow_patterns: Patterns = Field(default_factory=list)
-    max_output: int = Field(30_000, ge=1000)
+    allow_patterns: list[str] = msgspec.field(default_factory=list)
+    max_output: Annotated[int, Meta(ge=1000)] = 30_000
     # auto: bubblewrap when it works here, else every command asks (fail closed); off: explicit.
     sandbox: Literal["auto", "bwrap", "off"] = "auto"
-    network: bool = Field(True, description="commands in the sandbox may use the network")
+    network: Annotated[bool, Meta(description="commands in the sandbox may use the network")] = True
     # auto: run in the sandbox without asking; on-miss: ask unless allow-listed; always: ask.
     approval: Literal["auto", "on-miss", "always"] = "auto"
-    approval_timeout: float = Field(120.0, gt=0, description="s to wait for an answer; then deny")
+    approval_timeout: Annotated[
+        float, Meta(gt=0, description="s to wait for an answer; then deny")
+    ] = 120.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_patterns("deny_patterns", self.deny_patterns)
+        _check_patterns("allow_patterns", self.allow_patterns)
 
 
-class WebToolSettings(_Strict):
+class WebToolSettings(Strict):
     allow_private: bool = False
-    max_bytes: int = Field(2_000_000, ge=1000)
-    timeout: float = Field(20.0, gt=0)
+    max_bytes: Annotated[int, Meta(ge=1000)] = 2_000_000
+    timeout: Annotated[float, Meta(gt=0)] = 20.0
     search_backend: Literal["none", "brave", "searxng"] = "none"
     search_api_key: SecretStr | None = None
     search_url: str | None = None
 
 
-class ToolsSettings(_Strict):
+class ToolsSettings(Strict):
     restrict_to_workspace: bool = True
-    exec: ExecSettings = Field(default_factory=ExecSettings)
-    web: WebToolSettings = Field(default_factory=WebToolSettings)
+    exec: ExecSettings = msgspec.field(default_factory=ExecSettings)
+    web: WebToolSettings = msgspec.field(default_factory=WebToolSettings)
 
 
-class WebSettings(_Strict):
+class WebSettings(Strict):
     """The daemon's web server: `web.host`, `web.port` and `web.token` are fixed names."""
 
     host: str = "127.0.0.1"
-    port: int = Field(8686, ge=0, le=65535)
+    port: Annotated[int, Meta(ge=0, le=65535)] = 8686
     # Required on any non-loopback host; then every /api call and /ws must present it.
     token: SecretStr | None = None
     # Origins allowed besides the daemon's own (e.g. a reverse proxy's public URL).
-    allowed_origins: list[str] = Field(default_factory=list)
-    max_frame_bytes: int = Field(1_048_576, ge=1024, description="largest WebSocket frame, bytes")
+    allowed_origins: list[str] = msgspec.field(default_factory=list)
+    max_frame_bytes: Annotated[int, Meta(ge=1024, description="largest WebSocket frame, bytes")] = (
+        1_048_576
+    )
     # Host names (and addresses) the daemon answers to besides its bound address and, on
     # loopback, localhost: the names a browser uses to reach it (DNS rebinding guard).
-    allowed_hosts: list[str] = Field(default_factory=list)
-    max_body_bytes: int = Field(1_048_576, ge=1024, description="largest /api request body")
-    max_header_bytes: int = Field(65_536, ge=4096, description="largest request head, bytes")
-    shutdown_grace: float = Field(10.0, ge=0, description="s running turns get on SIGTERM")
+    allowed_hosts: list[str] = msgspec.field(default_factory=list)
+    max_body_bytes: Annotated[int, Meta(ge=1024, description="largest /api request body")] = (
+        1_048_576
+    )
+    max_header_bytes: Annotated[int, Meta(ge=4096, description="largest request head, bytes")] = (
+        65_536
+    )
+    shutdown_grace: Annotated[float, Meta(ge=0, description="s running turns get on SIGTERM")] = (
+        10.0
+    )
 
 
-class GatewaySettings(_Strict):
+class GatewaySettings(Strict):
     """How turns are scheduled: one at a time per session, with a watchdog."""
 
     queue_mode: Literal["followup", "steer", "interrupt"] = "followup"
-    turn_deadline: float = Field(600.0, gt=0, description="s before a turn is stopped")
+    turn_deadline: Annotated[float, Meta(gt=0, description="s before a turn is stopped")] = 600.0
 
 
-class SchedulerSettings(_Strict):
+class SchedulerSettings(Strict):
     """Scheduled jobs: how many run at once, how long one may take, how late one may start."""
 
-    max_concurrent_jobs: int = Field(2, ge=1)
-    job_timeout: float = Field(600.0, gt=0, description="s one job's turn may take")
+    max_concurrent_jobs: Annotated[int, Meta(ge=1)] = 2
+    job_timeout: Annotated[float, Meta(gt=0, description="s one job's turn may take")] = 600.0
     # A run missed (daemon down, machine asleep) by up to this long still runs, once.
-    misfire_grace_seconds: int = Field(300, ge=0)
+    misfire_grace_seconds: Annotated[int, Meta(ge=0)] = 300
 
 
-class SubagentSettings(_Strict):
+class SubagentSettings(Strict):
     """Background subagents: how deep they nest, how many run at once, how long one may take."""
 
-    max_depth: int = Field(1, ge=0, description="spawn levels; 0 turns the spawn tool off")
-    max_concurrent: int = Field(3, ge=1, description="subagents running at once; others queue")
-    max_iterations: int = Field(15, ge=1, description="model calls and tool calls per subagent")
-    timeout: float = Field(600.0, gt=0, description="s one subagent may run before it is stopped")
+    max_depth: Annotated[
+        int, Meta(ge=0, description="spawn levels; 0 turns the spawn tool off")
+    ] = 1
+    max_concurrent: Annotated[
+        int, Meta(ge=1, description="subagents running at once; others queue")
+    ] = 3
+    max_iterations: Annotated[
+        int, Meta(ge=1, description="model calls and tool calls per subagent")
+    ] = 15
+    timeout: Annotated[
+        float, Meta(gt=0, description="s one subagent may run before it is stopped")
+    ] = 600.0
 
 
 # "HH:MM-HH:MM", wrapping past midnight when the end is earlier than the start.
@@ -177,68 +206,70 @@ _QUIET_HOURS = r"^([01]?\d|2[0-3]):[0-5]\d-([01]?\d|2[0-3]):[0-5]\d$"
 _TARGET = r"^(|web|[A-Za-z0-9_.-]+:\S+)$"
 
 
-class HeartbeatSettings(_Strict):
+class HeartbeatSettings(Strict):
     """The assistant reaching out on its own, driven by the tasks in <workspace>/HEARTBEAT.md."""
 
     enabled: bool = False
-    interval_minutes: int = Field(60, ge=1)
-    quiet_hours: str | None = Field("23:00-07:00", pattern=_QUIET_HOURS)
-    target: str = Field("", pattern=_TARGET)
-    daily_cap: int = Field(12, ge=0, description="beats that may call the model per day")
+    interval_minutes: Annotated[int, Meta(ge=1)] = 60
+    quiet_hours: Annotated[str, Meta(pattern=_QUIET_HOURS)] | None = "23:00-07:00"
+    target: Annotated[str, Meta(pattern=_TARGET)] = ""
+    daily_cap: Annotated[int, Meta(ge=0, description="beats that may call the model per day")] = 12
 
 
-class SkillsSettings(_Strict):
+class SkillsSettings(Strict):
     """Skills switched off on the Skills page, remembered across restarts."""
 
-    disabled: list[str] = Field(default_factory=list)
+    disabled: list[str] = msgspec.field(default_factory=list)
 
 
-class McpServerSettings(_Strict):
+class McpServerSettings(Strict):
     """One MCP server: a command started over stdio, or a streamable-HTTP `url`."""
 
     command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, SecretStr] = Field(default_factory=dict, description="the server's only env")
+    args: list[str] = msgspec.field(default_factory=list)
+    env: Annotated[dict[str, SecretStr], Meta(description="the server's only env")] = msgspec.field(
+        default_factory=dict
+    )
     url: str | None = None
-    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    headers: dict[str, SecretStr] = msgspec.field(default_factory=dict)
     enabled: bool = True
-    tools: list[str] | None = Field(None, description="allow-list of the server's tools")
+    tools: Annotated[list[str], Meta(description="allow-list of the server's tools")] | None = None
     approval: Literal["auto", "always"] = "auto"
-    timeout: float = Field(60.0, gt=0, description="s one tool call may take")
+    timeout: Annotated[float, Meta(gt=0, description="s one tool call may take")] = 60.0
 
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerSettings:
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if (self.command is None) == (self.url is None):
             raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
-        return self
 
 
-class McpSettings(_Strict):
+class McpSettings(Strict):
     """MCP servers whose tools the agent may call, by name (`<name>__<tool>`)."""
 
-    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    servers: dict[str, McpServerSettings] = msgspec.field(default_factory=dict)
 
-    @field_validator("servers")
-    @classmethod
-    def _names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
-        for name in servers:
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in self.servers:
             if not re.fullmatch(r"[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*", name) or len(name) > 30:
-                raise ValueError(
+                raise FieldError(
+                    "servers",
                     f"server name {name!r}: use up to 30 letters, digits, - and single _ "
-                    "(tools are named <server>__<tool>)"
+                    "(tools are named <server>__<tool>)",
                 )
-        return servers
 
 
-class ChannelSettings(_Strict):
+class ChannelSettings(Strict):
     """What every chat channel has: on/off, who may talk to it, and a flood limit."""
 
     enabled: bool = False
     # User ids or usernames; default deny. ["*"] opens the channel to everyone explicitly.
-    allow_from: list[str] = Field(default_factory=list)
-    rate_limit_per_minute: int = Field(20, ge=1, description="messages a sender may send a minute")
+    allow_from: list[str] = msgspec.field(default_factory=list)
+    rate_limit_per_minute: Annotated[
+        int, Meta(ge=1, description="messages a sender may send a minute")
+    ] = 20
     # Where the platform edits messages in place, how often the streaming answer is updated.
-    stream_edit_interval: float = Field(1.0, ge=0.05, description="s between draft edits")
+    stream_edit_interval: Annotated[float, Meta(ge=0.05, description="s between draft edits")] = 1.0
     # mention: in groups, answer only when mentioned or replied to; ignore: private chats only.
     group_mode: Literal["mention", "ignore"] = "mention"
 
@@ -251,7 +282,9 @@ class TelegramSettings(ChannelSettings):
     # The Bot API base URLs exactly as python-telegram-bot takes them (self-hosted servers, tests).
     base_url: str = "https://api.telegram.org/bot"
     base_file_url: str = "https://api.telegram.org/file/bot"
-    poll_timeout: int = Field(30, ge=0, le=50, description="s one long-poll request waits")
+    poll_timeout: Annotated[int, Meta(ge=0, le=50, description="s one long-poll request waits")] = (
+        30
+    )
 
 
 class QQSettings(ChannelSettings):
@@ -263,7 +296,7 @@ class QQSettings(ChannelSettings):
 
     access_token: SecretStr | None = None
     host: str = "127.0.0.1"
-    port: int = Field(6199, ge=0, le=65535, description="port the QQ client connects to")
+    port: Annotated[int, Meta(ge=0, le=65535, description="port the QQ client connects to")] = 6199
     path: str = "/onebot/v11/ws"
 
 
@@ -319,52 +352,56 @@ class EmailSettings(ChannelSettings):
     username: str | None = None  # defaults to the address
     password: SecretStr | None = None
     imap_host: str | None = None
-    imap_port: int = Field(993, ge=1, le=65535)
+    imap_port: Annotated[int, Meta(ge=1, le=65535)] = 993
     imap_security: Literal["ssl", "starttls", "none"] = "ssl"
     smtp_host: str | None = None
-    smtp_port: int = Field(465, ge=1, le=65535)
+    smtp_port: Annotated[int, Meta(ge=1, le=65535)] = 465
     smtp_security: Literal["ssl", "starttls", "none"] = "ssl"
     mailbox: str = "INBOX"
-    poll_interval: float = Field(60.0, ge=1, le=1500, description="s between looks for new mail")
+    poll_interval: Annotated[
+        float, Meta(ge=1, le=1500, description="s between looks for new mail")
+    ] = 60.0
     # Whose Authentication-Results header counts (your provider's host); None: the topmost one.
     authserv_id: str | None = None
     require_authentication: bool = True
 
 
-class ChannelsSettings(_Strict):
-    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
-    qq: QQSettings = Field(default_factory=QQSettings)
-    feishu: FeishuSettings = Field(default_factory=FeishuSettings)
-    dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
-    wecom: WeComSettings = Field(default_factory=WeComSettings)
-    slack: SlackSettings = Field(default_factory=SlackSettings)
-    discord: DiscordSettings = Field(default_factory=DiscordSettings)
-    email: EmailSettings = Field(default_factory=EmailSettings)
+class ChannelsSettings(Strict):
+    telegram: TelegramSettings = msgspec.field(default_factory=TelegramSettings)
+    qq: QQSettings = msgspec.field(default_factory=QQSettings)
+    feishu: FeishuSettings = msgspec.field(default_factory=FeishuSettings)
+    dingtalk: DingTalkSettings = msgspec.field(default_factory=DingTalkSettings)
+    wecom: WeComSettings = msgspec.field(default_factory=WeComSettings)
+    slack: SlackSettings = msgspec.field(default_factory=SlackSettings)
+    discord: DiscordSettings = msgspec.field(default_factory=DiscordSettings)
+    email: EmailSettings = msgspec.field(default_factory=EmailSettings)
 
 
-class MemorySettings(_Strict):
+class MemorySettings(Strict):
     """The memory index over notes and past conversations (`countbot/memory_index/`)."""
 
     # use-multilingual: offline (the Universal Sentence Encoder, multilingual v3, shipped in the
     # `memory` extra); endpoint: an OpenAI-compatible /embeddings URL; off: full-text only.
     embeddings: Literal["use-multilingual", "endpoint", "off"] = "use-multilingual"
-    embeddings_url: str | None = Field(None, description="base URL of the /embeddings endpoint")
+    embeddings_url: (
+        Annotated[str, Meta(description="base URL of the /embeddings endpoint")] | None
+    ) = None
     embeddings_model: str = "text-embedding-3-small"
     embeddings_api_key: SecretStr | None = None
-    embeddings_idle: float = Field(
-        300.0, ge=1.0, le=86_400.0, description="seconds unused before the model's process ends"
-    )
-    recall: bool = Field(True, description="put the best few memory hits into each turn")
-    recall_tokens: int = Field(400, ge=50, le=4000, description="token budget of auto-recall")
+    embeddings_idle: Annotated[
+        float,
+        Meta(ge=1.0, le=86_400.0, description="seconds unused before the model's process ends"),
+    ] = 300.0
+    recall: Annotated[bool, Meta(description="put the best few memory hits into each turn")] = True
+    recall_tokens: Annotated[
+        int, Meta(ge=50, le=4000, description="token budget of auto-recall")
+    ] = 400
 
-    @field_validator("embeddings", mode="before")
-    @classmethod
-    def _former_model(cls, value: object) -> object:
-        """`wordllama` named the offline model before USE replaced it: it means the offline one."""
-        return "use-multilingual" if value == "wordllama" else value
+    # `wordllama` named the offline model before USE replaced it: it means the offline one.
+    former_values: ClassVar = {"embeddings": {"wordllama": "use-multilingual"}}
 
 
-class TranscriptionSettings(_Strict):
+class TranscriptionSettings(Strict):
     """Voice notes to text: the offline recognizer of `countbot[voice]` (English) unless
     `api_base` names an OpenAI-compatible endpoint (`<api_base>/audio/transcriptions`)."""
 
@@ -372,15 +409,22 @@ class TranscriptionSettings(_Strict):
     api_base: str | None = None
     api_key: SecretStr | None = None
     model: str = "whisper-1"
-    language: str | None = Field(None, description="ISO-639-1 hint for the endpoint, e.g. 'zh'")
-    max_seconds: int = Field(300, ge=1, le=3600, description="longest voice note transcribed, s")
-    max_bytes: int = Field(20_000_000, ge=1000, description="largest audio file transcribed")
-    timeout: float = Field(
-        120.0, gt=0, description="s one transcription may take (offline: plus 4 s per audio s)"
+    language: (
+        Annotated[str, Meta(description="ISO-639-1 hint for the endpoint, e.g. 'zh'")] | None
+    ) = None
+    max_seconds: Annotated[
+        int, Meta(ge=1, le=3600, description="longest voice note transcribed, s")
+    ] = 300
+    max_bytes: Annotated[int, Meta(ge=1000, description="largest audio file transcribed")] = (
+        20_000_000
     )
+    timeout: Annotated[
+        float,
+        Meta(gt=0, description="s one transcription may take (offline: plus 4 s per audio s)"),
+    ] = 120.0
 
 
-class SpeechSettings(_Strict):
+class SpeechSettings(Strict):
     """Spoken replies: on channels that take voice notes (Telegram), each answer also arrives as
     one, from an OpenAI-compatible `<api_base>/audio/speech` endpoint, else espeak-ng."""
 
@@ -388,13 +432,15 @@ class SpeechSettings(_Strict):
     api_base: str | None = None
     api_key: SecretStr | None = None
     model: str = "tts-1"
-    voice: str = Field("alloy", description="the endpoint's voice")
-    espeak_voice: str = Field("en-us", description="espeak-ng's voice, e.g. zh, de")
-    max_chars: int = Field(1500, ge=50, description="longer answers are sent as text only")
-    timeout: float = Field(60.0, gt=0, description="s to make one spoken reply")
+    voice: Annotated[str, Meta(description="the endpoint's voice")] = "alloy"
+    espeak_voice: Annotated[str, Meta(description="espeak-ng's voice, e.g. zh, de")] = "en-us"
+    max_chars: Annotated[int, Meta(ge=50, description="longer answers are sent as text only")] = (
+        1500
+    )
+    timeout: Annotated[float, Meta(gt=0, description="s to make one spoken reply")] = 60.0
 
 
-class SecuritySettings(_Strict):
+class SecuritySettings(Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
     # After a turn read untrusted content, an outbound call to a destination the owner did not
@@ -402,25 +448,25 @@ class SecuritySettings(_Strict):
     outbound: Literal["ask", "deny", "off"] = "ask"
 
 
-class Settings(_Strict):
-    model: ModelSettings = Field(default_factory=ModelSettings)
-    agent: AgentSettings = Field(default_factory=AgentSettings)
-    budget: BudgetSettings = Field(default_factory=BudgetSettings)
-    persona: PersonaSettings = Field(default_factory=PersonaSettings)
-    tools: ToolsSettings = Field(default_factory=ToolsSettings)
-    web: WebSettings = Field(default_factory=WebSettings)
-    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
-    channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
-    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
-    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
-    heartbeat: HeartbeatSettings = Field(default_factory=HeartbeatSettings)
-    skills: SkillsSettings = Field(default_factory=SkillsSettings)
-    mcp: McpSettings = Field(default_factory=McpSettings)
-    memory: MemorySettings = Field(default_factory=MemorySettings)
-    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
-    speech: SpeechSettings = Field(default_factory=SpeechSettings)
+class Settings(Strict):
+    model: ModelSettings = msgspec.field(default_factory=ModelSettings)
+    agent: AgentSettings = msgspec.field(default_factory=AgentSettings)
+    budget: BudgetSettings = msgspec.field(default_factory=BudgetSettings)
+    persona: PersonaSettings = msgspec.field(default_factory=PersonaSettings)
+    tools: ToolsSettings = msgspec.field(default_factory=ToolsSettings)
+    web: WebSettings = msgspec.field(default_factory=WebSettings)
+    gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
+    channels: ChannelsSettings = msgspec.field(default_factory=ChannelsSettings)
+    scheduler: SchedulerSettings = msgspec.field(default_factory=SchedulerSettings)
+    subagents: SubagentSettings = msgspec.field(default_factory=SubagentSettings)
+    heartbeat: HeartbeatSettings = msgspec.field(default_factory=HeartbeatSettings)
+    skills: SkillsSettings = msgspec.field(default_factory=SkillsSettings)
+    mcp: McpSettings = msgspec.field(default_factory=McpSettings)
+    memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
+    transcription: TranscriptionSettings = msgspec.field(default_factory=TranscriptionSettings)
+    speech: SpeechSettings = msgspec.field(default_factory=SpeechSettings)
 
-    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    security: SecuritySettings = msgspec.field(default_factory=SecuritySettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")
@@ -428,5 +474,5 @@ class Settings(_Strict):
     skills_dir: Path | None = None
     timezone: str | None = None
 
-    # Set by the loader, not by the file: where the settings came from.
-    config_path: Path | None = Field(None, exclude=True)
+    # Set by the loader, not by the file: where the settings came from (never shown).
+    config_path: Path | None = None

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from types import SimpleNamespace
@@ -109,6 +111,11 @@ class DirectProvider(RetryingProvider):
             return ModelFailure(self._config_error, retryable=False, kind="bad_request")
         return None
 
+    async def prepare(self) -> None:
+        await super().prepare()
+        if self._config_error is None:
+            await self._http()
+
     async def aclose(self) -> None:
         """Close the kept-alive connections (a later call opens new ones)."""
         if self._client is not None:
@@ -197,13 +204,29 @@ class DirectProvider(RetryingProvider):
         return self._client
 
     def _new_client(self) -> httpx.AsyncClient:
+        _import_httpx()
         import httpx
 
         # Our deadline (RetryingProvider) bounds the whole call; httpx's only the connect.
         timeout = httpx.Timeout(None, connect=min(self._timeout, 30.0))
         return httpx.AsyncClient(
-            timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
+            timeout=timeout,
+            headers={"User-Agent": _USER_AGENT},
+            trust_env=True,
+            verify=True if self._speaks_tls() else _no_trusted_roots(),
         )
+
+    def _speaks_tls(self) -> bool:
+        """Whether a call may need TLS: an https endpoint, or a proxy reached over https.
+
+        Loading the CA bundle costs about 100 ms and 4 MB; a provider whose endpoints are all
+        plain HTTP (a local model server, Ollama, vLLM on the LAN) has no use for it.
+        """
+        import urllib.request  # loaded with httpx, which reads the proxies there too
+
+        urls = [endpoint.url for endpoint in self._endpoints.values()]
+        urls += [url for scheme, url in urllib.request.getproxies().items() if scheme != "no"]
+        return any(not url.lower().startswith("http://") for url in urls)
 
     def _body(self, endpoint: Endpoint, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -221,6 +244,26 @@ class DirectProvider(RetryingProvider):
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         return body
+
+
+def _import_httpx() -> None:
+    """Import httpx without its command line (blocking): its package imports `httpx._main`, and
+    with it click, rich and pygments whenever those are installed (about 6 MB and 70 ms), for a
+    `main` nothing here calls. The module stays importable afterwards."""
+    if "httpx" in sys.modules or "httpx._main" in sys.modules:
+        return
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]  # "from ._main" fails: a stub
+    try:
+        import httpx  # noqa: F401 - the import is the point
+    finally:
+        if sys.modules.get("httpx._main", ...) is None:
+            del sys.modules["httpx._main"]
+
+
+def _no_trusted_roots() -> ssl.SSLContext:
+    """A TLS context that trusts no certificate: for a client that speaks only plain HTTP, so a
+    connection that did need TLS would fail its verification instead of going unverified."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 def _decode(data: str | bytes) -> Any:

@@ -2,9 +2,10 @@
 
 Read from the model map litellm ships (`model_prices_and_context_window_backup.json`) as a plain
 JSON file, without importing litellm: the direct provider needs these facts too, and importing
-litellm costs seconds and a hundred megabytes more than reading the file (about 30 ms, once).
-Only the fields used here are kept. Names the map does not know (custom OpenAI-compatible
-endpoints, local models) get conservative fallbacks.
+litellm costs seconds and a hundred megabytes more than reading the file. Only the entries of the
+names asked about are decoded (a few ms per name, in a worker thread), and only their kept fields
+stay. Names the map does not know (custom OpenAI-compatible endpoints, local models) get
+conservative fallbacks.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class ModelInfo:
     output_cost_per_token: float = 0.0
     cached_input_cost_per_token: float | None = None
     known: bool = False
+    provider: str = "unknown"  # as litellm names it ("openai", ...); "unknown" if not in the map
 
     def cost(self, usage: Usage) -> float:
         """US dollars for `usage`; cached prompt tokens are part of `prompt_tokens`."""
@@ -67,8 +69,14 @@ _KEPT_FIELDS = (
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SEPARATOR = re.compile(r"[ \t\n\r]*,?[ \t\n\r]*")
+# litellm writes the map with `json.dump(..., indent=4)`: every model is a line `    "name": {`
+# at exactly four spaces (nested keys sit deeper, and a JSON string holds no raw newline).
+_INDENTED = b'{\n    "'
+_ENTRY_END = b"\n    }"
+# Answers looked up so far (a few names: the configured models); bounded all the same.
+_KEPT_ANSWERS = 512
 _lock = threading.Lock()
-_map: dict[str, tuple[Any, ...]] | None = None
+_answers: dict[str, ModelInfo] = {}
 
 
 def litellm_data(*parts: str) -> Path | None:
@@ -86,70 +94,83 @@ def model_map_path() -> Path | None:
     return litellm_data(MODEL_MAP_FILE)
 
 
-def load_model_map() -> dict[str, tuple[Any, ...]]:
-    """The model map, trimmed to the fields used here (blocking the first time; thread-safe).
-
-    Empty when litellm is not installed or its file is unreadable: every model is then unknown.
-    """
-    global _map
-    if _map is None:
-        with _lock:
-            if _map is None:
-                _map = _read_map(model_map_path())
-    return _map
-
-
-async def preload_model_map() -> None:
-    """`load_model_map` off the event loop; free once loaded."""
-    if _map is None:
-        await asyncio.to_thread(load_model_map)
-
-
-def _read_map(path: Path | None) -> dict[str, tuple[Any, ...]]:
-    if path is None:
-        return {}
-    try:
-        return _kept_entries(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _kept_entries(text: str) -> dict[str, tuple[Any, ...]]:
-    """The map's entries, each parsed alone and cut to the kept fields at once: the whole map is
-    never held as dicts (about 5 MB less at the peak, and after: the result stays loaded)."""
-    decode = json.JSONDecoder().raw_decode
-    at = _SPACE.match(text).end()
-    if text[at : at + 1] != "{":
-        raise ValueError("the model map is not a JSON object")
-    at = _SPACE.match(text, at + 1).end()
-    entries: dict[str, tuple[Any, ...]] = {}
-    while text[at : at + 1] == '"':
-        name, at = decode(text, at)
-        colon = _SPACE.match(text, at).end()
-        if text[colon : colon + 1] != ":":
-            raise ValueError(f"no ':' after {name!r} in the model map")
-        entry, at = decode(text, _SPACE.match(text, colon + 1).end())
-        if isinstance(entry, dict) and name != "sample_spec":
-            entries[name] = tuple(entry.get(field) for field in _KEPT_FIELDS)
-        at = _SEPARATOR.match(text, at).end()
-    return entries
-
-
-@functools.lru_cache(maxsize=512)
 def model_info(model: str) -> ModelInfo:
-    """Info for a model string (e.g. "openai/gpt-4o"); reads the map file if not yet loaded."""
-    known = load_model_map()
-    for name in _lookup_names(model):
-        raw = known.get(name)
-        if raw is not None:
-            return _from_map(model, raw)
-    return ModelInfo(model)
+    """Info for a model string (e.g. "openai/gpt-4o"); blocking the first time for each name
+    (it reads the map file): `fetch_model_info` on the event loop."""
+    info = _answers.get(model)
+    if info is None:
+        info = _look_up(model)
+        with _lock:
+            if len(_answers) >= _KEPT_ANSWERS:
+                del _answers[next(iter(_answers))]
+            _answers[model] = info
+    return info
 
 
 async def fetch_model_info(model: str) -> ModelInfo:
-    """`model_info` without blocking the event loop on the first read of the map."""
-    await preload_model_map()
-    return model_info(model)
+    """`model_info` without blocking the event loop on the first look-up of a name."""
+    info = _answers.get(model)
+    return info if info is not None else await asyncio.to_thread(model_info, model)
+
+
+def _look_up(model: str) -> ModelInfo:
+    """The map's entry for the model, or for the model without its routing prefix.
+
+    Only that entry is decoded and nothing of the 3 MB file stays: the map was read whole once
+    (40 ms, and 2 MB kept for the few names a daemon ever asks about). Empty when litellm is not
+    installed or its file is unreadable: every model is then unknown.
+    """
+    path = model_map_path()
+    try:
+        data = path.read_bytes() if path is not None else b""
+    except OSError:
+        data = b""
+    if data.startswith(_INDENTED):
+        entry = functools.partial(_entry, data)
+    else:
+        entry = _kept_entries(data.decode("utf-8", "replace")).get
+    for name in _lookup_names(model):
+        kept = entry(name) if name != "sample_spec" else None  # the map's key, not a model
+        if kept is not None:
+            return _from_map(model, kept)
+    return ModelInfo(model)
+
+
+def _entry(data: bytes, name: str) -> tuple[Any, ...] | None:
+    """The kept fields of the entry `name` of a map written as litellm writes it."""
+    start = data.find(b"\n    " + json.dumps(name).encode() + b": {")
+    if start < 0:
+        return None
+    start = data.index(b"{", start)
+    try:
+        entry = json.loads(data[start : data.index(_ENTRY_END, start) + len(_ENTRY_END)])
+    except ValueError:
+        return None
+    return tuple(entry.get(field) for field in _KEPT_FIELDS) if isinstance(entry, dict) else None
+
+
+def _kept_entries(text: str) -> dict[str, tuple[Any, ...]]:
+    """A map not written as litellm writes it: every entry parsed alone and cut to the kept
+    fields at once (the whole map is never held as dicts); empty when it is no JSON object."""
+    decode = json.JSONDecoder().raw_decode
+    at = _SPACE.match(text).end()
+    entries: dict[str, tuple[Any, ...]] = {}
+    if text[at : at + 1] != "{":
+        return entries
+    at = _SPACE.match(text, at + 1).end()
+    try:
+        while text[at : at + 1] == '"':
+            name, at = decode(text, at)
+            colon = _SPACE.match(text, at).end()
+            if text[colon : colon + 1] != ":":
+                break
+            entry, at = decode(text, _SPACE.match(text, colon + 1).end())
+            if isinstance(entry, dict):
+                entries[name] = tuple(entry.get(field) for field in _KEPT_FIELDS)
+            at = _SEPARATOR.match(text, at).end()
+    except ValueError:
+        return entries
+    return entries
 
 
 async def supports_vision(model: str) -> bool:
@@ -157,15 +178,12 @@ async def supports_vision(model: str) -> bool:
     return (await fetch_model_info(model)).supports_vision
 
 
-@functools.lru_cache(maxsize=512)
 def provider_of(model: str) -> str:
     """The provider of a model string ("openai", "anthropic", "ollama", ...), as litellm names it:
     the prefix, or for a bare name the map's provider ("unknown" for names it does not know)."""
     if "/" in model:
         return model.split("/", 1)[0]
-    entry = load_model_map().get(model)
-    provider = entry[_KEPT_FIELDS.index("litellm_provider")] if entry else None
-    return str(provider) if provider else "unknown"
+    return model_info(model).provider
 
 
 def _lookup_names(model: str) -> list[str]:
@@ -188,4 +206,5 @@ def _from_map(model: str, kept: tuple[Any, ...]) -> ModelInfo:
         output_cost_per_token=float(raw.get("output_cost_per_token") or 0.0),
         cached_input_cost_per_token=raw.get("cache_read_input_token_cost"),
         known=True,
+        provider=str(raw.get("litellm_provider") or "unknown"),
     )

@@ -22,7 +22,7 @@ from typing import Any
 
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.errors import ModelFailure, classify_error
-from countbot.llm.model_info import model_info, preload_model_map, provider_of
+from countbot.llm.model_info import fetch_model_info, model_info, provider_of
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retry import RetryPolicy
 from countbot.llm.stream_accumulator import StreamAccumulator
@@ -116,9 +116,15 @@ class RetryingProvider(ABC):
         """Work a subclass needs before calling (an import); a failure ends the stream at once."""
         return None
 
+    async def prepare(self) -> None:
+        """Do now, in the background, what the first call would otherwise do first (read the
+        models' facts, open what a subclass keeps); a one-shot chat overlaps it with its start."""
+        for model in self._models:
+            await fetch_model_info(model)
+
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Deltas as they arrive, then tool calls and usage, then `StreamDone` or `StreamError`."""
-        await preload_model_map()  # read on the loop at the end of the call otherwise
+        await self.prepare()  # the facts, read in a thread once: each answer's price needs them
         failure = await self._before_first_call()
         if failure is not None:
             yield _stream_error(failure, self._model, "")

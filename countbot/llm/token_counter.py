@@ -36,8 +36,9 @@ class TokenizerUnavailable(RuntimeError):
     """The bundled tokenizer files are not there (litellm missing or too old)."""
 
 
+@functools.lru_cache(maxsize=64)
 def encoding_name(model: str) -> str:
-    """The tiktoken encoding for `model` (routing prefixes ignored)."""
+    """The tiktoken encoding for `model` (routing prefixes ignored; asked per history entry)."""
     name = model.rsplit("/", 1)[-1].lower()
     return "o200k_base" if name.startswith(_O200K_PREFIXES) else "cl100k_base"
 

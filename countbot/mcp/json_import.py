@@ -17,7 +17,9 @@ import yaml
 from countbot.config import yaml_text
 from countbot.config.errors import ConfigError
 from countbot.config.loader import save_settings_patch, write_config_text
+from countbot.config.problems import explained
 from countbot.config.settings import McpServerSettings, McpSettings
+from countbot.config.structs import Invalid, validate
 
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9-]+")
 # `servers: {}` (or empty) right under a top-level `mcp:`, with its comment, up to the line end.
@@ -71,9 +73,9 @@ def _entry(spec: Any) -> tuple[dict[str, Any] | None, str]:
     if spec.get("disabled") is True:
         entry["enabled"] = False
     try:
-        McpServerSettings.model_validate(entry)
-    except ValueError as exc:
-        return None, str(exc)
+        validate(McpServerSettings, entry)
+    except Invalid as exc:
+        return None, "; ".join(explained(exc))
     return entry, ""
 
 
@@ -83,7 +85,10 @@ def write_servers(config_path: Path, servers: dict[str, dict[str, Any]]) -> None
     A file without an `mcp` section gets one appended as text; otherwise the settings patch
     writes them (in place when it can).
     """
-    McpSettings.model_validate({"servers": servers})
+    try:
+        validate(McpSettings, {"servers": servers}, loc=("mcp",))
+    except Invalid as exc:
+        raise ConfigError("; ".join(explained(exc)), explained(exc)) from None
     text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
     data = yaml_text.parse(text).data if text.strip() else {}
     if not isinstance(data, dict) or "mcp" not in data:

@@ -14,9 +14,10 @@ import hashlib
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from countbot.memory.cited import KINDS, CitedHit
 from countbot.memory_index import index_db
@@ -26,10 +27,12 @@ from countbot.memory_index.index_db import Filters
 from countbot.memory_index.sources import file_entries, memory_paths, message_entries
 from countbot.memory_index.text import match_expression
 from countbot.memory_index.vector_process import VectorProcess
-from countbot.store.database import Database
+from countbot.store.database import Database, DatabaseClosedError
 from countbot.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Records read per catch-up transaction, and entries embedded per request to the vector worker:
 # bounded work per step, and a search waits for one request of ~0.1 s, not a whole backlog.
@@ -203,6 +206,15 @@ class MemoryIndex:
         if files_changed is not None:
             files_changed.extend(self._changed_files())
         return index_db.text_hits_with_rows(conn, expression, filters, CANDIDATES)
+
+    def run_blocking(self, fn: Callable[[], T]) -> Awaitable[T]:
+        """Run `fn`, blocking work that is not the index's (the system prompt's look at its
+        files), on the index's thread with a search queued in the same pass of the loop: a
+        turn whose prompt and auto-recall look side by side opens with one hand-off."""
+        try:
+            return self._db.run_blocking(fn)
+        except DatabaseClosedError:  # a turn finishing while the daemon closes still looks
+            return asyncio.to_thread(fn)
 
     async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._vectors is None or not self._vectors_ready or not query.strip():

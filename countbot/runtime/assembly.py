@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, SecretStr
-
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.loop import AgentLoop
+from countbot.config.secret import SecretStr
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
+from countbot.config.structs import Strict, replaced
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.execution.sandbox import Sandbox
@@ -119,51 +119,95 @@ def config_files(settings: Settings) -> list[Path]:
     return [config, secrets_path(config)] if config else []
 
 
-def _secrets(model: BaseModel) -> Iterator[SecretStr]:
-    for name in type(model).model_fields:
-        value = getattr(model, name)
+def _secrets(section: Strict) -> Iterator[SecretStr]:
+    for name in section.__struct_fields__:
+        value = getattr(section, name)
         if isinstance(value, SecretStr):
             yield value
-        elif isinstance(value, BaseModel):
+        elif isinstance(value, Strict):
             yield from _secrets(value)
         elif isinstance(value, dict):  # MCP servers' env and headers, and the servers
             for item in value.values():
                 if isinstance(item, SecretStr):
                     yield item
-                elif isinstance(item, BaseModel):
+                elif isinstance(item, Strict):
                     yield from _secrets(item)
 
 
 async def open_runtime(
-    settings: Settings, features: Sequence[Feature] = (), *, memory_vectors: bool = False
+    settings: Settings,
+    features: Sequence[Feature] = (),
+    *,
+    memory_vectors: bool = False,
+    prepare_model: bool = False,
 ) -> Runtime:
     """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
 
     `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
     process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
+    `prepare_model`: resolve the model and open its HTTP client in the background from the start
+    (`ModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
 
     Every tool is registered here, before the loop is built (MCP servers' tools join and leave
     later as their servers do).
     """
-    workspace = settings.workspace
-    await asyncio.to_thread(seed_workspace, workspace)
-    masker = secret_masker(settings)
-    db = await Database.open(settings.data_dir / "countbot.db")
-    sessions = SessionStore(db)
-    tool_calls, usage = ToolCallLog(db), UsageLog(db)
-    audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
-    memory = MemoryFile(workspace / "MEMORY.md")
-    index = await _memory_index(settings, sessions, memory_vectors)
-    skills = skills_loader(settings)
+    models = ModelResolver(lambda: settings.model, settings.data_dir)
+    if prepare_model:
+        models.prepare()
+    try:
+        await asyncio.to_thread(seed_workspace, settings.workspace)
+        skills = skills_loader(settings)
+        # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
+        stores, sandbox = await asyncio.gather(
+            _Stores.open(settings, memory_vectors),
+            asyncio.to_thread(exec_sandbox, settings, skills),
+        )
+    except BaseException:
+        await models.aclose()
+        raise
+    return _assemble(settings, features, stores, skills, sandbox, models)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stores:
+    """What `open_runtime` opens before it wires anything: the database and what lives in it."""
+
+    masker: SecretMasker
+    db: Database
+    sessions: SessionStore
+    audit: AuditLog
+    memory: MemoryFile
+    index: MemoryIndex
+
+    @classmethod
+    async def open(cls, settings: Settings, memory_vectors: bool) -> _Stores:
+        masker = secret_masker(settings)
+        db = await Database.open(settings.data_dir / "countbot.db")
+        sessions = SessionStore(db)
+        audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
+        memory = MemoryFile(settings.workspace / "MEMORY.md")
+        index = await _memory_index(settings, sessions, memory_vectors)
+        return cls(masker, db, sessions, audit, memory, index)
+
+
+def _assemble(
+    settings: Settings,
+    features: Sequence[Feature],
+    stores: _Stores,
+    skills: SkillsLoader,
+    sandbox: Sandbox,
+    models: ModelResolver,
+) -> Runtime:
+    """The tools, the features' tools, the agent loop and MCP, over the opened stores."""
+    workspace, masker, db, sessions = settings.workspace, stores.masker, stores.db, stores.sessions
+    tool_calls, usage, audit = ToolCallLog(db), UsageLog(db), stores.audit
     outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
-    # Probing runs bwrap once (and resolves paths): a worker thread's job, not the loop's.
-    sandbox = await asyncio.to_thread(exec_sandbox, settings, skills)
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
     tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
-    _register_memory_tools(tools, workspace, memory, index)
+    _register_memory_tools(tools, workspace, stores.memory, stores.index)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    loops = _loop_ports(settings, db, recorder, usage, masker, skills, memory)
+    loops = _loop_ports(settings, db, recorder, usage, masker, skills, stores.memory, models)
     ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
     _add_feature_tools(features, ports)
     rules = ApprovalRules(db)
@@ -177,12 +221,12 @@ async def open_runtime(
         tool_calls,
         usage,
         audit,
-        memory,
-        index,
+        stores.memory,
+        stores.index,
         skills,
         loops.personas,
         tools,
-        _agent_loop(settings, ports, index),
+        _agent_loop(settings, ports, stores.index),
         outbound,
         sandbox,
         ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
@@ -201,10 +245,11 @@ def _loop_ports(
     masker: SecretMasker,
     skills: SkillsLoader,
     memory: MemoryFile,
+    models: ModelResolver,
 ) -> LoopPorts:
     """What every agent loop (the assistant's and each subagent's) is built from."""
     return LoopPorts(
-        models=ModelResolver(lambda: settings.model, settings.data_dir),
+        models=models,
         personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
         skills=skills,
         memory=memory,
@@ -236,7 +281,12 @@ def _agent_loop(settings: Settings, ports: FeaturePorts, index: MemoryIndex) -> 
     recall = settings.memory
     return agent_loop(
         ports,
-        prompt=PromptBuilder(tool_names=ports.tools.names(), **prompt_sources(ports)),
+        prompt=PromptBuilder(
+            tool_names=ports.tools.names(),
+            # The prompt's look rides with auto-recall's search: a turn opens with one hand-off.
+            run_blocking=index.run_blocking if recall.recall else None,
+            **prompt_sources(ports),
+        ),
         tools=ports.tools,
         limits=settings.agent,
         hooks=ports.loops.recorder.hooks(),
@@ -323,14 +373,14 @@ async def probe_mcp_servers(
     Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
     """
     servers = {
-        name: server.model_copy(update={"enabled": True})
+        name: replaced(server, enabled=True)
         for name, server in settings.mcp.servers.items()
         if name in names
     }
     # The servers run in the workspace (and the sandbox binds it): it must exist.
     await asyncio.to_thread(seed_workspace, settings.workspace)
     sandbox = await asyncio.to_thread(exec_sandbox, settings, None)
-    probe = settings.model_copy(update={"mcp": McpSettings(servers=servers)})
+    probe = replaced(settings, mcp=McpSettings(servers=servers))
     manager = mcp_manager(probe, ToolRegistry(), sandbox)
     manager.start()
     try:

@@ -49,7 +49,7 @@ class BudgetGuard:
     ) -> list[Limit]:
         """Each configured limit with what has been spent against it (for checks and reports)."""
         budget = self._settings()
-        if not any(budget.model_dump().values()):
+        if not self.limited():
             return []
         today = await self._usage.today(session_id)
         price = (await fetch_model_info(model)).input_cost_per_token if model else 0.0
@@ -75,7 +75,8 @@ class BudgetGuard:
         return limits
 
     def limited(self) -> bool:
-        return any(value is not None for value in self._settings().model_dump().values())
+        budget = self._settings()
+        return any(getattr(budget, name) is not None for name in budget.__struct_fields__)
 
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int

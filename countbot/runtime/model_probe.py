@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from countbot.agent.model_choice import ModelChoice
 from countbot.config.settings import ModelSettings
+from countbot.config.structs import replaced
 from countbot.llm.types import (
     ChatRequest,
     StreamDone,
@@ -41,12 +42,11 @@ class ProbeAnswer:
 
 def probe_settings(model: ModelSettings) -> ModelSettings:
     """`model` with one short attempt: no retries, no fallbacks, at most PROBE_TIMEOUT."""
-    return model.model_copy(
-        update={
-            "max_retries": 0,
-            "fallbacks": [],
-            "request_timeout": min(model.request_timeout, PROBE_TIMEOUT),
-        }
+    return replaced(
+        model,
+        max_retries=0,
+        fallbacks=[],
+        request_timeout=min(model.request_timeout, PROBE_TIMEOUT),
     )
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
+from countbot.config.structs import fingerprint, replaced
 from countbot.constrained_calls.mode import tool_form
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.model_info import fetch_model_info, supports_vision
@@ -35,17 +38,40 @@ class ModelResolver:
         self._provider: RetryingProvider | None = None
         # Outlives providers rebuilt by a settings change: a model that is down stays skipped.
         self.cooldowns = Cooldowns()
+        self._resolving: asyncio.Task[ModelChoice] | None = None
+        self._warming: asyncio.Task[None] | None = None
+
+    def prepare(self) -> None:
+        """Resolve the configured model and let its provider prepare its first call (the HTTP
+        client: httpx's import and the TLS context) in the background, from now on.
+
+        For a one-shot chat, which calls the model for sure: this overlaps with the opening of
+        its store and the building of its request. A daemon leaves it to the first turn.
+        """
+        self._resolving = asyncio.ensure_future(self._resolve())
+        self._resolving.add_done_callback(self._warm)
+
+    def _warm(self, resolving: asyncio.Task[ModelChoice]) -> None:
+        if self._provider is not None and not resolving.cancelled() and not resolving.exception():
+            self._warming = asyncio.ensure_future(self._provider.prepare())
 
     async def __call__(self, model: str | None = None) -> ModelChoice:
         """The choice for a turn; `model` is a chat's pick among `choosable_models`, resolved
         with the same key, endpoint and fallbacks as the configured model."""
+        if self._resolving is not None:  # one provider, not two built side by side
+            resolving, self._resolving = self._resolving, None
+            with contextlib.suppress(Exception):  # the turn's own call says what went wrong
+                await resolving
+        return await self._resolve(model)
+
+    async def _resolve(self, model: str | None = None) -> ModelChoice:
         settings = self._current()
         name = effective_model(settings, self._data_dir)  # the embedded default may appear
         if model and model != name:
             settings, name = await self._override(settings, model, name)
         if not name:
             raise ModelNotConfiguredError
-        key = name + settings.model_dump_json()
+        key = name + fingerprint(settings)
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
         api_key = settings.api_key.get_secret_value() if settings.api_key else None
@@ -97,7 +123,7 @@ class ModelResolver:
             return settings, name
         fallbacks = [f for f in settings.fallbacks if f != model]
         update = {"name": model, "fallbacks": fallbacks, "context_window": None, "vision": None}
-        return settings.model_copy(update=update), model
+        return replaced(settings, **update), model
 
     async def release_unused(self) -> None:
         """Stop the local model's child server when the settings no longer choose it, so the
@@ -108,6 +134,10 @@ class ModelResolver:
     async def aclose(self) -> None:
         """Close the current provider's kept-alive connections and stop a local model's server
         (at shutdown)."""
+        for task in (self._resolving, self._warming):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         if self._provider is not None:
             await self._provider.aclose()
             self._provider = None

@@ -42,12 +42,13 @@ class TurnRecorder:
                 )
 
         async def on_message(session_id: str, entry: HistoryEntry) -> None:
-            writes = [self.sessions.append(session_id, to_record(entry))]
-            if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
-                writes.append(on_usage(session_id, entry.model, entry.usage))
+            write = self.sessions.append(session_id, to_record(entry))
+            if not (isinstance(entry, AssistantEntry) and entry.usage.total_tokens):
+                await write
+                return
             # Queued together on the database thread, which runs them back to back (the entry
             # first): one hand-off instead of two, and both are committed before this returns.
-            await asyncio.gather(*writes)
+            await asyncio.gather(write, on_usage(session_id, entry.model, entry.usage))
 
         async def on_usage(session_id: str, model: str, usage: Usage) -> None:
             await self.usage.add(

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from apscheduler.triggers.interval import IntervalTrigger
-
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.features import FeaturePorts
 from countbot.scheduler.book import JobBook
@@ -24,7 +22,7 @@ from countbot.scheduler.runs import JobExecutor
 from countbot.scheduler.service import SchedulerService
 from countbot.scheduler.tool import CronTool
 from countbot.scheduler.tool_port import ToolJobs
-from countbot.scheduler.triggers import zone_name
+from countbot.scheduler.triggers import load_triggers, zone_name
 from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.counters import DailyCounters
@@ -112,6 +110,9 @@ async def start_scheduler(
     await scheduler.service.start(paused=paused)
     beat = jobs.ports.settings.heartbeat
     if beat.enabled:
+        await load_triggers()
+        from apscheduler.triggers.interval import IntervalTrigger
+
         every = IntervalTrigger(minutes=beat.interval_minutes)
-        scheduler.service.add_timer("heartbeat", every, scheduler.heartbeat.beat)
+        await scheduler.service.add_timer("heartbeat", every, scheduler.heartbeat.beat)
     return scheduler

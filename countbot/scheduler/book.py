@@ -15,7 +15,7 @@ from typing import Any
 
 from countbot.scheduler.clock import Clock, moment, utc_now
 from countbot.scheduler.jobs import Delivery, Job, JobError, JobRun, Schedule
-from countbot.scheduler.triggers import build_trigger, next_fire, parse_schedule
+from countbot.scheduler.triggers import build_trigger, load_triggers, next_fire, parse_schedule
 from countbot.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ class JobBook:
 
     async def create(self, draft: JobDraft) -> Job:
         """Store a new job; JobError says what is wrong with the draft."""
+        await load_triggers()
         now = self.clock()
         job_id = uuid.uuid4().hex[:8]
         schedule = parse_schedule(
@@ -111,6 +112,7 @@ class JobBook:
 
     async def update(self, job_id: str, patch: JobPatch) -> Job | None:
         """Apply `patch`; None if there is no such job, JobError if the result is invalid."""
+        await load_triggers()
         job = await self.get(job_id)
         if job is None:
             return None
@@ -155,13 +157,19 @@ class JobBook:
         return Job.from_row(row) if row else None
 
     async def jobs(self) -> list[Job]:
-        return [Job.from_row(row) for row in await self.store.list()]
+        """Every job; APScheduler's triggers are loaded once there is one (its `next_run`)."""
+        rows = await self.store.list()
+        if rows:
+            await load_triggers()
+        return [Job.from_row(row) for row in rows]
 
     async def views(self) -> list[JobView]:
         """Every job with its next run, oldest first."""
+        await load_triggers()
         return [self._view(row) for row in await self.store.list()]
 
     async def view(self, job_id: str) -> JobView | None:
+        await load_triggers()
         row = await self.store.get(job_id)
         return self._view(row) if row else None
 
@@ -169,6 +177,7 @@ class JobBook:
         return [JobRun.from_row(row) for row in await self.store.runs(job_id, limit)]
 
     def next_run(self, job: Job) -> datetime | None:
+        """When an enabled job runs next (the triggers loaded: the methods above load them)."""
         if not job.enabled:
             return None
         try:

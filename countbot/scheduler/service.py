@@ -6,27 +6,30 @@ fire times since the job's `checked_through` are due (`plan_due`): the latest on
 `misfire_grace_seconds` runs once, older ones are recorded as missed. The same path runs at
 start, so downtime and a late wake-up (a sleeping laptop) follow one rule; that is why
 APScheduler's own `misfire_grace_time` is unlimited here, its grace would drop runs silently.
-Changes made by another process (the CLI) are noticed through SQLite's `data_version`.
+Changes made by another process (the CLI) are noticed through SQLite's `data_version`, looked
+at by a task of the service's own. APScheduler is imported (in a worker thread) and started with
+the first timer it is given: a daemon without jobs or heartbeat never loads it (about 1.5 MB).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.interval import IntervalTrigger
+from typing import TYPE_CHECKING, Any
 
 from countbot.config.settings import SchedulerSettings
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.clock import moment
 from countbot.scheduler.jobs import Job, JobError, JobRun
 from countbot.scheduler.runs import JobExecutor
-from countbot.scheduler.triggers import build_trigger, next_fire, plan_due
+from countbot.scheduler.triggers import build_trigger, load_triggers, next_fire, plan_due
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from apscheduler.triggers.base import BaseTrigger
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +54,9 @@ class SchedulerService:
         self._executor = executor
         self._grace = timedelta(seconds=settings.misfire_grace_seconds)
         self._watch_seconds = watch_seconds
-        self._aps = AsyncIOScheduler(
-            timezone=UTC,
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
-        )
+        self._aps: AsyncIOScheduler | None = None  # made with the first timer (`_timer`)
+        self._paused = False
+        self._watching: asyncio.Task[None] | None = None
         self._planning = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._data_version: int | None = None
@@ -62,25 +64,28 @@ class SchedulerService:
     async def start(self, *, paused: bool = False) -> None:
         """Load the jobs, catch up on what came due while stopped, and start the timer.
 
-        `paused` loads and syncs without letting the timer ring (tests drive `run_due`).
+        `paused` loads and syncs without letting the timer ring nor the store be watched (tests
+        drive `run_due` and `watch_store`).
         """
         now = self.book.clock().timestamp()
         stale = await self.book.store.interrupt_running(now, "CountBot stopped during this run")
         if stale:
             log.warning("%d job run(s) were interrupted by the last shutdown", stale)
-        self._aps.start(paused=paused)
+        self._paused = paused
         self.book.subscribe(self._sync)
         await self.reload()
         self._data_version = await self.book.store.data_version()
-        self.add_timer(
-            "store-watch", IntervalTrigger(seconds=self._watch_seconds), self.watch_store
-        )
+        if not paused:
+            self._watching = asyncio.create_task(self._watch(), name="scheduler-store-watch")
         self._spawn(self.run_due())
 
     async def stop(self) -> None:
         """Stop the timer and cancel the runs in progress (their records say so next start)."""
         self.book.unsubscribe(self._sync)
-        if self._aps.running:
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
+        if self._aps is not None and self._aps.running:
             self._aps.shutdown(wait=False)
         for task in list(self._tasks):
             task.cancel()
@@ -91,15 +96,16 @@ class SchedulerService:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    def add_timer(
+    async def add_timer(
         self, name: str, trigger: BaseTrigger, func: Callable[[], Awaitable[Any]]
     ) -> None:
         """Ring `func` on `trigger` (the heartbeat uses this); the same name replaces it."""
-        self._aps.add_job(func, trigger, id=TIMER_PREFIX + name, replace_existing=True)
+        timer = await self._timer()
+        timer.add_job(func, trigger, id=TIMER_PREFIX + name, replace_existing=True)
 
     def next_ring(self, job_id: str) -> float | None:
         """When the timer will next ring for a job (Unix time), None if it will not."""
-        aps_job = self._aps.get_job(JOB_PREFIX + job_id)
+        aps_job = self._aps.get_job(JOB_PREFIX + job_id) if self._aps is not None else None
         when = aps_job.next_run_time if aps_job is not None else None
         return when.timestamp() if when is not None else None
 
@@ -125,22 +131,44 @@ class SchedulerService:
         """Make the timer's jobs match the store's."""
         jobs = await self.book.jobs()
         for job in jobs:
-            self._schedule(job)
+            await self._schedule(job)
         known = {JOB_PREFIX + job.id for job in jobs}
-        for aps_job in self._aps.get_jobs():
+        for aps_job in self._aps.get_jobs() if self._aps is not None else []:
             if aps_job.id.startswith(JOB_PREFIX) and aps_job.id not in known:
                 aps_job.remove()
 
     # --- internals ---------------------------------------------------------------------------
+
+    async def _timer(self) -> AsyncIOScheduler:
+        """APScheduler's scheduler, imported in a worker thread and started at the first call."""
+        if self._aps is None:
+            module = "apscheduler.schedulers.asyncio"
+            loaded = await asyncio.to_thread(importlib.import_module, module)
+            if self._aps is None:  # a concurrent first call may have made it meanwhile
+                self._aps = loaded.AsyncIOScheduler(
+                    timezone=UTC,
+                    job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+                )
+                self._aps.start(paused=self._paused)
+        return self._aps
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._watch_seconds)
+            try:
+                await self.watch_store()
+            except Exception:  # the next look tries again
+                log.exception("looking for job changes made by another process failed")
 
     async def _sync(self, job_id: str) -> None:
         job = await self.book.get(job_id)
         if job is None:
             self._unschedule(job_id)
         else:
-            self._schedule(job)
+            await self._schedule(job)
 
-    def _schedule(self, job: Job) -> None:
+    async def _schedule(self, job: Job) -> None:
+        await load_triggers()
         try:
             trigger = build_trigger(job.schedule, job.schedule_since)
         except JobError as exc:  # a zone this system no longer knows, say
@@ -150,7 +178,8 @@ class SchedulerService:
         if not job.enabled or next_fire(trigger, moment(job.checked_through)) is None:
             self._unschedule(job.id)
             return
-        self._aps.add_job(
+        timer = await self._timer()
+        timer.add_job(
             self._ring,
             trigger,
             args=[job.id],
@@ -160,7 +189,7 @@ class SchedulerService:
         )
 
     def _unschedule(self, job_id: str) -> None:
-        if self._aps.get_job(JOB_PREFIX + job_id) is not None:
+        if self._aps is not None and self._aps.get_job(JOB_PREFIX + job_id) is not None:
             self._aps.remove_job(JOB_PREFIX + job_id)
 
     async def _ring(self, job_id: str) -> None:
@@ -172,6 +201,7 @@ class SchedulerService:
             job = await self.book.get(job_id)
             if job is None or not job.enabled:
                 return []
+            await load_triggers()
             try:
                 trigger = build_trigger(job.schedule, job.schedule_since)
             except JobError:

@@ -7,18 +7,25 @@ them are due at a given instant, which were missed, and normalizes what users an
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import re
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
-from apscheduler.triggers.date import DateTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 
 from countbot.scheduler.clock import moment
 from countbot.scheduler.jobs import SCHEDULE_KINDS, JobError, Schedule
+
+if TYPE_CHECKING:
+    from apscheduler.triggers.base import BaseTrigger
+    from apscheduler.triggers.cron import CronTrigger
+
+# APScheduler's triggers (and its package, which reads its own metadata): imported by
+# `load_triggers` once there is a job to read, so a daemon without jobs never holds them.
+_TRIGGER_MODULES = tuple(f"apscheduler.triggers.{kind}" for kind in ("cron", "date", "interval"))
 
 MIN_INTERVAL = 60
 # The timer wakes a little after the instant it aimed at; that is never a miss.
@@ -101,8 +108,18 @@ def parse_interval(text: str) -> int:
     return seconds
 
 
+async def load_triggers() -> None:
+    """Import APScheduler's triggers in a worker thread, once: call it on the event loop before
+    the functions here that build a trigger (they import them where they are already loaded)."""
+    if not all(name in sys.modules for name in _TRIGGER_MODULES):
+        await asyncio.to_thread(lambda: [importlib.import_module(n) for n in _TRIGGER_MODULES])
+
+
 def build_trigger(schedule: Schedule, since: float) -> BaseTrigger:
     """The APScheduler trigger for `schedule`; an interval counts from `since` (Unix time)."""
+    from apscheduler.triggers.date import DateTrigger
+    from apscheduler.triggers.interval import IntervalTrigger
+
     zone = _zone(schedule.timezone)
     if schedule.kind == "cron":
         return _cron_trigger(schedule.value.split(), zone)
@@ -155,6 +172,8 @@ def _zone(name: str) -> ZoneInfo:
 
 
 def _cron_trigger(fields: list[str], zone: ZoneInfo) -> CronTrigger:
+    from apscheduler.triggers.cron import CronTrigger
+
     minute, hour, day, month, weekday = fields
     try:
         return CronTrigger(

@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 from countbot.store.schema import MIGRATIONS
 
 T = TypeVar("T")
-# One call queued for the database thread: the function, its arguments, where its outcome goes.
-_Queued = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]"]
+# One call queued for the database thread: the function, its arguments, where its outcome goes,
+# and whether it is SQL (run in a transaction) or other blocking work.
+_Queued = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]", bool]
 
 
 class DatabaseClosedError(RuntimeError):
@@ -60,19 +61,29 @@ class Database:
             raise
         return cls(path, executor, conn)
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn(conn, *args)` on the worker thread inside one transaction and return its result.
+    def run(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Run `fn(conn, *args)` on the worker thread inside one transaction; await its result.
 
-        An exception rolls the transaction back and is re-raised here.
+        The call is queued at once (not when the await begins), so calls made side by side in
+        one pass of the loop share a hand-off. An exception rolls the transaction back and is
+        raised at the await.
         """
+        return self._queue(fn, args, True)
+
+    def run_blocking(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Run `fn(*args)`, blocking work that is not SQL (a look at files), on the worker
+        thread with the calls queued beside it: one hand-off for both."""
+        return self._queue(fn, args, False)
+
+    def _queue(self, fn: Callable[..., T], args: tuple[Any, ...], sql: bool) -> asyncio.Future[T]:
         if self._closed:
             raise DatabaseClosedError(f"database {self.path} is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         if not self._queued:
             loop.call_soon(self._send, loop)
-        self._queued.append((fn, args, future))
-        return await future
+        self._queued.append((fn, args, future, sql))
+        return future
 
     def _send(self, loop: asyncio.AbstractEventLoop) -> None:
         """Hand the calls queued in this pass of the loop to the thread as one job."""
@@ -83,12 +94,12 @@ class Database:
     def _call_batch(self, loop: asyncio.AbstractEventLoop, batch: list[_Queued]) -> None:
         """Run `batch` in order, each call its own transaction; one wake-up hands back all."""
         outcomes: list[tuple[Any, BaseException | None]] = []
-        for fn, args, future in batch:
+        for fn, args, future, sql in batch:
             if future.cancelled():  # its caller stopped waiting before it ran: as a queued job
                 outcomes.append((None, None))
                 continue
             try:
-                outcomes.append((self._call(fn, args), None))
+                outcomes.append((self._call(fn, args) if sql else fn(*args), None))
             except BaseException as exc:  # handed to the caller, as run_in_executor would
                 outcomes.append((None, exc))
         # RuntimeError: the loop closed meanwhile, and no one is waiting any more.
@@ -186,7 +197,7 @@ def _transaction(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any
 
 def _settle(batch: list[_Queued], outcomes: list[tuple[Any, BaseException | None]]) -> None:
     """On the loop: each call's result or exception to its caller (unless it stopped waiting)."""
-    for (_, _, future), (result, error) in zip(batch, outcomes, strict=True):
+    for (_, _, future, _), (result, error) in zip(batch, outcomes, strict=True):
         if future.cancelled():
             continue
         if error is not None:

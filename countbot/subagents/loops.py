@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import SpendCheck, SpendingGuard
 from countbot.config.settings import SubagentSettings
+from countbot.config.structs import replaced
 from countbot.messaging.message_tool import MessageTool
 from countbot.runtime.features import FeaturePorts, agent_loop, prompt_sources
 from countbot.subagents.prompt import SubagentContext
@@ -75,9 +76,7 @@ class SubagentLoops:
             ports,
             prompt=prompt,
             tools=registry,
-            limits=settings.agent.model_copy(
-                update={"max_iterations": self._settings.max_iterations}
-            ),
+            limits=replaced(settings.agent, max_iterations=self._settings.max_iterations),
             hooks=ports.loops.recorder.hooks(parent_session=parent, spends_for=spends_for),
             spending=_SpendsFor(ports.loops.spending, spends_for),
         )

@@ -33,12 +33,12 @@ async def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
         setattr(live, name, getattr(fresh, name))
     for name in IN_PLACE:
         section, wanted = getattr(live, name), getattr(fresh, name)
-        for field in type(section).model_fields:
+        for field in section.__struct_fields__:
             setattr(section, field, getattr(wanted, field))
     await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
     live_here = {*IN_PLACE, *REPLACED, *_NOT_SECTIONS}
     return sorted(
         name
-        for name in Settings.model_fields
+        for name in Settings.__struct_fields__
         if name not in live_here and getattr(fresh, name) != getattr(live, name)
     )

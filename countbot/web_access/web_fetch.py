@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 from countbot.config.settings import WebToolSettings
 from countbot.cooperative import Steps, run_steps
 from countbot.declared_charset import decoded_steps
-from countbot.html_text import html_text_steps, page_title
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import params, text
 from countbot.web_access.address_check import address_refusal
 from countbot.web_access.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
+from countbot.web_access.http_client import new_client
 
 if TYPE_CHECKING:
     import httpx
@@ -102,7 +102,7 @@ class WebFetchTool(Tool):
             raise FetchRefused(f"not a valid URL ({exc})") from exc
         headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}
         client = await asyncio.to_thread(
-            httpx.AsyncClient, headers=headers, timeout=self._settings.timeout
+            new_client, headers=headers, timeout=self._settings.timeout
         )
         async with client:
             for _ in range(_MAX_REDIRECTS + 1):
@@ -205,7 +205,11 @@ class WebFetchTool(Tool):
         text = yield from decoded_steps(fetched.body, _declared_charset(params))
         title = ""
         if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
-            title = page_title(text)
+            # Imported with the client, in a worker thread (`http_client`): an idle daemon never
+            # loads it.
+            from countbot.html_text import html_text_steps, page_title_steps
+
+            title = yield from page_title_steps(text)
             text = yield from html_text_steps(text)
         elif not _is_textual(media_type) or "\0" in text:
             return ToolResult.error(

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from html import unescape
 from typing import Any, Protocol
 
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import integer, params, text
+from countbot.web_access.http_client import new_client
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
@@ -41,10 +41,9 @@ class SearchBackend(Protocol):
 async def _get_json(
     url: str, params: dict[str, Any], headers: dict[str, str], request_timeout: float
 ) -> Any:
-    import httpx  # imported at first use: the daemon loads this module at start-up
 
     # Building a client loads the CA bundle from disk, so it happens off the event loop.
-    client = await asyncio.to_thread(httpx.AsyncClient, timeout=request_timeout)
+    client = await asyncio.to_thread(new_client, timeout=request_timeout)
     async with client:
         response = await client.get(url, params=params, headers=headers)
     response.raise_for_status()
@@ -156,4 +155,6 @@ def _format(number: int, hit: SearchHit) -> str:
 
 def _plain(text: str) -> str:
     """Brave marks matches with <strong> and escapes entities; the model needs plain text."""
+    from html import unescape  # loaded with the search's client (`http_client`): chat -m never
+
     return unescape(_TAG.sub("", text)).strip()

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
-from pydantic import SecretStr
 
+from countbot.config.secret import SecretStr
 from countbot.config.settings import Settings
 from countbot.web.stop_deadline import MARGIN
 from tests.channels.drivers import Driver
@@ -66,7 +67,7 @@ class ChannelDaemon:
             "web": {"host": "127.0.0.1", "port": 0, "shutdown_grace": GRACE},
             "channels": {
                 self.driver.name: {
-                    key: _plain(value) for key, value in section.model_dump().items()
+                    key: _plain(value) for key, value in msgspec.structs.asdict(section).items()
                 }
             },
         }

@@ -15,6 +15,7 @@ import yaml
 from countbot.cli.security import WEAK_TOKEN_BITS, mcp_findings, sandbox_finding, token_bits
 from countbot.config.loader import SHIPPED_ROOT
 from countbot.config.settings import Settings
+from countbot.config.structs import validate
 from countbot.execution.sandbox import SandboxStatus
 
 COUNTBOT = [sys.executable, "-m", "countbot"]
@@ -184,7 +185,7 @@ def test_each_mcp_server_is_reported_with_how_it_runs(tmp_path: Path) -> None:
 
 
 def test_a_required_sandbox_that_does_not_work_refuses_stdio_servers() -> None:
-    settings = Settings.model_validate({"mcp": {"servers": {"notes": {"command": "notes"}}}})
+    settings = validate(Settings, {"mcp": {"servers": {"notes": {"command": "notes"}}}})
     broken = SandboxStatus("bwrap", False, "bubblewrap (bwrap) is not installed")
     [finding] = mcp_findings(settings, broken)
     assert finding.level == "warning" and finding.detail.startswith("refused: ")

@@ -18,6 +18,7 @@ import yaml
 from playwright.async_api import Browser, BrowserContext, Locator, expect
 
 from countbot.config.loader import load_settings
+from countbot.config.structs import replaced
 from countbot.gateway.messages import InboundMessage
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.e2e.conftest import CHROMIUM, WAIT_MS
@@ -297,7 +298,7 @@ async def test_an_image_for_a_model_without_vision_gets_a_notice(
     chat: ChatPage, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     settings = chat.daemon.context.runtime.settings
-    settings.model = settings.model.model_copy(update={"vision": False})
+    settings.model = replaced(settings.model, vision=False)
     picture = tmp_path / "dot.png"
     picture.write_bytes(PIXEL)
     await chat.by_testid("image-input").set_input_files(str(picture))

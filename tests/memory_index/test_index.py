@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -236,3 +237,22 @@ async def test_the_follower_indexes_a_burst_once_it_settles_and_closes_while_wai
     assert await asyncio.to_thread(indexed) == 3
     await memory.sessions.append("s", {**user, "content": "one more"})
     await asyncio.wait_for(memory.index.close(), 5)  # while it waits for the store to settle
+
+
+async def test_blocking_work_runs_on_the_index_thread_and_still_runs_once_it_closed(
+    tmp_path: Path,
+) -> None:
+    """The system prompt's look rides on the index's thread (`run_blocking`); a turn that
+    finishes while the daemon closes the index still gets its look."""
+    (tmp_path / "workspace").mkdir()
+    db = await Database.open(tmp_path / "countbot.db")
+    index = await MemoryIndex.open(
+        tmp_path / "index.db", tmp_path / "workspace", SessionStore(db), None
+    )
+    try:
+        here = threading.get_ident()
+        assert await index.run_blocking(threading.get_ident) != here
+        await index.close()
+        assert await index.run_blocking(lambda: "looked") == "looked"
+    finally:
+        await db.close()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,19 @@ async def test_calls_made_just_before_close_still_run(tmp_path: Path) -> None:
     finally:
         await db.close()
     assert count == 1
+
+
+async def test_blocking_work_queued_beside_a_call_runs_on_the_same_thread(
+    tmp_path: Path,
+) -> None:
+    """`run_blocking` is for a look at files that should share a call's hand-off."""
+    db = await Database.open(tmp_path / "countbot.db")
+    try:
+        looked, found = await asyncio.gather(
+            db.run_blocking(threading.get_ident),
+            db.run(lambda c: (threading.get_ident(), c.in_transaction)),
+        )
+    finally:
+        await db.close()
+    assert found == (looked, True)
+    assert looked != threading.get_ident()

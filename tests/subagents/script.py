@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from countbot.config.loader import load_settings
+from countbot.config.structs import replaced
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, write_config
@@ -77,7 +78,7 @@ async def subagent_daemon(
 ) -> AsyncIterator[Daemon]:
     """A daemon on `folder` (restartable: same data) with `subagents.*` settings overridden."""
     settings = load_settings(write_config(folder, model_server))
-    settings.subagents = settings.subagents.model_copy(update=subagents)
+    settings.subagents = replaced(settings.subagents, **subagents)
     if tune is not None:
         tune(settings)
     with bind_listener("127.0.0.1", 0) as listener:

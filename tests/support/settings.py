@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from countbot.config.instance import EXAMPLE_CONFIG
+from countbot.config.secret import SecretStr
 from countbot.config.settings import Settings
 from tests.support.scripted_model import ScriptedModelServer
 
@@ -15,7 +16,7 @@ def make_settings(tmp_path: Path, model_server: ScriptedModelServer, **agent: ob
     settings = Settings()
     settings.model.name = "openai/test-model"
     settings.model.api_base = model_server.base_url
-    settings.model.api_key = "sk-test-0123456789abcdef"  # type: ignore[assignment]
+    settings.model.api_key = SecretStr("sk-test-0123456789abcdef")
     settings.model.request_timeout = 10.0
     settings.model.vision = True
     settings.agent.retry_delay = 0.01

@@ -17,6 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from countbot.config.loader import load_settings
 from countbot.config.settings import Settings
+from countbot.config.structs import replaced
 from countbot.web.context import DaemonContext
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram
@@ -114,9 +115,9 @@ def start_daemon(tmp_path: Path, model_server: ScriptedModelServer) -> DaemonFac
         model = web.pop("model", None)
         settings = load_settings(write_config(tmp_path, model_server, **web))
         if model:
-            settings.model = settings.model.model_copy(update=model)
+            settings.model = replaced(settings.model, **model)
         if gateway:
-            settings.gateway = settings.gateway.model_copy(update=gateway)
+            settings.gateway = replaced(settings.gateway, **gateway)
         if mcp:
             settings.mcp = mcp
         listener = bind_listener("127.0.0.1", 0)

@@ -118,6 +118,16 @@ async def test_invalid_settings_are_refused_and_nothing_changes(daemon: Daemon) 
         assert preset.status_code == 400 and "no-such-one" in preset.json()["error"]
         other = await http.put("/api/settings", json={"web": {"host": "0.0.0.0"}})
         assert other.status_code == 400
+        deep = {"tools": {"exec": {"timeout": "5", "deny_patterns": ["(a"]}}}
+        nested = (await http.put("/api/settings", json=deep)).json()["error"]
+        assert '`tools.exec.timeout` must be a number (got "5")' in nested
+        unknown = await http.put("/api/settings", json={"budget": {"daily_tokns": 5}})
+        assert (
+            "unknown key `budget.daily_tokns` (did you mean `daily_tokens`?)"
+            in (unknown.json()["error"])
+        )
+        secret = await http.put("/api/settings", json={"model": {"api_key": ["sk-abcdef12345"]}})
+        assert secret.status_code == 400 and "sk-abcdef" not in secret.text
     assert daemon.settings.config_path.read_text(encoding="utf-8") == before  # type: ignore[union-attr]
     assert daemon.settings.model.temperature == 0.7
 

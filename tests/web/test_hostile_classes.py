@@ -21,6 +21,7 @@ import yaml
 from countbot.config.loader import load_settings
 from countbot.config.settings import WebToolSettings
 from countbot.web.daemon import bind_listener, serve_daemon
+from tests.support.loop_watch import RESPONSIVE, LoopWatch
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, WsClient, write_config
 from tests.web_access.local_http import LocalHTTPServer
@@ -109,6 +110,32 @@ async def test_a_declared_charset_whose_codec_fails_its_own_way_reads_as_utf8(
             assert "Tide tables: high water at 06:12" in result["result"], name
         async with daemon.http() as http:
             assert (await http.get("/api/health")).status_code == 200
+
+
+async def test_pages_that_were_one_long_step_keep_the_daemon_loop_responsive(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    # Cutting out 285,000 empty comments was one step (1.5 s on a loaded machine); 2 MB of
+    # "İ" was lowercased whole, twice, and its 800,000 output parts held 65 MB.
+    html = {"Content-Type": "text/html; charset=utf-8"}
+    routes = {
+        "/comments": Page(200, b"<!---->" * 285_000 + b"<p>after the comments", html),
+        "/dotted-i": Page(200, "<p>İ".encode() * 399_000, html),
+    }
+    with LocalHTTPServer(routes) as server:
+        async with (
+            daemon_fetching_loopback(tmp_path, model_server) as daemon,
+            LoopWatch() as watch,
+        ):
+            comments, dotted = await turn_results(
+                daemon,
+                model_server,
+                ("web_fetch", {"url": server.url("/comments")}),
+                ("web_fetch", {"url": server.url("/dotted-i")}),
+            )
+    assert comments["result"].endswith("after the comments")
+    assert dotted["status"] == "ok" and "İ\n\nİ" in dotted["result"]
+    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
 
 
 async def test_the_settings_api_refuses_a_value_of_the_wrong_type(daemon: Daemon) -> None:

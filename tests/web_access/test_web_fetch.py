@@ -223,6 +223,9 @@ def hostile_server() -> Iterator[LocalHTTPServer]:
         ),
         "/titles": Reply(200, b"<html><title>" * 12_000, HTML),
         "/unclosed": Reply(200, b"<html>" + b"<title" * 20_000, HTML),
+        "/comments": Reply(200, b"<!---->" * 285_000, HTML),
+        "/dotted-i": Reply(200, "<p>İ".encode() * 400_000, HTML),
+        "/paragraphs": Reply(200, "<p>İ".encode() * 40_000, HTML),
     }
     with LocalHTTPServer(routes) as running:
         yield running
@@ -264,11 +267,30 @@ async def test_unreadable_encodings_are_a_clear_error(
     assert result.status == "error" and says in result.content
 
 
-@pytest.mark.parametrize("path", ["/titles", "/unclosed"])
-async def test_pages_of_repeated_titles_keep_the_loop_responsive(
+@pytest.mark.parametrize("path", ["/titles", "/unclosed", "/comments", "/dotted-i"])
+async def test_pages_of_repeated_markup_keep_the_loop_responsive(
     hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
 ) -> None:
     async with LoopWatch() as watch:
         result = await local_fetch().execute({"url": hostile_server.url(path)}, ctx)
     assert result.status == "ok"
     assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
+
+
+@pytest.mark.parametrize("path", ["/unclosed", "/paragraphs"])
+async def test_a_page_is_read_in_memory_a_small_multiple_of_its_size(
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
+) -> None:
+    # One-letter paragraphs were two little strings each (33x the page: 65 MB for 2 MB) before
+    # the converter joined its parts as it went.
+    size = len(hostile_server.routes[path].body)
+    fetch = local_fetch()
+    await fetch.execute({"url": hostile_server.url("/gzip-page")}, ctx)  # imports httpx
+    tracemalloc.start()
+    try:
+        result = await fetch.execute({"url": hostile_server.url(path)}, ctx)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.status == "ok"
+    assert peak < 8 * size, f"peak {peak / size:.1f}x the page"

@@ -7,8 +7,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from pydantic import SecretStr
 
+from countbot.config.secret import SecretStr
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import ToolContext, ToolTransientError
 from countbot.web_access.web_search import BraveSearch, SearxngSearch, WebSearchTool, search_backend

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import platform
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -31,6 +31,8 @@ INSTRUCTION_FILES = (
     ("USER.md", "About the user"),
 )
 INSTRUCTION_FILE_CHARS = 20_000
+# What one look at the prompt's files finds: the persona, the skills, the instruction texts.
+Look = tuple[Persona, SkillScan, tuple[str, ...]]
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 TOOL_PRINCIPLES = """\
@@ -73,6 +75,7 @@ class PromptBuilder:
         memory: MemoryFile,
         timezone: str | None = None,
         tool_names: Sequence[str] = (),
+        run_blocking: Callable[[Callable[[], Look]], Awaitable[Look]] | None = None,
     ) -> None:
         self._workspace = workspace.absolute()
         self._personas = persona_loader
@@ -84,6 +87,9 @@ class PromptBuilder:
         self._runtime = f"{platform.system()} {platform.release()} ({platform.machine()})"
         self._cached_inputs: tuple[Persona, SkillCatalog, tuple[str, ...]] | None = None
         self._cached_prompt = ""
+        # Where the look at the files runs: a worker thread, or a thread the turn's opening
+        # hands other work to at the same moment (the memory index's: one hand-off for both).
+        self._run_blocking = run_blocking or asyncio.to_thread
         # Each instruction file's (mtime_ns, size) and text as last read: read again when moved.
         self._instructions: dict[str, tuple[tuple[int, int], str]] = {}
 
@@ -91,7 +97,7 @@ class PromptBuilder:
         """The system prompt; the same string until the persona, skills or instructions change."""
         # One worker thread looks at every input file (mtime and size; a file is read again only
         # when they moved): one hand-off per turn, not one per input.
-        persona, scan, instructions = await asyncio.to_thread(self._look)
+        persona, scan, instructions = await self._run_blocking(self._look)
         catalog = self._skills.adopt(scan)
         inputs = (persona, catalog, instructions)
         if inputs != self._cached_inputs:
@@ -223,7 +229,7 @@ class PromptBuilder:
         )
         return "\n".join([intro, *lines])
 
-    def _look(self) -> tuple[Persona, SkillScan, tuple[str, ...]]:
+    def _look(self) -> Look:
         """The prompt's inputs as they are on disk now; blocking, run in a worker thread."""
         persona = self._personas.resolve(self._persona_settings)
         return persona, self._skills.scan(), self._read_instructions()

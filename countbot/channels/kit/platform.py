@@ -15,13 +15,12 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
-from pydantic import SecretStr
-
 from countbot.channels.kit.base import Channel, ChatOutput, Incoming, SendError
 from countbot.channels.kit.delivery import FileChat, deliver
 from countbot.channels.kit.extras import missing_extra
 from countbot.channels.kit.link import Link
 from countbot.channels.kit.parts import ChannelKit
+from countbot.config.secret import SecretStr
 from countbot.config.settings import ChannelSettings
 from countbot.runtime.outbound import ChannelSender, DeliveryResult
 

@@ -50,7 +50,9 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
         (token,) = self.required_values()
-        app = _application(token, settings)
+        # Building it makes two httpx clients, each loading the CA bundle: ~35 ms of CPU apiece,
+        # which on the loop stalled every session at each (re)start of the channel.
+        app = await asyncio.to_thread(_application, token, settings)
         with masked_logs(self.kit.masker, _URL_LOGGERS):
             await app.initialize()  # getMe: a bad token or no network fails here
             try:

@@ -9,13 +9,14 @@ The body is the file itself (`POST /api/media?name=report.pdf&kind=voice|file`),
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from pathlib import PurePath
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.channels.kit.media import MediaFolder, take_in
 from countbot.web.api.errors import ApiError, daemon_of
 
 # A ten-minute voice note or a long PDF; the transcription and document limits apply after.
@@ -32,9 +33,12 @@ async def upload(request: Request) -> JSONResponse:
     if not data:
         raise ApiError(400, "the upload is empty")
     runtime = daemon_of(request).runtime
-    folder = MediaFolder(runtime.settings.workspace, runtime.media)
+    # The channels' media intake, imported at the first upload (a worker thread's job): an idle
+    # daemon without channels never loads their pipeline.
+    kit = await asyncio.to_thread(importlib.import_module, "countbot.channels.kit.media")
+    folder = kit.MediaFolder(runtime.settings.workspace, runtime.media)
     media_type = request.headers.get("content-type", "").split(";")[0].strip()
-    _, notes = await take_in(
+    _, notes = await kit.take_in(
         folder, f"web-{name}", data, name=name, media_type=media_type, kind=kind
     )
     note, _ = await folder.read_notes("\n\n".join(notes))

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
+from countbot.config.problems import explained
 from countbot.config.settings import PersonaSettings, Settings
+from countbot.config.structs import Invalid, replaced, validate
 from countbot.llm.provider_choice import is_local
 from countbot.local_model.models import catalogue_view, effective_model
 from countbot.personas.presets import PersonaError
@@ -91,21 +92,20 @@ def _check_types(settings: Settings, patch: dict[str, dict]) -> None:
     """
     for section, change in patch.items():
         current = getattr(settings, section)
+        fields = {name: getattr(current, name) for name in current.__struct_fields__}
         try:
-            type(current).model_validate({**current.model_dump(), **change}, strict=True)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in (section, *error["loc"]))
-            raise ApiError(400, f"{where}: {error['msg']}") from None
+            validate(type(current), {**fields, **change}, strict=True, loc=(section,))
+        except Invalid as exc:
+            raise ApiError(400, "; ".join(explained(exc))) from None
 
 
 async def _check_persona(daemon: DaemonContext, current: PersonaSettings, change: dict) -> None:
     """An unknown preset would break every later turn: refuse it before anything is saved."""
     try:
-        candidate = PersonaSettings.model_validate({**current.model_dump(), **change})
+        candidate = replaced(current, **change)
         await daemon.runtime.personas.load(candidate)
-    except ValidationError as exc:
-        raise ApiError(400, f"persona: {exc.errors()[0]['msg']}") from None
+    except Invalid as exc:
+        raise ApiError(400, "; ".join(explained(exc))) from None
     except PersonaError as exc:
         raise ApiError(400, f"persona: {exc}") from None
 

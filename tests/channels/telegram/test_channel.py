@@ -9,6 +9,7 @@ import html
 import re
 
 from countbot.config.settings import Settings
+from countbot.config.structs import replaced
 from tests.channels.fake_telegram import BOT_USERNAME, FakeTelegram, FakeUser
 from tests.channels.harness import ALICE, Bot, running_bot, use_fake_telegram
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -133,7 +134,7 @@ async def test_a_photo_for_a_model_without_vision_is_answered_with_a_notice(
     bot: Bot, model_server: ScriptedModelServer
 ) -> None:
     live = bot.runtime.settings
-    live.model = live.model.model_copy(update={"vision": False})
+    live.model = replaced(live.model, vision=False)
     model_server.script(Reply.text("I cannot tell."))
     bot.fake.user_sends_photo(PHOTO, caption="what is this?")
 
