@@ -27,8 +27,8 @@ def models() -> None:
 @config_option
 def models_list(config_path: str | None) -> None:
     """Show the catalogue: size, licence, SHA-256, and which models are pulled."""
+    from countbot.local_model.catalogue import is_installed
     from countbot.local_model.models import local_extra_installed
-    from countbot.local_model.pull import is_installed
 
     folder = _folder(config_path)
     for entry in CATALOGUE:

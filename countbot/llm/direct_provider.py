@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from types import SimpleNamespace
@@ -204,7 +203,6 @@ class DirectProvider(RetryingProvider):
         return self._client
 
     def _new_client(self) -> httpx.AsyncClient:
-        _import_httpx()
         import httpx
 
         # Our deadline (RetryingProvider) bounds the whole call; httpx's only the connect.
@@ -244,20 +242,6 @@ class DirectProvider(RetryingProvider):
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         return body
-
-
-def _import_httpx() -> None:
-    """Import httpx without its command line (blocking): its package imports `httpx._main`, and
-    with it click, rich and pygments whenever those are installed (about 6 MB and 70 ms), for a
-    `main` nothing here calls. The module stays importable afterwards."""
-    if "httpx" in sys.modules or "httpx._main" in sys.modules:
-        return
-    sys.modules["httpx._main"] = None  # type: ignore[assignment]  # "from ._main" fails: a stub
-    try:
-        import httpx  # noqa: F401 - the import is the point
-    finally:
-        if sys.modules.get("httpx._main", ...) is None:
-            del sys.modules["httpx._main"]
 
 
 def _no_trusted_roots() -> ssl.SSLContext:

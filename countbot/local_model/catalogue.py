@@ -92,3 +92,11 @@ def model_file(spec: str, models_dir: Path) -> Path:
         return models_dir / entry.file
     path = Path(spec).expanduser()
     return path if path.is_absolute() else models_dir / path
+
+
+def is_installed(model: CatalogueModel, models_dir: Path) -> bool:
+    """Whether the model's file is present with the right size (the hash was checked on pull).
+
+    Here rather than in `pull.py`, so the daemon can ask without loading the downloader."""
+    path = models_dir / model.file
+    return path.is_file() and path.stat().st_size == model.size

