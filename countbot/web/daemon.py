@@ -38,7 +38,7 @@ from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
 from countbot.web.stop_deadline import arm as arm_stop_deadline
-from countbot.web.uvicorn_parts import Config, Server
+from countbot.web.uvicorn_parts import Config, Server, WebSocketsSansIOProtocol
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +198,7 @@ def _uvicorn_config(daemon: DaemonContext, port: int) -> Config:
         access_log=False,
         ws_max_size=daemon.runtime.settings.web.max_frame_bytes + FRAME_HEADROOM,
         http=bounded_head_protocol(daemon.runtime.settings.web.max_header_bytes),
+        ws=WebSocketsSansIOProtocol,  # what "auto" picks, imported without importlib.metadata
         # Frames are small JSON; compressing each costs more CPU than the bytes are worth.
         ws_per_message_deflate=False,
         timeout_graceful_shutdown=CONNECTION_GRACE,

@@ -130,6 +130,8 @@ OURS_NOT_LOADED_WHEN_IDLE = (
     *("countbot.channels.kit.wiring", "countbot.channels.kit.intake", "countbot.channels.kit.feed"),
     *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
 )
+# The standard library's: what websockets imports only for a development checkout's version.
+STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata",)
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
@@ -144,6 +146,8 @@ def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
     assert "countbot.channels.manager" in names and "countbot.scheduler.service" in names
     assert loaded.isdisjoint(NOT_LOADED_WHEN_IDLE), loaded & set(NOT_LOADED_WHEN_IDLE)
     assert names.isdisjoint(OURS_NOT_LOADED_WHEN_IDLE), names & set(OURS_NOT_LOADED_WHEN_IDLE)
+    assert "websockets" in loaded
+    assert names.isdisjoint(STDLIB_NOT_LOADED_WHEN_IDLE), names & set(STDLIB_NOT_LOADED_WHEN_IDLE)
 
 
 VECTORS_DAEMON = """
