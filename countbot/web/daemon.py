@@ -38,7 +38,7 @@ from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
 from countbot.web.stop_deadline import arm as arm_stop_deadline
-from countbot.web.uvicorn_parts import Config, Server, WebSocketsSansIOProtocol
+from countbot.web.uvicorn_parts import Config, Server, WebSocketsSansIOProtocol, log_as_uvicorn
 
 log = logging.getLogger(__name__)
 
@@ -191,9 +191,11 @@ async def _preload(daemon: DaemonContext) -> None:
 
 
 def _uvicorn_config(daemon: DaemonContext, port: int) -> Config:
+    log_as_uvicorn()
     return Config(
         create_app(daemon, port),
         lifespan="off",
+        log_config=None,  # set by log_as_uvicorn, without logging.config
         log_level="warning",
         access_log=False,
         ws_max_size=daemon.runtime.settings.web.max_frame_bytes + FRAME_HEADROOM,

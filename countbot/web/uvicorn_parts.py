@@ -10,12 +10,15 @@ once, so other code that imports uvicorn still sees the whole package.
 
 The WebSocket protocol (websockets' sans-I/O one, which uvicorn's "auto" picks) is imported here
 too, without the `importlib.metadata` that websockets' `version` module imports for a
-development checkout's version only (with email, zipfile and csv: about 1.5 MB of an idle daemon).
+development checkout's version only (with email, zipfile and csv), and uvicorn's config without
+`logging.config` (with logging.handlers, pickle, socketserver): the daemon passes no
+`log_config` and sets uvicorn's default log handler itself (`log_as_uvicorn`). 1.5 MB idle.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import sys
 import types
 from typing import Any
@@ -45,43 +48,61 @@ def _enter_package() -> None:
     sys.modules["uvicorn"] = package
 
 
-def _import_websockets() -> None:
-    """Import websockets with a stand-in for `importlib.metadata`, dropped once it is imported.
+def _import_without(unused: str, importing: str) -> None:
+    """Import module `importing` with a stand-in for module `unused`, which it imports unused.
 
-    A released websockets only imports the module. Should anything use the stand-in (websockets,
-    or another thread in that moment), it hands over to the real module, imported then.
+    The stand-in stays the parent package's attribute; anything that uses it (or imports
+    `unused` later) gets the real module, imported then.
     """
-    name = "importlib.metadata"
-    if "websockets" in sys.modules or name in sys.modules:
+    if importing in sys.modules or unused in sys.modules:
         return
-    stand_in = types.ModuleType(name)
+    parent, _, child = unused.rpartition(".")
+    stand_in = types.ModuleType(unused)
 
     def forward(attribute: str) -> Any:
-        if sys.modules.get(name) is stand_in:
-            del sys.modules[name]
-        return getattr(importlib.import_module(name), attribute)
+        if sys.modules.get(unused) is stand_in:
+            del sys.modules[unused]
+        return getattr(importlib.import_module(unused), attribute)
 
     stand_in.__getattr__ = forward  # type: ignore[attr-defined]
-    sys.modules[name] = stand_in
+    sys.modules[unused] = stand_in
+    setattr(importlib.import_module(parent), child, stand_in)
     try:
-        import websockets  # noqa: F401
+        importlib.import_module(importing)
     finally:
-        if sys.modules.get(name) is stand_in:
-            del sys.modules[name]
+        if sys.modules.get(unused) is stand_in:
+            del sys.modules[unused]
 
 
 _enter_package()
-_import_websockets()
+# websockets' version module imports importlib.metadata for a development checkout's version.
+_import_without("importlib.metadata", "websockets")
+# uvicorn's config imports logging.config for a `log_config`, which the daemon does not pass.
+_import_without("logging.config", "uvicorn.config")
 
 from uvicorn.config import Config  # noqa: E402
+from uvicorn.logging import DefaultFormatter  # noqa: E402
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: E402
 from uvicorn.protocols.websockets.websockets_sansio_impl import (  # noqa: E402
     WebSocketsSansIOProtocol,
 )
 from uvicorn.server import Server  # noqa: E402
 
+
+def log_as_uvicorn() -> None:
+    """What uvicorn's default `log_config` sets up (without its access log, which the daemon
+    turns off), for a `Config(log_config=None)`: its `dictConfig` needs logging.config."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s", use_colors=None))
+    logger = logging.getLogger("uvicorn")
+    logger.handlers = [handler]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logging.getLogger("uvicorn.error").setLevel(logging.INFO)
+
+
 # As the real `__init__` has them: uvicorn's own modules import these from the package.
 sys.modules["uvicorn"].Config = Config  # type: ignore[attr-defined]
 sys.modules["uvicorn"].Server = Server  # type: ignore[attr-defined]
 
-__all__ = ["Config", "HttpToolsProtocol", "Server", "WebSocketsSansIOProtocol"]
+__all__ = ["Config", "HttpToolsProtocol", "Server", "WebSocketsSansIOProtocol", "log_as_uvicorn"]

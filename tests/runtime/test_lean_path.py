@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import re
@@ -101,7 +102,7 @@ def test_chat_message_without_a_daemon_imports_only_what_a_turn_needs(
 
 
 IDLE_DAEMON = """
-import asyncio, sys
+import asyncio, logging, sys
 from pathlib import Path
 from countbot.config.loader import load_settings
 from countbot.web.daemon import bind_listener, serve_daemon
@@ -113,6 +114,7 @@ async def main():
             await asyncio.sleep(1.0)  # the start-up's background tasks have run
             loaded = {name for name, module in sys.modules.items() if module is not None}
             print(" ".join(sorted(loaded)))
+            logging.getLogger("uvicorn.error").warning("uvicorn still logs")
 
 asyncio.run(main())
 """
@@ -130,8 +132,9 @@ OURS_NOT_LOADED_WHEN_IDLE = (
     *("countbot.channels.kit.wiring", "countbot.channels.kit.intake", "countbot.channels.kit.feed"),
     *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
 )
-# The standard library's: what websockets imports only for a development checkout's version.
-STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata",)
+# The standard library's: what websockets imports only for a development checkout's version,
+# and what uvicorn imports for a `log_config` the daemon does not pass.
+STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata", "logging.config")
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
@@ -148,6 +151,21 @@ def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
     assert names.isdisjoint(OURS_NOT_LOADED_WHEN_IDLE), names & set(OURS_NOT_LOADED_WHEN_IDLE)
     assert "websockets" in loaded
     assert names.isdisjoint(STDLIB_NOT_LOADED_WHEN_IDLE), names & set(STDLIB_NOT_LOADED_WHEN_IDLE)
+    assert "WARNING:  uvicorn still logs" in result.stderr  # as uvicorn's default log_config
+
+
+def test_the_modules_the_daemon_imports_without_are_there_when_used() -> None:
+    """The stand-ins `uvicorn_parts` imports websockets and uvicorn's config with hand over."""
+    script = (
+        "import importlib, logging, sys, countbot.web.uvicorn_parts\n"
+        "logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False})\n"
+        "import importlib.metadata\n"
+        "print(importlib.metadata.version('websockets'), sys.modules['logging.config'].__name__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [importlib.metadata.version("websockets"), "logging.config"]
 
 
 VECTORS_DAEMON = """
