@@ -19,6 +19,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
+import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource

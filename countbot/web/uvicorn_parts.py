@@ -9,10 +9,9 @@ it lacks is a submodule imported on demand (`Config` resolves its log formatter 
 once, so other code that imports uvicorn still sees the whole package.
 
 The WebSocket protocol (websockets' sans-I/O one, which uvicorn's "auto" picks) is imported here
-too, without the `importlib.metadata` that websockets' `version` module imports for a
-development checkout's version only (with email, zipfile and csv), and uvicorn's config without
-`logging.config` (with logging.handlers, pickle, socketserver): the daemon passes no
-`log_config` and sets uvicorn's default log handler itself (`log_as_uvicorn`). 1.5 MB idle.
+too, without `importlib.metadata`, and uvicorn's config without `logging.config`
+(`lean_imports`): the daemon passes no `log_config` and sets uvicorn's default log handler
+itself (`log_as_uvicorn`).
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
-import types
 from typing import Any
+
+from countbot.web.lean_imports import import_without
 
 
 def _enter_package() -> None:
@@ -48,37 +48,11 @@ def _enter_package() -> None:
     sys.modules["uvicorn"] = package
 
 
-def _import_without(unused: str, importing: str) -> None:
-    """Import module `importing` with a stand-in for module `unused`, which it imports unused.
-
-    The stand-in stays the parent package's attribute; anything that uses it (or imports
-    `unused` later) gets the real module, imported then.
-    """
-    if importing in sys.modules or unused in sys.modules:
-        return
-    parent, _, child = unused.rpartition(".")
-    stand_in = types.ModuleType(unused)
-
-    def forward(attribute: str) -> Any:
-        if sys.modules.get(unused) is stand_in:
-            del sys.modules[unused]
-        return getattr(importlib.import_module(unused), attribute)
-
-    stand_in.__getattr__ = forward  # type: ignore[attr-defined]
-    sys.modules[unused] = stand_in
-    setattr(importlib.import_module(parent), child, stand_in)
-    try:
-        importlib.import_module(importing)
-    finally:
-        if sys.modules.get(unused) is stand_in:
-            del sys.modules[unused]
-
-
 _enter_package()
 # websockets' version module imports importlib.metadata for a development checkout's version.
-_import_without("importlib.metadata", "websockets")
+import_without("importlib.metadata", "websockets")
 # uvicorn's config imports logging.config for a `log_config`, which the daemon does not pass.
-_import_without("logging.config", "uvicorn.config")
+import_without("logging.config", "uvicorn.config")
 
 from uvicorn.config import Config  # noqa: E402
 from uvicorn.logging import DefaultFormatter  # noqa: E402

@@ -133,8 +133,8 @@ OURS_NOT_LOADED_WHEN_IDLE = (
     *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
 )
 # The standard library's: what websockets imports only for a development checkout's version,
-# and what uvicorn imports for a `log_config` the daemon does not pass.
-STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata", "logging.config")
+# uvicorn for a `log_config` the daemon does not pass, starlette for its status phrases.
+STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata", "logging.config", "http.client")
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
@@ -155,17 +155,23 @@ def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
 
 
 def test_the_modules_the_daemon_imports_without_are_there_when_used() -> None:
-    """The stand-ins `uvicorn_parts` imports websockets and uvicorn's config with hand over."""
+    """The stand-ins of `lean_imports` answer as the real modules, and hand over to them."""
     script = (
-        "import importlib, logging, sys, countbot.web.uvicorn_parts\n"
+        "import importlib, logging, sys, countbot.web.lean_imports, countbot.web.uvicorn_parts\n"
+        "from starlette.exceptions import HTTPException\n"
+        "print(HTTPException(418).detail.replace(' ', '_'), 'http.client' in sys.modules)\n"
         "logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False})\n"
-        "import importlib.metadata\n"
+        "import importlib.metadata, http.client\n"
         "print(importlib.metadata.version('websockets'), sys.modules['logging.config'].__name__)\n"
+        "print(http.client.HTTPConnection.__module__)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [importlib.metadata.version("websockets"), "logging.config"]
+    version = importlib.metadata.version("websockets")
+    assert result.stdout.split() == [
+        *("I'm_a_Teapot", "False", version, "logging.config", "http.client")
+    ]
 
 
 VECTORS_DAEMON = """
