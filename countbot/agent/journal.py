@@ -1,11 +1,10 @@
 """What a turn writes down: every finished entry, every tool call, the usage of side calls.
 
 Each goes to the caller's `AgentHooks` as it happens (so a crash loses at most the text still
-streaming); a hook that fails is logged and never takes the turn down. What the turn does not
-need stored before it goes on (the user's entry while its model call goes out, a tool call
-while its tool runs, a tool's result and audit while the next call goes out) is committed
-beside it (`add_soon`, `audit_soon`): every later write, and so every turn ending, waits for
-those first, so the session keeps its order and a turn never ends with anything unstored.
+streaming); a hook that fails is logged and never takes the turn down. The user's entry is
+committed while the turn's first model call goes out (`add_soon`): every later write, and so
+every turn ending, waits for it first, so the session keeps its order and a turn never ends
+with its message unstored.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ class Journal:
     session_id: str
     user_text: str
     channel: str | None
-    # Writes started by `add_soon`/`audit_soon` that may still run (the one mutable part).
+    # Writes started by `add_soon` that may still run (the one mutable part).
     _started: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def commit(self, entry: HistoryEntry) -> None:
@@ -48,16 +47,15 @@ class Journal:
 
     async def add_soon(self, entry: HistoryEntry, model: str) -> HistoryEntry:
         """`entry` counted, its commit started but not awaited: the database thread stores it
-        while the turn goes on (to its model call, to the tools an answer asked for): one
-        hand-off less on the turn's path. The commit runs in a task of its own, so a turn
-        cancelled meanwhile still stores it."""
+        while the turn goes on to its model call (one hand-off less on the turn's path). The
+        commit runs in a task of its own, so a turn cancelled meanwhile still stores it."""
         entry = await counted(entry, model)
         self._soon(self.hooks.on_message, self.session_id, entry)
         return entry
 
     async def settled(self) -> None:
-        """Wait for the writes started by `add_soon` and `audit_soon` (shielded: a cancelled
-        turn does not cancel them)."""
+        """Wait for the writes started by `add_soon` (shielded: a cancelled turn does not
+        cancel them)."""
         for task in tuple(self._started):
             await asyncio.shield(task)
         self._started[:] = [task for task in self._started if not task.done()]
@@ -72,12 +70,6 @@ class Journal:
     ) -> None:
         await self.settled()
         await _call(self.hooks.on_tool_call, self._record(call_id, name, arguments, result))
-
-    def audit_soon(
-        self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
-    ) -> None:
-        """`audit`, started but not awaited (see `add_soon`)."""
-        self._soon(self.hooks.on_tool_call, self._record(call_id, name, arguments, result))
 
     def _record(
         self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult

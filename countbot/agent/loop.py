@@ -186,8 +186,6 @@ class AgentLoop:
                 return
             await self._apply_steering(turn, choice)
             exact = self.spending is not None and self.spending.limited()
-            if exact:  # limits are checked against what SQLite counted: the turn's writes first
-                await turn.journal.settled()
             messages, estimate = await self.context.messages(
                 turn.entries, choice, turn.tools, turn.prompt, exact=exact
             )
@@ -212,10 +210,7 @@ class AgentLoop:
                 yield await self._end_error(turn, model_turn)
                 return
             assistant = model_turn.entry()
-            if assistant.tool_calls:  # stored while its tools run
-                turn.entries.append(await turn.journal.add_soon(assistant, choice.model))
-            else:
-                await self._add(turn, assistant, choice)
+            await self._add(turn, assistant, choice)
             turn.texts.append(assistant.text)
             turn.answer += assistant.text
             if not assistant.tool_calls:
@@ -346,9 +341,13 @@ class AgentLoop:
             result.duration_ms,
             images=result.images,
         )
-        # Stored while the next model call goes out (every later write waits for both).
-        turn.entries.append(await turn.journal.add_soon(entry, choice.model))
-        turn.journal.audit_soon(call.id, call.name, _shown_arguments(call), result)
+        # Committed side by side: the stores queue both writes on one database thread. (Made
+        # beside the next model call instead, they measured slower: two chained hand-offs
+        # competing with the stream for the GIL.)
+        await asyncio.gather(
+            self._add(turn, entry, choice),
+            turn.journal.audit(call.id, call.name, _shown_arguments(call), result),
+        )
 
     async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
         if turn.steering is None:
