@@ -151,6 +151,7 @@ def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
     assert names.isdisjoint(OURS_NOT_LOADED_WHEN_IDLE), names & set(OURS_NOT_LOADED_WHEN_IDLE)
     assert "websockets" in loaded
     assert names.isdisjoint(STDLIB_NOT_LOADED_WHEN_IDLE), names & set(STDLIB_NOT_LOADED_WHEN_IDLE)
+    assert "yaml" in loaded and "yaml._yaml" not in names  # PyYAML without libyaml's bindings
     assert "WARNING:  uvicorn still logs" in result.stderr  # as uvicorn's default log_config
 
 
