@@ -3,7 +3,8 @@
 Some libraries import a standard module at the top for a path the daemon never takes: websockets'
 version module imports `importlib.metadata` for a development checkout's version, uvicorn's config
 imports `logging.config` for a `log_config` (the daemon passes none), starlette's exceptions
-import `http.client` for its table of status phrases. With their own imports (email's parser and
+import `http.client` for its table of status phrases, its error middleware `html` for a debug
+page. With their own imports (email's parser and
 message, zipfile, csv, logging.handlers, pickle, socketserver) they are about 2.5 MB of an idle
 daemon. `import_without` imports such a library while a stand-in takes the unused module's place;
 the stand-in forwards to the real module should anything use it.
@@ -40,7 +41,8 @@ def import_without(unused: str, importing: str, **kept: Any) -> None:
     stand_in.__getattr__ = forward  # type: ignore[attr-defined]
     vars(stand_in).update(kept)
     sys.modules[unused] = stand_in
-    setattr(importlib.import_module(parent), child, stand_in)
+    if parent:
+        setattr(importlib.import_module(parent), child, stand_in)
     try:
         importlib.import_module(importing)
     finally:
@@ -54,3 +56,6 @@ import_without(
     "starlette.exceptions",
     responses={status.value: status.phrase for status in http.HTTPStatus.__members__.values()},
 )
+# Starlette's error middleware uses `html.escape` only for its debug page (the daemon's is off);
+# the html package's entity table is 0.4 MB.
+import_without("html", "starlette.middleware.errors")

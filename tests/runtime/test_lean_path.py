@@ -133,8 +133,9 @@ OURS_NOT_LOADED_WHEN_IDLE = (
     *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
 )
 # The standard library's: what websockets imports only for a development checkout's version,
-# uvicorn for a `log_config` the daemon does not pass, starlette for its status phrases.
-STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata", "logging.config", "http.client")
+# uvicorn for a `log_config` the daemon does not pass, starlette for its status phrases and
+# its debug page (html, with its entity table, loads with web_fetch's HTML converter).
+STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata", "logging.config", "http.client", "html")
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
