@@ -6,10 +6,9 @@ model entirely.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
-
-import aiofiles
 
 HEARTBEAT_FILE = "HEARTBEAT.md"
 
@@ -27,8 +26,8 @@ def heartbeat_tasks(text: str) -> list[str]:
 async def read_heartbeat_tasks(workspace: Path) -> list[str]:
     """The tasks in <workspace>/HEARTBEAT.md; none when the file is missing or unreadable."""
     try:
-        async with aiofiles.open(workspace / HEARTBEAT_FILE, encoding="utf-8") as handle:
-            text = await handle.read()
+        # A worker thread, as aiofiles would use, without aiofiles in an idle daemon.
+        text = await asyncio.to_thread((workspace / HEARTBEAT_FILE).read_text, encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
     return heartbeat_tasks(text)

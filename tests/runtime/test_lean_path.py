@@ -125,6 +125,7 @@ asyncio.run(main())
 NOT_LOADED_WHEN_IDLE = (
     *("httpx", "httpcore", "jsonschema", "litellm", "watchfiles", "apscheduler"),
     *("pydantic", "pydantic_core"),
+    "aiofiles",  # with the first channel's media; HEARTBEAT.md is read in a worker thread
 )
 # Ours: the channels' pipeline with the first enabled channel (or the first upload), web_fetch's
 # HTML converter with its first page.
