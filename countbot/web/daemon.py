@@ -175,12 +175,13 @@ async def serve_daemon(
 
 
 async def _preload(daemon: DaemonContext) -> None:
-    """Import litellm off the event loop, so the UI is served at once; skipped when the direct
-    path serves the configured models (litellm would cost seconds and 160 MB for nothing, and a
-    switch to a litellm model in the settings imports it on that model's first call)."""
+    """Import litellm off the event loop, so the UI is served at once; skipped when no model is
+    configured yet or the direct path serves the configured ones (litellm would cost seconds and
+    160 MB for nothing, and a switch to a litellm model in the settings imports it on that
+    model's first call)."""
     settings = daemon.runtime.settings
     model, name = settings.model, effective_model(settings.model, settings.data_dir)
-    if takes_direct_path(model.provider_path, name, model.fallbacks, model.api_base):
+    if not name or takes_direct_path(model.provider_path, name, model.fallbacks, model.api_base):
         daemon.litellm_ready = True
         return
     try:

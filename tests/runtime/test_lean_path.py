@@ -157,6 +157,17 @@ def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
     assert "WARNING:  uvicorn still logs" in result.stderr  # as uvicorn's default log_config
 
 
+def test_a_daemon_with_no_model_configured_yet_does_not_load_litellm(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    # A fresh instance's config (the example's) names no model until the owner picks one.
+    result = run_daemon_script(IDLE_DAEMON, tmp_path, model_server, model="")
+
+    assert result.returncode == 0, result.stderr
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert "countbot" in loaded and "litellm" not in loaded
+
+
 def test_the_modules_the_daemon_imports_without_are_there_when_used() -> None:
     """The stand-ins of `lean_imports` answer as the real modules, and hand over to them."""
     script = (
@@ -228,13 +239,18 @@ def test_a_daemon_searching_vectors_never_imports_numpy(
 
 
 def run_daemon_script(
-    script: str, tmp_path: Path, model_server: ScriptedModelServer, extra: str = ""
+    script: str,
+    tmp_path: Path,
+    model_server: ScriptedModelServer,
+    extra: str = "",
+    model: str = "openai/test-model",
 ) -> subprocess.CompletedProcess[str]:
-    """Run `script` in a fresh Python with a config for the scripted model (plus `extra`)."""
+    """Run `script` in a fresh Python with a config for the scripted model (plus `extra`); with
+    `model=""` the config names no model, as a fresh instance's does."""
     config = tmp_path / "config.yaml"
+    served = f"model:\n  name: {model}\n  api_base: {model_server.base_url}\n" if model else ""
     config.write_text(
-        f"model:\n  name: openai/test-model\n  api_base: {model_server.base_url}\n"
-        f"workspace: {tmp_path / 'ws'}\ndata_dir: {tmp_path / 'state'}\n{extra}"
+        f"{served}workspace: {tmp_path / 'ws'}\ndata_dir: {tmp_path / 'state'}\n{extra}"
     )
     return subprocess.run(
         [sys.executable, "-c", script, str(config)],
