@@ -199,14 +199,21 @@ class ContextKeeper:
                 window = await self.history.load_window(session_id, limit)
         sources: list[dict[str, Any] | str] = [window.summary] if window.summary else []
         sources.extend(window.records[-limit:])
-        return [await self._entry(source, choice.model) for source in sources]
+        loaded = tokenizer_loaded(choice.model)
+        entries = []
+        for source in sources:  # made before (most of them, most turns): no await at all
+            made = self._made.get(source)
+            if made is None or not (made.tokens or not loaded):
+                made = await self._entry(source, made, choice.model)
+            entries.append(made)
+        return entries
 
-    async def _entry(self, source: dict[str, Any] | str, model: str) -> HistoryEntry:
+    async def _entry(
+        self, source: dict[str, Any] | str, made: HistoryEntry | None, model: str
+    ) -> HistoryEntry:
         """The entry of a stored record (or of the running summary's text), made and counted
-        once while the store keeps handing out that same object."""
-        made = self._made.get(source)
-        if made is not None and (made.tokens or not tokenizer_loaded(model)):
-            return made
+        once while the store keeps handing out that same object (`made`: what the memo holds
+        for it, still to be counted)."""
         if made is None:
             made = SummaryEntry(source) if isinstance(source, str) else from_record(source)
         return self._made.put(source, await counted(made, model), text_size(made))
