@@ -174,10 +174,13 @@ class MemoryIndex:
         # Full-text (with its rows) on the database thread and vectors in a worker, at the same
         # time (both let go of the GIL while they work); only hits found by meaning alone need
         # their rows fetched after.
-        (text_hits, rows), vector_hits = await asyncio.gather(
-            self._db.run(self._text_side, match_expression(query), filters, files_changed),
-            self._vector_hits(query, filters),
-        )
+        text = self._db.run(self._text_side, match_expression(query), filters, files_changed)
+        if self._vectors is not None and self._vectors_ready and query.strip():
+            (text_hits, rows), vector_hits = await asyncio.gather(
+                text, self._vector_hits(self._vectors, query, filters)
+            )
+        else:  # full-text only: no task for a side with nothing to do
+            (text_hits, rows), vector_hits = await text, []
         missing = [i for i, _ in vector_hits if i not in rows]
         if missing:
             rows.update(await self._db.run(index_db.rows, missing))
@@ -216,11 +219,11 @@ class MemoryIndex:
         except DatabaseClosedError:  # a turn finishing while the daemon closes still looks
             return asyncio.to_thread(fn)
 
-    async def _vector_hits(self, query: str, filters: Filters) -> list[tuple[int, float]]:
-        if self._vectors is None or not self._vectors_ready or not query.strip():
-            return []
+    async def _vector_hits(
+        self, vectors: VectorProcess, query: str, filters: Filters
+    ) -> list[tuple[int, float]]:
         try:
-            return await self._vectors.search(query, filters, CANDIDATES, SEARCH_WAIT)
+            return await vectors.search(query, filters, CANDIDATES, SEARCH_WAIT)
         except EmbeddingError as exc:
             log.warning("memory search without vectors: %s", exc)
             return []

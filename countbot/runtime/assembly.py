@@ -66,6 +66,7 @@ from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.skill_tools import ReadSkillTool
 from countbot.tools.workspace_guard import WorkspaceGuard
+from countbot.web_access.http_client import WebClient
 
 
 @dataclass(slots=True)
@@ -92,11 +93,14 @@ class Runtime:
     mcp: McpManager
     # Voice notes and documents received on channels or uploaded in the web UI, read as text.
     media: MediaReader
+    # The HTTP client web_fetch and web_search share (built at their first call).
+    web_client: WebClient
     # What features take from the runtime (a feature bound after the runtime opened too).
     ports: FeaturePorts
 
     async def close(self) -> None:
         await self.mcp.close()
+        await self.web_client.aclose()
         await self.memory_index.close()
         await self.models.aclose()
         await self.ports.loops.tokens.close()
@@ -205,7 +209,8 @@ def _assemble(
     tool_calls, usage, audit = ToolCallLog(db), UsageLog(db), stores.audit
     outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
     outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
-    tools = _tool_registry(settings, workspace, masker, skills, outbox, sandbox, sessions)
+    web_client = WebClient()
+    tools = _tool_registry(settings, masker, skills, outbox, sandbox, sessions, web_client)
     _register_memory_tools(tools, workspace, stores.memory, stores.index)
     tools.gate = outbound_policy(settings, sessions, audit, tools)
     recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
@@ -235,6 +240,7 @@ def _assemble(
         loops.models,
         mcp,
         MediaReader(settings.transcription),
+        web_client,
         ports,
     )
 
@@ -395,12 +401,12 @@ async def probe_mcp_servers(
 
 def _tool_registry(
     settings: Settings,
-    workspace: Path,
     masker: SecretMasker,
     skills: SkillsLoader,
     outbox: Outbox,
     sandbox: Sandbox,
     archive: ResultArchive,
+    web_client: WebClient,
 ) -> ToolRegistry:
     registry = ToolRegistry(
         default_timeout=settings.agent.tool_timeout,
@@ -408,9 +414,14 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = config_files(settings)
+    workspace, sensitive = settings.workspace, config_files(settings)
     for tool in builtin_tools(
-        settings.tools, workspace, sensitive_paths=sensitive, masker=masker, sandbox=sandbox
+        settings.tools,
+        workspace,
+        sensitive_paths=sensitive,
+        masker=masker,
+        sandbox=sandbox,
+        web_client=web_client,
     ):
         registry.register(tool)
     for tool in (

@@ -83,9 +83,16 @@ class ContextKeeper:
         return UserEntry(message, request.media, turn_context)
 
     async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
-        """The turn's user entry and the system prompt of all its requests, made side by side
-        (auto-recall and the one look per turn at the prompt's files each wait on a thread)."""
-        return await asyncio.gather(self.user_entry(request), self.prompt.build_system_prompt())
+        """The turn's user entry and the system prompt of all its requests, made side by side:
+        the look at the prompt's files is queued first, and auto-recall's search joins it in
+        the same pass of the loop (one hand-off, no task for either)."""
+        look = self.prompt.look_soon()
+        try:
+            user = await self.user_entry(request)
+        except BaseException:
+            look.cancel()
+            raise
+        return user, await self.prompt.build_system_prompt(look)
 
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
