@@ -20,6 +20,7 @@ from countbot.config.structs import Strict, replaced
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.execution.sandbox import Sandbox
+from countbot.llm.token_process import TokenProcess
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
@@ -102,6 +103,7 @@ class Runtime:
         await self.web_client.aclose()
         await self.memory_index.close()
         await self.models.aclose()
+        await self.ports.loops.tokens.close()
         await self.audit.close()
         await self.db.close()
 
@@ -262,6 +264,7 @@ def _loop_ports(
         recorder=recorder,
         spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
         masker=masker,
+        tokens=TokenProcess(),
     )
 
 

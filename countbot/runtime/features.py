@@ -23,6 +23,7 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.summaries import SummaryMarks
+from countbot.llm.token_process import TokenProcess
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.personas.presets import PersonaLoader
@@ -49,6 +50,8 @@ class LoopPorts:
     recorder: TurnRecorder
     spending: BudgetGuard
     masker: SecretMasker
+    # Token counts, from a child process started at the first request that needs them.
+    tokens: TokenProcess
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,7 @@ def agent_loop(
         prompt=prompt,
         tools=tools,
         settings=limits,
+        counter=ports.loops.tokens,
         recall=recall,
     )
     return AgentLoop(

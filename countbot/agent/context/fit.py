@@ -211,14 +211,6 @@ def _gist(
     return _with_content(entry, content, count)
 
 
-def has_oversized(entries: Sequence[HistoryEntry], room: int) -> bool:
-    """Whether fitting `entries` in `room` tokens may cut one (level 4): cutting counts heads of
-    up to twice the room's characters, halving until one fits, so the caller counts off the
-    event loop then. Reductions before level 4 only shrink entries, so this looks at them as
-    they are."""
-    return any(_oversized(entry, _cut_limit(room)) for entry in entries)
-
-
 def _cut_limit(room: int) -> int:
     return max(room // 2, 64)
 

@@ -14,38 +14,29 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 
 from __future__ import annotations
 
-import asyncio
-import functools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from countbot.agent.context.fit import Fitted, fit, gist_cost, has_oversized
+from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.metered import MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
-from countbot.agent.context.tokens import (
-    FixedCost,
-    bound,
-    bounded,
-    count,
-    counted,
-    exactly,
-    request_budget,
-    text_size,
-)
+from countbot.agent.context.tokens import Counts, TokenCounting, bound, request_budget, text_size
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
-from countbot.llm.token_counter import is_loaded as tokenizer_loaded
 from countbot.llm.types import Message, SystemMessage, ToolSpec
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
 
 # Summary passes one turn start may run before it goes on with what fits.
 MAX_SUMMARY_PASSES = 3
@@ -62,11 +53,15 @@ class ContextKeeper:
     prompt: PromptBuilder
     tools: ToolRegistry
     settings: AgentSettings
+    counter: TokenCounting
     recall: MemoryRecall | None = None
-    _fixed: FixedCost = field(default_factory=FixedCost, init=False)
-    # Entries made from the store's records, and their bounded copies, kept between turns.
+    # Entries made from the store's records, kept between turns, and what is known of their
+    # tokens.
     _made: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
-    _bounds: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
+    _counts: Counts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._counts = Counts(self.counter)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
         """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
@@ -139,26 +134,28 @@ class ContextKeeper:
         exact: bool = False,
     ) -> Fitted:
         """`entries` as they fit the next request (the system `prompt` and `tools` counted in);
-        `exact`: its tokens counted by the tokenizer even when an upper bound fits."""
-        budget = self.budget(choice)
-        # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
-        upper = bounded(entries, self._bounds)
-        fixed = self._fixed.tokens(prompt, tools, choice.model)
-        if not exact and fixed + sum(e.tokens for e in upper) <= budget:
-            return fit(upper, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
-        entries = await exactly(entries, choice.model)
-        fixed = self._fixed.tokens(prompt, tools, choice.model)
-        fitting = functools.partial(
-            fit,
-            entries,
-            budget=budget,
-            fixed=fixed,
-            count=lambda text: count(text, choice.model),
-            vision=choice.vision,
+        `exact`: its tokens counted by the tokenizer even when the estimate fits."""
+        budget, model, counts = self.budget(choice), choice.model, self._counts
+        # What is known first (counts made, upper bounds for the rest): when it fits, nothing
+        # is reduced and the tokenizer is not asked.
+        known = counts.estimated(entries, model)
+        fixed = counts.fixed_cost(prompt, tools, model)
+        if not exact and fixed + sum(e.tokens for e in known) <= budget:
+            return fit(known, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
+        if not await counts.count(entries, model):
+            log.warning("fitting a request to %s with upper bounds of its tokens", model)
+        known = counts.estimated(entries, model)
+        fixed = counts.fixed_cost(prompt, tools, model)
+        made, missed = counts.made_texts(model), {}
+        fitted = fit(
+            known, budget=budget, fixed=fixed, count=made.counter(missed), vision=choice.vision
         )
-        if has_oversized(entries, budget - fixed):  # long heads to count: off the event loop
-            return await asyncio.to_thread(fitting)
-        return fitting()
+        # Gists, notes and heads this fit made, counted: fitting again with them is exact.
+        if missed and await counts.learn(made, list(missed), model):
+            fitted = fit(
+                known, budget=budget, fixed=fixed, count=made.counter({}), vision=choice.vision
+            )
+        return fitted
 
     async def messages(
         self,
@@ -183,8 +180,9 @@ class ContextKeeper:
     ) -> bool:
         """Whether `entries` leave exchanges out of the next request (then summarize); the upper
         bound decides most turns without fitting (or projecting) anything."""
-        fixed = self._fixed.tokens(prompt, tools, choice.model)
-        if fixed + sum(e.tokens for e in bounded(entries, self._bounds)) <= self.budget(choice):
+        known = self._counts.estimated(entries, choice.model)
+        fixed = self._counts.fixed_cost(prompt, tools, choice.model)
+        if fixed + sum(e.tokens for e in known) <= self.budget(choice):
             return False
         return (await self.fit(entries, choice, tools, prompt)).overflow
 
@@ -199,24 +197,16 @@ class ContextKeeper:
                 window = await self.history.load_window(session_id, limit)
         sources: list[dict[str, Any] | str] = [window.summary] if window.summary else []
         sources.extend(window.records[-limit:])
-        loaded = tokenizer_loaded(choice.model)
-        entries = []
-        for source in sources:  # made before (most of them, most turns): no await at all
-            made = self._made.get(source)
-            if made is None or not (made.tokens or not loaded):
-                made = await self._entry(source, made, choice.model)
-            entries.append(made)
-        return entries
+        return [self._entry(source) for source in sources]
 
-    async def _entry(
-        self, source: dict[str, Any] | str, made: HistoryEntry | None, model: str
-    ) -> HistoryEntry:
-        """The entry of a stored record (or of the running summary's text), made and counted
-        once while the store keeps handing out that same object (`made`: what the memo holds
-        for it, still to be counted)."""
+    def _entry(self, source: dict[str, Any] | str) -> HistoryEntry:
+        """The entry of a stored record (or of the running summary's text), made once while the
+        store keeps handing out that same object."""
+        made = self._made.get(source)
         if made is None:
             made = SummaryEntry(source) if isinstance(source, str) else from_record(source)
-        return self._made.put(source, await counted(made, model), text_size(made))
+            self._made.put(source, made, text_size(made))
+        return made
 
     async def _summarize(
         self,
@@ -229,7 +219,8 @@ class ContextKeeper:
     ) -> bool:
         """One phase-2 pass: keep the newest half-budget of records, summarize what is older."""
         budget = self.budget(choice)
-        records = [e for e in entries if not isinstance(e, SummaryEntry)]
+        known = self._counts.estimated(entries, choice.model)
+        records = [e for e in known if not isinstance(e, SummaryEntry)]
         keep, used = 0, 0
         for entry in reversed(records):
             used += gist_cost(entry)

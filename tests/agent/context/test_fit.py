@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 from countbot.agent.context.fit import fit
-from countbot.agent.context.tokens import count, entry_tokens
+from countbot.agent.context.tokens import entry_tokens
 from countbot.agent.events import TurnDone
 from countbot.agent.history import (
     AssistantEntry,
@@ -15,6 +15,7 @@ from countbot.agent.history import (
     UserEntry,
 )
 from countbot.agent.turn_request import TurnRequest
+from countbot.llm.token_counter import count_text
 from countbot.llm.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from countbot.runtime.assembly import Runtime
 from countbot.tools.base import ToolContext
@@ -23,8 +24,12 @@ from tests.support.scripted_model import Reply, ScriptedModelServer
 MODEL = "openai/gpt-4o"
 
 
+def count(text: str) -> int:
+    return count_text(text, MODEL)
+
+
 def counted(*entries: HistoryEntry) -> list[HistoryEntry]:
-    return [dataclasses.replace(e, tokens=entry_tokens(e, MODEL)) for e in entries]
+    return [dataclasses.replace(e, tokens=entry_tokens(e, count)) for e in entries]
 
 
 def exchange(n: int, content: str) -> list[HistoryEntry]:
@@ -38,7 +43,7 @@ def exchange(n: int, content: str) -> list[HistoryEntry]:
 
 
 def fitted(entries: list[HistoryEntry], budget: int):
-    return fit(entries, budget=budget, fixed=0, count=lambda t: count(t, MODEL), vision=False)
+    return fit(entries, budget=budget, fixed=0, count=count, vision=False)
 
 
 def test_under_budget_nothing_changes() -> None:
