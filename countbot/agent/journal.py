@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from countbot.agent.context.tokens import counted
 from countbot.agent.history import HistoryEntry
 from countbot.agent.ports import AgentHooks, ToolCallRecord
 from countbot.llm.types import Usage
@@ -39,17 +38,15 @@ class Journal:
         await self.settled()
         await _call(self.hooks.on_message, self.session_id, entry)
 
-    async def add(self, entry: HistoryEntry, model: str) -> HistoryEntry:
-        """`entry` counted once (for `model`'s tokenizer) and committed with its count."""
-        entry = await counted(entry, model)
+    async def add(self, entry: HistoryEntry) -> HistoryEntry:
+        """`entry` committed (returned, for chaining)."""
         await self.commit(entry)
         return entry
 
-    async def add_soon(self, entry: HistoryEntry, model: str) -> HistoryEntry:
-        """`entry` counted, its commit started but not awaited: the database thread stores it
-        while the turn goes on to its model call (one hand-off less on the turn's path). The
-        commit runs in a task of its own, so a turn cancelled meanwhile still stores it."""
-        entry = await counted(entry, model)
+    def add_soon(self, entry: HistoryEntry) -> HistoryEntry:
+        """`entry` with its commit started but not awaited: the database thread stores it while
+        the turn goes on to its model call (one hand-off less on the turn's path). The commit
+        runs in a task of its own, so a turn cancelled meanwhile still stores it."""
         self._soon(self.hooks.on_message, self.session_id, entry)
         return entry
 

@@ -19,7 +19,7 @@ from countbot.agent import notices
 from countbot.agent.cancel import CancelToken, while_running
 from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.metered import SideCalls
-from countbot.agent.context.tokens import bounded, counted, schema_estimate
+from countbot.agent.context.tokens import bounded, schema_estimate
 from countbot.agent.events import (
     AgentEvent,
     ToolEnd,
@@ -141,7 +141,6 @@ class AgentLoop:
                 await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
                 yield TurnError(NO_MODEL, retryable=False, code="no_model")
                 return
-            user = await counted(user, choice.model)
             stop = await self._spend_check(turn, choice, 0)
             if stop is not None:
                 await turn.journal.commit(user)
@@ -152,7 +151,7 @@ class AgentLoop:
                 user.content,
                 small=choice.small,
                 budget=self.settings.tool_budget,
-                cost=lambda spec: schema_estimate(spec, choice.model),
+                cost=schema_estimate,
             )
             async for event in self._load_history(turn, choice, user):
                 yield event
@@ -161,7 +160,7 @@ class AgentLoop:
                 yield await self._end_cancelled(turn)
                 return
             # Stored while the first model call goes out; every later write waits for it.
-            turn.entries.append(await turn.journal.add_soon(user, choice.model))
+            turn.entries.append(turn.journal.add_soon(user))
             if user.images and not choice.vision:
                 await turn.journal.commit(NoteEntry(NO_VISION, code="no_vision"))
                 yield TurnNotice("no_vision", NO_VISION)
@@ -184,7 +183,7 @@ class AgentLoop:
             if turn.token.cancelled:
                 yield await self._end_cancelled(turn)
                 return
-            await self._apply_steering(turn, choice)
+            await self._apply_steering(turn)
             exact = self.spending is not None and self.spending.limited()
             messages, estimate = await self.context.messages(
                 turn.entries, choice, turn.tools, turn.prompt, exact=exact
@@ -197,7 +196,7 @@ class AgentLoop:
             async for event in stream_model(choice, messages, turn.tools, turn.token, model_turn):
                 yield event
             if model_turn.runaway:  # stopped before the server reported usage: estimate it
-                (spent,) = bounded([await counted(AssistantEntry(model_turn.text), choice.model)])
+                (spent,) = bounded([AssistantEntry(model_turn.text)])
                 model_turn.usage = Usage(estimate, spent.tokens)
             turn.usage = turn.usage + model_turn.usage
             turn.model = model_turn.model
@@ -210,7 +209,7 @@ class AgentLoop:
                 yield await self._end_error(turn, model_turn)
                 return
             assistant = model_turn.entry()
-            await self._add(turn, assistant, choice)
+            await self._add(turn, assistant)
             turn.texts.append(assistant.text)
             turn.answer += assistant.text
             if not assistant.tool_calls:
@@ -220,7 +219,7 @@ class AgentLoop:
                     return
                 continue
             turn.answer = ""
-            async for event in self._run_tools(turn, assistant.tool_calls, choice):
+            async for event in self._run_tools(turn, assistant.tool_calls):
                 yield event
             if turn.guard.stop is not None:
                 notice = notices.tool_loop(*turn.guard.stop)
@@ -244,7 +243,7 @@ class AgentLoop:
             if not turn.continued and not choice.small:
                 turn.continued = True
                 yield notices.truncated(continuing=True, thinking=thinking)
-                turn.entries.append(await counted(UserEntry(CONTINUE), choice.model))
+                turn.entries.append(UserEntry(CONTINUE))
                 return
             runaway = assistant.stop_reason == "repetition"
             notice = notices.truncated(continuing=False, thinking=thinking, runaway=runaway)
@@ -275,7 +274,7 @@ class AgentLoop:
             turn.entries = work.result()
 
     async def _run_tools(
-        self, turn: _Turn, calls: tuple[ToolCall, ...], choice: ModelChoice
+        self, turn: _Turn, calls: tuple[ToolCall, ...]
     ) -> AsyncIterator[AgentEvent]:
         """Run a response's tools; consecutive idempotent ones run concurrently, in order."""
         index = 0
@@ -311,7 +310,7 @@ class AgentLoop:
                 results.append((call, result))
             results.sort(key=lambda pair: batch.index(pair[0]))
             for call, result in results:
-                await self._record_tool(turn, call, result, choice)
+                await self._record_tool(turn, call, result)
                 if call in shown:
                     yield ToolEnd(
                         call.id, call.name, result.content, result.status, result.duration_ms
@@ -330,9 +329,7 @@ class AgentLoop:
             return ToolResult("Skipped: the tool-call limit for this turn was reached.", "skipped")
         return None
 
-    async def _record_tool(
-        self, turn: _Turn, call: ToolCall, result: ToolResult, choice: ModelChoice
-    ) -> None:
+    async def _record_tool(self, turn: _Turn, call: ToolCall, result: ToolResult) -> None:
         entry = ToolResultEntry(
             call.id,
             call.name,
@@ -345,22 +342,22 @@ class AgentLoop:
         # beside the next model call instead, they measured slower: two chained hand-offs
         # competing with the stream for the GIL.)
         await asyncio.gather(
-            self._add(turn, entry, choice),
+            self._add(turn, entry),
             turn.journal.audit(call.id, call.name, _shown_arguments(call), result),
         )
 
-    async def _apply_steering(self, turn: _Turn, choice: ModelChoice) -> None:
+    async def _apply_steering(self, turn: _Turn) -> None:
         if turn.steering is None:
             return
         for text, extra in turn.steering.drain():
             context = "[Sent while you were working on the previous request]"
             context = f"{context}\n{extra}" if extra else context
-            await self._add(turn, UserEntry(text, context=context), choice)
+            await self._add(turn, UserEntry(text, context=context))
             turn.tool_context.steered.append((text, context))
 
-    async def _add(self, turn: _Turn, entry: HistoryEntry, choice: ModelChoice) -> None:
-        """Count `entry` once, commit it with its count, and add it to the turn's history."""
-        turn.entries.append(await turn.journal.add(entry, choice.model))
+    async def _add(self, turn: _Turn, entry: HistoryEntry) -> None:
+        """Commit `entry` and add it to the turn's history."""
+        turn.entries.append(await turn.journal.add(entry))
 
     # --- endings -----------------------------------------------------------------------------
 

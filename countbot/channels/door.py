@@ -12,9 +12,10 @@ optional SDK) and `chat_type`, and writes:
   `ChatOutput` that can also `send_file` (`post`; `edit` and `typing` where the platform has
   them; `post_buttons` when it has buttons); methods raise `SendError`. A platform whose chats
   need more than the link and the id writes `chat(chat_id)`.
-- parsing: its events reduced to `Incoming` messages (`with_attachments` takes in the files),
-  handed to `self.take(incoming, chat)`,
-  which de-duplicates, checks access, runs commands and submits the turn; the platform confirms
+- parsing: its events reduced to `Incoming` messages (`with_attachments` adds the files, each an
+  `Attachment` whose `fetch` the intake calls only for a message it lets through: a platform
+  never downloads while parsing), handed to `self.take(incoming, chat)`, which de-duplicates,
+  checks access, runs commands, takes in the files and submits the turn; the platform confirms
   an event to its server only after `take` returned.
 - `self.close_with(client.close)` in `run`: how the daemon closes the live connection before it
   cancels the task (a library may swallow that cancellation); reconnect loops end once
@@ -31,6 +32,7 @@ from __future__ import annotations
 from countbot.channels.kit.approvals import Button
 from countbot.channels.kit.backoff import Backoff
 from countbot.channels.kit.base import (
+    Attachment,
     Channel,
     ChannelCapabilities,
     ChatOutput,
@@ -41,12 +43,7 @@ from countbot.channels.kit.delivery import FileChat, read_upload
 from countbot.channels.kit.link import Link, LinkedChat
 from countbot.channels.kit.log_masking import masked_logs
 from countbot.channels.kit.markdown_syntax import Kept, MarkupRules, escape_entities, rewrite
-from countbot.channels.kit.media import (
-    Attachment,
-    MediaFolder,
-    kind_of,
-    with_attachments,
-)
+from countbot.channels.kit.media import kind_of, with_attachments
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.platform import CONNECTING, PlatformChannel
@@ -89,7 +86,6 @@ __all__ = [
     "Link",
     "LinkedChat",
     "MarkupRules",
-    "MediaFolder",
     "PlatformChannel",
     "QQSettings",
     "SdkStopped",

@@ -8,7 +8,10 @@ vendors' tokenizers are not public: their counts are estimates with cl100k_base,
 Only tiktoken's Rust tables are kept, not its `Encoding`: that object keeps the ranks it was built
 from as a Python dict of bytes as well (measured retained in a process, after a collection:
 cl100k_base 38 -> 25 MB, o200k_base 74 -> 47 MB). Counting needs nothing the Rust side lacks.
-Building those tables still holds the GIL ~0.2-0.4 s once per encoding (tiktoken's constructor).
+Building those tables holds the GIL for the whole constructor (~0.1 s for cl100k_base, ~0.2 s for
+o200k_base on a quiet machine; reading the ranks file before it is Python that lets other threads
+run), so the daemon never loads an encoding: it asks `token_worker`, a child process, through
+`token_process.TokenProcess`. This module is what that child runs.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ _PER_MESSAGE = 3
 _PER_REPLY = 3
 
 _lock = threading.Lock()
-_loaded: set[str] = set()
 
 
 class TokenizerUnavailable(RuntimeError):
@@ -84,19 +86,22 @@ def encoding(name: str) -> Tokenizer:
             raise TokenizerUnavailable(f"cannot load tokenizer {name}: {exc}") from exc
         # No special tokens: `encode_ordinary` never looks for them. The ranks' dict goes with
         # `spec` when this returns.
-        loaded = Tokenizer(CoreBPE(spec["mergeable_ranks"], {}, spec["pat_str"]))
-        _loaded.add(name)
-        return loaded
-
-
-def is_loaded(model: str) -> bool:
-    """Whether `model`'s tokenizer is in memory already (loading it costs ~40 MB and ~0.1 s)."""
-    return encoding_name(model) in _loaded
+        return Tokenizer(CoreBPE(spec["mergeable_ranks"], {}, spec["pat_str"]))
 
 
 def count_text(text: str, model: str) -> int:
     """Tokens in `text` for `model`."""
     return encoding(encoding_name(model)).count(text)
+
+
+def count_texts(texts: Iterable[str], name: str) -> list[int]:
+    """Tokens in each of `texts` with encoding `name`; without the bundled files, a high estimate
+    (a token per three characters, as litellm falls back to)."""
+    try:
+        size = encoding(name).count
+    except TokenizerUnavailable:
+        return [len(text) // 3 + 1 if text else 0 for text in texts]
+    return [size(text) if text else 0 for text in texts]
 
 
 def count_messages(messages: Iterable[Message], model: str) -> int:

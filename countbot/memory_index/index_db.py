@@ -57,7 +57,24 @@ MIGRATIONS: list[str] = [
     CREATE INDEX recalls_by_session ON recalls (session_id, id);
     -- Text the user asked to forget: conversation entries holding it are never indexed again.
     CREATE TABLE forgotten (text TEXT PRIMARY KEY, ts REAL NOT NULL) WITHOUT ROWID;
+    """,
+    # Each entry's session as one token of its own column (`session_token`), so a search leaves
+    # a session out inside the full-text query (NOT) instead of ranking all of its matches
+    # first. The texts are copied from the old table as indexed: no Python needed. Through a
+    # temporary table rather than `ALTER TABLE ... RENAME`, which re-parses the whole schema
+    # and left ~0.8 MB in the daemon's heap (every new instance runs this script).
     """
+    CREATE TEMP TABLE fts_copy AS
+        SELECT f.rowid AS id, f.body AS body,
+            coalesce('s' || hex(e.session_id) || 'x', '') AS session
+        FROM entries_fts f JOIN entries e ON e.id = f.rowid;
+    DROP TABLE entries_fts;
+    CREATE VIRTUAL TABLE entries_fts USING fts5 (
+        body, session, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO entries_fts (rowid, body, session) SELECT id, body, session FROM fts_copy;
+    DROP TABLE fts_copy;
+    """,
 ]
 
 MESSAGES_CURSOR = "messages_through"
@@ -89,7 +106,17 @@ class Filters:
     until: float | None = None
     exclude_session: str | None = None
 
+    def match(self, expression: str) -> str:
+        """The full-text `expression` over the entries' text, the session left out in the same
+        query: its entries are never ranked (a months-long chat is one session, and its own
+        matches for a message grow with it)."""
+        body = f"body : ({expression})"
+        if self.exclude_session is None:
+            return body
+        return f'{body} NOT session : "{session_token(self.exclude_session)}"'
+
     def sql(self) -> tuple[str, list[Any]]:
+        """The SQL conditions on `entries e` besides the session (`match` leaves it out)."""
         clauses = [f"e.kind IN ({', '.join('?' * len(self.kinds))})"]
         params: list[Any] = list(self.kinds)
         if self.since is not None:
@@ -98,9 +125,6 @@ class Filters:
         if self.until is not None:
             clauses.append("e.ts < ?")
             params.append(self.until)
-        if self.exclude_session is not None:
-            clauses.append("coalesce(e.session_id, '') != ?")
-            params.append(self.exclude_session)
         return " AND ".join(clauses), params
 
     def admits(self, kind: str, ts: float, session_id: str | None) -> bool:
@@ -111,6 +135,13 @@ class Filters:
             and (self.until is None or ts < self.until)
             and (self.exclude_session is None or session_id != self.exclude_session)
         )
+
+
+def session_token(session_id: str | None) -> str:
+    """The `session` column's one token for `session_id` (empty for notes): its UTF-8 in hex
+    between two letters, one word to `unicode61` that the porter stemmer leaves alone (no
+    suffix it strips ends in "x"), and the same as the migration's `'s' || hex(...) || 'x'`."""
+    return f"s{session_id.encode().hex().upper()}x" if session_id is not None else ""
 
 
 def get_state(conn: sqlite3.Connection, key: str) -> str | None:
@@ -160,7 +191,10 @@ def insert_entries(conn: sqlite3.Connection, entries: Iterable[Entry]) -> list[i
             ),
         ).fetchone()
         body = indexable(f"{entry.heading}\n{entry.text}" if entry.heading else entry.text)
-        conn.execute("INSERT INTO entries_fts (rowid, body) VALUES (?, ?)", (entry_id, body))
+        conn.execute(
+            "INSERT INTO entries_fts (rowid, body, session) VALUES (?, ?, ?)",
+            (entry_id, body, session_token(entry.session_id)),
+        )
         ids.append(entry_id)
     return ids
 
@@ -241,7 +275,7 @@ def search_text(
     return conn.execute(
         "SELECT f.rowid, f.rank FROM entries_fts f JOIN entries e ON e.id = f.rowid"
         f" WHERE entries_fts MATCH ? AND {where} ORDER BY f.rank LIMIT ?",
-        (match, *params, limit),
+        (filters.match(match), *params, limit),
     ).fetchall()
 
 

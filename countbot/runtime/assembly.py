@@ -170,7 +170,7 @@ class Runtime:
         if self._building is not None:  # a build under way finishes (its thread cannot stop)
             await asyncio.wait({self._building})
         if self._parts is not None:
-            await self._parts.mcp.close()
+            await self._parts.close()
         await self.memory_index.close()
         await self.models.aclose()
         await self.audit.close()

@@ -19,6 +19,7 @@ from countbot.masking import SecretMasker
 from countbot.tools.base import Tool
 from countbot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from countbot.tools.workspace_guard import WorkspaceGuard
+from countbot.web_access.http_client import WebClient
 from countbot.web_access.web_fetch import WebFetchTool
 from countbot.web_access.web_search import WebSearchTool
 
@@ -30,11 +31,13 @@ def builtin_tools(
     sensitive_paths: Iterable[Path],
     masker: SecretMasker,
     sandbox: Sandbox,
+    web_client: WebClient,
 ) -> list[Tool]:
     """read_file, write_file, edit_file, list_dir, exec, web_fetch and web_search.
 
-    `sandbox` must have been probed (`Sandbox.probe`). Raises ValueError for an invalid pattern
-    in tools.exec.deny_patterns/allow_patterns.
+    `sandbox` must have been probed (`Sandbox.probe`); the web tools share `web_client` (the
+    runtime closes it). Raises ValueError for an invalid pattern in
+    tools.exec.deny_patterns/allow_patterns.
     """
     guard = WorkspaceGuard(
         workspace, restrict=settings.restrict_to_workspace, sensitive_paths=sensitive_paths
@@ -54,6 +57,6 @@ def builtin_tools(
             masker=masker,
             policy=ExecPolicy(settings.exec.approval, settings.exec.approval_timeout),
         ),
-        WebFetchTool(settings.web),
-        WebSearchTool(settings.web),
+        WebFetchTool(settings.web, web_client),
+        WebSearchTool(settings.web, web_client),
     ]

@@ -27,6 +27,7 @@ from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from countbot.llm.token_process import TokenProcess
     from countbot.masking import SecretMasker
     from countbot.memory.memory_file import MemoryFile
     from countbot.personas.presets import PersonaLoader
@@ -50,6 +51,8 @@ class LoopPorts:
     recorder: TurnRecorder
     spending: BudgetGuard
     masker: SecretMasker
+    # Token counts, from a child process started at the first request that needs them.
+    tokens: TokenProcess
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,22 +42,30 @@ class TurnRecorder:
                 )
 
         async def on_message(session_id: str, entry: HistoryEntry) -> None:
-            write = self.sessions.append(session_id, to_record(entry))
             if not (isinstance(entry, AssistantEntry) and entry.usage.total_tokens):
-                await write
+                await self.sessions.append(session_id, to_record(entry))
                 return
-            # Queued together on the database thread, which runs them back to back (the entry
-            # first): one hand-off instead of two, and both are committed before this returns.
-            await asyncio.gather(write, on_usage(session_id, entry.model, entry.usage))
+            # Queued in the same pass of the loop, so the database thread runs them back to
+            # back: one hand-off instead of two and no task, both committed before this returns.
+            # The usage goes first: a crash between the two counts spending for an answer not
+            # stored, never the other way round.
+            spent = usage_row(session_id, entry.model, entry.usage)
+            try:
+                await self.sessions.append(session_id, to_record(entry))
+            finally:
+                await spent
 
-        async def on_usage(session_id: str, model: str, usage: Usage) -> None:
-            await self.usage.add(
+        def usage_row(session_id: str, model: str, usage: Usage) -> asyncio.Future[None]:
+            return self.usage.add(
                 spends_for or session_id,
                 model,
                 usage.prompt_tokens,
                 usage.completion_tokens,
                 usage.cost_usd,
             )
+
+        async def on_usage(session_id: str, model: str, usage: Usage) -> None:
+            await usage_row(session_id, model, usage)
 
         return AgentHooks(on_message=on_message, on_tool_call=on_tool_call, on_usage=on_usage)
 

@@ -23,6 +23,7 @@ from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.dataflow.summaries import SummaryMarks
 from countbot.execution.sandbox import Sandbox
+from countbot.llm.token_process import TokenProcess
 from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
@@ -56,6 +57,7 @@ from countbot.tools.paging import ReadResultTool, ResultArchive
 from countbot.tools.registry import ToolRegistry
 from countbot.tools.skill_tools import ReadSkillTool
 from countbot.tools.workspace_guard import WorkspaceGuard
+from countbot.web_access.http_client import WebClient
 
 
 class OpenedRuntime(Protocol):
@@ -85,8 +87,15 @@ class TurnParts:
     tools: ToolRegistry
     agent: AgentLoop
     mcp: McpManager
+    # The HTTP client web_fetch and web_search share (built at their first call).
+    web_client: WebClient
     # What features (and tests) build loops of their own from.
     ports: FeaturePorts
+
+    async def close(self) -> None:
+        await self.mcp.close()
+        await self.web_client.aclose()
+        await self.ports.loops.tokens.close()
 
 
 def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> TurnParts:
@@ -96,7 +105,8 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     (and the features' tool modules')."""
     settings, shared = runtime.settings, runtime.ports
     outbox = _RouterOutbox(runtime.outbound, settings, PairingStore(shared.db), runtime.sessions)
-    tools = _tool_registry(runtime, outbox)
+    web_client = WebClient()
+    tools = _tool_registry(runtime, outbox, web_client)
     _register_memory_tools(tools, settings.workspace, runtime.memory, runtime.memory_index)
     tools.gate = outbound_policy(settings, runtime.sessions, runtime.audit, tools)
     recorder = TurnRecorder(
@@ -110,13 +120,15 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         recorder=recorder,
         spending=BudgetGuard(lambda: settings.budget, runtime.usage, DailyCounters(shared.db)),
         masker=runtime.masker,
+        tokens=TokenProcess(),
     )
     ports = FeaturePorts(shared.settings, shared.db, shared.sessions, shared.outbound, tools, loops)
     for feature in features:  # in the order the surface gave them
         for tool in feature.tools(ports):
             tools.register(tool)
     mcp = mcp_manager(settings, tools, runtime.sandbox, ask_to_start=runtime.approvals.rules.allows)
-    return TurnParts(tools, _assistant_loop(settings, ports, runtime.memory_index), mcp, ports)
+    agent = _assistant_loop(settings, ports, runtime.memory_index)
+    return TurnParts(tools, agent, mcp, web_client, ports)
 
 
 def prompt_sources(ports: FeaturePorts) -> dict[str, Any]:
@@ -161,6 +173,7 @@ def agent_loop(
         prompt=prompt,
         tools=tools,
         settings=limits,
+        counter=ports.loops.tokens,
         recall=recall,
     )
     return AgentLoop(
@@ -226,7 +239,7 @@ def mcp_manager(
     )
 
 
-def _tool_registry(runtime: OpenedRuntime, outbox: Outbox) -> ToolRegistry:
+def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient) -> ToolRegistry:
     settings, workspace, masker = runtime.settings, runtime.settings.workspace, runtime.masker
     archive: ResultArchive = runtime.sessions
     registry = ToolRegistry(
@@ -237,7 +250,12 @@ def _tool_registry(runtime: OpenedRuntime, outbox: Outbox) -> ToolRegistry:
     )
     sensitive = config_files(settings)
     for tool in builtin_tools(
-        settings.tools, workspace, sensitive_paths=sensitive, masker=masker, sandbox=runtime.sandbox
+        settings.tools,
+        workspace,
+        sensitive_paths=sensitive,
+        masker=masker,
+        sandbox=runtime.sandbox,
+        web_client=web_client,
     ):
         registry.register(tool)
     for tool in (

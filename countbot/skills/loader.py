@@ -3,7 +3,8 @@
 Skills are read on every turn (the system prompt lists them), so a scan is cached and redone only
 when the fingerprint changes: the SKILL.md paths with their mtime_ns and size. Availability
 (binaries on PATH, environment variables) is re-checked on every call because installing a tool
-changes it without touching any file; that costs a few `stat`s.
+changes it without touching any file; that costs a `stat` of each PATH folder (a binary is
+looked for again only when PATH or one of its folders changed).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import dataclasses
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +59,7 @@ class SkillsLoader:
         self._lock = asyncio.Lock()
         self._scan: SkillScan | None = None
         self._catalog: SkillCatalog | None = None
+        self._binaries = Binaries()
 
     async def catalog(self) -> SkillCatalog:
         """The current skills; the same object until a file, availability or a toggle changes."""
@@ -66,7 +69,7 @@ class SkillsLoader:
     def scan(self) -> SkillScan:
         """The skills on disk now (reparsed only if a file changed), blocking: run it in a worker
         thread, then hand the result to `adopt` on the event loop."""
-        return _rescan(self._sources, self._scan, self._has_config)
+        return _rescan(self._sources, self._scan, self._has_config, self._binaries)
 
     def adopt(self, scan: SkillScan) -> SkillCatalog:
         """The catalog of a fresh `scan`; the same object while nothing changed."""
@@ -99,8 +102,49 @@ class SkillsLoader:
 # --- blocking parts, run in one worker thread per call ---------------------------------------
 
 
+class Binaries:
+    """Whether a binary is on PATH, as `shutil.which` says, kept while PATH and the mtimes of
+    its folders stay as they were (adding, removing or renaming a file in a folder moves its
+    mtime): a look costs one `stat` per folder, not a walk of every folder per binary. A folder
+    changed in the last RECENT_NS is not trusted yet (its mtime is as coarse as the kernel's
+    clock tick, so a second change in the same tick would not move it), as git's racy check."""
+
+    RECENT_NS = 2_000_000_000
+
+    def __init__(self) -> None:
+        self._stamp: list[object] = []
+        self._found: dict[str, bool] = {}
+
+    def refresh(self) -> None:
+        """Forget what was found if PATH or one of its folders changed; blocking."""
+        path = os.environ.get("PATH", os.defpath)
+        stamp: list[object] = [path]
+        recent = time.time_ns() - self.RECENT_NS
+        trusted = True
+        for folder in path.split(os.pathsep):
+            try:
+                mtime = os.stat(folder or ".").st_mtime_ns
+            except OSError:
+                stamp.append(None)
+                continue
+            stamp.append(mtime)
+            trusted = trusted and mtime < recent
+        if stamp != self._stamp or not trusted:
+            self._found = {}
+        self._stamp = stamp
+
+    def found(self, name: str) -> bool:
+        found = self._found.get(name)
+        if found is None:
+            found = self._found[name] = shutil.which(name) is not None
+        return found
+
+
 def _rescan(
-    sources: list[tuple[Path, SkillSource]], previous: SkillScan | None, has_config: ConfigCheck
+    sources: list[tuple[Path, SkillSource]],
+    previous: SkillScan | None,
+    has_config: ConfigCheck,
+    binaries: Binaries,
 ) -> SkillScan:
     """Reparse only if the files changed; always refresh availability."""
     fingerprint = _fingerprint(sources)
@@ -108,7 +152,10 @@ def _rescan(
         parsed: Iterable[Skill] = previous.skills
     else:
         parsed = _parse_all(fingerprint)
-    return SkillScan(fingerprint, tuple(_with_availability(skill, has_config) for skill in parsed))
+    binaries.refresh()
+    return SkillScan(
+        fingerprint, tuple(_with_availability(skill, has_config, binaries) for skill in parsed)
+    )
 
 
 def _fingerprint(sources: list[tuple[Path, SkillSource]]) -> Fingerprint:
@@ -142,14 +189,14 @@ def _parse_all(fingerprint: Fingerprint) -> list[Skill]:
     return list(by_name.values())
 
 
-def _with_availability(skill: Skill, has_config: ConfigCheck) -> Skill:
+def _with_availability(skill: Skill, has_config: ConfigCheck, binaries: Binaries) -> Skill:
     if skill.error:
         return skill
     missing = []
     if skill.os and sys.platform not in skill.os:
         missing.append(f"os {' or '.join(skill.os)} (this is {sys.platform})")
-    missing += [f"binary {b}" for b in skill.requires_bins if shutil.which(b) is None]
-    if skill.requires_any_bins and not any(shutil.which(b) for b in skill.requires_any_bins):
+    missing += [f"binary {b}" for b in skill.requires_bins if not binaries.found(b)]
+    if skill.requires_any_bins and not any(binaries.found(b) for b in skill.requires_any_bins):
         missing.append(f"one of the binaries {', '.join(skill.requires_any_bins)}")
     missing += [f"env var {e}" for e in skill.requires_env if not os.environ.get(e)]
     missing += [f"config {key}" for key in skill.requires_config if not has_config(key)]

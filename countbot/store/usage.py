@@ -6,6 +6,7 @@ every report a scan of a few hundred rows at most.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import sqlite3
 import time
@@ -26,7 +27,7 @@ class UsageLog:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(
+    def add(
         self,
         session_id: str,
         model: str,
@@ -34,11 +35,12 @@ class UsageLog:
         completion_tokens: int,
         cost_usd: float,
         ts: float | None = None,
-    ) -> None:
-        """Count one model request; `ts` (default now) picks the local day it belongs to."""
+    ) -> asyncio.Future[None]:
+        """Count one model request; `ts` (default now) picks the local day it belongs to.
+        Queued at the call (await the result): a write beside it shares its hand-off."""
         ts = time.time() if ts is None else ts
         row = (_local_day(ts), session_id, model, prompt_tokens, completion_tokens, cost_usd, ts)
-        await self._db.run(_upsert, row)
+        return self._db.run(_upsert, row)
 
     async def by_day(self, days: int = 30) -> list[dict[str, Any]]:
         """Totals for each of the last `days` local days that saw use, newest first."""

@@ -1,22 +1,77 @@
-"""The httpx client of one fetch or search, made in a worker thread (`asyncio.to_thread`).
+"""The one httpx client the web tools of a daemon share, built at their first call off the loop.
 
-Building it loads the CA bundle from disk (about 100 ms); the page-to-text converter
-(`countbot.html_text`) is imported in the same thread, before the answer arrives. An idle daemon
-holds neither.
+Building a client loads the CA bundle from disk (tens of ms of CPU and a few MB), so the web
+tools share one per runtime (`WebClient`), made in a worker thread at the first fetch or search
+and closed with the runtime. The same thread imports what the first request would otherwise
+import on the event loop: anyio and its asyncio backend (httpcore's network layer, ~34 ms of
+CPU) and the page-to-text converter (`countbot.html_text`). An idle daemon holds none of it.
+
+Nothing of one call may reach the next through the shared client, so it holds no setting: every
+request carries its own timeout and headers (a settings change applies at the next call), it
+keeps no cookies, and it keeps no connection alive once a response is read. `web_fetch`
+connects to a checked IP address and sends the host name as Host and TLS SNI; a kept
+connection would serve another host name at the same address over TLS verified for the first.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import importlib
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import httpx
 
+# What a first request imports at first use (httpcore's anyio backend, anyio's asyncio backend and
+# TLS streams) and the page-to-text converter: imported with the client, off the event loop.
+_LOADED_WITH_THE_CLIENT = (
+    "httpcore._backends.anyio",
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+    "countbot.html_text",
+)
 
-def new_client(**options: Any) -> httpx.AsyncClient:
-    """`httpx.AsyncClient(**options)`, with httpx and the HTML converter loaded (blocking)."""
+
+class WebClientClosed(RuntimeError):
+    """The runtime closed its web client (the daemon is stopping)."""
+
+
+class WebClient:
+    """The web tools' shared client: `get()` builds it once, `aclose()` closes it for good."""
+
+    def __init__(self) -> None:
+        self._client: httpx.AsyncClient | None = None
+        self._made = asyncio.Lock()  # concurrent first calls share one client
+        self._closed = False
+
+    async def get(self) -> httpx.AsyncClient:
+        """The client, built in a worker thread at the first call."""
+        if self._client is None:
+            async with self._made:
+                if self._closed:
+                    raise WebClientClosed("the daemon is stopping")
+                if self._client is None:
+                    self._client = await asyncio.to_thread(_new_client)
+        return self._client
+
+    async def aclose(self) -> None:
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+
+def _new_client() -> httpx.AsyncClient:
+    """The shared client, with what its first request needs loaded (blocking: a worker thread)."""
+    from http.cookiejar import CookieJar, DefaultCookiePolicy
+
     import httpx
 
-    import countbot.html_text  # noqa: F401 - loaded here, off the event loop
-
-    return httpx.AsyncClient(**options)
+    for name in _LOADED_WITH_THE_CLIENT:
+        importlib.import_module(name)
+    no_cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+    return httpx.AsyncClient(
+        cookies=no_cookies,
+        limits=httpx.Limits(max_keepalive_connections=0),
+        trust_env=True,  # proxies from the environment, as the client of each call had
+    )

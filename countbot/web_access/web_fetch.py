@@ -24,7 +24,7 @@ from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTrans
 from countbot.tools.schema import params, text
 from countbot.web_access.address_check import address_refusal
 from countbot.web_access.bounded_decoding import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
-from countbot.web_access.http_client import new_client
+from countbot.web_access.http_client import WebClient
 
 if TYPE_CHECKING:
     import httpx
@@ -64,8 +64,9 @@ class WebFetchTool(Tool):
     idempotent = True
     brings = frozenset({"untrusted"})
 
-    def __init__(self, settings: WebToolSettings) -> None:
+    def __init__(self, settings: WebToolSettings, client: WebClient) -> None:
         self._settings = settings
+        self._client = client
         # Our own deadline (settings.timeout) fires first and gives the clearer message.
         self.timeout = settings.timeout + 5.0
 
@@ -79,12 +80,13 @@ class WebFetchTool(Tool):
         return Egress("url", host or "(no host)", url)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        import httpx  # imported at first use: the daemon loads this module at start-up
+        client = await self._client.get()  # imports httpx in a worker thread at the first call
+        import httpx
 
         url = args["url"]
         try:
             async with asyncio.timeout(self._settings.timeout):
-                fetched = await self._fetch(url)
+                fetched = await self._fetch(client, url)
         except FetchRefused as exc:
             return ToolResult.error(f"refused to fetch {url}: {exc}")
         except (TimeoutError, httpx.TimeoutException):
@@ -93,23 +95,18 @@ class WebFetchTool(Tool):
             raise ToolTransientError(f"could not fetch {url}: {exc}") from exc
         return await run_steps(self._render(fetched))
 
-    async def _fetch(self, raw_url: str) -> _Fetched:
+    async def _fetch(self, client: httpx.AsyncClient, raw_url: str) -> _Fetched:
         import httpx
 
         try:
             url = httpx.URL(raw_url)
         except httpx.InvalidURL as exc:
             raise FetchRefused(f"not a valid URL ({exc})") from exc
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}
-        client = await asyncio.to_thread(
-            new_client, headers=headers, timeout=self._settings.timeout
-        )
-        async with client:
-            for _ in range(_MAX_REDIRECTS + 1):
-                fetched, location = await self._get(client, url)
-                if location is None:
-                    return fetched
-                url = url.join(location)
+        for _ in range(_MAX_REDIRECTS + 1):
+            fetched, location = await self._get(client, url)
+            if location is None:
+                return fetched
+            url = url.join(location)
         raise FetchRefused(f"more than {_MAX_REDIRECTS} redirects")
 
     async def _get(self, client: httpx.AsyncClient, url: httpx.URL) -> tuple[_Fetched, str | None]:
@@ -152,10 +149,16 @@ class WebFetchTool(Tool):
         self, client: httpx.AsyncClient, url: httpx.URL, address: str
     ) -> tuple[_Fetched, str | None]:
         host = url.raw_host.decode("ascii")
+        headers = {
+            "Host": url.netloc.decode("ascii"),
+            "User-Agent": USER_AGENT,
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         request = client.build_request(
             "GET",
             url.copy_with(host=address),
-            headers={"Host": url.netloc.decode("ascii")},
+            headers=headers,
+            timeout=self._settings.timeout,
             extensions={"sni_hostname": host} if url.scheme == "https" else {},
         )
         response = await client.send(request, stream=True)

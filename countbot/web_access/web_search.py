@@ -6,7 +6,6 @@ address (a SearXNG container on the LAN).
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -14,7 +13,7 @@ from typing import Any, Protocol
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import integer, params, text
-from countbot.web_access.http_client import new_client
+from countbot.web_access.http_client import WebClient
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
@@ -39,13 +38,10 @@ class SearchBackend(Protocol):
 
 
 async def _get_json(
-    url: str, params: dict[str, Any], headers: dict[str, str], request_timeout: float
+    client: WebClient, url: str, params: dict[str, Any], headers: dict[str, str], seconds: float
 ) -> Any:
-
-    # Building a client loads the CA bundle from disk, so it happens off the event loop.
-    client = await asyncio.to_thread(new_client, timeout=request_timeout)
-    async with client:
-        response = await client.get(url, params=params, headers=headers)
+    http = await client.get()
+    response = await http.get(url, params=params, headers=headers, timeout=seconds)
     response.raise_for_status()
     return response.json()
 
@@ -53,15 +49,18 @@ async def _get_json(
 class BraveSearch:
     """The Brave Search web API (needs an API key)."""
 
-    def __init__(self, api_key: str, *, timeout: float, endpoint: str = BRAVE_ENDPOINT) -> None:
+    def __init__(
+        self, api_key: str, client: WebClient, *, timeout: float, endpoint: str = BRAVE_ENDPOINT
+    ) -> None:
         self._api_key = api_key
+        self._client = client
         self._timeout = timeout
         self._endpoint = endpoint
 
     async def search(self, query: str, count: int) -> list[SearchHit]:
         headers = {"X-Subscription-Token": self._api_key, "Accept": "application/json"}
         params = {"q": query, "count": count}
-        data = await _get_json(self._endpoint, params, headers, self._timeout)
+        data = await _get_json(self._client, self._endpoint, params, headers, self._timeout)
         results = (data.get("web") or {}).get("results") or []
         return [
             SearchHit(r.get("title", ""), r.get("url", ""), r.get("description", ""))
@@ -72,25 +71,28 @@ class BraveSearch:
 class SearxngSearch:
     """A SearXNG instance's JSON API (`search.formats` must include `json`)."""
 
-    def __init__(self, base_url: str, *, timeout: float) -> None:
+    def __init__(self, base_url: str, client: WebClient, *, timeout: float) -> None:
         self._url = base_url.rstrip("/") + "/search"
+        self._client = client
         self._timeout = timeout
 
     async def search(self, query: str, count: int) -> list[SearchHit]:
         params = {"q": query, "format": "json"}
-        data = await _get_json(self._url, params, {"Accept": "application/json"}, self._timeout)
+        headers = {"Accept": "application/json"}
+        data = await _get_json(self._client, self._url, params, headers, self._timeout)
         return [
             SearchHit(r.get("title", ""), r.get("url", ""), r.get("content", ""))
             for r in (data.get("results") or [])[:count]
         ]
 
 
-def search_backend(settings: WebToolSettings) -> SearchBackend | None:
+def search_backend(settings: WebToolSettings, client: WebClient) -> SearchBackend | None:
     """The backend the settings describe, or None when they describe none completely."""
     if settings.search_backend == "brave" and settings.search_api_key is not None:
-        return BraveSearch(settings.search_api_key.get_secret_value(), timeout=settings.timeout)
+        key = settings.search_api_key.get_secret_value()
+        return BraveSearch(key, client, timeout=settings.timeout)
     if settings.search_backend == "searxng" and settings.search_url:
-        return SearxngSearch(settings.search_url, timeout=settings.timeout)
+        return SearxngSearch(settings.search_url, client, timeout=settings.timeout)
     return None
 
 
@@ -110,8 +112,11 @@ class WebSearchTool(Tool):
     idempotent = True
     brings = frozenset({"untrusted"})
 
-    def __init__(self, settings: WebToolSettings, backend: SearchBackend | None = None) -> None:
-        self._backend = backend or search_backend(settings)
+    def __init__(
+        self, settings: WebToolSettings, client: WebClient, backend: SearchBackend | None = None
+    ) -> None:
+        self._client = client
+        self._backend = backend or search_backend(settings, client)
         self.timeout = settings.timeout + 5.0
 
     def available(self) -> bool:
@@ -121,10 +126,11 @@ class WebSearchTool(Tool):
         return Egress("search", "search", str(args.get("query", "")))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        import httpx
-
         if self._backend is None:
             return ToolResult.error(_NOT_CONFIGURED)
+        await self._client.get()  # imports httpx in a worker thread at the first call
+        import httpx
+
         query = args["query"]
         try:
             hits = await self._backend.search(query, args.get("count", 5))
@@ -155,6 +161,6 @@ def _format(number: int, hit: SearchHit) -> str:
 
 def _plain(text: str) -> str:
     """Brave marks matches with <strong> and escapes entities; the model needs plain text."""
-    from html import unescape  # loaded with the search's client (`http_client`): chat -m never
+    from html import unescape  # loaded with the web tools' client (`http_client`): chat -m never
 
     return unescape(_TAG.sub("", text)).strip()

@@ -76,7 +76,12 @@ class Driver(ABC):
         """Alice writes `text` in her private chat; the event, for `again`."""
 
     @abstractmethod
-    async def stranger_says(self, text: str) -> None: ...
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        """Mallory (not allowed) writes `text` in his private chat, with `picture` if given."""
+
+    def downloads(self) -> int:
+        """How many files users sent the bot fetched from the platform so far."""
+        return int(self.fake.files_served)
 
     async def again(self, event: Any) -> None:
         """The platform delivers `event` once more (it thinks it was not handled)."""
@@ -135,8 +140,15 @@ class TelegramDriver(Driver):
             return self.fake.user_sends_photo(picture, caption=text)
         return self.fake.user_says(text)
 
-    async def stranger_says(self, text: str) -> None:
-        self.fake.user_says(text, user=FakeUser(666, "Mallory", "mallory"))
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        mallory = FakeUser(666, "Mallory", "mallory")
+        if picture is not None:
+            self.fake.user_sends_photo(picture, caption=text, user=mallory)
+        else:
+            self.fake.user_says(text, user=mallory)
+
+    def downloads(self) -> int:
+        return len(self.fake.calls_to("getFile")) + len(self.fake.calls_to("download"))
 
     async def again(self, event: Any) -> None:
         self.fake.forget_confirmations(int(event))
@@ -178,9 +190,9 @@ class DiscordDriver(Driver):
             text, user=500000000000000001, channel=int(self.me), picture=picture
         )
 
-    async def stranger_says(self, text: str) -> None:
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
         user, chat = 500000000000000666, int(self.stranger_chat)
-        self.fake.user_says(text, user=user, channel=chat, name="mallory")
+        self.fake.user_says(text, user=user, channel=chat, name="mallory", picture=picture)
 
     async def again(self, event: Any) -> None:
         self.fake.dispatch("MESSAGE_CREATE", event)
@@ -213,8 +225,8 @@ class SlackDriver(Driver):
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, user="UALICE01", channel=self.me, picture=picture)
 
-    async def stranger_says(self, text: str) -> None:
-        self.fake.user_says(text, user="UMALLORY", channel=self.stranger_chat)
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        self.fake.user_says(text, user="UMALLORY", channel=self.stranger_chat, picture=picture)
 
     async def again(self, event: Any) -> None:
         self.fake.redeliver(event)
@@ -244,8 +256,11 @@ class FeishuDriver(Driver):
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, user="ou_alice", picture=picture)
 
-    async def stranger_says(self, text: str) -> None:
-        self.fake.user_says(text, user="ou_mallory")
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        self.fake.user_says(text, user="ou_mallory", picture=picture)
+
+    def downloads(self) -> int:
+        return self.fake.calls.count("resource")
 
     def hold(self) -> None:
         self.fake.refuse("send", 10_000)
@@ -272,8 +287,11 @@ class DingTalkDriver(Driver):
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, staff_id="staff_alice", picture=picture)
 
-    async def stranger_says(self, text: str) -> None:
-        self.fake.user_says(text, staff_id="staff_mallory", nick="Mallory")
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        self.fake.user_says(text, staff_id="staff_mallory", nick="Mallory", picture=picture)
+
+    def downloads(self) -> int:
+        return self.fake.calls.count("download")
 
     def hold(self) -> None:
         self.fake.refuse("send", 10_000)
@@ -302,8 +320,8 @@ class WeComDriver(Driver):
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return self.fake.user_says(text, user=self.me, picture=picture)
 
-    async def stranger_says(self, text: str) -> None:
-        self.fake.user_says(text, user=self.stranger_chat)
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        self.fake.user_says(text, user=self.stranger_chat, picture=picture)
 
     def hold(self) -> None:
         for cmd in ("aibot_respond_msg", "aibot_send_msg"):
@@ -341,8 +359,8 @@ class QQDriver(Driver):
     async def says(self, text: str, *, picture: bytes | None = None) -> Any:
         return await self.fake.user_says(text, user=100, picture=picture)
 
-    async def stranger_says(self, text: str) -> None:
-        await self.fake.user_says(text, user=66666, nickname="Mallory")
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
+        await self.fake.user_says(text, user=66666, nickname="Mallory", picture=picture)
 
     async def again(self, event: Any) -> None:
         await self.fake.resend(event)
@@ -382,10 +400,15 @@ class EmailDriver(Driver):
         attachment = ("photo.jpg", "image/jpeg", picture) if picture is not None else None
         return await self.fake.deliver(mail(self.me, text, attachment=attachment))
 
-    async def stranger_says(self, text: str) -> None:
+    async def stranger_says(self, text: str, *, picture: bytes | None = None) -> None:
         from tests.channels.fake_mail import mail
 
-        await self.fake.deliver(mail(self.stranger_chat, text))
+        attachment = ("photo.jpg", "image/jpeg", picture) if picture is not None else None
+        await self.fake.deliver(mail(self.stranger_chat, text, attachment=attachment))
+
+    def downloads(self) -> int:
+        """A mail carries its files: what must not happen is saving them (the media folder)."""
+        return 0
 
     async def again(self, event: Any) -> None:
         await self.fake.deliver(event)  # a second copy with the same Message-ID

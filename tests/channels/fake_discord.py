@@ -74,6 +74,7 @@ class FakeDiscord:
     def __post_init__(self) -> None:
         self._ids = itertools.count(800000000000000001)
         self._files: dict[str, bytes] = {}
+        self.files_served = 0  # downloads of what users sent
         self._log: list[tuple[int, dict[str, Any]]] = []
         self._seq = itertools.count(1)
         self._session = uuid.uuid4().hex
@@ -328,6 +329,7 @@ class FakeDiscord:
         return JSONResponse({"interaction": interaction})
 
     async def _cdn(self, request: Request) -> Response:
+        self.files_served += 1
         return Response(self._files[request.path_params["file"]])
 
     # --- gateway ------------------------------------------------------------------------------

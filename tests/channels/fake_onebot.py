@@ -56,6 +56,7 @@ class FakeQQClient:
         self._message_ids = itertools.count(7001)
         self._messages: dict[str, list[tuple[int, str]]] = {}
         self._pictures: dict[str, bytes] = {}
+        self.files_served = 0  # downloads of what users sent
         self._picture_server: asyncio.Server | None = None
         self._refusals: dict[str, int] = {}
         self._silent = False
@@ -238,6 +239,7 @@ class FakeQQClient:
         request = await reader.readuntil(b"\r\n\r\n")
         name = request.split(b" ")[1].decode().rsplit("/", 1)[-1]
         body = self._pictures.get(name)
+        self.files_served += 1
         status = b"200 OK" if body is not None else b"404 Not Found"
         body = body or b""
         writer.write(

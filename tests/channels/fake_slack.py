@@ -63,6 +63,7 @@ class FakeSlack:
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
         self._files: dict[str, bytes] = {}
+        self.files_served = 0  # downloads of what users shared
         self._upload_names: dict[str, str] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._socket: WebSocket | None = None
@@ -279,6 +280,7 @@ class FakeSlack:
     async def _file(self, request: Request) -> Response:
         if request.headers.get("authorization") != f"Bearer {BOT_TOKEN}":
             return Response("not allowed", 403)
+        self.files_served += 1
         return Response(self._files[request.path_params["file_id"]])
 
     # --- Socket Mode --------------------------------------------------------------------------

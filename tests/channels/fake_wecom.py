@@ -65,6 +65,7 @@ class FakeWeCom:
         self._ids = itertools.count(1)
         self._pending: list[dict[str, Any]] = []
         self._files: dict[str, bytes] = {}
+        self.files_served = 0  # downloads of the pictures users sent
         self._chat_of_request: dict[str, str] = {}
         self._socket: WebSocket | None = None
         self._wake = asyncio.Event()
@@ -195,6 +196,7 @@ class FakeWeCom:
         return {"url": url, "aeskey": base64.b64encode(key).decode().rstrip("=")}
 
     async def _file(self, request: Request) -> Response:
+        self.files_served += 1
         return Response(self._files[request.path_params["name"]])
 
     async def _long_connection(self, websocket: WebSocket) -> None:

@@ -2,13 +2,13 @@
 
 In process (a runtime, gateway and channel manager as the daemon builds them): an allowed user is
 answered once even when the platform sends the event twice, a stranger gets a pairing code and
-talks once approved, a long answer arrives split with its code intact, a picture reaches the
-model, a due job arrives in the chat, an approval question is shown in the chat and its answer
-counts (typed where the chat has no buttons, and never a stranger's), and stopping while the
-connection drops is bounded. As a real `countbot run` process: an event re-delivered after a
-SIGTERM or a `kill -9` restart is answered once, an answer a kill cut off arrives once after the
-restart, and SIGTERM with the connection dropping at that moment ends the process in time, again
-and again.
+talks once approved, a stranger's picture is neither downloaded nor saved, a long answer arrives
+split with its code intact, a picture reaches the model, a due job arrives in the chat, an
+approval question is shown in the chat and its answer counts (typed where the chat has no
+buttons, and never a stranger's), and stopping while the connection drops is bounded. As a real
+`countbot run` process: an event re-delivered after a SIGTERM or a `kill -9` restart is answered
+once, an answer a kill cut off arrives once after the restart, and SIGTERM with the connection
+dropping at that moment ends the process in time, again and again.
 """
 
 from __future__ import annotations
@@ -111,6 +111,19 @@ async def test_a_stranger_gets_a_pairing_code_and_talks_once_approved(
         "the answer (streamed ones finished)",
         lambda: driver.texts(driver.stranger_chat),
     )
+
+
+async def test_a_strangers_picture_is_never_downloaded(
+    bot: Bot, driver: Driver, model_server: ScriptedModelServer, settings: Settings
+) -> None:
+    """Default deny comes before the files: the pairing reply, and nothing fetched or saved."""
+    await driver.stranger_says("look at this", picture=PHOTO)
+    await wait_until(lambda: bool(driver.texts(driver.stranger_chat)), "the pairing code")
+    assert f"countbot pairing approve {driver.name}" in driver.texts(driver.stranger_chat)[0]
+    assert driver.downloads() == 0
+    media = settings.workspace / "media"
+    assert not media.exists() or list(media.iterdir()) == []
+    assert model_server.requests == []
 
 
 async def test_a_long_answer_is_split_with_the_code_intact(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from countbot.memory_index import index_db
 from countbot.memory_index.index import MemoryIndex
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
@@ -97,6 +98,7 @@ async def test_a_date_range_narrows_the_search(memory: Memory) -> None:
 WRITER = """
 import asyncio, sys
 from pathlib import Path
+from countbot.memory_index import index_db
 from countbot.memory_index.index import MemoryIndex
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
@@ -216,6 +218,52 @@ async def test_a_search_finds_other_sessions_records_at_once_and_its_own_later(
         "User: the ferry costs four euros",
         "User: the ferry leaves at nine",
     ]
+
+
+async def test_leaving_a_session_out_leaves_out_exactly_that_session(memory: Memory) -> None:
+    """The session is left out inside the full-text query, by a token of its id: ids that are
+    prefixes of each other, end like English suffixes or are not ASCII stay apart, and notes
+    (no session) are never left out."""
+    (memory.workspace / "MEMORY.md").write_text("- The ferry timetable is pinned\n")
+    user = {"type": "user", "images": [], "context": "", "ts": time.time()}
+    sessions = ["telegram:4", "telegram:42", "made", "mad", "会话", "a b"]
+    for session in sessions:
+        await memory.sessions.append(session, {**user, "content": f"ferry for {session}"})
+    for left_out in sessions:
+        found = await memory.index.search("ferry", limit=20, exclude_session=left_out)
+        assert sorted(hit.session_id or "note" for hit in found) == sorted(
+            ["note", *(s for s in sessions if s != left_out)]
+        )
+
+
+async def test_an_index_file_of_the_first_schema_is_migrated_with_its_entries(
+    tmp_path: Path,
+) -> None:
+    """The session column is added by copying the indexed texts: entries, ids and searches
+    stay, and the session can be left out at once."""
+    path = tmp_path / "index.db"
+    old = await Database.open(path, index_db.MIGRATIONS[:1])
+
+    def fill(conn: sqlite3.Connection) -> None:
+        for entry_id, session in ((1, "tg:1"), (2, "tg:2"), (3, None)):
+            conn.execute(
+                "INSERT INTO entries (id, kind, source, locator, ts, text, session_id, digest)"
+                " VALUES (?, 'conversation', 's', ?, 0, 'the ferry', ?, ?)",
+                (entry_id, f"m{entry_id}", session, str(entry_id)),
+            )
+            conn.execute(
+                "INSERT INTO entries_fts (rowid, body) VALUES (?, 'the ferry')", (entry_id,)
+            )
+
+    await old.run(fill)
+    await old.close()
+    db = await Database.open(path, index_db.MIGRATIONS)
+    try:
+        filters = index_db.Filters(exclude_session="tg:1")
+        found = await db.run(index_db.search_text, '"ferry"', filters, 10)
+        assert sorted(entry_id for entry_id, _ in found) == [2, 3]
+    finally:
+        await db.close()
 
 
 async def test_the_follower_indexes_a_burst_once_it_settles_and_closes_while_waiting(

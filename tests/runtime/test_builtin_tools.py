@@ -10,6 +10,7 @@ from countbot.masking import SecretMasker
 from countbot.runtime.builtin_tools import builtin_tools
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
+from countbot.web_access.http_client import WebClient
 from tests.execution.exec_support import RecordingApprover, probed_sandbox
 
 
@@ -17,7 +18,12 @@ def registry_for(settings: ToolsSettings, workspace: Path, config: Path) -> Tool
     registry = ToolRegistry(masker=SecretMasker())
     sandbox = probed_sandbox(settings.exec.sandbox, workspace, hidden=[config])
     tools = builtin_tools(
-        settings, workspace, sensitive_paths=[config], masker=SecretMasker(), sandbox=sandbox
+        settings,
+        workspace,
+        sensitive_paths=[config],
+        masker=SecretMasker(),
+        sandbox=sandbox,
+        web_client=WebClient(),  # never built: no test here fetches
     )
     for tool in tools:
         registry.register(tool)

@@ -88,6 +88,28 @@ async def test_installing_the_missing_binary_makes_the_skill_available(
     assert (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
 
 
+async def test_a_binary_added_to_or_removed_from_a_folder_on_path_is_seen_at_once(
+    dirs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What was found on PATH is kept only while its folders are unchanged (and not changed
+    just now, within the same tick of the file system's clock)."""
+    builtin, workspace = dirs
+    write_skill(workspace, "tool", "name: tool\nrequires:\n  bins: [countbot-fake-tool]")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loader = SkillsLoader(builtin, workspace)
+    assert not (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+    assert not (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+
+    fake = bin_dir / "countbot-fake-tool"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+    fake.unlink()
+    assert not (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+
+
 async def test_broken_skill_file_is_reported_and_the_rest_still_load(
     dirs: tuple[Path, Path],
 ) -> None:

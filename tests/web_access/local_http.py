@@ -17,23 +17,29 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """One request the server received: its path (with query) and headers."""
+    """One request the server received: its path (with query), headers and the client's port
+    (which connection it came on)."""
 
     path: str
     headers: dict[str, str]
+    port: int = 0
 
 
 class LocalHTTPServer:
-    """Serves `routes` (path without query -> Reply) and records every request it receives."""
+    """Serves `routes` (path without query -> Reply) and records every request it receives;
+    with `keep_alive` it speaks HTTP/1.1 and keeps each connection open for the next request."""
 
-    def __init__(self, routes: dict[str, Reply]) -> None:
+    def __init__(self, routes: dict[str, Reply], *, keep_alive: bool = False) -> None:
         self.routes = routes
         self.seen: list[Seen] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_GET(self) -> None:
-                server.seen.append(Seen(self.path, dict(self.headers.items())))
+                headers = dict(self.headers.items())
+                server.seen.append(Seen(self.path, headers, self.client_address[1]))
                 reply = server.routes.get(self.path.split("?")[0], Reply(404, b"not found"))
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():

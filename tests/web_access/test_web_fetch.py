@@ -15,6 +15,7 @@ import pytest
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import ToolContext
 from countbot.web_access.address_check import address_refusal
+from countbot.web_access.http_client import WebClient
 from countbot.web_access.web_fetch import WebFetchTool
 from tests.support.loop_watch import RESPONSIVE, LoopWatch
 from tests.web_access.local_http import LocalHTTPServer, Reply
@@ -48,14 +49,14 @@ def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext("s1", tmp_path)
 
 
-def local_fetch(max_bytes: int = 2_000_000) -> WebFetchTool:
-    return WebFetchTool(WebToolSettings(allow_private=True, max_bytes=max_bytes))
+def local_fetch(client: WebClient, max_bytes: int = 2_000_000) -> WebFetchTool:
+    return WebFetchTool(WebToolSettings(allow_private=True, max_bytes=max_bytes), client)
 
 
 async def test_html_becomes_readable_text_with_title(
-    server: LocalHTTPServer, ctx: ToolContext
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
 ) -> None:
-    result = await local_fetch().execute({"url": server.url("/page")}, ctx)
+    result = await local_fetch(web_client).execute({"url": server.url("/page")}, ctx)
     assert result.status == "ok"
     assert f"URL: {server.url('/page')}" in result.content
     assert "Status: 200" in result.content and "Title: Tide & Times" in result.content
@@ -63,54 +64,68 @@ async def test_html_becomes_readable_text_with_title(
     assert "evil-script" not in result.content and "color: red" not in result.content
 
 
-async def test_json_passes_through(server: LocalHTTPServer, ctx: ToolContext) -> None:
-    result = await local_fetch().execute({"url": server.url("/data.json")}, ctx)
+async def test_json_passes_through(
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
+) -> None:
+    result = await local_fetch(web_client).execute({"url": server.url("/data.json")}, ctx)
     assert result.content.endswith('{"answer": 42}')
 
 
-async def test_redirects_are_followed(server: LocalHTTPServer, ctx: ToolContext) -> None:
-    result = await local_fetch().execute({"url": server.url("/moved")}, ctx)
+async def test_redirects_are_followed(
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
+) -> None:
+    result = await local_fetch(web_client).execute({"url": server.url("/moved")}, ctx)
     assert f"URL: {server.url('/page')}" in result.content and "High tide" in result.content
 
 
-async def test_every_redirect_hop_is_checked(server: LocalHTTPServer, ctx: ToolContext) -> None:
-    to_ftp = await local_fetch().execute({"url": server.url("/to-ftp")}, ctx)
-    looping = await local_fetch().execute({"url": server.url("/loop")}, ctx)
+async def test_every_redirect_hop_is_checked(
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
+) -> None:
+    to_ftp = await local_fetch(web_client).execute({"url": server.url("/to-ftp")}, ctx)
+    looping = await local_fetch(web_client).execute({"url": server.url("/loop")}, ctx)
     assert to_ftp.status == "error" and "only http and https" in to_ftp.content
     assert looping.status == "error" and "redirects" in looping.content
 
 
-async def test_the_body_is_capped_at_max_bytes(server: LocalHTTPServer, ctx: ToolContext) -> None:
-    result = await local_fetch(max_bytes=1000).execute({"url": server.url("/big.txt")}, ctx)
+async def test_the_body_is_capped_at_max_bytes(
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
+) -> None:
+    result = await local_fetch(web_client, max_bytes=1000).execute(
+        {"url": server.url("/big.txt")}, ctx
+    )
     body = result.content.split("\n\n", 1)[1]
     assert body == "0123456789" * 100
     assert "only the first 1,000 bytes" in result.content
 
 
-async def test_binary_content_is_refused(server: LocalHTTPServer, ctx: ToolContext) -> None:
-    result = await local_fetch().execute({"url": server.url("/image.png")}, ctx)
+async def test_binary_content_is_refused(
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
+) -> None:
+    result = await local_fetch(web_client).execute({"url": server.url("/image.png")}, ctx)
     assert result.status == "error" and "image/png" in result.content
 
 
 async def test_error_statuses_are_shown_to_the_model(
-    server: LocalHTTPServer, ctx: ToolContext
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
 ) -> None:
-    result = await local_fetch().execute({"url": server.url("/missing")}, ctx)
+    result = await local_fetch(web_client).execute({"url": server.url("/missing")}, ctx)
     assert result.status == "ok" and "Status: 404" in result.content
 
 
 async def test_a_hostname_is_fetched_from_its_checked_address(
-    server: LocalHTTPServer, ctx: ToolContext
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
 ) -> None:
-    result = await local_fetch().execute({"url": server.url("/page", host="localhost")}, ctx)
+    result = await local_fetch(web_client).execute(
+        {"url": server.url("/page", host="localhost")}, ctx
+    )
     assert "High tide" in result.content
     assert server.seen[-1].headers["Host"] == f"localhost:{server.port}"
 
 
 async def test_private_addresses_are_refused_before_any_request(
-    server: LocalHTTPServer, ctx: ToolContext
+    server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
 ) -> None:
-    tool = WebFetchTool(WebToolSettings())
+    tool = WebFetchTool(WebToolSettings(), web_client)
     for url in (server.url("/page"), server.url("/page", host="localhost")):
         result = await tool.execute({"url": url}, ctx)
         assert result.status == "error" and "refused" in result.content
@@ -128,15 +143,17 @@ async def test_private_addresses_are_refused_before_any_request(
         "https://0.0.0.0/",
     ],
 )
-async def test_local_and_private_hosts_are_refused(url: str, ctx: ToolContext) -> None:
-    result = await WebFetchTool(WebToolSettings()).execute({"url": url}, ctx)
+async def test_local_and_private_hosts_are_refused(
+    url: str, ctx: ToolContext, web_client: WebClient
+) -> None:
+    result = await WebFetchTool(WebToolSettings(), web_client).execute({"url": url}, ctx)
     assert result.status == "error"
     assert "only public addresses" in result.content and "allow_private" in result.content
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/file", "gopher://x"])
-async def test_other_schemes_are_refused(url: str, ctx: ToolContext) -> None:
-    result = await WebFetchTool(WebToolSettings()).execute({"url": url}, ctx)
+async def test_other_schemes_are_refused(url: str, ctx: ToolContext, web_client: WebClient) -> None:
+    result = await WebFetchTool(WebToolSettings(), web_client).execute({"url": url}, ctx)
     assert result.status == "error" and "only http and https" in result.content
 
 
@@ -233,9 +250,9 @@ def hostile_server() -> Iterator[LocalHTTPServer]:
 
 @pytest.mark.parametrize("path", ["/bomb", "/deflate-bomb"])
 async def test_a_decompression_bomb_is_capped_while_decoding(
-    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str, web_client: WebClient
 ) -> None:
-    fetch = local_fetch(max_bytes=100_000)
+    fetch = local_fetch(web_client, max_bytes=100_000)
     url = hostile_server.url(path)
     async with LoopWatch() as watch:
         result = await fetch.execute({"url": url}, ctx)
@@ -251,40 +268,42 @@ async def test_a_decompression_bomb_is_capped_while_decoding(
     assert peak < 20 << 20, f"peak {peak / 1e6:.0f} MB while reading a capped body"
 
 
-async def test_compressed_pages_are_read(hostile_server: LocalHTTPServer, ctx: ToolContext) -> None:
-    result = await local_fetch().execute({"url": hostile_server.url("/gzip-page")}, ctx)
+async def test_compressed_pages_are_read(
+    hostile_server: LocalHTTPServer, ctx: ToolContext, web_client: WebClient
+) -> None:
+    result = await local_fetch(web_client).execute({"url": hostile_server.url("/gzip-page")}, ctx)
     assert "Title: Tide" in result.content and "Calm seas" in result.content
-    result = await local_fetch().execute({"url": hostile_server.url("/raw-deflate")}, ctx)
+    result = await local_fetch(web_client).execute({"url": hostile_server.url("/raw-deflate")}, ctx)
     assert "raw deflate body" in result.content
     assert hostile_server.seen[0].headers["Accept-Encoding"] == "gzip, deflate"
 
 
 @pytest.mark.parametrize(("path", "says"), [("/br", "br"), ("/corrupt", "corrupt")])
 async def test_unreadable_encodings_are_a_clear_error(
-    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str, says: str
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str, says: str, web_client: WebClient
 ) -> None:
-    result = await local_fetch().execute({"url": hostile_server.url(path)}, ctx)
+    result = await local_fetch(web_client).execute({"url": hostile_server.url(path)}, ctx)
     assert result.status == "error" and says in result.content
 
 
 @pytest.mark.parametrize("path", ["/titles", "/unclosed", "/comments", "/dotted-i"])
 async def test_pages_of_repeated_markup_keep_the_loop_responsive(
-    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str, web_client: WebClient
 ) -> None:
     async with LoopWatch() as watch:
-        result = await local_fetch().execute({"url": hostile_server.url(path)}, ctx)
+        result = await local_fetch(web_client).execute({"url": hostile_server.url(path)}, ctx)
     assert result.status == "ok"
     assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
 
 
 @pytest.mark.parametrize("path", ["/unclosed", "/paragraphs"])
 async def test_a_page_is_read_in_memory_a_small_multiple_of_its_size(
-    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str
+    hostile_server: LocalHTTPServer, ctx: ToolContext, path: str, web_client: WebClient
 ) -> None:
     # One-letter paragraphs were two little strings each (33x the page: 65 MB for 2 MB) before
     # the converter joined its parts as it went.
     size = len(hostile_server.routes[path].body)
-    fetch = local_fetch()
+    fetch = local_fetch(web_client)
     await fetch.execute({"url": hostile_server.url("/gzip-page")}, ctx)  # imports httpx
     tracemalloc.start()
     try:
@@ -294,3 +313,27 @@ async def test_a_page_is_read_in_memory_a_small_multiple_of_its_size(
         tracemalloc.stop()
     assert result.status == "ok"
     assert peak < 8 * size, f"peak {peak / size:.1f}x the page"
+
+
+# --- the shared client carries nothing from one fetch to the next --------------------------------
+
+
+async def test_no_cookie_or_connection_is_kept_between_fetches(
+    ctx: ToolContext, web_client: WebClient
+) -> None:
+    """A page's cookie is never sent back, and a connection made for one host name never serves
+    another at the same address (over TLS, it was verified for the first name only)."""
+    routes = {
+        "/set": Reply(
+            200, b"set", {"Set-Cookie": "tracker=abc; Path=/", "Content-Type": "text/plain"}
+        ),
+        "/page": Reply(200, PAGE, HTML),
+    }
+    with LocalHTTPServer(routes, keep_alive=True) as server:
+        fetch = local_fetch(web_client)
+        for url in (server.url("/set"), server.url("/page"), server.url("/page", host="localhost")):
+            result = await fetch.execute({"url": url}, ctx)
+            assert result.status == "ok"
+    assert [seen.path for seen in server.seen] == ["/set", "/page", "/page"]
+    assert all("Cookie" not in seen.headers for seen in server.seen)
+    assert len({seen.port for seen in server.seen}) == 3, "a connection was reused"

@@ -11,6 +11,7 @@ import pytest
 from countbot.config.secret import SecretStr
 from countbot.config.settings import WebToolSettings
 from countbot.tools.base import ToolContext, ToolTransientError
+from countbot.web_access.http_client import WebClient
 from countbot.web_access.web_search import BraveSearch, SearxngSearch, WebSearchTool, search_backend
 from tests.web_access.local_http import LocalHTTPServer, Reply
 
@@ -29,11 +30,13 @@ def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext("s1", tmp_path)
 
 
-async def test_searxng_results_are_listed(ctx: ToolContext) -> None:
+async def test_searxng_results_are_listed(ctx: ToolContext, web_client: WebClient) -> None:
     routes = {"/searx/search": Reply(200, json.dumps(SEARXNG_RESULTS).encode(), JSON)}
     with LocalHTTPServer(routes) as server:
         settings = WebToolSettings(search_backend="searxng", search_url=server.url("/searx/"))
-        result = await WebSearchTool(settings).execute({"query": "tide", "count": 2}, ctx)
+        result = await WebSearchTool(settings, web_client).execute(
+            {"query": "tide", "count": 2}, ctx
+        )
     assert result.status == "ok"
     assert result.content == (
         "1. Tide tables\n   https://tides.example/\n   High & low\n\n2. Moon\n   https://moon.example/"
@@ -42,7 +45,9 @@ async def test_searxng_results_are_listed(ctx: ToolContext) -> None:
     assert query == {"q": ["tide"], "format": ["json"]}
 
 
-async def test_brave_sends_the_key_and_strips_markup(ctx: ToolContext) -> None:
+async def test_brave_sends_the_key_and_strips_markup(
+    ctx: ToolContext, web_client: WebClient
+) -> None:
     body = {
         "web": {
             "results": [
@@ -55,8 +60,8 @@ async def test_brave_sends_the_key_and_strips_markup(ctx: ToolContext) -> None:
         }
     }
     with LocalHTTPServer({"/brave": Reply(200, json.dumps(body).encode(), JSON)}) as server:
-        backend = BraveSearch("brave-key-123", timeout=5, endpoint=server.url("/brave"))
-        tool = WebSearchTool(WebToolSettings(), backend=backend)
+        backend = BraveSearch("brave-key-123", web_client, timeout=5, endpoint=server.url("/brave"))
+        tool = WebSearchTool(WebToolSettings(), web_client, backend=backend)
         result = await tool.execute({"query": "tide"}, ctx)
     assert result.content == "1. Tide times\n   https://t.example/\n   The tide today"
     assert server.seen[0].headers["X-Subscription-Token"] == "brave-key-123"
@@ -66,9 +71,9 @@ async def test_brave_sends_the_key_and_strips_markup(ctx: ToolContext) -> None:
 def test_the_backend_is_chosen_from_settings() -> None:
     brave = WebToolSettings(search_backend="brave", search_api_key=SecretStr("k" * 20))
     searxng = WebToolSettings(search_backend="searxng", search_url="http://127.0.0.1:8888")
-    assert isinstance(search_backend(brave), BraveSearch)
-    assert isinstance(search_backend(searxng), SearxngSearch)
-    assert search_backend(WebToolSettings(search_backend="brave")) is None
+    assert isinstance(search_backend(brave, WebClient()), BraveSearch)
+    assert isinstance(search_backend(searxng, WebClient()), SearxngSearch)
+    assert search_backend(WebToolSettings(search_backend="brave"), WebClient()) is None
 
 
 @pytest.mark.parametrize(
@@ -80,15 +85,15 @@ def test_the_backend_is_chosen_from_settings() -> None:
     ],
 )
 async def test_missing_configuration_names_the_keys_to_set(
-    settings: WebToolSettings, ctx: ToolContext
+    settings: WebToolSettings, ctx: ToolContext, web_client: WebClient
 ) -> None:
-    result = await WebSearchTool(settings).execute({"query": "tide"}, ctx)
+    result = await WebSearchTool(settings, web_client).execute({"query": "tide"}, ctx)
     assert result.status == "error"
     for key in ("tools.web.search_backend", "tools.web.search_api_key", "tools.web.search_url"):
         assert key in result.content
 
 
-async def test_no_results_and_service_errors(ctx: ToolContext) -> None:
+async def test_no_results_and_service_errors(ctx: ToolContext, web_client: WebClient) -> None:
     routes = {
         "/empty/search": Reply(200, b'{"results": []}', JSON),
         "/denied/search": Reply(403, b"forbidden"),
@@ -98,7 +103,7 @@ async def test_no_results_and_service_errors(ctx: ToolContext) -> None:
 
         def tool(path: str) -> WebSearchTool:
             settings = WebToolSettings(search_backend="searxng", search_url=server.url(path))
-            return WebSearchTool(settings)
+            return WebSearchTool(settings, web_client)
 
         empty = await tool("/empty").execute({"query": "zzz"}, ctx)
         denied = await tool("/denied").execute({"query": "zzz"}, ctx)

@@ -14,38 +14,30 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 
 from __future__ import annotations
 
-import asyncio
 import functools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from countbot.agent.context.fit import Fitted, fit, gist_cost, has_oversized
+from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.metered import MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
-from countbot.agent.context.tokens import (
-    FixedCost,
-    bound,
-    bounded,
-    count,
-    counted,
-    exactly,
-    request_budget,
-    text_size,
-)
+from countbot.agent.context.tokens import Counts, TokenCounting, bound, request_budget, text_size
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
-from countbot.llm.token_counter import is_loaded as tokenizer_loaded
 from countbot.llm.types import Message, SystemMessage, ToolSpec
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
 
 # Summary passes one turn start may run before it goes on with what fits.
 MAX_SUMMARY_PASSES = 3
@@ -62,11 +54,17 @@ class ContextKeeper:
     prompt: PromptBuilder
     tools: ToolRegistry
     settings: AgentSettings
+    counter: TokenCounting
     recall: MemoryRecall | None = None
-    _fixed: FixedCost = field(default_factory=FixedCost, init=False)
-    # Entries made from the store's records, and their bounded copies, kept between turns.
+    # Entries made from the store's records, kept between turns, and what is known of their
+    # tokens.
     _made: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
-    _bounds: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
+    _counts: Counts = field(init=False)
+    # Each entry's message as sent (by whether the model sees images), kept between requests.
+    _messages: dict[bool, IdentityMemo[Message]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self._counts = Counts(self.counter)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
         """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
@@ -87,9 +85,16 @@ class ContextKeeper:
         return UserEntry(message, request.media, turn_context)
 
     async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
-        """The turn's user entry and the system prompt of all its requests, made side by side
-        (auto-recall and the one look per turn at the prompt's files each wait on a thread)."""
-        return await asyncio.gather(self.user_entry(request), self.prompt.build_system_prompt())
+        """The turn's user entry and the system prompt of all its requests, made side by side:
+        the look at the prompt's files is queued first, and auto-recall's search joins it in
+        the same pass of the loop (one hand-off, no task for either)."""
+        look = self.prompt.look_soon()
+        try:
+            user = await self.user_entry(request)
+        except BaseException:
+            look.cancel()
+            raise
+        return user, await self.prompt.build_system_prompt(look)
 
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""
@@ -132,26 +137,28 @@ class ContextKeeper:
         exact: bool = False,
     ) -> Fitted:
         """`entries` as they fit the next request (the system `prompt` and `tools` counted in);
-        `exact`: its tokens counted by the tokenizer even when an upper bound fits."""
-        budget = self.budget(choice)
-        # Upper bounds first: when they fit, nothing is reduced and no tokenizer is needed.
-        upper = bounded(entries, self._bounds)
-        fixed = self._fixed.tokens(prompt, tools, choice.model)
-        if not exact and fixed + sum(e.tokens for e in upper) <= budget:
-            return fit(upper, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
-        entries = await exactly(entries, choice.model)
-        fixed = self._fixed.tokens(prompt, tools, choice.model)
-        fitting = functools.partial(
-            fit,
-            entries,
-            budget=budget,
-            fixed=fixed,
-            count=lambda text: count(text, choice.model),
-            vision=choice.vision,
-        )
-        if has_oversized(entries, budget - fixed):  # long heads to count: off the event loop
-            return await asyncio.to_thread(fitting)
-        return fitting()
+        `exact`: its tokens counted by the tokenizer even when the estimate fits."""
+        budget, model, counts = self.budget(choice), choice.model, self._counts
+        sent = self._messages.setdefault(choice.vision, IdentityMemo())
+        # What is known first (counts made, upper bounds for the rest): when it fits, nothing
+        # is reduced and the tokenizer is not asked.
+        known = counts.estimated(entries, model)
+        fixed = counts.fixed_cost(prompt, tools, model)
+        if not exact and fixed + sum(e.tokens for e in known) <= budget:
+            return fit(
+                known, budget=budget, fixed=fixed, count=bound, vision=choice.vision, made=sent
+            )
+        if not await counts.count(entries, model):
+            log.warning("fitting a request to %s with upper bounds of its tokens", model)
+        known = counts.estimated(entries, model)
+        fixed = counts.fixed_cost(prompt, tools, model)
+        made, missed = counts.made_texts(model), {}
+        fitting = functools.partial(fit, known, budget=budget, fixed=fixed, vision=choice.vision)
+        fitted = fitting(count=made.counter(missed), made=sent)
+        # Gists, notes and heads this fit made, counted: fitting again with them is exact.
+        if missed and await counts.learn(made, list(missed), model):
+            fitted = fitting(count=made.counter({}), made=sent)
+        return fitted
 
     async def messages(
         self,
@@ -176,8 +183,9 @@ class ContextKeeper:
     ) -> bool:
         """Whether `entries` leave exchanges out of the next request (then summarize); the upper
         bound decides most turns without fitting (or projecting) anything."""
-        fixed = self._fixed.tokens(prompt, tools, choice.model)
-        if fixed + sum(e.tokens for e in bounded(entries, self._bounds)) <= self.budget(choice):
+        known = self._counts.estimated(entries, choice.model)
+        fixed = self._counts.fixed_cost(prompt, tools, choice.model)
+        if fixed + sum(e.tokens for e in known) <= self.budget(choice):
             return False
         return (await self.fit(entries, choice, tools, prompt)).overflow
 
@@ -192,17 +200,16 @@ class ContextKeeper:
                 window = await self.history.load_window(session_id, limit)
         sources: list[dict[str, Any] | str] = [window.summary] if window.summary else []
         sources.extend(window.records[-limit:])
-        return [await self._entry(source, choice.model) for source in sources]
+        return [self._entry(source) for source in sources]
 
-    async def _entry(self, source: dict[str, Any] | str, model: str) -> HistoryEntry:
-        """The entry of a stored record (or of the running summary's text), made and counted
-        once while the store keeps handing out that same object."""
+    def _entry(self, source: dict[str, Any] | str) -> HistoryEntry:
+        """The entry of a stored record (or of the running summary's text), made once while the
+        store keeps handing out that same object."""
         made = self._made.get(source)
-        if made is not None and (made.tokens or not tokenizer_loaded(model)):
-            return made
         if made is None:
             made = SummaryEntry(source) if isinstance(source, str) else from_record(source)
-        return self._made.put(source, await counted(made, model), text_size(made))
+            self._made.put(source, made, text_size(made))
+        return made
 
     async def _summarize(
         self,
@@ -215,7 +222,8 @@ class ContextKeeper:
     ) -> bool:
         """One phase-2 pass: keep the newest half-budget of records, summarize what is older."""
         budget = self.budget(choice)
-        records = [e for e in entries if not isinstance(e, SummaryEntry)]
+        known = self._counts.estimated(entries, choice.model)
+        records = [e for e in known if not isinstance(e, SummaryEntry)]
         keep, used = 0, 0
         for entry in reversed(records):
             used += gist_cost(entry)

@@ -1,26 +1,23 @@
 """What a request may spend of the model's window, and what each part of it costs.
 
-Each history entry is counted once, when it is committed, and the count travels with its stored
-record; the system prompt and tool schemas are counted once per change. So the estimate of a
-request is a sum of stored numbers, however long the session grows. Counts use the model's
-tokenizer through litellm's bundled files (`llm.token_counter`, offline); without them a
-deliberately high estimate (a token per three characters) stands in.
-
-The tokenizer costs ~40 MB and a tenth of a second to load, more than a one-shot
-`countbot chat -m` needs in all. So it is loaded only when exactness matters: until then an
-entry stays uncounted (`tokens == 0`) and a request is checked against an upper bound (every
-token is at least one UTF-8 byte, `bound`); only a request whose bound does not fit its budget
-loads the tokenizer (`exactly`), and from then on entries are counted as they are committed.
+A request is first checked against what is known: for each history entry its count if the
+tokenizer made one, else an upper bound (every token is at least one UTF-8 byte, `bound`), and
+the same for the system prompt and tool schemas (`FixedCost`). Only a request whose estimate
+does not fit its budget (or one that must be exact) is counted: every text not counted yet goes
+to the tokenizer in one batch (`TokenCounting`, in the daemon a child process: loading the
+tokenizer would hold the event loop's GIL), and each count is remembered for its entry, so a
+warm turn whose estimate fits waits for nothing. When the tokenizer cannot answer, the upper
+bounds stand in: a request may then be cut more than it had to, never past its budget.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.history import (
@@ -33,8 +30,7 @@ from countbot.agent.history import (
     UserEntry,
 )
 from countbot.llm.openai_format import to_openai_tools
-from countbot.llm.token_counter import TokenizerUnavailable, count_text, encoding, encoding_name
-from countbot.llm.token_counter import is_loaded as tokenizer_loaded
+from countbot.llm.token_counter import encoding_name
 from countbot.llm.types import ToolSpec
 
 # Framing a message costs on the wire beyond its text (role, separators, ids and names).
@@ -44,20 +40,18 @@ TOOL_CALL_OVERHEAD = 8
 Counter = Callable[[str], int]
 # Vendors resize images before counting them; this is a typical high-detail tile count.
 IMAGE_TOKENS = 800
-# Texts longer than this are counted in a worker thread, not on the event loop.
-INLINE_COUNT_CHARS = 4000
 # A budget never shrinks below this share of the window, however large `max_tokens` is set.
 MIN_BUDGET_SHARE = 0.4
+# Characters of the texts fitting made (gists, notes, heads) whose counts are remembered.
+MADE_TEXT_CHARS = 500_000
 
 
-def count(text: str, model: str) -> int:
-    """Tokens in `text` for `model`; without the tokenizer files, a high estimate."""
-    if not text:
-        return 0
-    try:
-        return count_text(text, model)
-    except TokenizerUnavailable:
-        return len(text) // 3 + 1
+class TokenCounting(Protocol):
+    """The model's tokenizer, asked in batches (in the daemon: `llm.token_process`)."""
+
+    async def count(self, texts: Sequence[str], model: str) -> list[int] | None:
+        """Tokens in each of `texts` for `model`; None when the tokenizer cannot say."""
+        ...
 
 
 def bound(text: str) -> int:
@@ -65,40 +59,22 @@ def bound(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def entry_tokens(entry: HistoryEntry, model: str, measure: Counter | None = None) -> int:
-    """What `entry` costs in a request (notes cost nothing: they are never sent); `measure`
-    counts a text (default: the model's tokenizer)."""
-    size = measure or (lambda text: count(text, model))
+def entry_tokens(entry: HistoryEntry, measure: Counter) -> int:
+    """What `entry` costs in a request, `measure` counting each text (notes cost nothing: they
+    are never sent)."""
     if isinstance(entry, UserEntry):
         text = f"{entry.context}\n\n{entry.content}" if entry.context else entry.content
-        return size(text) + len(entry.images) * IMAGE_TOKENS + MESSAGE_OVERHEAD
+        return measure(text) + len(entry.images) * IMAGE_TOKENS + MESSAGE_OVERHEAD
     if isinstance(entry, AssistantEntry):
-        calls = sum(size(c.name + c.arguments_raw) + TOOL_CALL_OVERHEAD for c in entry.tool_calls)
-        return size(entry.text) + calls + MESSAGE_OVERHEAD
+        calls = sum(
+            measure(c.name + c.arguments_raw) + TOOL_CALL_OVERHEAD for c in entry.tool_calls
+        )
+        return measure(entry.text) + calls + MESSAGE_OVERHEAD
     if isinstance(entry, ToolResultEntry):
-        return size(entry.content) + TOOL_RESULT_OVERHEAD
+        return measure(entry.content) + TOOL_RESULT_OVERHEAD
     if isinstance(entry, SummaryEntry):
-        return size(f"{SUMMARY_HEADING}\n{entry.text}") + MESSAGE_OVERHEAD
+        return measure(f"{SUMMARY_HEADING}\n{entry.text}") + MESSAGE_OVERHEAD
     return 0
-
-
-async def counted(entry: HistoryEntry, model: str) -> HistoryEntry:
-    """`entry` with its token count filled in if the tokenizer is loaded, else as it is (to be
-    bounded or counted when a request needs it)."""
-    if not tokenizer_loaded(model):
-        return entry
-    return await _counted_now(entry, model)
-
-
-async def _counted_now(entry: HistoryEntry, model: str) -> HistoryEntry:
-    """`entry` with its token count filled in (long texts are counted off the event loop)."""
-    if isinstance(entry, NoteEntry) or entry.tokens:
-        return entry
-    if text_size(entry) > INLINE_COUNT_CHARS:
-        tokens = await asyncio.to_thread(entry_tokens, entry, model)
-    else:
-        tokens = entry_tokens(entry, model)
-    return dataclasses.replace(entry, tokens=tokens)
 
 
 def bounded(
@@ -106,26 +82,18 @@ def bounded(
 ) -> list[HistoryEntry]:
     """`entries` with an upper bound standing in for each count not made yet; `memo` keeps the
     bounded copies, so a history bounded before every request is bounded once per entry."""
-    shown = []
-    for entry in entries:
-        if entry.tokens or isinstance(entry, NoteEntry):
-            shown.append(entry)
-            continue
-        copy = memo.get(entry) if memo is not None else None
-        if copy is None:
-            copy = dataclasses.replace(entry, tokens=entry_tokens(entry, "", bound))
-            if memo is not None:
-                memo.put(entry, copy, text_size(entry))
-        shown.append(copy)
-    return shown
+    return [_bounded(entry, memo) for entry in entries]
 
 
-async def exactly(entries: Sequence[HistoryEntry], model: str) -> list[HistoryEntry]:
-    """`entries` with every count made by the tokenizer (loaded now if it was not)."""
-    if not tokenizer_loaded(model):
-        with contextlib.suppress(TokenizerUnavailable):
-            await asyncio.to_thread(encoding, encoding_name(model))
-    return [await _counted_now(e, model) for e in entries]
+def _bounded(entry: HistoryEntry, memo: IdentityMemo[HistoryEntry] | None) -> HistoryEntry:
+    if entry.tokens or isinstance(entry, NoteEntry):
+        return entry
+    copy = memo.get(entry) if memo is not None else None
+    if copy is None:
+        copy = dataclasses.replace(entry, tokens=entry_tokens(entry, bound))
+        if memo is not None:
+            memo.put(entry, copy, text_size(entry))
+    return copy
 
 
 def text_size(entry: HistoryEntry) -> int:
@@ -139,16 +107,9 @@ def text_size(entry: HistoryEntry) -> int:
     return len(entry.text)
 
 
-def schema_tokens(tools: Sequence[ToolSpec], model: str) -> int:
-    """What the tool schemas cost in a request (their JSON, as sent)."""
-    return count(json.dumps(to_openai_tools(list(tools)), ensure_ascii=False), model)
-
-
-def schema_estimate(tool: ToolSpec, model: str) -> int:
-    """What one tool's schema costs: counted once the tokenizer is loaded, else a high estimate
-    (a token per three characters), so choosing tools never loads the tokenizer."""
-    if tokenizer_loaded(model):
-        return schema_tokens((tool,), model)
+def schema_estimate(tool: ToolSpec) -> int:
+    """What one tool's schema costs, estimated high (a token per three characters): choosing
+    tools never waits for the tokenizer, and the same message chooses the same tools."""
     return len(json.dumps(to_openai_tools([tool]), ensure_ascii=False)) // 3 + 1
 
 
@@ -165,18 +126,114 @@ def request_budget(context_window: int, share: float, max_tokens: int | None) ->
 
 @dataclass(slots=True)
 class FixedCost:
-    """The system prompt's and tool schemas' token count (an upper bound until the tokenizer is
-    loaded), recounted only when one of them changes."""
+    """The system prompt's and tool schemas' tokens: an upper bound until counted for an
+    encoding, made again only when one of them changes."""
 
-    _key: tuple[str, int, str, bool] | None = None
-    _tokens: int = 0
+    _key: tuple[str, int] | None = None
+    _texts: tuple[str, str] = ("", "")
+    _bound: int = 0
+    _exact: dict[str, int] = field(default_factory=dict)  # by encoding
 
-    def tokens(self, system_prompt: str, tools: Sequence[ToolSpec], model: str) -> int:
-        exact = tokenizer_loaded(model)
-        key = (system_prompt, hash(tuple(t.name for t in tools)), model, exact)
+    def tokens(self, system_prompt: str, tools: Sequence[ToolSpec], encoding: str) -> int:
+        key = (system_prompt, hash(tuple(t.name for t in tools)))
         if key != self._key:
-            size = (lambda text: count(text, model)) if exact else bound
             schemas = json.dumps(to_openai_tools(list(tools)), ensure_ascii=False)
-            self._tokens = size(system_prompt) + MESSAGE_OVERHEAD + size(schemas)
-            self._key = key
-        return self._tokens
+            self._key, self._texts = key, (system_prompt, schemas)
+            self._bound = bound(system_prompt) + MESSAGE_OVERHEAD + bound(schemas)
+            self._exact = {}
+        return self._exact.get(encoding, self._bound)
+
+    def uncounted(self, encoding: str) -> tuple[str, ...]:
+        """The texts to count for `encoding` (none once counted)."""
+        return () if encoding in self._exact else self._texts
+
+    def learn(self, texts: tuple[str, ...], encoding: str, counts: dict[str, int]) -> None:
+        """Take the counts of `texts` (from `uncounted`) if they are still the current ones."""
+        if texts == self._texts:
+            prompt, schemas = texts
+            self._exact[encoding] = counts[prompt] + MESSAGE_OVERHEAD + counts[schemas]
+
+
+class MadeTexts:
+    """Counts of the texts fitting makes (gists, notes, the heads of cut entries): a known text
+    is its count, another its upper bound meanwhile, noted for the next batch; the newest
+    `MADE_TEXT_CHARS` characters of them are remembered."""
+
+    def __init__(self) -> None:
+        self._known: OrderedDict[str, int] = OrderedDict()
+        self._chars = 0
+
+    def counter(self, missed: dict[str, None]) -> Counter:
+        """A counter for one fit that notes in `missed` each text it had to bound."""
+
+        def measure(text: str) -> int:
+            known = self._known.get(text)
+            if known is not None:
+                return known
+            missed[text] = None
+            return bound(text)
+
+        return measure
+
+    def learn(self, texts: Sequence[str], counts: Sequence[int]) -> None:
+        for text, tokens in zip(texts, counts, strict=True):
+            if text not in self._known:
+                self._chars += len(text)
+            self._known[text] = tokens
+        while self._chars > MADE_TEXT_CHARS and len(self._known) > 1:
+            self._chars -= len(self._known.popitem(last=False)[0])
+
+
+class Counts:
+    """One agent loop's token counts: what is known of each entry and of the fixed cost, and
+    the batches that count the rest (see the module docstring)."""
+
+    def __init__(self, counter: TokenCounting) -> None:
+        self._counter = counter
+        self.fixed = FixedCost()
+        self._bounds: IdentityMemo[HistoryEntry] = IdentityMemo()
+        self._exact: dict[str, IdentityMemo[HistoryEntry]] = {}  # by encoding
+        self._made: dict[str, MadeTexts] = {}  # by encoding
+
+    def estimated(self, entries: Sequence[HistoryEntry], model: str) -> list[HistoryEntry]:
+        """`entries`, each with its count if made for `model`'s encoding, else an upper bound."""
+        exact = self._exact.get(encoding_name(model))
+        if exact is None:
+            return bounded(entries, self._bounds)
+        return [exact.get(entry) or _bounded(entry, self._bounds) for entry in entries]
+
+    def fixed_cost(self, system_prompt: str, tools: Sequence[ToolSpec], model: str) -> int:
+        """The system prompt's and schemas' tokens (an upper bound until counted)."""
+        return self.fixed.tokens(system_prompt, tools, encoding_name(model))
+
+    async def count(self, entries: Sequence[HistoryEntry], model: str) -> bool:
+        """Count, in one batch, every text of `entries` and of the fixed cost not counted yet
+        for `model`'s encoding; False when the tokenizer could not (bounds stand in)."""
+        name = encoding_name(model)
+        exact = self._exact.setdefault(name, IdentityMemo())
+        todo = [e for e in entries if not (e.tokens or isinstance(e, NoteEntry) or exact.get(e))]
+        fixed = self.fixed.uncounted(name)
+        texts: dict[str, None] = dict.fromkeys(fixed)
+        for entry in todo:  # collects the texts the entry's count is made of
+            entry_tokens(entry, lambda text: texts.setdefault(text) or 0)
+        counts = await self._counter.count(list(texts), model)
+        if counts is None:
+            return False
+        known = dict(zip(texts, counts, strict=True))
+        for entry in todo:
+            counted = dataclasses.replace(entry, tokens=entry_tokens(entry, known.__getitem__))
+            exact.put(entry, counted, text_size(entry))
+        if fixed:
+            self.fixed.learn(fixed, name, known)
+        return True
+
+    def made_texts(self, model: str) -> MadeTexts:
+        """The remembered counts of texts fitting made, for `model`'s encoding."""
+        return self._made.setdefault(encoding_name(model), MadeTexts())
+
+    async def learn(self, made: MadeTexts, texts: Sequence[str], model: str) -> bool:
+        """Count `texts` that fitting made into `made`; False when the tokenizer could not."""
+        counts = await self._counter.count(texts, model)
+        if counts is not None:
+            made.learn(texts, counts)
+        return counts is not None

@@ -49,6 +49,4 @@ class DingTalkChannel(PlatformChannel[DingTalkSettings, DingTalkApi]):
 
     async def _on_message(self, message: Any) -> None:
         api = self.link.require()
-        await self.take(
-            await to_incoming(message, self.settings.group_mode, self.kit.media, api.download)
-        )
+        await self.take(to_incoming(message, self.settings.group_mode, api.download))

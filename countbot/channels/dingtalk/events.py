@@ -12,16 +12,13 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
+from countbot.channels.door import Attachment, Incoming, SenderInfo, with_attachments
 
 PRIVATE = "1"
 
 
-async def to_incoming(
-    message: Any,
-    group_mode: str,
-    media: MediaFolder,
-    download: Callable[[str], Awaitable[bytes]],
+def to_incoming(
+    message: Any, group_mode: str, download: Callable[[str], Awaitable[bytes]]
 ) -> Incoming | None:
     """The message as the assistant should see it, or None when it is not for the assistant."""
     private = str(message.conversation_type) == PRIVATE
@@ -39,7 +36,7 @@ async def to_incoming(
     found += [Attachment("audio", "voice", partial(download, code)) for code in _audio(message)]
     sender = SenderInfo(str(sender_id), None, str(message.sender_nick or ""))
     draft = Incoming(chat_id, sender, str(message.message_id), text, private=private)
-    return await with_attachments(draft, media, f"dingtalk-{message.message_id}", found)
+    return with_attachments(draft, found)
 
 
 def _audio(message: Any) -> list[str]:

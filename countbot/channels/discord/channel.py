@@ -42,7 +42,6 @@ class DiscordChannel(PlatformChannel[DiscordSettings, DiscordConnection]):
             settings.api_url,
             settings.gateway_url,
             lambda: self.settings.group_mode,
-            self.kit.media,
             self.take,
             self._on_press,
             self.set_connection,

@@ -22,7 +22,7 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
 from countbot.channels.discord.events import to_incoming
-from countbot.channels.door import Button, Incoming, MediaFolder, SenderInfo, SendError
+from countbot.channels.door import Button, Incoming, SenderInfo, SendError
 
 # Messages no retry can deliver: the chat is gone, or the bot may not write there.
 _PERMANENT_STATUS = frozenset({400, 403, 404})
@@ -51,7 +51,6 @@ class DiscordConnection:
         api_url: str,
         gateway_url: str,
         group_mode: Callable[[], str],
-        media: MediaFolder,
         on_message: OnMessage,
         on_press: OnPress,
         on_state: Callable[[str | None], None],
@@ -62,7 +61,6 @@ class DiscordConnection:
             intents=INTENTS, allowed_mentions=discord.AllowedMentions.none()
         )
         self._group_mode = group_mode
-        self._media = media
         self._on_message = on_message
         self._on_press = on_press
         self._on_state = on_state
@@ -100,7 +98,7 @@ class DiscordConnection:
         me = self.client.user
         if me is None:
             return
-        incoming = await to_incoming(message, me, self._group_mode(), self._media)
+        incoming = to_incoming(message, me, self._group_mode())
         if incoming is not None:
             await self._on_message(incoming)
 

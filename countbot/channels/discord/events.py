@@ -14,7 +14,6 @@ import discord
 from countbot.channels.door import (
     Attachment,
     Incoming,
-    MediaFolder,
     SenderInfo,
     SendError,
     kind_of,
@@ -36,8 +35,8 @@ def addressed(message: discord.Message, me: discord.ClientUser, group_mode: str)
     return isinstance(replied, discord.Message) and replied.author.id == me.id
 
 
-async def to_incoming(
-    message: discord.Message, me: discord.ClientUser, group_mode: str, media: MediaFolder
+def to_incoming(
+    message: discord.Message, me: discord.ClientUser, group_mode: str
 ) -> Incoming | None:
     """The message as the assistant should see it, or None when it is not for the assistant."""
     if not addressed(message, me, group_mode):
@@ -53,7 +52,7 @@ async def to_incoming(
     sender = SenderInfo(str(author.id), author.name, author.display_name)
     private = isinstance(message.channel, discord.DMChannel)
     draft = Incoming(str(message.channel.id), sender, str(message.id), text, private=private)
-    return await with_attachments(draft, media, f"discord-{message.id}", found)
+    return with_attachments(draft, found)
 
 
 def _fetcher(item: discord.Attachment) -> Callable[[], Awaitable[bytes]]:

@@ -107,12 +107,8 @@ class EmailChannel(PlatformChannel[EmailSettings, Postman]):
         settings = self.settings
         message = await asyncio.to_thread(parse, raw)
         assert settings.address
-        found = await to_incoming(
-            message,
-            settings.address,
-            settings.authserv_id,
-            settings.require_authentication,
-            self.kit.media,
+        found = to_incoming(
+            message, settings.address, settings.authserv_id, settings.require_authentication
         )
         if found is None:
             return

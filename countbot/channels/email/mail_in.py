@@ -20,7 +20,6 @@ from functools import partial
 from countbot.channels.door import (
     Attachment,
     Incoming,
-    MediaFolder,
     SenderInfo,
     decode_declared,
     html_to_text,
@@ -120,12 +119,8 @@ async def _ready(data: bytes) -> bytes:
     return data
 
 
-async def to_incoming(
-    message: EmailMessage,
-    own_address: str,
-    authserv_id: str | None,
-    require_authentication: bool,
-    media: MediaFolder,
+def to_incoming(
+    message: EmailMessage, own_address: str, authserv_id: str | None, require_authentication: bool
 ) -> tuple[Incoming, Thread] | None:
     """The mail as the assistant should see it and how to answer it; None when it is not for
     the assistant (no single sender, our own mail, an automatic one, or a From the server did
@@ -147,5 +142,5 @@ async def to_incoming(
     info = SenderInfo(sender, None, name if name != sender else "")
     author = _author(message, sender, authentic, text)
     draft = Incoming(f"{sender}/{root}", info, thread.last_id, text, written_by=author)
-    incoming = await with_attachments(draft, media, "email", _attachments(message))
+    incoming = with_attachments(draft, _attachments(message))
     return None if incoming is None else (incoming, thread)

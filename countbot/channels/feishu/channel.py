@@ -50,12 +50,11 @@ class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
 
     async def _on_message(self, event: Any) -> None:
         client = self.link.require()
-        incoming = await to_incoming(
+        incoming = to_incoming(
             event,
             self.bot_id,
             self.settings.group_mode,
             self.link.sent.__contains__,  # the long connection echoes the bot's messages
-            self.kit.media,
             client.download,
         )
         await self.take(incoming)

@@ -13,19 +13,14 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
+from countbot.channels.door import Attachment, Incoming, SenderInfo, with_attachments
 
 # (message_id, key, "image" | "file") -> the bytes
 Download = Callable[[str, str, str], Awaitable[bytes]]
 
 
-async def to_incoming(
-    event: Any,
-    bot_open_id: str,
-    group_mode: str,
-    ours: Callable[[str], bool],
-    media: MediaFolder,
-    download: Download,
+def to_incoming(
+    event: Any, bot_open_id: str, group_mode: str, ours: Callable[[str], bool], download: Download
 ) -> Incoming | None:
     """The event as the assistant should see it, or None when it is not for the assistant."""
     body = event.event
@@ -57,7 +52,7 @@ async def to_incoming(
         )
         for kind, key, name in attachments
     ]
-    return await with_attachments(draft, media, f"feishu-{message_id}", found)
+    return with_attachments(draft, found)
 
 
 def _addressed(

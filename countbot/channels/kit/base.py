@@ -8,7 +8,7 @@ between (access, commands, rendering) is shared, so a new platform is one module
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -38,25 +38,6 @@ class ChannelCapabilities:
     typing_indicator: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Incoming:
-    """One platform message addressed to the assistant, already reduced to what a turn needs.
-
-    `message_id` is the platform's id, unique within the chat (used to drop duplicates);
-    `private` is False in group chats, where strangers get no pairing code; `written_by` names
-    who wrote the text when the sender only passed it on (a forward, an unauthenticated mail),
-    so the turn counts it as a stranger's text (`countbot/dataflow/`).
-    """
-
-    chat_id: str
-    sender: SenderInfo
-    message_id: str
-    text: str
-    images: tuple[ImagePart, ...] = ()
-    private: bool = True
-    written_by: str | None = None
-
-
 class SendError(Exception):
     """A platform refused or failed a send.
 
@@ -71,6 +52,44 @@ class SendError(Exception):
         self.detail = detail
         self.retry_after = retry_after
         self.permanent = permanent
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """Something a user sent with a message, fetched on demand from its platform.
+
+    `kind` is "image" (shown to vision models), "audio" (a voice note) or "file"; `media_type`
+    is what the platform said it is, if anything; `fetch` raises one of `failures` when the
+    platform cannot hand it over (the model then reads a note saying so).
+    """
+
+    kind: str
+    name: str
+    fetch: Callable[[], Awaitable[bytes]]
+    media_type: str = ""
+    failures: tuple[type[Exception], ...] = (SendError,)
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One platform message addressed to the assistant, already reduced to what a turn needs.
+
+    `message_id` is the platform's id, unique within the chat (used to drop duplicates);
+    `private` is False in group chats, where strangers get no pairing code; `written_by` names
+    who wrote the text when the sender only passed it on (a forward, an unauthenticated mail),
+    so the turn counts it as a stranger's text (`countbot/dataflow/`). `attachments` are not
+    fetched yet: the intake fetches them only for a message it lets through to a turn, so a
+    stranger never makes the daemon download anything.
+    """
+
+    chat_id: str
+    sender: SenderInfo
+    message_id: str
+    text: str
+    images: tuple[ImagePart, ...] = ()
+    private: bool = True
+    written_by: str | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 class ChatOutput(Protocol):

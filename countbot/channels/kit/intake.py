@@ -2,10 +2,10 @@
 
 In order: drop duplicates (remembered durably, `dedup.py`), check access (strangers get a pairing
 code, never a turn), take typed answers to approval questions, apply the sender's flood limit
-(`/stop` always passes), run chat commands,
-read the voice notes and documents the message carries (the transcript is shown back to the
-user), and hand everything else to the gateway in the chat's session, whose turns the channel's
-`SessionFeed` then renders.
+(`/stop` always passes), run chat commands, fetch and save the files the message carries (only
+now: a stranger, a flood or a command never makes the daemon download anything), read its voice
+notes and documents (the transcript is shown back to the user), and hand everything else to the
+gateway in the chat's session, whose turns the channel's `SessionFeed` then renders.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from countbot.channels.kit.commands import (
 )
 from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
-from countbot.channels.kit.media import MediaFolder
+from countbot.channels.kit.media import MediaFolder, taken_in
 from countbot.channels.kit.rate_limit import RateLimiter, Verdict
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
@@ -86,6 +86,8 @@ class Intake:
             await _reply(output, await self.commands.run(command, context))
             return
         self.feed.watch(session_id, output, message.chat_id)
+        prefix = f"{self.channel}-{message.message_id}"
+        message = await taken_in(message, self.media, prefix)
         text, heard = await self.media.read_notes(message.text)
         for words in heard:  # what was understood, before the answer to it
             await _reply(output, f"🎤 “{words}”", markdown=False)

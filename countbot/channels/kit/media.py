@@ -1,11 +1,11 @@
 """Where files people send through a channel land: `<workspace>/media/`, where the model's file
 tools can read them later.
 
-Voice notes and documents are also read (`countbot.media`), but only once the intake has let the
-message through (not a repeat, a known sender, within the flood limit): `take_in` saves the file
-and leaves a placeholder note, and `MediaFolder.read_notes` swaps each placeholder in a message's
-text for the transcript or the document's text. So a stranger's voice note costs a download and
-never a transcription.
+A platform hands its messages in with their attachments unfetched (`with_attachments`); the
+intake fetches and saves them (`taken_in`) only once it has let the message through to a turn
+(not a repeat, a known sender, within the flood limit, not a command), so a stranger's file is
+never downloaded. `take_in` saves a file and, for a voice note or a document, leaves a
+placeholder note that `MediaFolder.read_notes` swaps for the transcript or the document's text.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import aiofiles
 import aiofiles.os
 
-from countbot.channels.kit.base import Incoming, SendError
+from countbot.channels.kit.base import Attachment, Incoming
 from countbot.llm.types import ImagePart
 from countbot.media.reader import MediaReader, Reading
 
@@ -34,6 +34,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 INLINE_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 # Placeholders kept for `read_notes`: far more than one message carries.
 MAX_UNREAD = 64
+# Characters of a stored name after its time stamp (names are ASCII once made harmless).
+MAX_NAME = 160
 _MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
 
 
@@ -101,6 +103,8 @@ class MediaFolder:
         """Write `data` as a new file named after `name` and return its path."""
         await aiofiles.os.makedirs(self.root, exist_ok=True)
         safe = _UNSAFE.sub("_", Path(name).name).strip("._") or "file"
+        if len(safe) > MAX_NAME:  # a file system takes 255 bytes: keep the start and the type
+            safe = f"{safe[: MAX_NAME - 41]}_{safe[-40:]}"
         stamp = time.strftime("%Y%m%d-%H%M%S")
         for attempt in itertools.count():
             path = self.root / (f"{stamp}-{safe}" if not attempt else f"{stamp}-{attempt}-{safe}")
@@ -151,26 +155,8 @@ def sniff_image_type(data: bytes) -> str:
     return "image/jpeg"
 
 
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """Something a user sent with a message, fetched on demand from its platform.
-
-    `kind` is "image" (shown to vision models), "audio" (a voice note) or "file"; `media_type`
-    is what the platform said it is, if anything; `fetch` raises one of the `failures` given to
-    `take_in_all` when the platform cannot hand it over.
-    """
-
-    kind: str
-    name: str
-    fetch: Callable[[], Awaitable[bytes]]
-    media_type: str = ""
-
-
 async def take_in_all(
-    media: MediaFolder,
-    prefix: str,
-    attachments: Sequence[Attachment],
-    failures: tuple[type[Exception], ...],
+    media: MediaFolder, prefix: str, attachments: Sequence[Attachment]
 ) -> tuple[list[ImagePart], list[str]]:
     """Fetch and save every attachment (`take_in`); one that cannot be fetched becomes a note."""
     images: list[ImagePart] = []
@@ -178,7 +164,7 @@ async def take_in_all(
     for index, item in enumerate(attachments):
         try:
             data = await item.fetch()
-        except failures as exc:
+        except item.failures as exc:
             log.warning("downloading a %s (%s) failed: %s", item.kind, prefix, exc)
             notes.append(f"[The user sent a {item.kind}, but downloading it failed: {exc}]")
             continue
@@ -200,21 +186,23 @@ async def take_in_all(
     return images, notes
 
 
-async def with_attachments(
-    draft: Incoming,
-    media: MediaFolder,
-    prefix: str,
-    attachments: Sequence[Attachment],
-    failures: tuple[type[Exception], ...] = (SendError,),
-) -> Incoming | None:
-    """`draft` (the text as the user wrote it) with its attachments taken in (`take_in_all`):
-    images inline, a note for each other file after the text. None when nothing is left to
-    answer (no text and nothing that could be taken in)."""
-    images, notes = await take_in_all(media, prefix, attachments, failures)
-    text = "\n\n".join(part for part in (draft.text, *notes) if part)
-    if not text and not images:
+def with_attachments(draft: Incoming, attachments: Sequence[Attachment]) -> Incoming | None:
+    """`draft` (the text as the user wrote it) carrying its attachments, still unfetched (the
+    intake takes them in, `taken_in`, once it lets the message through). None when there is
+    nothing to answer (no text, no image, no attachment)."""
+    if not draft.text and not draft.images and not attachments:
         return None
-    return replace(draft, text=text, images=(*draft.images, *images))
+    return replace(draft, attachments=(*draft.attachments, *attachments))
+
+
+async def taken_in(message: Incoming, media: MediaFolder, prefix: str) -> Incoming:
+    """`message` with its attachments fetched and saved (`take_in_all`): images inline, a note
+    for each other file after the text."""
+    if not message.attachments:
+        return message
+    images, notes = await take_in_all(media, prefix, message.attachments)
+    text = "\n\n".join(part for part in (message.text, *notes) if part)
+    return replace(message, text=text, images=(*message.images, *images), attachments=())
 
 
 def kind_of(media_type: str) -> str:

@@ -156,12 +156,11 @@ class QQChannel(PlatformChannel[QQSettings, OneBotConnection]):
         while True:
             event = await self._events.get()
             try:
-                incoming = await to_incoming(
+                incoming = to_incoming(
                     event,
                     self.bot,
                     self.settings.group_mode,
                     self.link.sent.__contains__,  # some clients report the bot's messages
-                    self.kit.media,
                     client,
                 )
                 await self.take(incoming)

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
+from countbot.channels.door import Attachment, Incoming, SenderInfo, with_attachments
 
 MAX_DOWNLOAD = 20 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 30.0
@@ -65,12 +65,11 @@ def _unescape(text: str) -> str:
     return html.unescape(text.replace("&#44;", ","))
 
 
-async def to_incoming(
+def to_incoming(
     event: dict[str, Any],
     self_id: str | None,
     group_mode: str,
     ours: Callable[[str], bool],
-    media: MediaFolder,
     client: httpx.AsyncClient,
 ) -> Incoming | None:
     """The event as the assistant should see it, or None when it is not for the assistant.
@@ -99,9 +98,7 @@ async def to_incoming(
     name = who.get("card") or who.get("nickname") or None
     text = "\n\n".join(part for part in (text, *unoffered) if part)
     draft = Incoming(chat_id, SenderInfo(user_id, None, name), message_id, text, private=private)
-    return await with_attachments(
-        draft, media, f"qq-{chat_id}-{message_id}", found, (httpx.HTTPError, ValueError)
-    )
+    return with_attachments(draft, found)
 
 
 def _addressed(parts: list[Segment], self_id: str | None, ours: Callable[[str], bool]) -> bool:
@@ -129,7 +126,8 @@ def _attachments(
         url = str(data.get("url") or "")
         if url.startswith(("http://", "https://")):
             kind = "audio" if kind == "record" else str(kind)
-            found.append(Attachment(kind, name, partial(_download, client, url)))
+            fetch = partial(_download, client, url)
+            found.append(Attachment(kind, name, fetch, "", (httpx.HTTPError, ValueError)))
         else:
             notes.append(f"[The user sent a {kind} ({name}) that the QQ client did not offer.]")
     return found, notes

@@ -68,11 +68,7 @@ class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
         if payload.get("type") != "event_callback" or not isinstance(event, dict):
             return
         api = self.link.require()
-        await self.take(
-            await to_incoming(
-                event, self.bot_id, self.settings.group_mode, self.kit.media, api.download
-            )
-        )
+        await self.take(to_incoming(event, self.bot_id, self.settings.group_mode, api.download))
 
     async def _press(self, payload: dict[str, Any]) -> None:
         """A button of an approval question: the answer is shown to the presser alone."""

@@ -15,7 +15,6 @@ from typing import Any
 from countbot.channels.door import (
     Attachment,
     Incoming,
-    MediaFolder,
     SenderInfo,
     kind_of,
     with_attachments,
@@ -32,11 +31,10 @@ def chat_ref(chat_id: str) -> tuple[str, str | None]:
     return channel, thread or None
 
 
-async def to_incoming(
+def to_incoming(
     event: dict[str, Any],
     bot_user: str,
     group_mode: str,
-    media: MediaFolder,
     download: Callable[[str], Awaitable[bytes]],
 ) -> Incoming | None:
     """The event as the assistant should see it, or None when it is not for the assistant."""
@@ -65,7 +63,7 @@ async def to_incoming(
     ]
     sender = SenderInfo(str(user))  # events carry only the member id
     draft = Incoming(chat_id, sender, str(ts), text, private=private)
-    return await with_attachments(draft, media, f"slack-{ts}", found)
+    return with_attachments(draft, found)
 
 
 def readable(text: str, bot_user: str) -> str:

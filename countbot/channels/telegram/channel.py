@@ -111,7 +111,7 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
         if message is None:
             return
         try:
-            incoming = await to_incoming(message, bot, me, settings.group_mode, self.kit.media)
+            incoming = to_incoming(message, bot, me, settings.group_mode)
             await self.take(incoming)
         except Exception:
             log.exception("handling Telegram update %d failed", update.update_id)

@@ -1,8 +1,9 @@
 """Telegram messages to `Incoming`: who wrote, whether it is meant for the bot, what it carries.
 
 Private chats always count; in groups only a message that mentions the bot or replies to it
-does. Photos and documents are downloaded into the workspace's media folder; pictures also go
-to the model inline, everything else is described in a note the model reads with the text.
+does. Photos and documents become attachments the intake downloads into the workspace's media
+folder once it lets the message through; pictures also go to the model inline, everything else
+is described in a note the model reads with the text.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from telegram import Bot, Message, MessageEntity
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
-from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
+from countbot.channels.door import Attachment, Incoming, SenderInfo, with_attachments
 
 # What the Bot API lets a bot download (getFile).
 MAX_DOWNLOAD = 20 * 1024 * 1024
@@ -30,8 +31,8 @@ class BotIdentity:
     username: str
 
 
-async def to_incoming(
-    message: Message, bot: Bot, me: BotIdentity, group_mode: GroupMode, media: MediaFolder
+def to_incoming(
+    message: Message, bot: Bot, me: BotIdentity, group_mode: GroupMode
 ) -> Incoming | None:
     """The message as the assistant should see it, or None when it is not for the assistant."""
     user = message.from_user
@@ -56,8 +57,7 @@ async def to_incoming(
     forwarded = "the author of a forwarded message" if message.forward_origin else None
     chat, message_id = str(message.chat.id), str(message.message_id)
     draft = Incoming(chat, sender, message_id, text, private=private, written_by=forwarded)
-    prefix = f"telegram-{chat}-{message_id}"
-    return await with_attachments(draft, media, prefix, found, (TelegramError,))
+    return with_attachments(draft, found)
 
 
 def addressed_to(message: Message, me: BotIdentity) -> bool:
@@ -101,7 +101,7 @@ def _attachment(message: Message, bot: Bot) -> tuple[Attachment, int | None] | N
     else:
         return None
     fetch = partial(_download, bot, found.file_id)
-    return Attachment(kind, name, fetch, media_type), found.file_size
+    return Attachment(kind, name, fetch, media_type, (TelegramError,)), found.file_size
 
 
 def _attachments(message: Message, bot: Bot) -> tuple[list[Attachment], list[str]]:

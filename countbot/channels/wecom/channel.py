@@ -93,9 +93,7 @@ class WeComChannel(PlatformChannel[WeComSettings, Any]):
         if client is None:
             return
         try:
-            incoming = await to_incoming(
-                frame, self.settings.group_mode, self.kit.media, client.download_file
-            )
+            incoming = to_incoming(frame, self.settings.group_mode, client.download_file)
             if incoming is not None:
                 await self.take(incoming, WeComChat(self.link, incoming.chat_id, frame))
         except Exception:

@@ -13,17 +13,17 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from countbot.channels.door import Attachment, Incoming, MediaFolder, SenderInfo, with_attachments
+from countbot.channels.door import Attachment, Incoming, SenderInfo, with_attachments
 
 _LEADING_MENTION = re.compile(r"^\s*@\S+\s*")
+# What the SDK's download raises: aiohttp's errors, ValueError or RuntimeError (a bad key).
+FAILURES: tuple[type[Exception], ...] = (Exception,)
 
 # (url, aes key) -> the decrypted bytes
 Download = Callable[[str, str | None], Awaitable[tuple[bytes, str | None]]]
 
 
-async def to_incoming(
-    frame: dict[str, Any], group_mode: str, media: MediaFolder, download: Download
-) -> Incoming | None:
+def to_incoming(frame: dict[str, Any], group_mode: str, download: Download) -> Incoming | None:
     body = frame.get("body") or {}
     sender = str((body.get("from") or {}).get("userid") or "")
     if not sender:
@@ -40,13 +40,12 @@ async def to_incoming(
         text = _LEADING_MENTION.sub("", text, count=1)
     message_id = str(body.get("msgid") or "")
     found = [
-        Attachment("image", "picture", partial(_decrypted, download, item["image"]))
+        Attachment("image", "picture", partial(_decrypted, download, item["image"]), "", FAILURES)
         for item in items
         if item["msgtype"] == "image"
     ]
     draft = Incoming(chat_id, SenderInfo(sender), message_id, text.strip(), private=private)
-    # The SDK raises aiohttp's errors, ValueError or RuntimeError (a bad key).
-    return await with_attachments(draft, media, f"wecom-{message_id}", found, (Exception,))
+    return with_attachments(draft, found)
 
 
 async def _decrypted(download: Download, picture: dict[str, Any]) -> bytes:
