@@ -211,9 +211,10 @@ async def open_runtime(
         await asyncio.to_thread(seed_workspace, settings.workspace)
         skills = skills_loader(settings)
         # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
-        stores, sandbox = await asyncio.gather(
+        stores, sandbox, _ = await asyncio.gather(
             _Stores.open(settings, memory_vectors),
             asyncio.to_thread(exec_sandbox, settings, skills),
+            _import_turn_parts(not defer_turns),
         )
     except BaseException:
         await models.aclose()
@@ -224,6 +225,13 @@ async def open_runtime(
     if not defer_turns:
         await runtime.turn_parts()
     return runtime
+
+
+async def _import_turn_parts(now: bool) -> None:
+    """Import the turn machinery `now` (in a worker thread), for a process that builds it at
+    once: while the store and the index open, instead of after (~0.2 s of `chat -m`)."""
+    if now:
+        await asyncio.to_thread(importlib.import_module, TURN_PARTS)
 
 
 @dataclass(frozen=True, slots=True)

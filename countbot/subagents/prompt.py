@@ -6,10 +6,11 @@ the task needs. The safety rules are the same as the assistant's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from countbot.agent.context.prompt import SAFETY_RULES, PromptBuilder
+from countbot.agent.context.prompt import SAFETY_RULES, Look, PromptBuilder
 
 SUBAGENT_ROLE = """\
 # Your role
@@ -39,5 +40,9 @@ class SubagentContext(PromptBuilder):
             ]
         )
 
-    async def build_system_prompt(self) -> str:
+    def look_soon(self) -> asyncio.Future[Look]:
+        """A subagent's prompt reads no file: nothing is looked at (the future is never read)."""
+        return asyncio.get_running_loop().create_future()
+
+    async def build_system_prompt(self, look: Awaitable[Look] | None = None) -> str:
         return self._brief
