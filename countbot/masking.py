@@ -35,8 +35,9 @@ _START = r"(?<![\w-])"
 # longer one is read again with twice the room, so the margin sets the pace, not what is found).
 _WINDOW = 2048
 _MARGIN = 512
-# Lines walked per step when looking for key bodies whose BEGIN line was cut off.
-_LINES_PER_STEP = 2000
+# What `str.splitlines` ends a line at.
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 
 
 # Tokens recognisable by their prefix alone, masked whole. One alternative for all of them: the
@@ -131,45 +132,7 @@ class SecretMasker:
 
     def mask_steps(self, text: str) -> Steps[str]:
         """`mask` as bounded steps (`countbot.cooperative`): one window of text per step."""
-        regex = self._compiled()
-        parts: list[str] = []
-        position, margin = 0, _MARGIN
-        while position < len(text):
-            stop = min(len(text), position + _WINDOW)
-            reach = min(len(text), stop + margin)
-            resume = self._mask_window(regex, text, position, stop, reach, parts)
-            # A match that ran to the end of what was read is read again with more room.
-            margin = margin * 2 if resume == position else _MARGIN
-            position = resume
-            yield
-        return (yield from _headless_keys_masked("".join(parts)))
-
-    def _mask_window(
-        self,
-        regex: re.Pattern[str],
-        text: str,
-        start: int,
-        stop: int,
-        reach: int,
-        parts: list[str],
-    ) -> int:
-        """Mask the matches that start in [start, stop) into `parts`; where the next one starts.
-
-        The scan reads up to `reach` (lookbehinds see what lies before `start`). A match that
-        ends at `reach` may go on past it, so it is left for the next window to begin with.
-        """
-        done = start
-        for match in regex.finditer(text, start, reach):
-            if match.start() >= stop:
-                break
-            parts.append(text[done : match.start()])
-            if match.end() == reach < len(text):
-                return match.start()
-            parts.append(self._replace(match))
-            done = match.end()
-        end = max(done, stop)
-        parts.append(text[done:end])
-        return end
+        return (yield from MaskedText(self, text).read_steps())
 
     def contains_secret(self, text: str) -> bool:
         return self._compiled().search(text) is not None
@@ -236,25 +199,119 @@ def _base64_forms(value: str) -> set[str]:
     return forms
 
 
-def _headless_keys_masked(text: str) -> Steps[str]:
-    """Mask key bodies left above an END line whose BEGIN line was cut off by truncation.
+class MaskedText:
+    """The masked form of one text, made only as far as it is read.
+
+    A long tool result reaches the model a page at a time (`tools/paging.py`): masking 2 MB to
+    show its first 30 KB would cost a second and a half of the loop. `read_steps(n)` masks window
+    by window until the first `n` masked characters are final, and a later call goes on from
+    there. Final means what masking the whole text would give: a window ends only between
+    matches (one that reaches past what was read is read again with more room), and lines that
+    may be the body of a private key whose BEGIN line was cut off are held until the line after
+    them says (`_KeyBodies`). So a secret across the cut of a page is masked as a whole.
+    """
+
+    def __init__(self, masker: SecretMasker | None, text: str) -> None:
+        self.source_length = len(text)
+        self._text = text
+        self._regex = masker._compiled() if masker is not None else None
+        self._position = 0
+        self._margin = _MARGIN
+        self._done: list[str] = []
+        self._length = 0
+        self._keys = _KeyBodies() if "PRIVATE KEY-----" in text else None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the whole text is masked (`length` is then the whole masked length)."""
+        return self._position >= len(self._text)
+
+    @property
+    def length(self) -> int:
+        """How many masked characters are made so far."""
+        return self._length
+
+    def read_steps(self, length: int | None = None) -> Steps[str]:
+        """The first `length` masked characters (all of them: None, or when there are fewer),
+        in bounded steps."""
+        if self._regex is None:  # nothing to mask with
+            self._position = self._length = len(self._text)
+            return self._text[:length]
+        text = self._text
+        while (length is None or self._length < length) and self._position < len(text):
+            stop = min(len(text), self._position + _WINDOW)
+            reach = min(len(text), stop + self._margin)
+            window: list[str] = []
+            resume = self._mask_window(stop, reach, window)
+            # A match that ran to the end of what was read is read again with more room.
+            self._margin = self._margin * 2 if resume == self._position else _MARGIN
+            self._position = resume
+            self._add("".join(window))
+            yield
+        done = "".join(self._done)
+        self._done = [done]
+        return done[:length]
+
+    def _add(self, masked: str) -> None:
+        if self._keys is not None:
+            masked = self._keys.feed(masked, final=self.complete)
+        self._done.append(masked)
+        self._length += len(masked)
+
+    def _mask_window(self, stop: int, reach: int, parts: list[str]) -> int:
+        """Mask the matches that start in [position, stop) into `parts`; where the next starts.
+
+        The scan reads up to `reach` (lookbehinds see what lies before the window). A match that
+        ends at `reach` may go on past it, so it is left for the next window to begin with.
+        """
+        assert self._regex is not None
+        text, start = self._text, self._position
+        done = start
+        for match in self._regex.finditer(text, start, reach):
+            if match.start() >= stop:
+                break
+            parts.append(text[done : match.start()])
+            if match.end() == reach < len(text):
+                return match.start()
+            parts.append(SecretMasker._replace(match))
+            done = match.end()
+        end = max(done, stop)
+        parts.append(text[done:end])
+        return end
+
+
+class _KeyBodies:
+    """Masks key bodies left above an END line whose BEGIN line was cut off by truncation; fed
+    the masked text piece by piece, it returns what is decided and holds the rest.
 
     A line walk rather than a regex: scanning back from END over base64 lines is quadratic as a
-    pattern on large base64 output.
+    pattern on large base64 output. A run of base64 lines is held until the line after it shows
+    whether it was a key's body.
     """
-    if "PRIVATE KEY-----" not in text:
-        return text
-    kept: list[str] = []
-    body: list[str] = []
-    for number, line in enumerate(text.splitlines(keepends=True)):
-        if number % _LINES_PER_STEP == 0:
-            yield
-        if _KEY_BODY_LINE.fullmatch(line.rstrip("\r\n")):
-            body.append(line)
-            continue
-        is_end = re.match(_PRIVATE_KEY_END, line) is not None
-        kept.append(MASK + "\n" if body and is_end else "".join(body))
-        kept.append(line)
-        body = []
-    kept.extend(body)
-    return "".join(kept)
+
+    def __init__(self) -> None:
+        self._carry: list[str] = []  # the last line, not ended yet
+        self._body: list[str] = []  # base64 lines that may be a key's body
+
+    def feed(self, piece: str, *, final: bool) -> str:
+        if not final and _LINE_BREAK.search(piece) is None:
+            self._carry.append(piece)
+            return ""
+        lines = "".join([*self._carry, piece]).splitlines(keepends=True)
+        self._carry = []
+        # A line not ended yet, or ended by "\r" whose "\n" may follow: read with what comes.
+        if not final and lines and (lines[-1][-1] not in _LINE_BREAKS or lines[-1][-1] == "\r"):
+            self._carry.append(lines.pop())
+        kept: list[str] = []
+        for line in lines:
+            if _KEY_BODY_LINE.fullmatch(line.rstrip("\r\n")):
+                self._body.append(line)
+                continue
+            is_end = re.match(_PRIVATE_KEY_END, line) is not None
+            kept.append(MASK + "\n" if self._body and is_end else "".join(self._body))
+            kept.append(line)
+            self._body = []
+        if final:
+            kept.extend(self._body)
+            self._body = []
+        return "".join(kept)

@@ -7,6 +7,7 @@ Entries are what a session remembers; they become `llm` messages only when a req
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -222,21 +223,26 @@ def tool_result_message(entry: ToolResultEntry, *, vision: bool) -> ToolResultMe
     return ToolResultMessage(entry.tool_call_id, entry.name, content, failed, images=images)
 
 
-def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message]:
+def project(
+    entries: list[HistoryEntry],
+    *,
+    vision: bool = True,
+    one: Callable[[HistoryEntry], Message | None] | None = None,
+) -> list[Message]:
     """Turn stored entries into model messages.
 
     Summaries become a user-side note, notes are dropped, and an assistant tool call whose result
     is missing (a crash mid-tool) gets a synthetic error result so every provider accepts it.
+    `one` makes an entry's own message (default `project_one`; the context keeper remembers
+    them, so an unchanged window is not made again before every request).
     """
     messages: list[Message] = []
     answered = {e.tool_call_id for e in entries if isinstance(e, ToolResultEntry)}
     for entry in entries:
-        if isinstance(entry, UserEntry):
-            messages.append(user_message(entry, vision=vision))
-        elif isinstance(entry, AssistantEntry):
-            messages.append(
-                AssistantMessage(entry.text, entry.tool_calls, "", entry.model, entry.provider)
-            )
+        message = one(entry) if one is not None else project_one(entry, vision=vision)
+        if message is not None:
+            messages.append(message)
+        if isinstance(entry, AssistantEntry):
             for call in entry.tool_calls:
                 if call.id not in answered:
                     messages.append(
@@ -244,12 +250,20 @@ def project(entries: list[HistoryEntry], *, vision: bool = True) -> list[Message
                             call.id, call.name, "Error: no result (interrupted)", True
                         )
                     )
-        elif isinstance(entry, ToolResultEntry):
-            messages.append(tool_result_message(entry, vision=vision))
-        elif isinstance(entry, SummaryEntry):
-            note = f"{SUMMARY_HEADING}\n{entry.text}"
-            messages.append(UserMessage((TextPart(note),)))
     return _drop_orphan_results(messages)
+
+
+def project_one(entry: HistoryEntry, *, vision: bool) -> Message | None:
+    """The message of `entry` alone (None for a note, which never reaches the model)."""
+    if isinstance(entry, UserEntry):
+        return user_message(entry, vision=vision)
+    if isinstance(entry, AssistantEntry):
+        return AssistantMessage(entry.text, entry.tool_calls, "", entry.model, entry.provider)
+    if isinstance(entry, ToolResultEntry):
+        return tool_result_message(entry, vision=vision)
+    if isinstance(entry, SummaryEntry):
+        return UserMessage((TextPart(f"{SUMMARY_HEADING}\n{entry.text}"),))
+    return None
 
 
 def _drop_orphan_results(messages: list[Message]) -> list[Message]:

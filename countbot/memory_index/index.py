@@ -83,6 +83,7 @@ class MemoryIndex:
         self._files_lock = asyncio.Lock()
         self._messages_lock = asyncio.Lock()
         self._poked = asyncio.Event()
+        self._last_poke = 0.0  # time.monotonic() of the newest record appended
         self._embed_poked = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._cursor: int | None = None  # the last stored record indexed (None: read the file)
@@ -249,7 +250,8 @@ class MemoryIndex:
 
     def _appended(self, session_id: str, message_id: int) -> None:
         self._pending[session_id] = message_id
-        self._poked.set()
+        self._last_poke = time.monotonic()
+        self._poked.set()  # wakes the follower only if it waits for a first record
 
     async def sync_files(self) -> None:
         await self._apply_files(await asyncio.to_thread(self._changed_files))
@@ -353,16 +355,15 @@ class MemoryIndex:
                 log.exception("memory index catch-up failed; retrying at the next message")
 
     async def _settle(self) -> None:
-        """Wait until no record came for FOLLOW_QUIET seconds, or FOLLOW_LATEST in all."""
-        loop = asyncio.get_running_loop()
-        latest = loop.time() + FOLLOW_LATEST
-        while (left := latest - loop.time()) > 0:
-            self._poked.clear()
-            try:  # not wait_for: on 3.11 it can swallow the cancel that closes the index
-                async with asyncio.timeout(min(FOLLOW_QUIET, left)):
-                    await self._poked.wait()
-            except TimeoutError:
+        """Wait until no record came for FOLLOW_QUIET seconds, or FOLLOW_LATEST in all. A record
+        coming meanwhile only moves `_last_poke`: the follower sleeps to the next deadline
+        instead of waking for each one (two records a turn)."""
+        latest = time.monotonic() + FOLLOW_LATEST
+        while True:
+            left = min(self._last_poke + FOLLOW_QUIET, latest) - time.monotonic()
+            if left <= 0:
                 return
+            await asyncio.sleep(left)
 
     def _session_changed(self, session_id: str, change: str) -> None:
         if change == "deleted":

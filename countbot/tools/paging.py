@@ -2,7 +2,7 @@
 
 A long result reaches the model as its first page plus a footer naming the stored result; the full
 text stays in a small LRU store in memory (bounded by entries and characters), scoped to the
-session that produced it.
+session that produced it, and is masked only as far as its pages are read (`MaskedText`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from countbot.cooperative import Steps
+from countbot.masking import MaskedText
 from countbot.tools.base import Tool, ToolContext, ToolResult
 from countbot.tools.schema import integer, params, text
 
@@ -19,11 +21,14 @@ from countbot.tools.schema import integer, params, text
 @dataclass(frozen=True, slots=True)
 class _Stored:
     session_id: str
-    content: str
+    text: MaskedText
 
 
 class ResultPages:
-    """Keeps the full text of long results so the model can read them page by page."""
+    """Keeps the full text of long results so the model can read them page by page.
+
+    A result is kept as a `MaskedText`: masked only as far as its pages have been read.
+    """
 
     def __init__(
         self, page_size: int, *, max_entries: int = 64, max_chars: int = 16_000_000
@@ -34,25 +39,28 @@ class ResultPages:
         self._stored: OrderedDict[str, _Stored] = OrderedDict()
         self._chars = 0
 
-    def first_page(self, content: str, session_id: str, *, keep: bool = True) -> str:
-        """`content` itself when it fits one page, else page 1 with a footer to read on.
+    def first_page_steps(
+        self, text: MaskedText, session_id: str, *, keep: bool = True
+    ) -> Steps[str]:
+        """The masked text itself when it fits one page, else page 1 with a footer to read on.
 
         Without `keep` (no read_result tool to read on with) the rest is dropped and said so.
         """
-        if len(content) <= self.page_size:
-            return content
+        head = yield from text.read_steps(self.page_size + 1)
+        if len(head) <= self.page_size:
+            return head
         if not keep:
             return (
-                f"{content[: self.page_size]}\n\n[truncated: the first {self.page_size:,} of "
-                f"{len(content):,} characters]"
+                f"{head[: self.page_size]}\n\n[truncated: the first {self.page_size:,} of "
+                f"{_size(text)}]"
             )
         result_id = "r" + secrets.token_hex(6)
-        self._stored[result_id] = _Stored(session_id, content)
-        self._chars += len(content)
+        self._stored[result_id] = _Stored(session_id, text)
+        self._chars += text.source_length
         self._evict()
-        return self._page_text(result_id, content, 1)
+        return (yield from self._page_steps(result_id, text, 1))
 
-    def page(self, result_id: str, page: int, session_id: str) -> ToolResult:
+    def page_steps(self, result_id: str, page: int, session_id: str) -> Steps[ToolResult]:
         stored = self._stored.get(result_id)
         if stored is None or stored.session_id != session_id:
             return ToolResult.error(
@@ -60,34 +68,48 @@ class ResultPages:
                 "results are kept. Run the original tool again."
             )
         self._stored.move_to_end(result_id)
-        pages = self._page_count(stored.content)
-        if not 1 <= page <= pages:
-            return ToolResult.error(f"result {result_id} has pages 1 to {pages}")
-        return ToolResult(self._page_text(result_id, stored.content, page))
+        return (yield from self._checked_page(result_id, stored.text, page))
 
-    def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult:
-        """A page of a result kept in the session's history, named by its tool call."""
-        pages = self._page_count(content) or 1
-        if not 1 <= page <= pages:
-            return ToolResult.error(f"result of {tool_call_id} has pages 1 to {pages}")
-        return ToolResult(self._page_text(tool_call_id, content, page, key="tool_call_id"))
+    def stored_page_steps(self, tool_call_id: str, content: str, page: int) -> Steps[ToolResult]:
+        """A page of a result kept in the session's history (masked when it was stored), named
+        by its tool call."""
+        text = MaskedText(None, content)
+        return (yield from self._checked_page(tool_call_id, text, page, key="tool_call_id"))
 
-    def _page_text(self, result_id: str, content: str, page: int, key: str = "result_id") -> str:
+    def _checked_page(
+        self, result_id: str, text: MaskedText, page: int, key: str = "result_id"
+    ) -> Steps[ToolResult]:
+        if page > 1:
+            masked = yield from text.read_steps((page - 1) * self.page_size + 1)
+            if len(masked) <= (page - 1) * self.page_size:
+                pages = self._page_count(text.length) or 1
+                return ToolResult.error(f"result of {result_id} has pages 1 to {pages}")
+        return ToolResult((yield from self._page_steps(result_id, text, page, key)))
+
+    def _page_steps(
+        self, result_id: str, text: MaskedText, page: int, key: str = "result_id"
+    ) -> Steps[str]:
         start = (page - 1) * self.page_size
-        text = content[start : start + self.page_size]
-        pages = self._page_count(content)
-        if pages <= 1:
-            return text
-        where = f"[page {page} of {pages}; the full result is {len(content):,} characters."
-        if page < pages:
+        masked = yield from text.read_steps(start + self.page_size + 1)
+        body = masked[start : start + self.page_size]
+        last = len(masked) <= start + self.page_size
+        if last and page == 1:
+            return body
+        pages = (
+            str(self._page_count(text.length))
+            if text.complete
+            else f"about {self._page_count(text.source_length)}"
+        )
+        where = f"[page {page} of {pages}; the full result is {_size(text)}."
+        if not last:
             return (
-                f"{text}\n\n{where} To read on, call read_result with "
+                f"{body}\n\n{where} To read on, call read_result with "
                 f'{key}="{result_id}" and page={page + 1}.]'
             )
-        return f"{text}\n\n{where} This is the last page.]"
+        return f"{body}\n\n{where} This is the last page.]"
 
-    def _page_count(self, content: str) -> int:
-        return -(-len(content) // self.page_size)
+    def _page_count(self, length: int) -> int:
+        return -(-length // self.page_size)
 
     def _evict(self) -> None:
         # The newest result always stays, or its own footer would point nowhere.
@@ -95,15 +117,23 @@ class ResultPages:
             len(self._stored) > self._max_entries or self._chars > self._max_chars
         ):
             _, oldest = self._stored.popitem(last=False)
-            self._chars -= len(oldest.content)
+            self._chars -= oldest.text.source_length
+
+
+def _size(text: MaskedText) -> str:
+    """How long the whole (masked) result is: known once it is all masked, else about as long
+    as the text before masking."""
+    if text.complete:
+        return f"{text.length:,} characters"
+    return f"about {text.source_length:,} characters"
 
 
 class PageSource(Protocol):
     """Where read_result finds stored results: the ToolRegistry that paged them."""
 
-    def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult: ...
+    async def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult: ...
 
-    def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult: ...
+    async def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult: ...
 
 
 class ResultArchive(Protocol):
@@ -140,7 +170,7 @@ class ReadResultTool(Tool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         page = args.get("page", 1)
         if "result_id" in args:
-            return self._source.read_page(args["result_id"], page, ctx.session_id)
+            return await self._source.read_page(args["result_id"], page, ctx.session_id)
         call_id = args.get("tool_call_id")
         if call_id is None:
             return ToolResult.error("give result_id (with page) or tool_call_id")
@@ -149,4 +179,4 @@ class ReadResultTool(Tool):
             content = await self._archive.tool_result(ctx.session_id, call_id)
         if content is None:
             return ToolResult.error(f"no result of tool call {call_id!r} in this session")
-        return self._source.stored_page(call_id, content, page)
+        return await self._source.stored_page(call_id, content, page)

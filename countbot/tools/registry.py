@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from countbot.cooperative import run_steps
 from countbot.llm.types import ToolCall, ToolSpec
-from countbot.masking import SecretMasker
+from countbot.masking import MaskedText, SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool, ResultPages
 
@@ -93,22 +93,24 @@ class ToolRegistry:
             )
         return self._specs
 
-    def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult:
+    async def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult:
         """A further page of a result this registry truncated (for `ReadResultTool(registry)`)."""
-        return self._pages.page(result_id, page, session_id)
+        return await run_steps(self._pages.page_steps(result_id, page, session_id))
 
-    def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult:
+    async def stored_page(self, tool_call_id: str, content: str, page: int) -> ToolResult:
         """A page of a result kept in the session history (for `ReadResultTool`)."""
-        return self._pages.stored_page(tool_call_id, content, page)
+        return await run_steps(self._pages.stored_page_steps(tool_call_id, content, page))
 
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call. Never raises, except CancelledError after stopping what it started."""
         started = time.monotonic()
         result = await self._checked_run(call, ctx)
-        content = await self._mask(result.content)
-        if call.name != ReadResultTool.name:
+        if call.name == ReadResultTool.name:  # a page: at most one page to mask
+            content = await self._mask(result.content)
+        else:  # masked only as far as it is kept (`MaskedText`)
             keep = ReadResultTool.name in self._tools
-            content = self._pages.first_page(content, ctx.session_id, keep=keep)
+            text = MaskedText(self.masker, result.content)
+            content = await run_steps(self._pages.first_page_steps(text, ctx.session_id, keep=keep))
         duration_ms = (time.monotonic() - started) * 1000
         return dataclasses.replace(result, content=content, duration_ms=duration_ms)
 

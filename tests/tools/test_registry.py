@@ -308,3 +308,13 @@ def test_registration_specs_and_lookup() -> None:
     assert isinstance(registry.get("echo"), EchoTool) and registry.get("nope") is None
     with pytest.raises(ValueError, match="already registered"):
         registry.register(EchoTool())
+
+
+async def test_a_secret_across_the_cut_of_a_truncated_result_is_masked(ctx: ToolContext) -> None:
+    secret = "configured-secret-value-0123456789"
+    registry = ToolRegistry(masker=SecretMasker([secret]), page_size=100)
+    registry.register(EchoTool())
+    result = await registry.execute(call("echo", {"text": "x" * 90 + secret + "y" * 200}), ctx)
+    assert result.content.startswith("x" * 90 + "conf…****y")
+    assert "onfigur" not in result.content and "0123" not in result.content
+    assert result.content.endswith("[truncated: the first 100 of 299 characters]")

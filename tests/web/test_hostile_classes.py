@@ -81,7 +81,9 @@ def pages() -> Iterator[LocalHTTPServer]:
     text = "Tide tables: high water at 06:12"
     routes = {
         f"/{name}": Page(200, text.encode(), {"Content-Type": f"text/plain; charset={name}"})
-        for name in ("rot13", "base64", "zlib", "idna", "undefined", "punycode", "utf-16")
+        # utf-32 raises without a byte order mark (utf-16 is read in the order its bytes show,
+        # tests/web_access/test_web_fetch.py).
+        for name in ("rot13", "base64", "zlib", "idna", "undefined", "punycode", "utf-32")
     }
     with LocalHTTPServer(routes) as server:
         yield server

@@ -14,6 +14,7 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ class ContextKeeper:
     # tokens.
     _made: IdentityMemo[HistoryEntry] = field(default_factory=IdentityMemo, init=False)
     _counts: Counts = field(init=False)
+    # Each entry's message as sent (by whether the model sees images), kept between requests.
+    _messages: dict[bool, IdentityMemo[Message]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._counts = Counts(self.counter)
@@ -136,25 +139,25 @@ class ContextKeeper:
         """`entries` as they fit the next request (the system `prompt` and `tools` counted in);
         `exact`: its tokens counted by the tokenizer even when the estimate fits."""
         budget, model, counts = self.budget(choice), choice.model, self._counts
+        sent = self._messages.setdefault(choice.vision, IdentityMemo())
         # What is known first (counts made, upper bounds for the rest): when it fits, nothing
         # is reduced and the tokenizer is not asked.
         known = counts.estimated(entries, model)
         fixed = counts.fixed_cost(prompt, tools, model)
         if not exact and fixed + sum(e.tokens for e in known) <= budget:
-            return fit(known, budget=budget, fixed=fixed, count=bound, vision=choice.vision)
+            return fit(
+                known, budget=budget, fixed=fixed, count=bound, vision=choice.vision, made=sent
+            )
         if not await counts.count(entries, model):
             log.warning("fitting a request to %s with upper bounds of its tokens", model)
         known = counts.estimated(entries, model)
         fixed = counts.fixed_cost(prompt, tools, model)
         made, missed = counts.made_texts(model), {}
-        fitted = fit(
-            known, budget=budget, fixed=fixed, count=made.counter(missed), vision=choice.vision
-        )
+        fitting = functools.partial(fit, known, budget=budget, fixed=fixed, vision=choice.vision)
+        fitted = fitting(count=made.counter(missed), made=sent)
         # Gists, notes and heads this fit made, counted: fitting again with them is exact.
         if missed and await counts.learn(made, list(missed), model):
-            fitted = fit(
-                known, budget=budget, fixed=fixed, count=made.counter({}), vision=choice.vision
-            )
+            fitted = fitting(count=made.counter({}), made=sent)
         return fitted
 
     async def messages(

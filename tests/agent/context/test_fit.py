@@ -6,17 +6,25 @@ import dataclasses
 import json
 
 from countbot.agent.context.fit import fit
+from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.tokens import entry_tokens
 from countbot.agent.events import TurnDone
 from countbot.agent.history import (
     AssistantEntry,
     HistoryEntry,
+    NoteEntry,
     ToolResultEntry,
     UserEntry,
 )
 from countbot.agent.turn_request import TurnRequest
 from countbot.llm.token_counter import count_text
-from countbot.llm.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from countbot.llm.types import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from countbot.runtime.assembly import Runtime
 from countbot.tools.base import ToolContext
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -102,3 +110,22 @@ async def test_read_result_reads_a_gisted_result_back_from_the_session(
         ToolContext("s2", runtime.settings.workspace),
     )
     assert other.status == "error"  # another session's results are not readable
+
+
+def test_messages_remembered_between_requests_are_the_messages_made_afresh() -> None:
+    """The keeper keeps each entry's message between requests: a window fitted again (and
+    gisted, and with a call whose result is missing) reads exactly as one projected anew."""
+    big = "\n".join(f"row {i} of a long listing with some words" for i in range(600))
+    call = ToolCall("lost", "exec", "{}")
+    entries = counted(
+        *exchange(1, big),
+        NoteEntry("a note never sent"),
+        *exchange(2, "small"),
+        AssistantEntry(tool_calls=(call,)),
+    )
+    made: IdentityMemo[Message] = IdentityMemo()
+    for budget in (100_000, 100_000, sum(e.tokens for e in entries) - 100):
+        fresh = fit(entries, budget=budget, fixed=0, count=count, vision=False)
+        kept = fit(entries, budget=budget, fixed=0, count=count, vision=False, made=made)
+        assert kept == fresh
+    assert kept.gisted == 1 and kept.messages[-1].content == "Error: no result (interrupted)"
