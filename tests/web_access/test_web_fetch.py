@@ -258,7 +258,7 @@ async def test_a_decompression_bomb_is_capped_while_decoding(
         result = await fetch.execute({"url": url}, ctx)
     assert result.status == "ok"
     assert "only the first 100,000 bytes were read" in result.content
-    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
+    assert watch.worst < RESPONSIVE, watch.describe()
     tracemalloc.start()
     try:
         await fetch.execute({"url": url}, ctx)
@@ -293,7 +293,7 @@ async def test_pages_of_repeated_markup_keep_the_loop_responsive(
     async with LoopWatch() as watch:
         result = await local_fetch(web_client).execute({"url": hostile_server.url(path)}, ctx)
     assert result.status == "ok"
-    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
+    assert watch.worst < RESPONSIVE, watch.describe()
 
 
 @pytest.mark.parametrize("path", ["/unclosed", "/paragraphs"])
