@@ -6,7 +6,7 @@ the task needs. The safety rules are the same as the assistant's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from countbot.agent.context.prompt import SAFETY_RULES, PromptBuilder
@@ -39,5 +39,10 @@ class SubagentContext(PromptBuilder):
             ]
         )
 
-    async def build_system_prompt(self) -> str:
-        return self._brief
+    def system_prompt_soon(self) -> Coroutine[Any, Any, str]:
+        """The brief: no files to look at."""
+        return _ready(self._brief)
+
+
+async def _ready(text: str) -> str:
+    return text
