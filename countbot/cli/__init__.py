@@ -12,6 +12,7 @@ from countbot.cli.common import (
     config_option,
     create_instance_config,
     exit_promptly,
+    one_turn_settings,
     run_async,
     settings_or_exit,
     store_settings,
@@ -48,13 +49,10 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     from countbot.runtime.assembly import secret_masker
 
     if message is not None:
-        # Through a running daemon no secret is needed; only a local turn loads them all.
-        lenient = settings_or_exit(config_path, require_model=False, need_secrets=False)
-        configure_logging(secret_masker(lenient), logging.WARNING)
-        status = run_async(
-            lambda: run_once(lenient, message, session_id, lambda: settings_or_exit(config_path))
-        )
-        sys.exit(status)
+        # Through a running daemon no secret is needed; only a local turn must have them all.
+        settings, local = one_turn_settings(config_path)
+        configure_logging(secret_masker(settings), logging.WARNING)
+        sys.exit(run_async(lambda: run_once(settings, message, session_id, local)))
     settings = settings_or_exit(config_path)
     configure_logging(secret_masker(settings), logging.WARNING)
     run_async(lambda: run_interactive(settings, session_id))

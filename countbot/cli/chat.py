@@ -39,8 +39,9 @@ async def run_once(
     """Run one turn (through the running daemon if there is one) and print it; exit 1 on error,
     130 when Ctrl-C cancelled it (in the daemon too: the turn stops there and is stored so).
 
-    `settings` may hold unresolved secrets; `local()` loads the complete ones when no daemon runs.
-    Questions are asked at the terminal when stdin is one, else denied at once.
+    `settings` may hold unresolved secrets; `local()` gives the complete ones when no daemon
+    runs (`one_turn_settings`). Questions are asked at the terminal when stdin is one, else
+    denied at once.
     """
     reader = terminal_reader(LineReader())
     daemon = await DaemonChat.open(settings, reader)

@@ -58,6 +58,21 @@ def settings_or_exit(
     return settings
 
 
+def one_turn_settings(config_path: str | None) -> tuple[Settings, Callable[[], Settings]]:
+    """`chat -m`'s settings and how a local turn gets complete ones, the file read once when it
+    can be: complete settings (every secret, a model) serve the daemon's client and a local turn
+    alike. When they cannot be had, the settings without secrets (a running daemon needs none)
+    and, for a local turn, `settings_or_exit`, which says what is missing or finds the built-in
+    model."""
+    try:
+        settings = load_settings(config_path_from(config_path), require_model=True)
+        check_settings(settings)
+    except ConfigError:
+        lenient = settings_or_exit(config_path, require_model=False, need_secrets=False)
+        return lenient, lambda: settings_or_exit(config_path)
+    return settings, lambda: settings
+
+
 def create_instance_config(config_path: str | None) -> None:
     """On the daemon's first start without a named config, make the instance's own config.yaml
     from the shipped example (the settings page saves there, never into the checkout)."""

@@ -95,12 +95,12 @@ def count_text(text: str, model: str) -> int:
 
 
 def count_texts(texts: Iterable[str], name: str) -> list[int]:
-    """Tokens in each of `texts` with encoding `name`; without the bundled files, a high estimate
-    (a token per three characters, as litellm falls back to)."""
+    """Tokens in each of `texts` with encoding `name`; without the bundled files, an upper bound
+    (their UTF-8 bytes: a byte-level BPE token is at least one byte), so no budget is passed."""
     try:
         size = encoding(name).count
     except TokenizerUnavailable:
-        return [len(text) // 3 + 1 if text else 0 for text in texts]
+        return [len(text.encode("utf-8", "surrogatepass")) for text in texts]
     return [size(text) if text else 0 for text in texts]
 
 

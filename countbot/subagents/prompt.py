@@ -6,11 +6,10 @@ the task needs. The safety rules are the same as the assistant's.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from countbot.agent.context.prompt import SAFETY_RULES, Look, PromptBuilder
+from countbot.agent.context.prompt import SAFETY_RULES, PromptBuilder
 
 SUBAGENT_ROLE = """\
 # Your role
@@ -40,9 +39,10 @@ class SubagentContext(PromptBuilder):
             ]
         )
 
-    def look_soon(self) -> asyncio.Future[Look]:
-        """A subagent's prompt reads no file: nothing is looked at (the future is never read)."""
-        return asyncio.get_running_loop().create_future()
+    def system_prompt_soon(self) -> Coroutine[Any, Any, str]:
+        """The brief: no files to look at."""
+        return _ready(self._brief)
 
-    async def build_system_prompt(self, look: Awaitable[Look] | None = None) -> str:
-        return self._brief
+
+async def _ready(text: str) -> str:
+    return text

@@ -265,3 +265,40 @@ def test_a_spent_budget_in_the_cli_and_countbot_usage(
     usage = run("usage", "--config", str(config), cwd=tmp_path)
     assert usage.returncode == 0, usage.stderr
     assert "budget.daily_tokens" in usage.stdout and "5,000 of 6,000 (83%)" in usage.stdout
+
+
+READS_OF_THE_CONFIG = """
+import runpy, sys
+config = sys.argv[1]
+opened = []
+
+def watch(event, args):
+    if event == "open" and str(args[0]) == config:
+        opened.append(args[0])
+
+sys.addaudithook(watch)
+sys.argv = ["countbot", "chat", "-m", "hi", "--config", config]
+try:
+    runpy.run_module("countbot", run_name="__main__")
+finally:
+    print(f"config read {len(opened)} time(s)", file=sys.stderr)
+"""
+
+
+def test_chat_message_reads_its_config_once(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    config = write_config(tmp_path, model_server)
+    model_server.script(Reply.text("Hello."))
+    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789", "COUNTBOT_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", READS_OF_THE_CONFIG, str(config)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello."
+    assert "config read 1 time(s)" in result.stderr

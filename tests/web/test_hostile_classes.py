@@ -81,7 +81,9 @@ def pages() -> Iterator[LocalHTTPServer]:
     text = "Tide tables: high water at 06:12"
     routes = {
         f"/{name}": Page(200, text.encode(), {"Content-Type": f"text/plain; charset={name}"})
-        for name in ("rot13", "base64", "zlib", "idna", "undefined", "punycode", "utf-16")
+        # utf-32 raises without a byte order mark (utf-16 is read in the order its bytes show,
+        # tests/web_access/test_web_fetch.py).
+        for name in ("rot13", "base64", "zlib", "idna", "undefined", "punycode", "utf-32")
     }
     with LocalHTTPServer(routes) as server:
         yield server
@@ -135,7 +137,7 @@ async def test_pages_that_were_one_long_step_keep_the_daemon_loop_responsive(
             )
     assert comments["result"].endswith("after the comments")
     assert dotted["status"] == "ok" and "İ\n\nİ" in dotted["result"]
-    assert watch.worst < RESPONSIVE, f"the loop stalled {watch.worst * 1000:.0f} ms"
+    assert watch.worst < RESPONSIVE, watch.describe()
 
 
 async def test_the_settings_api_refuses_a_value_of_the_wrong_type(daemon: Daemon) -> None:

@@ -88,13 +88,13 @@ class ContextKeeper:
         """The turn's user entry and the system prompt of all its requests, made side by side:
         the look at the prompt's files is queued first, and auto-recall's search joins it in
         the same pass of the loop (one hand-off, no task for either)."""
-        look = self.prompt.look_soon()
+        prompt = self.prompt.system_prompt_soon()
         try:
             user = await self.user_entry(request)
         except BaseException:
-            look.cancel()
+            prompt.close()  # never awaited: its look's answer is dropped
             raise
-        return user, await self.prompt.build_system_prompt(look)
+        return user, await prompt
 
     def budget(self, choice: ModelChoice) -> int:
         """Prompt tokens one request may use with this model."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import platform
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from countbot.agent.skill_invocation import invoked_skill
@@ -93,18 +94,20 @@ class PromptBuilder:
         # Each instruction file's (mtime_ns, size) and text as last read: read again when moved.
         self._instructions: dict[str, tuple[tuple[int, int], str]] = {}
 
-    def look_soon(self) -> asyncio.Future[Look]:
-        """Start the look at the prompt's files now, for `build_system_prompt`: on the index's
-        thread it goes with the work queued in the same pass of the loop (auto-recall's
+    def system_prompt_soon(self) -> Coroutine[Any, Any, str]:
+        """The system prompt, to await later; its look at the files is queued now, so on the
+        index's thread it goes with the work queued in the same pass of the loop (auto-recall's
         search), with no task of its own."""
-        return asyncio.ensure_future(self._run_blocking(self._look))
+        return self._system_prompt(asyncio.ensure_future(self._run_blocking(self._look)))
 
-    async def build_system_prompt(self, look: Awaitable[Look] | None = None) -> str:
-        """The system prompt; the same string until the persona, skills or instructions change.
-        `look` is one started by `look_soon`, else one is made here."""
+    async def build_system_prompt(self) -> str:
+        """The system prompt; the same string until the persona, skills or instructions change."""
+        return await self.system_prompt_soon()
+
+    async def _system_prompt(self, look: Awaitable[Look]) -> str:
         # One worker thread looks at every input file (mtime and size; a file is read again only
         # when they moved): one hand-off per turn, not one per input.
-        persona, scan, instructions = await (look or self._run_blocking(self._look))
+        persona, scan, instructions = await look
         catalog = self._skills.adopt(scan)
         inputs = (persona, catalog, instructions)
         if inputs != self._cached_inputs:
