@@ -142,7 +142,8 @@ TURN_MACHINERY = (
     *("countbot.tools.registry", "countbot.tools.files", "countbot.execution.shell"),
     *("countbot.dataflow", "countbot.mcp", "countbot.media", "countbot.memory.tools"),
     *("countbot.messaging", "countbot.web_access", "countbot.subagents.loops"),
-    *("countbot.scheduler.tool", "countbot.runtime.model_providers"),
+    *("countbot.scheduler.tool", "countbot.runtime.model_providers", "countbot.subagents.tools"),
+    *("countbot.tools.base", "countbot.tools.schema"),
     *("countbot.llm.direct_provider", "countbot.llm.litellm_provider", "countbot.llm.errors"),
 )
 # The standard library's: what websockets imports only for a development checkout's version,
