@@ -44,7 +44,7 @@ from countbot.agent.toolset import select_tools
 from countbot.agent.turn_request import TurnRequest
 from countbot.agent.turn_stream import ModelTurn, stream_model
 from countbot.config.settings import AgentSettings
-from countbot.llm.types import ToolCall, ToolSpec, Usage
+from countbot.llm.types import Message, ToolCall, ToolSpec, Usage
 from countbot.tools.base import ToolContext, ToolResult
 from countbot.tools.registry import ToolRegistry
 
@@ -184,11 +184,7 @@ class AgentLoop:
                 yield await self._end_cancelled(turn)
                 return
             await self._apply_steering(turn)
-            exact = self.spending is not None and self.spending.limited()
-            messages, estimate = await self.context.messages(
-                turn.entries, choice, turn.tools, turn.prompt, exact=exact
-            )
-            stop = await self._spend_check(turn, choice, estimate)
+            messages, estimate, stop = await self._next_request(turn, choice)
             if stop is not None:
                 yield await self._end_budget(turn, stop)
                 return
@@ -372,6 +368,25 @@ class AgentLoop:
             await turn.journal.commit(model_turn.partial_entry("error"))
         await turn.journal.commit(NoteEntry(f"Error: {error.message}"))
         return TurnError(error.message, error.retryable)
+
+    async def _next_request(
+        self, turn: _Turn, choice: ModelChoice
+    ) -> tuple[list[Message], int, str | None]:
+        """The next request's messages, its estimated tokens and the budget's stop, if any.
+
+        The estimate is an upper bound where the tokenizer has not counted: only when a spending
+        limit would stop the call by it is the request counted (in the token worker) and checked
+        again, so a turn within its limits waits for no count.
+        """
+        context, entries = self.context, turn.entries
+        messages, estimate = await context.messages(entries, choice, turn.tools, turn.prompt)
+        stop = await self._spend_check(turn, choice, estimate)
+        if stop is not None:
+            messages, estimate = await context.messages(
+                entries, choice, turn.tools, turn.prompt, exact=True
+            )
+            stop = await self._spend_check(turn, choice, estimate)
+        return messages, estimate, stop
 
     async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
         """The budget's stop notice for the next call, if any (a warning is kept for the end)."""

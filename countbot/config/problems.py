@@ -6,7 +6,6 @@ allowed and shows what was found, except for secrets, whose values are never ech
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any
@@ -86,6 +85,8 @@ def show(value: Any) -> str:
 
 
 def _suggestion(loc: Loc, known: tuple[str, ...]) -> str:
+    import difflib  # only for a config error's hint: a valid config never loads it
+
     key = str(loc[-1])
     close = difflib.get_close_matches(key, [k for k in known if k not in LOADER_ONLY], n=1)
     if close:

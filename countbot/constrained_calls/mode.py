@@ -10,7 +10,7 @@ from countbot.constrained_calls.reply import (
     constrained_messages,
     response_format,
 )
-from countbot.llm.provider_choice import is_local
+from countbot.llm.provider_path import is_local
 from countbot.llm.types import ChatRequest, ToolSpec
 
 ToolCallMode = Literal["native", "constrained", "auto"]

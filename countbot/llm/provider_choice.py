@@ -1,41 +1,19 @@
-"""`model.provider_path`: which provider serves the configured models.
+"""`model.provider_path`: the provider that serves the configured models (which path a chain
+takes is `provider_path.takes_direct_path`).
 
 `direct` speaks the OpenAI chat-completions protocol itself (`DirectProvider`, httpx, no
-litellm); `litellm` reaches every provider litellm knows (`LiteLLMProvider`); `auto` takes the
-direct path when every model of the chain (the primary and its fallbacks) names an endpoint that
-speaks that protocol (`openai_compatible.COMPATIBLE`, or any name behind `api_base`), litellm
-otherwise. The chain shares one provider object because fallbacks share its retries.
+litellm); `litellm` reaches every provider litellm knows (`LiteLLMProvider`). The chain shares
+one provider object because fallbacks share its retries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
-
 from countbot.llm.direct_provider import DirectProvider, ToolCallForm
 from countbot.llm.litellm_provider import LiteLLMProvider
 from countbot.llm.local_endpoint import LocalEndpoint
-from countbot.llm.openai_compatible import is_compatible
 from countbot.llm.provider_options import ProviderOptions
+from countbot.llm.provider_path import ProviderPath, takes_direct_path
 from countbot.llm.retrying_provider import RetryingProvider
-
-ProviderPath = Literal["auto", "direct", "litellm"]
-
-
-def is_local(model: str) -> bool:
-    """Whether `model` is run by CountBot itself (`local/<name-or-file.gguf>`)."""
-    return model.startswith("local/")
-
-
-def takes_direct_path(
-    path: ProviderPath, model: str, fallbacks: Sequence[str] = (), api_base: str | None = None
-) -> bool:
-    """Whether `open_provider` would serve this chain without litellm (always for local/)."""
-    if is_local(model):
-        return True
-    if path != "auto":
-        return path == "direct"
-    return all(is_compatible(name, api_base) for name in (model, *fallbacks))
 
 
 def open_provider(

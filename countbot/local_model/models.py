@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from countbot.config.settings import ModelSettings
-from countbot.llm.provider_choice import is_local
+from countbot.llm.provider_path import is_local
 from countbot.local_model.catalogue import CATALOGUE, DEFAULT_MODEL, find, is_installed, model_file
 from countbot.local_model.server import LocalServer, LocalServerOptions
 

@@ -1,77 +1,67 @@
 """Builds one CountBot runtime from settings: storage, tools, context, model and the agent loop.
 
 The CLI and the daemon both start from here, so there is exactly one way the pieces are wired.
+`open_runtime` opens what every surface uses from the start (the store, the memory index, the
+skills, the sandbox, the model resolver, the outbound router); the turn machinery (tools, agent
+loop, MCP: `runtime/turn_parts.py`) is built with it, or, for the daemon, at its first turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+import contextlib
+import importlib
+import logging
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from countbot.agent.context.prompt import PromptBuilder
-from countbot.agent.loop import AgentLoop
 from countbot.config.secret import SecretStr
-from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import McpSettings, Settings
-from countbot.config.structs import Strict, replaced
-from countbot.dataflow.policy import OutboundPolicy
-from countbot.dataflow.seed import SessionSeed
+from countbot.config.structs import replaced
 from countbot.execution.sandbox import Sandbox
-from countbot.llm.token_process import TokenProcess
 from countbot.masking import SecretMasker
-from countbot.mcp.host_start import Remembered
-from countbot.mcp.manager import McpManager
-from countbot.media.reader import MediaReader
 from countbot.memory.memory_file import MemoryFile
-from countbot.memory.tools import (
-    MemoryForgetTool,
-    MemoryReadTool,
-    MemorySearchTool,
-    MemoryWriteTool,
-)
 from countbot.memory_index.assembly import INDEX_FILE, embedder_for
 from countbot.memory_index.index import MemoryIndex
-from countbot.memory_index.recall import AutoRecall
-from countbot.messaging.message_tool import MessageTool, Outbox
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
-from countbot.runtime.budget import BudgetGuard
-from countbot.runtime.builtin_tools import builtin_tools
-from countbot.runtime.features import (
-    Feature,
-    FeaturePorts,
-    LoopPorts,
-    agent_loop,
-    prompt_sources,
-)
+from countbot.runtime.features import Feature, SharedPorts
 from countbot.runtime.models import ModelResolver
-from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.outbound import OutboundRouter
 from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
-from countbot.runtime.persistence import TurnRecorder
+from countbot.runtime.sensitive import config_files, secret_masker
 from countbot.skills.loader import SkillsLoader
 from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
-from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
 from countbot.store.outbox import OutboxStore
-from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.paging import ReadResultTool, ResultArchive
-from countbot.tools.registry import ToolRegistry
-from countbot.tools.skill_tools import ReadSkillTool
-from countbot.tools.workspace_guard import WorkspaceGuard
-from countbot.web_access.http_client import WebClient
+
+if TYPE_CHECKING:
+    from countbot.agent.events import AgentEvent
+    from countbot.agent.loop import AgentLoop
+    from countbot.agent.turn_request import TurnRequest
+    from countbot.mcp.manager import McpManager
+    from countbot.media.reader import MediaReader
+    from countbot.runtime.turn_parts import TurnParts
+    from countbot.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+# Where the turn machinery lives: imported by name, in a worker thread, when it is first built.
+TURN_PARTS = "countbot.runtime.turn_parts"
 
 
 @dataclass(slots=True)
 class Runtime:
-    """Everything a surface needs; close it to flush the store and the audit log."""
+    """Everything a surface needs; close it to flush the store and the audit log.
+
+    The tools, the agent loop and MCP (`turn_parts`) exist once built: at `open_runtime`, or,
+    when it was asked to defer them (the daemon), at the first `turn_parts()` or turn.
+    """
 
     settings: Settings
     masker: SecretMasker
@@ -84,60 +74,115 @@ class Runtime:
     memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
-    tools: ToolRegistry
-    agent: AgentLoop
     outbound: OutboundRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
     models: ModelResolver
-    mcp: McpManager
-    # Voice notes and documents received on channels or uploaded in the web UI, read as text.
-    media: MediaReader
-    # The HTTP client web_fetch and web_search share (built at their first call).
-    web_client: WebClient
-    # What features take from the runtime (a feature bound after the runtime opened too).
-    ports: FeaturePorts
+    # What features take from the runtime from the start.
+    ports: SharedPorts
+    features: Sequence[Feature] = ()
+    _parts: TurnParts | None = None
+    _building: asyncio.Future[TurnParts] | None = None
+    _media: MediaReader | None = None
+
+    async def turn_parts(self) -> TurnParts:
+        """The turn machinery, built at the first call (its modules imported and its objects
+        made in a worker thread, so the event loop keeps serving); every caller meanwhile waits
+        for the same build."""
+        if self._parts is not None:
+            return self._parts
+        # A caller that stops waiting (a cancelled turn) leaves the build to the others.
+        return await asyncio.shield(self._start_build())
+
+    def prepare_turns(self) -> None:
+        """Start building the turn machinery and resolving the model in the background, if not
+        yet (a chat client has connected: its first turn should not wait for either)."""
+        if self._parts is None and self._building is None:
+            self._start_build()
+            self.models.prepare()
+
+    def _start_build(self) -> asyncio.Future[TurnParts]:
+        if self._building is None:
+            self._building = asyncio.ensure_future(self._build())
+            self._building.add_done_callback(self._after_build)
+        return self._building
+
+    def _after_build(self, building: asyncio.Future[TurnParts]) -> None:
+        if building.cancelled() or building.exception() is not None:
+            self._building = None  # the next turn tries again, and says why if it fails again
+            if not building.cancelled():
+                log.warning("building the turn machinery failed", exc_info=building.exception())
+
+    async def _build(self) -> TurnParts:
+        parts = await asyncio.to_thread(_build_parts, self)
+        parts.mcp.start()  # its servers' tasks run on the event loop; nothing waits for them
+        self._parts = parts
+        return parts
+
+    def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        """The agent loop's turn (the gateway's `TurnSource`); the first one builds the loop."""
+        if self._parts is not None:
+            return self._parts.agent.process_message(request)
+        return self._first_turn(request)
+
+    async def _first_turn(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        parts = await self.turn_parts()
+        async with contextlib.aclosing(parts.agent.process_message(request)) as events:
+            async for event in events:
+                yield event
+
+    @property
+    def parts(self) -> TurnParts:
+        """The built turn machinery (`turn_parts()` builds it)."""
+        if self._parts is None:
+            raise RuntimeError("the turn machinery is not built yet: await turn_parts() first")
+        return self._parts
+
+    @property
+    def agent(self) -> AgentLoop:
+        return self.parts.agent
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.parts.tools
+
+    @property
+    def mcp(self) -> McpManager:
+        return self.parts.mcp
+
+    @property
+    def media(self) -> MediaReader:
+        """Voice notes and documents received on channels or uploaded in the web UI, read as
+        text; made at the first file (what imports it, the channels' media intake, is loaded
+        in a worker thread)."""
+        if self._media is None:
+            from countbot.media.reader import MediaReader
+
+            self._media = MediaReader(self.settings.transcription)
+        return self._media
+
+    def mcp_status(self) -> list[dict[str, Any]]:
+        """Each MCP server's state (none before the machinery is built: a daemon with servers
+        configured builds it at start)."""
+        return self._parts.mcp.status() if self._parts is not None else []
 
     async def close(self) -> None:
-        await self.mcp.close()
-        await self.web_client.aclose()
+        if self._building is not None:  # a build under way finishes (its thread cannot stop)
+            await asyncio.wait({self._building})
+        if self._parts is not None:
+            await self._parts.close()
         await self.memory_index.close()
         await self.models.aclose()
-        await self.ports.loops.tokens.close()
         await self.audit.close()
         await self.db.close()
 
 
-def secret_masker(settings: Settings) -> SecretMasker:
-    """A masker that knows every secret value in the settings, plus the generic patterns.
-
-    Every `SecretStr` field counts, so a secret added to the settings later is masked too.
-    """
-    masker = SecretMasker()
-    for secret in _secrets(settings):
-        masker.add(secret.get_secret_value())
-    return masker
-
-
-def config_files(settings: Settings) -> list[Path]:
-    """The config file and its `secrets.yaml`: never readable by a tool (nor in the sandbox)."""
-    config = settings.config_path
-    return [config, secrets_path(config)] if config else []
-
-
-def _secrets(section: Strict) -> Iterator[SecretStr]:
-    for name in section.__struct_fields__:
-        value = getattr(section, name)
-        if isinstance(value, SecretStr):
-            yield value
-        elif isinstance(value, Strict):
-            yield from _secrets(value)
-        elif isinstance(value, dict):  # MCP servers' env and headers, and the servers
-            for item in value.values():
-                if isinstance(item, SecretStr):
-                    yield item
-                elif isinstance(item, Strict):
-                    yield from _secrets(item)
+def _build_parts(runtime: Runtime) -> TurnParts:
+    """Import the turn machinery and make it (the features' tool modules are imported there
+    too): objects only, no work on the event loop. Blocking: call it in a worker thread."""
+    module = importlib.import_module(TURN_PARTS)
+    parts: TurnParts = module.build_turn_parts(runtime, runtime.features)
+    return parts
 
 
 async def open_runtime(
@@ -146,16 +191,18 @@ async def open_runtime(
     *,
     memory_vectors: bool = False,
     prepare_model: bool = False,
+    defer_turns: bool = False,
 ) -> Runtime:
-    """Open the store, seed the workspace and assemble the agent loop with the `features`' tools.
+    """Open the store, seed the workspace, bind the `features` and (unless `defer_turns`)
+    build the turn machinery with their tools.
 
     `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
     process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
     `prepare_model`: resolve the model and open its HTTP client in the background from the start
     (`ModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
-
-    Every tool is registered here, before the loop is built (MCP servers' tools join and leave
-    later as their servers do).
+    `defer_turns`: build the tools, the agent loop and MCP at the first turn instead (the daemon:
+    an idle one never imports them). Every tool is registered at that build, before the loop is
+    made (MCP servers' tools join and leave later as their servers do).
     """
     models = ModelResolver(lambda: settings.model, settings.data_dir)
     if prepare_model:
@@ -164,14 +211,27 @@ async def open_runtime(
         await asyncio.to_thread(seed_workspace, settings.workspace)
         skills = skills_loader(settings)
         # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
-        stores, sandbox = await asyncio.gather(
+        stores, sandbox, _ = await asyncio.gather(
             _Stores.open(settings, memory_vectors),
             asyncio.to_thread(exec_sandbox, settings, skills),
+            _import_turn_parts(not defer_turns),
         )
     except BaseException:
         await models.aclose()
         raise
-    return _assemble(settings, features, stores, skills, sandbox, models)
+    runtime = _runtime(settings, features, stores, skills, sandbox, models)
+    for feature in features:
+        feature.bind(runtime.ports)
+    if not defer_turns:
+        await runtime.turn_parts()
+    return runtime
+
+
+async def _import_turn_parts(now: bool) -> None:
+    """Import the turn machinery `now` (in a worker thread), for a process that builds it at
+    once: while the store and the index open, instead of after (~0.2 s of `chat -m`)."""
+    if now:
+        await asyncio.to_thread(importlib.import_module, TURN_PARTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +256,7 @@ class _Stores:
         return cls(masker, db, sessions, audit, memory, index)
 
 
-def _assemble(
+def _runtime(
     settings: Settings,
     features: Sequence[Feature],
     stores: _Stores,
@@ -204,67 +264,27 @@ def _assemble(
     sandbox: Sandbox,
     models: ModelResolver,
 ) -> Runtime:
-    """The tools, the features' tools, the agent loop and MCP, over the opened stores."""
-    workspace, masker, db, sessions = settings.workspace, stores.masker, stores.db, stores.sessions
-    tool_calls, usage, audit = ToolCallLog(db), UsageLog(db), stores.audit
+    """The runtime over the opened stores, its turn machinery not built yet."""
+    db, sessions, audit = stores.db, stores.sessions, stores.audit
     outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
-    outbox = _RouterOutbox(outbound, settings, PairingStore(db), sessions)
-    web_client = WebClient()
-    tools = _tool_registry(settings, masker, skills, outbox, sandbox, sessions, web_client)
-    _register_memory_tools(tools, workspace, stores.memory, stores.index)
-    tools.gate = outbound_policy(settings, sessions, audit, tools)
-    recorder = TurnRecorder(sessions, tool_calls, usage, audit, masker)
-    loops = _loop_ports(settings, db, recorder, usage, masker, skills, stores.memory, models)
-    ports = FeaturePorts(settings, db, sessions, outbound, tools, loops)
-    _add_feature_tools(features, ports)
-    rules = ApprovalRules(db)
-    mcp = mcp_manager(settings, tools, sandbox, ask_to_start=rules.allows)
-    mcp.start()  # in the background: nothing waits for the servers
     return Runtime(
         settings,
-        masker,
+        stores.masker,
         db,
         sessions,
-        tool_calls,
-        usage,
+        ToolCallLog(db),
+        UsageLog(db),
         audit,
         stores.memory,
         stores.index,
         skills,
-        loops.personas,
-        tools,
-        _agent_loop(settings, ports, stores.index),
+        PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
         outbound,
         sandbox,
-        ApprovalBroker(rules, audit, lambda: settings.tools.exec.approval_timeout),
-        loops.models,
-        mcp,
-        MediaReader(settings.transcription),
-        web_client,
-        ports,
-    )
-
-
-def _loop_ports(
-    settings: Settings,
-    db: Database,
-    recorder: TurnRecorder,
-    usage: UsageLog,
-    masker: SecretMasker,
-    skills: SkillsLoader,
-    memory: MemoryFile,
-    models: ModelResolver,
-) -> LoopPorts:
-    """What every agent loop (the assistant's and each subagent's) is built from."""
-    return LoopPorts(
-        models=models,
-        personas=PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
-        skills=skills,
-        memory=memory,
-        recorder=recorder,
-        spending=BudgetGuard(lambda: settings.budget, usage, DailyCounters(db)),
-        masker=masker,
-        tokens=TokenProcess(),
+        ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
+        models,
+        SharedPorts(settings, db, sessions, outbound),
+        features,
     )
 
 
@@ -276,65 +296,6 @@ async def _memory_index(settings: Settings, sessions: SessionStore, vectors: boo
     )
     index.start()
     return index
-
-
-def _add_feature_tools(features: Sequence[Feature], ports: FeaturePorts) -> None:
-    """Every feature's tools join the registry, in the order the surface gave the features."""
-    for feature in features:
-        for tool in feature.tools(ports):
-            ports.tools.register(tool)
-
-
-def _agent_loop(settings: Settings, ports: FeaturePorts, index: MemoryIndex) -> AgentLoop:
-    """The assistant's loop: its prompt, every tool, the spending limits, memory recall."""
-    recall = settings.memory
-    return agent_loop(
-        ports,
-        prompt=PromptBuilder(
-            tool_names=ports.tools.names(),
-            # The prompt's look rides with auto-recall's search: a turn opens with one hand-off.
-            run_blocking=index.run_blocking if recall.recall else None,
-            **prompt_sources(ports),
-        ),
-        tools=ports.tools,
-        limits=settings.agent,
-        hooks=ports.loops.recorder.hooks(),
-        spending=ports.loops.spending,
-        recall=AutoRecall(index, tokens=recall.recall_tokens) if recall.recall else None,
-        files_summary=is_users_conversation,
-    )
-
-
-def outbound_policy(
-    settings: Settings, sessions: SessionStore, audit: AuditLog, tools: ToolRegistry
-) -> OutboundPolicy:
-    """The data-flow policy every tool call passes (`countbot/dataflow/`)."""
-    seed = SessionSeed(
-        sessions,
-        settings.workspace,
-        secrets=lambda: [secret.get_secret_value() for secret in _secrets(settings)],
-        window=lambda: settings.agent.max_history,
-    )
-    return OutboundPolicy(lambda: settings.security.outbound, seed, audit.write, tools.get)
-
-
-def mcp_manager(
-    settings: Settings,
-    tools: ToolRegistry,
-    sandbox: Sandbox,
-    ask_to_start: Remembered | None = None,
-) -> McpManager:
-    """The configured MCP servers; stdio servers run in the sandbox when it works, are refused
-    when `bwrap` is required and does not work, else (given `ask_to_start`, the remembered
-    approvals) start on the host only once the user approves each one."""
-    return McpManager(
-        settings.mcp,
-        tools,
-        workspace=settings.workspace,
-        log_dir=settings.data_dir / "mcp",
-        launcher=sandbox.server_launcher(),
-        ask_to_start=ask_to_start,
-    )
 
 
 def skills_loader(settings: Settings) -> SkillsLoader:
@@ -381,6 +342,9 @@ async def probe_mcp_servers(
 
     Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
     """
+    from countbot.runtime.turn_parts import mcp_manager
+    from countbot.tools.registry import ToolRegistry
+
     servers = {
         name: replaced(server, enabled=True)
         for name, server in settings.mcp.servers.items()
@@ -397,90 +361,3 @@ async def probe_mcp_servers(
         return manager.status()
     finally:
         await manager.close()
-
-
-def _tool_registry(
-    settings: Settings,
-    masker: SecretMasker,
-    skills: SkillsLoader,
-    outbox: Outbox,
-    sandbox: Sandbox,
-    archive: ResultArchive,
-    web_client: WebClient,
-) -> ToolRegistry:
-    registry = ToolRegistry(
-        default_timeout=settings.agent.tool_timeout,
-        max_retries=settings.agent.max_retries,
-        retry_delay=settings.agent.retry_delay,
-        masker=masker,
-    )
-    workspace, sensitive = settings.workspace, config_files(settings)
-    for tool in builtin_tools(
-        settings.tools,
-        workspace,
-        sensitive_paths=sensitive,
-        masker=masker,
-        sandbox=sandbox,
-        web_client=web_client,
-    ):
-        registry.register(tool)
-    for tool in (
-        ReadSkillTool(skills),
-        ReadResultTool(registry, archive),
-        # Files leave the machine: always confined to the workspace, whatever the file tools may.
-        MessageTool(outbox, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
-    ):
-        registry.register(tool)
-    return registry
-
-
-def _register_memory_tools(
-    registry: ToolRegistry, workspace: Path, memory: MemoryFile, index: MemoryIndex
-) -> None:
-    """The memory tools, searching and forgetting through the index."""
-    files = [memory, MemoryFile(workspace / "USER.md")]
-    for tool in (
-        MemoryReadTool(memory),
-        MemoryWriteTool(memory),
-        MemorySearchTool(memory, index),
-        MemoryForgetTool(files, index),
-    ):
-        registry.register(tool)
-
-
-# Sessions that are not the user's conversation: their summaries stay out of MEMORY.md.
-_UNATTENDED_SESSIONS = ("cron:", "heartbeat", "subagent:")
-
-
-def is_users_conversation(session_id: str) -> bool:
-    """Whether a session's overflow summary belongs in the user's MEMORY.md."""
-    return not session_id.startswith(_UNATTENDED_SESSIONS)
-
-
-@dataclass(frozen=True, slots=True)
-class _RouterOutbox:
-    """The `message` tool's view of the outbound router and of the owner's chats."""
-
-    router: OutboundRouter
-    settings: Settings
-    pairing: PairingStore
-    sessions: SessionStore
-
-    async def deliver(
-        self, channel: str, chat_id: str, text: str, files: Sequence[Path]
-    ) -> DeliveryResult:
-        return await self.router.deliver(DeliveryTarget(channel, chat_id), text, files)
-
-    def channels(self) -> list[str]:
-        return self.router.channels()
-
-    async def knows(self, channel: str, chat_id: str) -> bool:
-        """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
-        allow_from = getattr(getattr(self.settings.channels, channel, None), "allow_from", [])
-        listed = {entry.strip().lstrip("@").lower() for entry in allow_from}
-        # A thread (e-mail, Slack) is `<chat>/<thread>`: the chat is what the list names.
-        if chat_id.split("/", 1)[0].lower() in listed:
-            return True
-        if await self.pairing.is_paired(channel, chat_id):
-            return True
-        return await self.sessions.get(f"{channel}:{chat_id}") is not None

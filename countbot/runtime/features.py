@@ -1,41 +1,42 @@
 """How a feature package plugs into the runtime: it adds tools, given only the ports it uses.
 
 A surface picks the features it runs (the daemon: the scheduler's jobs and the subagents; the
-in-process `countbot chat`: none) and hands them to `open_runtime`, which asks each one for its
-tools while it builds the one tool registry, before the agent loop exists. So every tool is
-registered in one place, the system prompt knows them all, and no feature holds the whole
-`Runtime`: it keeps the few ports it needs. A feature that needs the running daemon later (the
-subagent manager needs the gateway) is started by the daemon with that one extra part. A
-feature's routes and commands live in the surfaces (`web/api/<feature>.py`,
-`cli/<feature>.py`): surfaces import features, never the reverse.
+in-process `countbot chat`: none) and hands them to `open_runtime`. Each is bound to the
+runtime's shared services as soon as they are open (`bind`: the job book, the subagents' table,
+what the daemon starts with), and asked for its tools when the turn machinery is built (`tools`:
+at once for the CLI, at the daemon's first turn), while the one tool registry is made, before the
+agent loop exists. So every tool is registered in one place, the system prompt knows them all,
+and no feature holds the whole `Runtime`: it keeps the few ports it needs. A feature that needs
+the running daemon later (the subagent manager needs the gateway) is started by the daemon with
+that one extra part. A feature's routes and commands live in the surfaces
+(`web/api/<feature>.py`, `cli/<feature>.py`): surfaces import features, never the reverse.
+
+This module is imported by every feature at start-up, so it names the turn machinery's types
+only for the type checker: an idle daemon has not imported them (`runtime/turn_parts.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from countbot.agent.context.keeper import ContextKeeper
-from countbot.agent.context.prompt import PromptBuilder
-from countbot.agent.context.summary import OverflowSummarizer
-from countbot.agent.loop import AgentLoop
-from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
-from countbot.config.settings import AgentSettings, Settings
-from countbot.dataflow.summaries import SummaryMarks
-from countbot.llm.token_process import TokenProcess
-from countbot.masking import SecretMasker
-from countbot.memory.memory_file import MemoryFile
-from countbot.personas.presets import PersonaLoader
-from countbot.runtime.budget import BudgetGuard
-from countbot.runtime.models import ModelResolver
+from countbot.config.settings import Settings
 from countbot.runtime.outbound import OutboundRouter
-from countbot.runtime.persistence import TurnRecorder
-from countbot.skills.loader import SkillsLoader
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
-from countbot.tools.base import Tool
-from countbot.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from countbot.llm.token_process import TokenProcess
+    from countbot.masking import SecretMasker
+    from countbot.memory.memory_file import MemoryFile
+    from countbot.personas.presets import PersonaLoader
+    from countbot.runtime.budget import BudgetGuard
+    from countbot.runtime.models import ModelResolver
+    from countbot.runtime.persistence import TurnRecorder
+    from countbot.skills.loader import SkillsLoader
+    from countbot.tools.base import Tool
+    from countbot.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +56,19 @@ class LoopPorts:
 
 
 @dataclass(frozen=True, slots=True)
-class FeaturePorts:
-    """The runtime's shared services a feature may take from; each keeps only what it uses."""
+class SharedPorts:
+    """The runtime's shared services, open from the start; a feature keeps only what it uses."""
 
     settings: Settings
     db: Database
     sessions: SessionStore
     outbound: OutboundRouter
+
+
+@dataclass(frozen=True, slots=True)
+class FeaturePorts(SharedPorts):
+    """The shared services and the turn machinery, as a feature's `tools` gets them."""
+
     # The assistant's registry as built so far: the built-in tools and earlier features' tools.
     tools: ToolRegistry
     loops: LoopPorts
@@ -70,62 +77,11 @@ class FeaturePorts:
 class Feature(Protocol):
     """A package at the edge (beside `scheduler/`) that adds tools to every turn."""
 
+    def bind(self, ports: SharedPorts) -> object:
+        """Take the shared services; called once, when the runtime has opened them (what it
+        returns is the feature's own business)."""
+        ...
+
     def tools(self, ports: FeaturePorts) -> Sequence[Tool]:
         """The tools to offer (none is fine); called once, before the agent loop is built."""
         ...
-
-
-def prompt_sources(ports: FeaturePorts) -> dict[str, Any]:
-    """What every system prompt is built from: `PromptBuilder`'s arguments but the tool names."""
-    settings, loops = ports.settings, ports.loops
-    return {
-        "workspace": settings.workspace,
-        "persona_loader": loops.personas,
-        "persona_settings": settings.persona,
-        "skills": loops.skills,
-        "memory": loops.memory,
-        "timezone": settings.timezone,
-    }
-
-
-def agent_loop(
-    ports: FeaturePorts,
-    *,
-    prompt: PromptBuilder,
-    tools: ToolRegistry,
-    limits: AgentSettings,
-    hooks: AgentHooks,
-    spending: SpendingGuard,
-    recall: MemoryRecall | None = None,
-    files_summary: Callable[[str], bool] = lambda _session_id: False,
-) -> AgentLoop:
-    """An AgentLoop on the runtime's model, history and memory: the assistant's or a subagent's.
-
-    `recall` brings memory hits into each turn; `files_summary` says whose overflow summaries go
-    to the user's MEMORY.md (by default none: a subagent's never do).
-    """
-    summarizer = OverflowSummarizer(
-        ports.sessions,
-        ports.loops.memory,
-        limits.max_history,
-        files_summary=files_summary,
-        mark=SummaryMarks(tools.get),
-    )
-    keeper = ContextKeeper(
-        history=ports.sessions,
-        summarizer=summarizer,
-        prompt=prompt,
-        tools=tools,
-        settings=limits,
-        counter=ports.loops.tokens,
-        recall=recall,
-    )
-    return AgentLoop(
-        resolve_model=ports.loops.models,  # one provider, cooldowns and local model for all
-        context=keeper,
-        tools=tools,
-        settings=limits,
-        workspace=ports.settings.workspace,
-        hooks=hooks,
-        spending=spending,
-    )

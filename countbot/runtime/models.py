@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError
 from countbot.config.settings import ModelSettings
 from countbot.config.structs import fingerprint, replaced
-from countbot.constrained_calls.mode import tool_form
 from countbot.llm.cooldown import Cooldowns
-from countbot.llm.model_info import fetch_model_info, supports_vision
-from countbot.llm.provider_choice import is_local, open_provider
-from countbot.llm.provider_options import ProviderOptions
-from countbot.llm.retrying_provider import RetryingProvider
+from countbot.llm.model_info import fetch_model_info
+from countbot.llm.provider_path import is_local
 from countbot.local_model.models import LocalModels, effective_model
 from countbot.runtime.model_choices import choosable_models
 
+if TYPE_CHECKING:
+    from countbot.llm.retrying_provider import RetryingProvider
+
 log = logging.getLogger(__name__)
+# Makes the providers (`runtime/model_providers.py`): imported by name at the first resolution.
+MODEL_PROVIDERS = "countbot.runtime.model_providers"
 
 
 class ModelResolver:
@@ -40,13 +45,15 @@ class ModelResolver:
         self.cooldowns = Cooldowns()
         self._resolving: asyncio.Task[ModelChoice] | None = None
         self._warming: asyncio.Task[None] | None = None
+        self._providers: ModuleType | None = None
 
     def prepare(self) -> None:
         """Resolve the configured model and let its provider prepare its first call (the HTTP
         client: httpx's import and the TLS context) in the background, from now on.
 
         For a one-shot chat, which calls the model for sure: this overlaps with the opening of
-        its store and the building of its request. A daemon leaves it to the first turn.
+        its store and the building of its request; and for a daemon whose first chat client
+        has connected (`Runtime.prepare_turns`), while its user types.
         """
         self._resolving = asyncio.ensure_future(self._resolve())
         self._resolving.add_done_callback(self._warm)
@@ -74,40 +81,25 @@ class ModelResolver:
         key = name + fingerprint(settings)
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
-        api_key = settings.api_key.get_secret_value() if settings.api_key else None
-        if api_key is None and settings.api_base and settings.name.startswith("openai/"):
-            # Local OpenAI-compatible servers (llama.cpp, vLLM, LM Studio) need no key, but the
-            # OpenAI client refuses to send a request without one.
-            api_key = "no-key-needed"
         # A chat that picks a remote model leaves the local server to the chats that use it; a
         # settings change away from the local model stops it (`release_unused`).
         local = await self.local.server_for(name, settings) if is_local(name) else None
-        options = ProviderOptions(
-            api_base=settings.api_base,
-            api_key=api_key,
-            fallbacks=settings.fallbacks,
-            max_retries=settings.max_retries,
-            request_timeout=settings.request_timeout,
-            cooldowns=self.cooldowns,
-        )
-        form = tool_form(settings.tool_calls, name)
-        provider = open_provider(settings.provider_path, name, options, tool_form=form, local=local)
-        vision = settings.vision
-        if vision is None:
-            vision = False if local else await supports_vision(name)
-        choice = ModelChoice(
-            provider,
-            settings.temperature,
-            settings.max_tokens,
-            vision,
-            await context_window(settings, name),
-            small=local is not None or form is not None,
+        providers = self._providers or await self._load_providers()
+        window = await context_window(settings, name)
+        choice, provider = await providers.model_choice(
+            settings, name, window, self.cooldowns, local
         )
         # A provider replaced by a settings change is left to the garbage collector: a turn may
         # still be streaming from it.
         self._cached = (key, choice)
         self._provider = provider
         return choice
+
+    async def _load_providers(self) -> ModuleType:
+        """The providers' module, imported in a worker thread at the first resolution, so an
+        idle daemon holds none of their modules and the event loop keeps serving meanwhile."""
+        self._providers = await asyncio.to_thread(importlib.import_module, MODEL_PROVIDERS)
+        return self._providers
 
     async def _override(
         self, settings: ModelSettings, model: str, name: str

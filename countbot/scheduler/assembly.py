@@ -1,7 +1,8 @@
 """Wires the scheduler into a daemon: the job book, the service, the heartbeat and the `cron` tool.
 
-The daemon opens its runtime with a `JobsFeature` (the job book and the `cron` tool over it, so
-the tool is registered with the rest, before the agent loop exists), calls `start_scheduler` once
+The daemon opens its runtime with a `JobsFeature` (the job book, bound when the runtime opens, and
+the `cron` tool over it, registered with the rest when the turn machinery is built, before the
+agent loop exists), calls `start_scheduler` once
 its gateway exists and `Scheduler.stop` before it closes the runtime; its REST routes
 (`web/api/cron.py`) are bound to `Scheduler.service`.
 """
@@ -11,23 +12,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from countbot.gateway.gateway import Gateway
-from countbot.runtime.features import FeaturePorts
+from countbot.runtime.features import FeaturePorts, SharedPorts
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.clock import Clock, utc_now
 from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.heartbeat import Heartbeat
 from countbot.scheduler.runs import JobExecutor
 from countbot.scheduler.service import SchedulerService
-from countbot.scheduler.tool import CronTool
-from countbot.scheduler.tool_port import ToolJobs
 from countbot.scheduler.triggers import load_triggers, zone_name
 from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.counters import DailyCounters
 from countbot.store.jobs import JobStore
-from countbot.tools.base import Tool
+
+if TYPE_CHECKING:
+    from countbot.tools.base import Tool
 
 
 @dataclass(slots=True)
@@ -48,21 +50,25 @@ class JobsFeature:
 
     def __init__(self, clock: Clock = utc_now) -> None:
         self.clock = clock
-        self._ports: FeaturePorts | None = None
+        self._ports: SharedPorts | None = None
         self._book: JobBook | None = None
 
     def tools(self, ports: FeaturePorts) -> Sequence[Tool]:
-        book = self.bind(ports)
-        return [CronTool(ToolJobs(book, ports.outbound.channels))]
+        # Imported with the turn machinery (the daemon's first turn), like every tool.
+        from countbot.scheduler.tool import CronTool
+        from countbot.scheduler.tool_port import ToolJobs
 
-    def bind(self, ports: FeaturePorts) -> JobBook:
-        """The job book, without offering the tool (a runtime opened without this feature)."""
+        return [CronTool(ToolJobs(self.book, ports.outbound.channels))]
+
+    def bind(self, ports: SharedPorts) -> JobBook:
+        """The job book (also for a runtime opened without this feature, which then offers no
+        `cron` tool)."""
         self._ports = ports
         self._book = JobBook(JobStore(ports.db), zone_name(ports.settings.timezone), self.now)
         return self._book
 
     @property
-    def ports(self) -> FeaturePorts:
+    def ports(self) -> SharedPorts:
         if self._ports is None:
             raise RuntimeError("open the runtime with this feature (or bind it) first")
         return self._ports

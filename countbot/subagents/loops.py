@@ -16,7 +16,8 @@ from countbot.agent.ports import SpendCheck, SpendingGuard
 from countbot.config.settings import SubagentSettings
 from countbot.config.structs import replaced
 from countbot.messaging.message_tool import MessageTool
-from countbot.runtime.features import FeaturePorts, agent_loop, prompt_sources
+from countbot.runtime.features import FeaturePorts
+from countbot.runtime.turn_parts import agent_loop, prompt_sources
 from countbot.subagents.prompt import SubagentContext
 from countbot.subagents.tools import SpawnTool, SubagentsTool
 from countbot.tools.base import Tool

@@ -17,11 +17,11 @@ import secrets
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.events import TurnCancelled, TurnDone, TurnError
 from countbot.agent.history import NoteEntry, to_record
-from countbot.agent.loop import AgentLoop
 from countbot.agent.turn_request import TurnRequest
 from countbot.authorship import NOT_TYPED
 from countbot.config.settings import SubagentSettings
@@ -32,11 +32,14 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.steering import SteeringBox
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import Watcher
-from countbot.runtime.features import FeaturePorts
+from countbot.runtime.features import SharedPorts
 from countbot.runtime.outbound import DeliveryTarget
-from countbot.subagents.loops import SubagentLoops
 from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
 from countbot.subagents.tools import SpawnRequest, SubagentInfo
+
+if TYPE_CHECKING:  # the turn machinery: built at the daemon's first turn
+    from countbot.agent.loop import AgentLoop
+    from countbot.subagents.loops import SubagentLoops
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +77,15 @@ class SubagentManager:
     """Spawns, queues, runs, cancels and reports subagents (see the module docstring)."""
 
     def __init__(
-        self, ports: FeaturePorts, store: SubagentStore, settings: SubagentSettings
+        self, ports: SharedPorts, store: SubagentStore, settings: SubagentSettings
     ) -> None:
-        """Made with the runtime (its tools are offered from the start); `start` with the
-        daemon's gateway runs it."""
+        """Made when the runtime opens; `start` with the daemon's gateway runs it, and its
+        tools run subagents once `use_loops` gave it the turn machinery's loop maker."""
         self._sessions = ports.sessions
         self._outbound = ports.outbound
         self._store = store
         self._settings = settings
-        self._loops = SubagentLoops(ports, settings)
+        self._loops_or_none: SubagentLoops | None = None
         self._gateway_or_none: Gateway | None = None
         self._runs: dict[str, _Run] = {}
         self._waiting: deque[str] = deque()
@@ -96,6 +99,16 @@ class SubagentManager:
         if self._gateway_or_none is None:
             raise ValueError("subagents run in the daemon (`countbot run`), which has not started")
         return self._gateway_or_none
+
+    def use_loops(self, loops: SubagentLoops) -> None:
+        """Make subagents' loops with `loops` (given when the turn machinery is built)."""
+        self._loops_or_none = loops
+
+    @property
+    def _loops(self) -> SubagentLoops:
+        if self._loops_or_none is None:  # only the spawn tool spawns: it comes with the loops
+            raise ValueError("subagents need the turn machinery, which is not built yet")
+        return self._loops_or_none
 
     async def start(self, gateway: Gateway) -> None:
         """Close what a stopped daemon left running and deliver every report still owed."""

@@ -24,7 +24,7 @@ from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
 from countbot.llm.litellm_import import preload_litellm
-from countbot.llm.provider_choice import takes_direct_path
+from countbot.llm.provider_path import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
@@ -138,9 +138,16 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs = SubagentsFeature(), JobsFeature()
-    runtime = await open_runtime(settings, features=[subagent_feature, jobs], memory_vectors=True)
+    # The tools, the agent loop and MCP are built at the first turn (the runtime is the
+    # gateway's turn source), so an idle daemon never imports them; configured MCP servers
+    # start with the daemon, and so build them now.
+    runtime = await open_runtime(
+        settings, features=[subagent_feature, jobs], memory_vectors=True, defer_turns=True
+    )
+    if any(server.enabled for server in settings.mcp.servers.values()):
+        await runtime.turn_parts()
     gateway = Gateway(
-        agent or runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        agent or runtime, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]

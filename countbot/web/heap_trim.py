@@ -3,13 +3,13 @@
 Turns allocate in several threads (the event loop, the database's, the worker threads'), and
 glibc keeps what they free in one arena per thread instead of returning it. `malloc_trim(0)`
 returns the free pages of every arena: about 4 MB after 100 sessions (`bench/cold_start.py`). It
-runs once per busy spell, when no turn has run for a poll interval, in a worker thread.
+runs once per busy spell, when no turn has run for a poll interval, in a worker thread; ctypes,
+which reaches it, is loaded there at the first trim (an idle daemon never needs it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 from collections.abc import Callable
 
 QUIET = 1.0  # s between looks; a trim follows the first look that finds no turn running
@@ -17,6 +17,8 @@ QUIET = 1.0  # s between looks; a trim follows the first look that finds no turn
 
 def malloc_trim() -> Callable[[], object] | None:
     """glibc's `malloc_trim(0)`, or None where the C library has none (musl, macOS)."""
+    import ctypes  # ~0.3 MB: loaded with the first trim, in its worker thread
+
     try:
         trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols, libc's among them
     except (OSError, AttributeError):
@@ -30,14 +32,14 @@ async def trim_when_quiet(
     interval: float = QUIET,
 ) -> None:
     """Until cancelled: after turns ended (`turns()` is how many run now and how many ended so
-    far) and none runs, `trim` once."""
-    trim = trim or malloc_trim()
-    if trim is None:
-        return
+    far) and none runs, `trim` once (by default glibc's, found at the first trim)."""
     trimmed_at = 0
     while True:
         await asyncio.sleep(interval)
         running, ended = turns()
         if not running and ended != trimmed_at:
             trimmed_at = ended
+            trim = trim or await asyncio.to_thread(malloc_trim)
+            if trim is None:
+                return
             await asyncio.to_thread(trim)

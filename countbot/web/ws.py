@@ -58,6 +58,8 @@ class Connection:
 
     async def serve(self) -> None:
         await self._ws.accept()
+        # A chat is open: build the tools and the agent loop now, not at its first message.
+        self._daemon.runtime.prepare_turns()
         sender = asyncio.create_task(self._send_loop())
         try:
             await self._receive_loop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from countbot.agent.events import TurnDone
 from countbot.agent.turn_request import TurnRequest
@@ -10,6 +11,7 @@ from countbot.config.settings import Settings
 from countbot.runtime.assembly import open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
+from tests.support.wire_tokens import wire_tokens
 
 
 def big(reply: Reply, prompt_tokens: int) -> Reply:
@@ -82,6 +84,19 @@ async def test_turn_tokens_stop_a_long_tool_loop_between_calls(
     finally:
         await runtime.close()
     assert [r["type"] for r in records] == ["user", "assistant", "tool_result", "note"]
+
+
+async def test_a_call_whose_upper_bound_passes_a_limit_is_counted_before_it_is_refused(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    """The budget checks a call by its upper bound (a byte a token) and counts it, in the token
+    worker, only when that bound would stop it: a call that fits when counted is made."""
+    settings = budgeted(tmp_path, model_server, turn_tokens=12_000)
+    settings.model.context_window = 128_000  # the window never needs the count: the limit does
+    text = "Tide tables for the week. " * 400  # 10,400 bytes, 2,402 tokens
+    assert await answer(settings, text) == "fine"
+    (body,) = model_server.requests
+    assert wire_tokens(body) < 12_000 < len(json.dumps(body, ensure_ascii=False).encode())
 
 
 async def test_daily_cost_uses_the_model_map_prices(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.loop_watch import RESPONSIVE
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 TURN = """
@@ -128,15 +130,28 @@ NOT_LOADED_WHEN_IDLE = (
     "aiofiles",  # with the first channel's media; HEARTBEAT.md is read in a worker thread
 )
 # Ours: the channels' pipeline with the first enabled channel (or the first upload), web_fetch's
-# HTML converter with its first page.
+# HTML converter with its first page; the turn machinery (`runtime/turn_parts.py`: the agent
+# loop and its context pipeline, the tool registry and every tool, the data-flow gate, MCP, the
+# media reader) at the first turn, and the model's providers at the first model resolution.
 OURS_NOT_LOADED_WHEN_IDLE = (
     *("countbot.channels.kit.wiring", "countbot.channels.kit.intake", "countbot.channels.kit.feed"),
     *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
 )
+TURN_MACHINERY = (
+    *("countbot.runtime.turn_parts", "countbot.agent.loop", "countbot.agent.context"),
+    *("countbot.tools.registry", "countbot.tools.files", "countbot.execution.shell"),
+    *("countbot.dataflow", "countbot.mcp", "countbot.media", "countbot.memory.tools"),
+    *("countbot.messaging", "countbot.web_access", "countbot.subagents.loops"),
+    *("countbot.scheduler.tool", "countbot.runtime.model_providers"),
+    *("countbot.llm.direct_provider", "countbot.llm.litellm_provider", "countbot.llm.errors"),
+)
 # The standard library's: what websockets imports only for a development checkout's version,
 # uvicorn for a `log_config` the daemon does not pass, starlette for its status phrases and
-# its debug page (html, with its entity table, loads with web_fetch's HTML converter).
-STDLIB_NOT_LOADED_WHEN_IDLE = ("importlib.metadata", "logging.config", "http.client", "html")
+# its debug page (html, with its entity table, loads with web_fetch's HTML converter); a config
+# error's hint (difflib), the heap trim's and the workspace guard's C calls (ctypes).
+STDLIB_NOT_LOADED_WHEN_IDLE = (
+    *("importlib.metadata", "logging.config", "http.client", "html", "difflib", "ctypes"),
+)
 
 
 def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
@@ -151,10 +166,83 @@ def test_an_idle_daemon_has_not_imported_what_it_loads_at_first_use(
     assert "countbot.channels.manager" in names and "countbot.scheduler.service" in names
     assert loaded.isdisjoint(NOT_LOADED_WHEN_IDLE), loaded & set(NOT_LOADED_WHEN_IDLE)
     assert names.isdisjoint(OURS_NOT_LOADED_WHEN_IDLE), names & set(OURS_NOT_LOADED_WHEN_IDLE)
+    machinery = {name for name in names if name.startswith(TURN_MACHINERY)}
+    assert not machinery, machinery
     assert "websockets" in loaded
     assert names.isdisjoint(STDLIB_NOT_LOADED_WHEN_IDLE), names & set(STDLIB_NOT_LOADED_WHEN_IDLE)
     assert "yaml" in loaded and "yaml._yaml" not in names  # PyYAML without libyaml's bindings
     assert "WARNING:  uvicorn still logs" in result.stderr  # as uvicorn's default log_config
+
+
+FIRST_TURNS = """
+import asyncio, json, sys
+from pathlib import Path
+from websockets.asyncio.client import connect
+from countbot.config.loader import load_settings
+from countbot.web.daemon import bind_listener, serve_daemon
+from tests.support.loop_watch import LoopWatch
+
+def loaded():
+    return sorted(name for name, module in sys.modules.items() if module is not None)
+
+async def turn(url, session):
+    async with connect(url, proxy=None) as ws:
+        await ws.send(json.dumps({"type": "message", "session_id": session, "content": "hi"}))
+        frames = []
+        while not frames or frames[-1]["type"] not in ("done", "error"):
+            frames.append(json.loads(await asyncio.wait_for(ws.recv(), 60)))
+        return frames
+
+async def main():
+    settings = load_settings(Path(sys.argv[1]))
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as daemon:
+            await asyncio.sleep(1.0)
+            report = {"idle": loaded()}
+            url = f"ws://127.0.0.1:{daemon.port}/ws"
+            async with LoopWatch() as watch:
+                first = await turn(url, "first")
+            parts = await daemon.context.runtime.turn_parts()
+            second = await turn(url, "second")
+            report.update(
+                after=loaded(),
+                first=[(f["type"], f.get("status"), f.get("content")) for f in first],
+                second=second[-1].get("content"),
+                built_once=parts is await daemon.context.runtime.turn_parts(),
+                stall=watch.worst,
+            )
+            print(json.dumps(report))
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_turn_builds_the_deferred_machinery_once_and_its_tools_work(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    """An idle daemon has none of the turn machinery; the first turn over the WebSocket builds
+    it (imported in a worker thread: the loop keeps serving) and calls a tool with it, the next
+    turn reuses it."""
+    model_server.script(
+        Reply.tool_calls(("list_dir", '{"path": "."}')),
+        Reply.text("All done."),
+        Reply.text("Again."),
+    )
+
+    result = run_daemon_script(FIRST_TURNS, tmp_path, model_server)
+
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    idle, after = set(report["idle"]), set(report["after"])
+    assert not {name for name in idle if name.startswith(TURN_MACHINERY)}
+    assert {"countbot.runtime.turn_parts", "countbot.agent.loop", "countbot.tools.registry"} <= (
+        after
+    )
+    assert {"countbot.llm.direct_provider", "httpx", "jsonschema"} <= after
+    assert ["tool_result", "ok", None] in report["first"]
+    assert report["first"][-1] == ["done", None, "All done."]
+    assert report["second"] == "Again." and report["built_once"]
+    assert report["stall"] < RESPONSIVE  # the bench reports the real figure
 
 
 def test_a_daemon_with_no_model_configured_yet_does_not_load_litellm(
@@ -202,7 +290,7 @@ async def main():
             runtime = daemon.context.runtime
             await asyncio.sleep(1.0)
             print("idle:", "numpy" in sys.modules)
-            turn = runtime.agent.process_direct
+            turn = (await runtime.turn_parts()).agent.process_direct
             await turn(TurnRequest("我女儿每周三下午上钢琴课。", "first"))
             for _ in range(900):  # until the turn's messages have their vectors
                 status = await runtime.memory_index.status()

@@ -424,8 +424,9 @@ async def test_max_depth_zero_offers_no_spawn_tool(
     assert settings.subagents.max_depth == 1 and settings.subagents.max_concurrent == 3
     with bind_listener("127.0.0.1", 0) as listener:
         async with serve_daemon(settings, listener) as running:
-            assert running.context.runtime.tools.get("spawn") is not None
+            # The tools come with the turn machinery, built at the first turn (or this call).
+            assert (await running.context.runtime.turn_parts()).tools.get("spawn") is not None
     settings.subagents.max_depth = 0
     with bind_listener("127.0.0.1", 0) as listener:
         async with serve_daemon(settings, listener) as running:
-            assert running.context.runtime.tools.get("spawn") is None
+            assert (await running.context.runtime.turn_parts()).tools.get("spawn") is None

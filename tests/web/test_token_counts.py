@@ -28,7 +28,8 @@ async def tide_turn(
 ) -> tuple[list[dict[str, Any]], str]:
     """A turn with a long message whose model reads a long file; `signum` reaches the token
     worker between the two (after it counted the message, before it counts the file)."""
-    settings, tokens = daemon.settings, daemon.context.runtime.ports.loops.tokens
+    parts = await daemon.context.runtime.turn_parts()  # the daemon builds them at a first turn
+    settings, tokens = daemon.settings, parts.ports.loops.tokens
     (settings.workspace / "tides.txt").write_text(TEXT)
     requests: list[dict[str, Any]] = []
 

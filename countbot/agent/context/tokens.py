@@ -3,11 +3,11 @@
 A request is first checked against what is known: for each history entry its count if the
 tokenizer made one, else an upper bound (every token is at least one UTF-8 byte, `bound`), and
 the same for the system prompt and tool schemas (`FixedCost`). Only a request whose estimate
-does not fit its budget (or one that must be exact) is counted: every text not counted yet goes
-to the tokenizer in one batch (`TokenCounting`, in the daemon a child process: loading the
-tokenizer would hold the event loop's GIL), and each count is remembered for its entry, so a
-warm turn whose estimate fits waits for nothing. When the tokenizer cannot answer, the upper
-bounds stand in: a request may then be cut more than it had to, never past its budget.
+does not fit its budget (or that a spending limit would stop by it) is counted: every text not
+counted yet goes to the tokenizer in one batch (`TokenCounting`, in the daemon a child process:
+loading the tokenizer would hold the event loop's GIL), and each count is remembered for its
+entry, so a warm turn whose estimate fits waits for nothing. When the tokenizer cannot answer,
+the upper bounds stand in: a request may then be cut more than it had to, never past its budget.
 """
 
 from __future__ import annotations

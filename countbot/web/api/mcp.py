@@ -10,7 +10,7 @@ from countbot.web.api.errors import daemon_of
 
 
 async def list_servers(request: Request) -> JSONResponse:
-    return JSONResponse({"servers": daemon_of(request).runtime.mcp.status()})
+    return JSONResponse({"servers": daemon_of(request).runtime.mcp_status()})
 
 
 routes = [Route("/mcp", list_servers, methods=["GET"])]

@@ -19,7 +19,7 @@ from countbot.config.loader import ConfigError, load_settings, masked_settings, 
 from countbot.config.problems import explained
 from countbot.config.settings import PersonaSettings, Settings
 from countbot.config.structs import Invalid, replaced, validate
-from countbot.llm.provider_choice import is_local
+from countbot.llm.provider_path import is_local
 from countbot.local_model.models import catalogue_view, effective_model
 from countbot.personas.presets import PersonaError
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
