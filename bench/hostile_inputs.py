@@ -452,7 +452,8 @@ async def run_all(repeat: int, only: str | None) -> list[Row]:
             with bind_listener("127.0.0.1", 0) as listener:
                 async with serve_daemon(settings, listener) as daemon:
                     await wait_for_litellm(daemon.context)
-                    tokens = daemon.context.runtime.ports.loops.tokens
+                    parts = await daemon.context.runtime.turn_parts()  # as a first turn would
+                    tokens = parts.ports.loops.tokens
                     bench = Bench(daemon.port, model, pages, telegram, folder, tokens)
                     await bench.turn()()  # the first turn loads what turns load once
                     chosen = [
