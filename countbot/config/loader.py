@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import os
 import stat
-import zoneinfo
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -289,6 +288,8 @@ def _missing_variable(ref: env_vars.MissingVariable) -> str:
 
 
 def _is_time_zone(name: str) -> bool:
+    import zoneinfo  # with sysconfig ~0.6 MB: only a config that names a zone needs it now
+
     try:
         zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):

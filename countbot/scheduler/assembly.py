@@ -22,7 +22,7 @@ from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.heartbeat import Heartbeat
 from countbot.scheduler.runs import JobExecutor
 from countbot.scheduler.service import SchedulerService
-from countbot.scheduler.triggers import load_triggers, zone_name
+from countbot.scheduler.triggers import load_triggers
 from countbot.scheduler.turns import GatewayTurns
 from countbot.store.channel_state import ChannelStateStore
 from countbot.store.counters import DailyCounters
@@ -64,7 +64,7 @@ class JobsFeature:
         """The job book (also for a runtime opened without this feature, which then offers no
         `cron` tool)."""
         self._ports = ports
-        self._book = JobBook(JobStore(ports.db), zone_name(ports.settings.timezone), self.now)
+        self._book = JobBook(JobStore(ports.db), ports.settings.timezone, self.now)
         return self._book
 
     @property
@@ -98,7 +98,7 @@ def build_scheduler(jobs: JobsFeature, gateway: Gateway) -> Scheduler:
         delivery,
         ChannelStateStore(ports.db),
         DailyCounters(ports.db),
-        zone=book.default_zone,
+        zone=lambda: book.default_zone,
         clock=jobs.now,
         time_limit=settings.scheduler.job_timeout,
     )

@@ -15,7 +15,13 @@ from typing import Any
 
 from countbot.scheduler.clock import Clock, moment, utc_now
 from countbot.scheduler.jobs import Delivery, Job, JobError, JobRun, Schedule
-from countbot.scheduler.triggers import build_trigger, load_triggers, next_fire, parse_schedule
+from countbot.scheduler.triggers import (
+    build_trigger,
+    load_triggers,
+    next_fire,
+    parse_schedule,
+    zone_name,
+)
 from countbot.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
@@ -69,11 +75,20 @@ class JobView:
 class JobBook:
     """Validated job definitions over the `JobStore` (see the module docstring)."""
 
-    def __init__(self, store: JobStore, default_zone: str, clock: Clock = utc_now) -> None:
+    def __init__(self, store: JobStore, default_zone: str | None, clock: Clock = utc_now) -> None:
+        """`default_zone`: the configured zone; None for the system's, looked up when first
+        needed (tzlocal and zoneinfo load then: a daemon without jobs never needs them)."""
         self.store = store
-        self.default_zone = default_zone
+        self._default_zone = default_zone
         self.clock = clock
         self._listeners: list[ChangeListener] = []
+
+    @property
+    def default_zone(self) -> str:
+        """The IANA zone a schedule without its own is read in."""
+        if self._default_zone is None:
+            self._default_zone = zone_name(None)
+        return self._default_zone
 
     def subscribe(self, listener: ChangeListener) -> None:
         """Await `listener(job_id)` after every change to a job (created, changed, removed)."""

@@ -9,11 +9,11 @@ With nothing listed no model is called at all.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Literal, Protocol
-from zoneinfo import ZoneInfo
 
 from countbot.config.settings import HeartbeatSettings
 from countbot.scheduler.clock import Clock
@@ -81,7 +81,9 @@ class Heartbeat:
     chat_sessions: ChatSessions
     beats: BeatCounter
     _: KW_ONLY
-    zone: str
+    # The IANA zone of quiet hours and the daily cap, asked at each beat (the book's default
+    # zone: the system's is looked up only when something needs it).
+    zone: Callable[[], str]
     clock: Clock
     time_limit: float
 
@@ -94,7 +96,9 @@ class Heartbeat:
         settings = self.settings
         if not settings.enabled:
             return BeatResult("disabled")
-        local = self.clock().astimezone(ZoneInfo(self.zone))
+        from zoneinfo import ZoneInfo  # loaded with the first beat, not with the daemon
+
+        local = self.clock().astimezone(ZoneInfo(self.zone()))
         if settings.quiet_hours and in_quiet_hours(local, settings.quiet_hours):
             return BeatResult("quiet", settings.quiet_hours)
         if await self.beats.get(BEATS, local.date()) >= settings.daily_cap:

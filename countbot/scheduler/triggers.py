@@ -14,12 +14,13 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from countbot.scheduler.clock import moment
 from countbot.scheduler.jobs import SCHEDULE_KINDS, JobError, Schedule
 
 if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
     from apscheduler.triggers.base import BaseTrigger
     from apscheduler.triggers.cron import CronTrigger
 
@@ -163,6 +164,9 @@ def _first_after(trigger: BaseTrigger, after: datetime) -> datetime | None:
 
 
 def _zone(name: str) -> ZoneInfo:
+    # zoneinfo (with sysconfig, which it reads for TZPATH: ~0.6 MB) loads with the first job.
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

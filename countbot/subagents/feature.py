@@ -9,13 +9,15 @@ built), so they are imported only then.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.features import FeaturePorts, SharedPorts
 from countbot.subagents.manager import SubagentManager
 from countbot.subagents.store import SubagentStore
-from countbot.subagents.tools import SpawnTool, SubagentsTool
-from countbot.tools.base import Tool
+
+if TYPE_CHECKING:
+    from countbot.tools.base import Tool
 
 
 class SubagentsFeature:
@@ -30,6 +32,7 @@ class SubagentsFeature:
     def tools(self, ports: FeaturePorts) -> Sequence[Tool]:
         # Imported with the turn machinery (the loop maker builds AgentLoops), never at start.
         from countbot.subagents.loops import SubagentLoops
+        from countbot.subagents.tools import SpawnTool, SubagentsTool
 
         manager, settings = self._bound(), ports.settings.subagents
         manager.use_loops(SubagentLoops(ports, settings))

@@ -34,8 +34,8 @@ from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import Watcher
 from countbot.runtime.features import SharedPorts
 from countbot.runtime.outbound import DeliveryTarget
+from countbot.subagents.control import SpawnRequest, SubagentInfo
 from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
-from countbot.subagents.tools import SpawnRequest, SubagentInfo
 
 if TYPE_CHECKING:  # the turn machinery: built at the daemon's first turn
     from countbot.agent.loop import AgentLoop

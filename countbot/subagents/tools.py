@@ -1,58 +1,20 @@
 """The `spawn` and `subagents` tools: hand a task to a background subagent, then follow it.
 
-The tools know nothing of how subagents run: they talk to a small `SubagentControl` port that the
-daemon's subagent manager implements. `spawn` returns at once; the subagent's report arrives later
-in the same chat as a new message the model answers.
+The tools know nothing of how subagents run: they talk to a small `SubagentControl` port
+(`control.py`) that the daemon's subagent manager implements. `spawn` returns at once; the
+subagent's report arrives later in the same chat as a new message the model answers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from countbot.subagents.control import SpawnRequest, SubagentControl
 from countbot.tools.base import Tool, ToolContext, ToolResult
 from countbot.tools.schema import choice, params, text, texts
 
 MAX_LABEL = 60
 RESULT_PREVIEW = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class SpawnRequest:
-    """A task the model hands over; `tools` None means every tool a subagent may have."""
-
-    task: str
-    label: str
-    tools: tuple[str, ...] | None
-    parent_session: str
-    channel: str | None = None
-    chat_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SubagentInfo:
-    """A subagent as the model sees it."""
-
-    id: str
-    label: str
-    status: str
-    task: str
-    result: str = ""
-
-    def line(self) -> str:
-        return f"- {self.id} [{self.status}] {self.label}: {self.task[:200]}"
-
-
-class SubagentControl(Protocol):
-    """What the tools need from the subagent manager; refusals raise ValueError with a reason."""
-
-    async def spawn(self, request: SpawnRequest) -> SubagentInfo: ...
-
-    async def children(self, parent_session: str) -> list[SubagentInfo]: ...
-
-    async def info(self, subagent_id: str) -> SubagentInfo | None: ...
-
-    async def cancel(self, subagent_id: str) -> bool: ...
 
 
 class SpawnTool(Tool):

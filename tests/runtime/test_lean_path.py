@@ -142,15 +142,19 @@ TURN_MACHINERY = (
     *("countbot.tools.registry", "countbot.tools.files", "countbot.execution.shell"),
     *("countbot.dataflow", "countbot.mcp", "countbot.media", "countbot.memory.tools"),
     *("countbot.messaging", "countbot.web_access", "countbot.subagents.loops"),
-    *("countbot.scheduler.tool", "countbot.runtime.model_providers"),
+    *("countbot.scheduler.tool", "countbot.runtime.model_providers", "countbot.subagents.tools"),
+    *("countbot.tools.base", "countbot.tools.schema"),
     *("countbot.llm.direct_provider", "countbot.llm.litellm_provider", "countbot.llm.errors"),
 )
 # The standard library's: what websockets imports only for a development checkout's version,
 # uvicorn for a `log_config` the daemon does not pass, starlette for its status phrases and
 # its debug page (html, with its entity table, loads with web_fetch's HTML converter); a config
-# error's hint (difflib), the heap trim's and the workspace guard's C calls (ctypes).
+# error's hint (difflib), the heap trim's and the workspace guard's C calls (ctypes); time zones
+# (zoneinfo, and sysconfig that it reads its path from; tzlocal for the system's zone) with the
+# first job, beat or prompt, or a config that names a zone.
 STDLIB_NOT_LOADED_WHEN_IDLE = (
     *("importlib.metadata", "logging.config", "http.client", "html", "difflib", "ctypes"),
+    *("zoneinfo", "sysconfig", "tzlocal"),
 )
 
 
