@@ -45,6 +45,17 @@ async def _until(client: WsClient, check: Any, what: str) -> None:
     assert check(client), what
 
 
+async def _ended(manager: Any, subagent_id: str) -> Any:
+    """The subagent's record once its task has written how it ended (a stop cancels its token at
+    once; the task records the ending a moment later)."""
+    async with asyncio.timeout(WAIT):
+        while True:
+            record = await manager.get(subagent_id)
+            if record is None or record.status not in ("queued", "running"):
+                return record
+            await asyncio.sleep(0.02)
+
+
 def _dones(client: WsClient) -> list[str]:
     return [f["content"] for f in client.of("done")]
 
@@ -116,7 +127,7 @@ async def test_stop_in_a_telegram_chat_stops_its_subagents(
     fake_telegram.user_says("/stop")
     assert await fake_telegram.wait_for_messages(ALICE, 2) == ["Watching.", "Stopped."]
     await fake_telegram.wait_until(lambda: not manager.stop_children(running.parent_session))
-    record = await manager.get(running.id)
+    record = await _ended(manager, running.id)
     assert record is not None and record.status == "cancelled"
     assert await asyncio.to_thread(model_server.wait_abandoned, 1)
 
