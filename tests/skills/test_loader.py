@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,31 @@ async def test_a_binary_added_to_or_removed_from_a_folder_on_path_is_seen_at_onc
     assert (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
     fake.unlink()
     assert not (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+
+
+async def test_a_binary_made_executable_in_place_is_seen_at_the_next_look(
+    dirs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`chmod +x` on a file already in a PATH folder moves no folder's mtime: the file's own
+    change is what makes the skill available, without a restart."""
+    builtin, workspace = dirs
+    write_skill(workspace, "tool", "name: tool\nrequires:\n  bins: [countbot-fake-tool]")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "countbot-fake-tool"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o644)
+    old = time.time() - 60  # the folder changed long ago: its mtime is trusted
+    os.utime(bin_dir, (old, old))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loader = SkillsLoader(builtin, workspace)
+    assert not (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+    assert not (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
+
+    before = bin_dir.stat().st_mtime_ns
+    fake.chmod(0o755)
+    assert bin_dir.stat().st_mtime_ns == before  # nothing moved but the file's ctime
+    assert (await loader.catalog()).get("tool").available  # type: ignore[union-attr]
 
 
 async def test_broken_skill_file_is_reported_and_the_rest_still_load(

