@@ -250,7 +250,8 @@ def project(
                             call.id, call.name, "Error: no result (interrupted)", True
                         )
                     )
-    return _drop_orphan_results(messages)
+    # Without stored results, the only results are the synthetic ones right after their call.
+    return _drop_orphan_results(messages) if answered else messages
 
 
 def project_one(entry: HistoryEntry, *, vision: bool) -> Message | None:

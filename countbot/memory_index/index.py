@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,7 +25,7 @@ from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
 from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
-from countbot.memory_index.sources import file_entries, memory_paths, message_entries
+from countbot.memory_index.sources import MemoryPaths, file_entries, message_entries
 from countbot.memory_index.text import match_expression
 from countbot.memory_index.vector_process import VectorProcess
 from countbot.store.database import Database, DatabaseClosedError
@@ -72,6 +73,7 @@ class MemoryIndex:
     ) -> None:
         self._db = db
         self._workspace = workspace
+        self._paths = MemoryPaths(workspace)
         self._sessions = sessions
         self._embedder = embedder
         # The vectors and the model live in a worker process (vector_worker.py): the daemon
@@ -267,10 +269,9 @@ class MemoryIndex:
     def _changed_files(self) -> list[tuple[Path, str | None, tuple[int, int]]]:
         """(path, content or None if gone, stamp) of files whose size or mtime moved."""
         changed: list[tuple[Path, str | None, tuple[int, int]]] = []
-        present = set(memory_paths(self._workspace))
-        for path in present | set(self._file_stamps):
+        for path in self._paths.now() | self._file_stamps.keys():
             try:
-                stat = path.stat()
+                stat = os.stat(path)
                 stamp = (stat.st_mtime_ns, stat.st_size)
             except OSError:
                 stamp = (0, -1)

@@ -8,10 +8,13 @@ carries what a citation needs, so a hit can say where and when it was written.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from stat import S_ISDIR
 from typing import Any
 
 from countbot.memory.search import split_entries
@@ -51,13 +54,35 @@ class Entry:
 _NOT_SPACE = re.compile(r"\S")
 
 
-def memory_paths(workspace: Path) -> list[Path]:
-    """The files the index reads: MEMORY.md, USER.md and memory/*.md (in name order)."""
-    paths = [workspace / name for name in MEMORY_FILES]
-    folder = workspace / NOTES_FOLDER
-    if folder.is_dir():
-        paths.extend(sorted(folder.glob("*.md")))
-    return paths
+class MemoryPaths:
+    """The files the index reads: MEMORY.md, USER.md and memory/*.md. Looked at before every
+    auto-recall, so the notes folder is listed again only when its mtime moved (a file added,
+    removed or renamed moves it); a folder changed in the last `RECENT_NS` is listed every time
+    (its mtime is as coarse as the kernel's clock tick: a second change in the same tick would
+    not move it), as the skills' PATH lookup and git's racy check do."""
+
+    RECENT_NS = 2_000_000_000
+
+    def __init__(self, workspace: Path) -> None:
+        self._fixed = frozenset(workspace / name for name in MEMORY_FILES)
+        self._folder = workspace / NOTES_FOLDER
+        self._listed: tuple[int, frozenset[Path]] | None = None  # folder mtime, its notes
+
+    def now(self) -> frozenset[Path]:
+        """The paths as they are on disk now; blocking (a stat, a listing if moved)."""
+        try:
+            stat = os.stat(self._folder)
+        except OSError:
+            return self._fixed
+        if not S_ISDIR(stat.st_mode):
+            return self._fixed
+        mtime = stat.st_mtime_ns
+        if self._listed is None or self._listed[0] != mtime:
+            notes = self._fixed | frozenset(self._folder.glob("*.md"))
+            trusted = mtime < time.time_ns() - self.RECENT_NS
+            self._listed = (mtime, notes) if trusted else None
+            return notes
+        return self._listed[1]
 
 
 def file_entries(relative: str, content: str, mtime: float) -> list[Entry]:

@@ -71,14 +71,14 @@ def fit(
 ) -> Fitted:
     """The least reduced projection of `entries` (each with its `tokens`) within `budget`;
     `made` keeps each entry's message (for this `vision`) between requests."""
-    shown = _dedupe_rereads(list(entries), count)
+    calls = _calls_by_id(entries)  # the same after rereads are deduped (only results change)
+    shown = _dedupe_rereads(list(entries), calls, count)
     starts = [i for i, e in enumerate(shown) if isinstance(e, UserEntry)] or [0]
-    calls = _calls_by_id(shown)
     # The boundaries before which results become gists: older exchanges, all but the current
     # one, then everything.
     levels = [0, starts[max(len(starts) - RECENT_EXCHANGES, 0)], starts[-1], len(shown)]
     for boundary in levels:
-        candidate = _gist_results_before(shown, boundary, calls, count)
+        candidate = _gist_results_before(shown, boundary, calls, count) if boundary else shown
         total = fixed + _sum(candidate)
         if total <= budget:
             return _done(candidate, total, boundary, _projector(vision, made), overflow=False)
@@ -134,8 +134,11 @@ def _calls_by_id(entries: Sequence[HistoryEntry]) -> dict[str, ToolCall]:
     }
 
 
-def _dedupe_rereads(entries: list[HistoryEntry], count: Counter) -> list[HistoryEntry]:
-    calls = _calls_by_id(entries)
+def _dedupe_rereads(
+    entries: list[HistoryEntry], calls: dict[str, ToolCall], count: Counter
+) -> list[HistoryEntry]:
+    if not any(call.name in FILE_READ_TOOLS for call in calls.values()):
+        return entries  # no file was read: nothing to dedupe (most requests)
     seen: dict[str, tuple[str, str]] = {}  # path -> (content hash, tool_call_id)
     shown: list[HistoryEntry] = []
     for entry in entries:

@@ -10,8 +10,10 @@ it with the memory tools when it matters.
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import re
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -93,6 +95,12 @@ class PromptBuilder:
         self._run_blocking = run_blocking or asyncio.to_thread
         # Each instruction file's (mtime_ns, size) and text as last read: read again when moved.
         self._instructions: dict[str, tuple[tuple[int, int], str]] = {}
+        # The last turn context made without a given time: (minute, place) and its text.
+        self._turn_context: tuple[tuple[int, str | None, str | None, bool] | None, str] = (None, "")
+        # Made once: pathlib costs more than the stat it wraps, and this runs before every turn.
+        self._instruction_paths = tuple(
+            (name, self._workspace / name) for name, _ in INSTRUCTION_FILES
+        )
 
     def system_prompt_soon(self) -> Coroutine[Any, Any, str]:
         """The system prompt, to await later; its look at the files is queued now, so on the
@@ -123,8 +131,22 @@ class PromptBuilder:
         now: datetime | None = None,
         unattended: bool = False,
     ) -> str:
-        """Per-turn facts (time, channel) that ride with the user message, not the system prompt."""
-        moment = now or datetime.now(self._tz)
+        """Per-turn facts (time, channel) that ride with the user message, not the system prompt.
+
+        The text shows the minute, so it is made once per minute and place (formatting a zoned
+        time is ~10 us of the opening's Python on the loop)."""
+        if now is None:
+            key = (int(time.time() // 60), channel, chat_id, unattended)
+            if self._turn_context[0] != key:
+                text = self._turn_context_text(datetime.now(self._tz), channel, chat_id, unattended)
+                self._turn_context = (key, text)
+            return self._turn_context[1]
+        return self._turn_context_text(now, channel, chat_id, unattended)
+
+    def _turn_context_text(
+        self, now: datetime, channel: str | None, chat_id: str | None, unattended: bool
+    ) -> str:
+        moment = now
         if moment.tzinfo is None and self._tz is not None:
             moment = moment.replace(tzinfo=self._tz)  # a naive time is taken as local to the zone
         moment = moment.astimezone(self._tz)
@@ -245,13 +267,12 @@ class PromptBuilder:
         return persona, self._skills.scan(), self._read_instructions()
 
     def _read_instructions(self) -> tuple[str, ...]:
-        return tuple(self._instruction(name) for name, _ in INSTRUCTION_FILES)
+        return tuple(self._instruction(name, path) for name, path in self._instruction_paths)
 
-    def _instruction(self, name: str) -> str:
+    def _instruction(self, name: str, path: Path) -> str:
         """One instruction file's text, read again only when its mtime or size moved."""
-        path = self._workspace / name
         try:
-            stat = path.stat()
+            stat = os.stat(path)
             stamp = (stat.st_mtime_ns, stat.st_size)
         except OSError:
             stamp = (0, -1)

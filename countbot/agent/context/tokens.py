@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -204,13 +205,30 @@ class Counts:
         self._bounds: IdentityMemo[HistoryEntry] = IdentityMemo()
         self._exact: dict[str, IdentityMemo[HistoryEntry]] = {}  # by encoding
         self._made: dict[str, MadeTexts] = {}  # by encoding
+        # The last estimate (its encoding, the counts learned by then, the entries it was made
+        # of and what it gave): a turn's opening checks its window against the budget and
+        # then fits its first request from the very same entries.
+        self._learned = 0
+        self._last: tuple[str, int, list[HistoryEntry], list[HistoryEntry]] | None = None
 
     def estimated(self, entries: Sequence[HistoryEntry], model: str) -> list[HistoryEntry]:
         """`entries`, each with its count if made for `model`'s encoding, else an upper bound."""
-        exact = self._exact.get(encoding_name(model))
+        name = encoding_name(model)
+        last = self._last
+        if (
+            last is not None
+            and last[:2] == (name, self._learned)
+            and len(last[2]) == len(entries)
+            and all(map(operator.is_, last[2], entries))
+        ):
+            return list(last[3])
+        exact = self._exact.get(name)
         if exact is None:
-            return bounded(entries, self._bounds)
-        return [exact.get(entry) or _bounded(entry, self._bounds) for entry in entries]
+            known = bounded(entries, self._bounds)
+        else:
+            known = [exact.get(entry) or _bounded(entry, self._bounds) for entry in entries]
+        self._last = (name, self._learned, list(entries), known)
+        return list(known)
 
     def fixed_cost(self, system_prompt: str, tools: Sequence[ToolSpec], model: str) -> int:
         """The system prompt's and schemas' tokens (an upper bound until counted)."""
@@ -233,6 +251,7 @@ class Counts:
         for entry in todo:
             counted = dataclasses.replace(entry, tokens=entry_tokens(entry, known.__getitem__))
             exact.put(entry, counted, text_size(entry))
+        self._learned += 1  # an estimate made before may now be exact
         if fixed:
             self.fixed.learn(fixed, name, known)
         return True
