@@ -7,10 +7,15 @@ quiet machine; the event loop serves other sessions meanwhile). A child that fai
 does not answer within its wait makes `count` answer None, logged, and the caller counts with
 upper bounds instead; for `rest` seconds after that it is not asked again, so a broken child
 costs no turn a second wait.
+
+A turn whose request nears its budget (`agent/context/tokens.PREPARE_SHARE`) has the child
+started and its encoding loaded in the background (`prepare`): the later request that needs
+counts finds it ready. A session that stays short never starts it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -47,6 +52,9 @@ class TokenProcess:
         self._waits = (start_wait, wait)
         self._rest = rest
         self._resting_until = 0.0
+        # The encodings the running child has loaded (by its pid), and a load under way.
+        self._ready: set[tuple[int, str]] = set()
+        self._preparing: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -61,13 +69,41 @@ class TokenProcess:
             return None
         request = {"op": "count", "encoding": encoding_name(model), "texts": list(texts)}
         try:
-            answer = await self._worker.call(request, self._waits[self.pid is not None])
+            started = self.pid is not None and self._preparing is None  # else it may load
+            answer = await self._worker.call(request, self._waits[started])
         except WorkerError as exc:
             self._resting_until = time.monotonic() + self._rest
             log.warning("token counts unavailable (%s): upper bounds for %.0f s", exc, self._rest)
             return None
         return [int(n) for n in answer["counts"]]
 
+    def prepare(self, model: str) -> None:
+        """Start the child and load `model`'s encoding in the background, unless it is loaded,
+        being loaded, or the child is resting after a failure; never waits."""
+        name = encoding_name(model)
+        pid = self.pid
+        if (pid is not None and (pid, name) in self._ready) or self._preparing is not None:
+            return
+        if time.monotonic() < self._resting_until:
+            return
+        log.debug("starting the token worker ahead of need (%s)", name)
+        self._preparing = asyncio.ensure_future(self._load(name))
+
+    async def _load(self, name: str) -> None:
+        """Ask the child to count nothing with `name`, which loads it (and starts the child)."""
+        request = {"op": "count", "encoding": name, "texts": []}
+        try:
+            await self._worker.call(request, self._waits[self.pid is not None])
+            if self.pid is not None:
+                self._ready.add((self.pid, name))
+        except WorkerError as exc:  # the request that needs counts tries again, and says so
+            log.info("starting the token worker ahead of need failed: %s", exc)
+        finally:
+            self._preparing = None
+
     async def close(self) -> None:
-        """End the child and wait for it."""
+        """End the child (and a load under way) and wait for it."""
+        if self._preparing is not None:
+            self._preparing.cancel()
+            await asyncio.gather(self._preparing, return_exceptions=True)
         await self._worker.close()

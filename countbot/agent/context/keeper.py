@@ -26,7 +26,14 @@ from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.metered import MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
-from countbot.agent.context.tokens import Counts, TokenCounting, bound, request_budget, text_size
+from countbot.agent.context.tokens import (
+    PREPARE_SHARE,
+    Counts,
+    TokenCounting,
+    bound,
+    request_budget,
+    text_size,
+)
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import MemoryRecall, SessionHistory
@@ -144,7 +151,10 @@ class ContextKeeper:
         # is reduced and the tokenizer is not asked.
         known = counts.estimated(entries, model)
         fixed = counts.fixed_cost(prompt, tools, model)
-        if not exact and fixed + sum(e.tokens for e in known) <= budget:
+        history = sum(e.tokens for e in known)
+        if not exact and fixed + history <= budget:
+            if history > (budget - fixed) * PREPARE_SHARE:  # a longer one will need counts
+                counts.prepare(model)
             return fit(
                 known, budget=budget, fixed=fixed, count=bound, vision=choice.vision, made=sent
             )

@@ -45,6 +45,11 @@ IMAGE_TOKENS = 800
 MIN_BUDGET_SHARE = 0.4
 # Characters of the texts fitting made (gists, notes, heads) whose counts are remembered.
 MADE_TEXT_CHARS = 500_000
+# A request whose history (by its upper bound) fills more than this share of the room its budget
+# leaves beside the system prompt and the tools has the tokenizer made ready in the background
+# (`Counts.prepare`): a later, longer one will need exact counts. Not a share of the whole budget:
+# the tool schemas' upper bound alone is over half of a 32k window's (3.7 bytes a token).
+PREPARE_SHARE = 0.5
 
 
 class TokenCounting(Protocol):
@@ -52,6 +57,11 @@ class TokenCounting(Protocol):
 
     async def count(self, texts: Sequence[str], model: str) -> list[int] | None:
         """Tokens in each of `texts` for `model`; None when the tokenizer cannot say."""
+        ...
+
+    def prepare(self, model: str) -> None:
+        """Make the tokenizer for `model` ready in the background, without waiting: counts
+        will soon be asked (in the daemon: the child is started and loads the encoding)."""
         ...
 
 
@@ -233,6 +243,12 @@ class Counts:
     def fixed_cost(self, system_prompt: str, tools: Sequence[ToolSpec], model: str) -> int:
         """The system prompt's and schemas' tokens (an upper bound until counted)."""
         return self.fixed.tokens(system_prompt, tools, encoding_name(model))
+
+    def prepare(self, model: str) -> None:
+        """Have the tokenizer made ready for `model` in the background (a request's estimate
+        passed `PREPARE_SHARE` of its budget): the request that first needs counts then does
+        not wait for it to start."""
+        self._counter.prepare(model)
 
     async def count(self, entries: Sequence[HistoryEntry], model: str) -> bool:
         """Count, in one batch, every text of `entries` and of the fixed cost not counted yet
