@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from countbot.llm.cooldown import Cooldowns
+from countbot.llm.deadline import Deadline
 from countbot.llm.errors import ModelFailure, classify_error
 from countbot.llm.model_info import fetch_model_info, model_info, provider_of
 from countbot.llm.provider_options import ProviderOptions
@@ -174,16 +175,12 @@ class RetryingProvider(ABC):
         """One call to one model; a failure is recorded in `attempt`, never raised."""
         accumulator = StreamAccumulator()
         facts = StreamFacts()
-        deadline = asyncio.get_running_loop().time() + self._timeout
+        deadline = Deadline(self._timeout)
         try:
             # Closing the chunk generator closes its HTTP response: this is what aborts the
             # request when the consumer stops listening (aclose) or the deadline passes.
             async with aclosing(self._chunks(model, request, facts)) as chunks:
-                while True:
-                    async with asyncio.timeout_at(deadline):
-                        chunk = await anext(chunks, None)
-                    if chunk is None:
-                        break
+                while (chunk := await deadline.next(chunks)) is not None:
                     for delta in _take(accumulator, chunk):
                         attempt.emitted = True
                         yield delta
@@ -194,6 +191,8 @@ class RetryingProvider(ABC):
             attempt.failure = self._failure(exc, model)
             attempt.partial_text = accumulator.text
             return
+        finally:
+            deadline.close()
         finished = accumulator.finished if facts.finished is None else facts.finished
         attempt.failure = accumulator.ending_failure(
             finished=finished, content_type=facts.content_type

@@ -94,3 +94,46 @@ async def test_an_error_event_mid_stream_ends_with_the_providers_words(serve: Se
 
     assert isinstance(error, StreamError) and error.retryable
     assert error.message.endswith("model overloaded, try later")
+
+
+def chunk(delta: dict[str, object], finish: str | None = None, **fields: object) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    payload = {"id": "c1", "object": "chat.completion.chunk", "choices": [choice], **fields}
+    return json.dumps(payload)
+
+
+async def test_events_in_any_framing_the_standard_allows_are_read(serve: Serve) -> None:
+    # CRLF line ends, a comment, other fields, a byte-order mark, one event's data over two lines.
+    first, rest = chunk({"content": "Hel"}).split(", ", 1)
+    usage = json.dumps({"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2}})
+    body = (
+        "\ufeff: keep-alive\r\n\r\n"
+        f"event: message\r\nid: 1\r\ndata: {first},\r\ndata: {rest}\r\n\r\n"
+        f"data:{chunk({'content': 'lo'}, 'stop')}\r\n\r\n"
+        f"data: {usage}\r\n\r\ndata: [DONE]\r\n\r\n"
+    )
+    base = await serve(http(body.encode(), "text/event-stream"))
+
+    done = await answer(base)
+
+    assert isinstance(done, StreamDone)
+    assert done.message.text == "Hello"
+    assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (4, 2)
+
+
+async def test_a_chunk_with_fields_of_other_types_is_read_all_the_same(serve: Serve) -> None:
+    # Token counts as floats, a tool call's index as a string: not the typed fast path's types.
+    call = {"index": "0", "id": "call_1", "function": {"name": "read_file", "arguments": "{}"}}
+    usage = {"prompt_tokens": 7.0, "completion_tokens": 3.0}
+    body = (
+        f"data: {chunk({'content': 'ok', 'tool_calls': [call]}, 'tool_calls')}\n\n"
+        f"data: {json.dumps({'choices': [], 'usage': usage})}\n\ndata: [DONE]\n\n"
+    )
+    base = await serve(http(body.encode(), "text/event-stream"))
+
+    done = await answer(base)
+
+    assert isinstance(done, StreamDone)
+    assert done.message.text == "ok"
+    assert [(c.name, c.arguments) for c in done.message.tool_calls] == [("read_file", {})]
+    assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (7, 3)
