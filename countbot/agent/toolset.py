@@ -67,14 +67,14 @@ def select_tools(
 ) -> tuple[ToolSpec, ...]:
     """The specs one turn offers (registration order kept); `cost` is a schema's tokens."""
     offered = [(t, s) for s in registry.specs() if (t := registry.get(s.name)) and t.available()]
+    grouped = [(t, s) for t, s in offered if t.group]
+    if not small and not grouped:  # nothing to choose among: the message need not be read
+        return tuple(s for _, s in offered)
     # The opening of a message says what it is about; a 1 MB paste is not read word by word.
     message = message[:_MESSAGE_CHARS]
     words = _words(message) | ({"file"} if _FILE_NAME.search(message) else set())
     if small:
         return _few(offered, words)
-    grouped = [(t, s) for t, s in offered if t.group]
-    if not grouped:  # nothing to choose among: no schema needs counting
-        return tuple(s for _, s in offered)
     spent = sum(cost(s) for t, s in offered if not t.group)
     if spent + sum(cost(s) for _, s in grouped) <= budget:
         return tuple(s for _, s in offered)

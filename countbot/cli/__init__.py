@@ -17,7 +17,9 @@ from countbot.cli.common import (
     settings_or_exit,
     store_settings,
 )
+from countbot.cli.compiled_methods import reused_methods
 from countbot.cli.help_format import CommandsGroup
+from countbot.config.settings import Settings
 
 # Each command group's module, imported only when the group runs (a `chat -m` loads none).
 _GROUPS = {
@@ -44,18 +46,29 @@ def main() -> None:
 )
 def chat(config_path: str | None, message: str | None, session_id: str) -> None:
     """Talk to the assistant: one message with -m, else an interactive prompt."""
-    from countbot.cli.chat import run_interactive, run_once
-    from countbot.logs import configure_logging
-    from countbot.runtime.assembly import secret_masker
-
     if message is not None:
         # Through a running daemon no secret is needed; only a local turn must have them all.
         settings, local = one_turn_settings(config_path)
-        configure_logging(secret_masker(settings), logging.WARNING)
-        sys.exit(run_async(lambda: run_once(settings, message, session_id, local)))
+        # Every one-shot starts cold: the methods of its dataclasses are compiled once, in the
+        # data folder's cache (beside the memory model's files).
+        with reused_methods(settings.data_dir / "cache"):
+            from countbot.cli.chat import run_once
+
+            _log_warnings(settings)
+            sys.exit(run_async(lambda: run_once(settings, message, session_id, local)))
+    from countbot.cli.chat import run_interactive
+
     settings = settings_or_exit(config_path)
-    configure_logging(secret_masker(settings), logging.WARNING)
+    _log_warnings(settings)
     run_async(lambda: run_interactive(settings, session_id))
+
+
+def _log_warnings(settings: Settings) -> None:
+    """Warnings and errors go to stderr, secrets masked; a chat's output is its answer."""
+    from countbot.logs import configure_logging
+    from countbot.runtime.assembly import secret_masker
+
+    configure_logging(secret_masker(settings), logging.WARNING)
 
 
 @main.command()
