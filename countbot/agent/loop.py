@@ -253,6 +253,11 @@ class AgentLoop:
         self, turn: _Turn, choice: ModelChoice, user: UserEntry
     ) -> AsyncIterator[AgentEvent]:
         """Fill `turn.entries`; a summary first shows `summarizing`, and a Stop ends it."""
+        # A warm window that fits is at hand: no task, queue or pass of the loop for it.
+        now = self.context.load_now(turn.session_id, choice, user, turn.tools, turn.prompt)
+        if now is not None:
+            turn.entries = now
+            return
         shown: asyncio.Queue[AgentEvent] = asyncio.Queue()
         side = SideCalls(
             turn.journal.audit_flush,

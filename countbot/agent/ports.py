@@ -22,6 +22,10 @@ class HistoryWindow(Protocol):
 
 
 class SessionHistory(Protocol):
+    def cached_window(self, session_id: str, limit: int) -> HistoryWindow | None:
+        """`load_window`'s answer when it is at hand without I/O, else None."""
+        ...
+
     async def load_window(self, session_id: str, limit: int) -> HistoryWindow:
         """The newest `limit` unsummarized records and the session's running summary."""
         ...

@@ -186,16 +186,22 @@ class SessionStore:
         """One page of records, oldest first; pass the first record's id as `before_id` for more."""
         return await self._db.run(_page, session_id, before_id, max(limit, 0))
 
+    def cached_window(self, session_id: str, limit: int) -> Window | None:
+        """What `load_window` returns, when the session's window is in memory (no I/O, no
+        waiting); None when it must be read."""
+        cached = self._windows.get(session_id, max(limit, 0), self._db.outside_writes)
+        return Window(*cached) if cached is not None else None
+
     async def load_window(self, session_id: str, limit: int) -> Window:
         """The newest `limit` unsummarized records, oldest first, and the running summary.
 
         Served from memory while the session's recent records are cached (`window_cache.py`);
         the records are shared with the cache: read them, never change them.
         """
-        limit, generation, writes = max(limit, 0), self._db.outside_writes, self._writes
-        cached = self._windows.get(session_id, limit, generation)
+        cached = self.cached_window(session_id, limit)
         if cached is not None:
-            return Window(*cached)
+            return cached
+        limit, generation, writes = max(limit, 0), self._db.outside_writes, self._writes
         window, sizes = await self._db.run(_load_window, session_id, limit)
         if writes == self._writes and generation == self._db.outside_writes:
             self._windows.fill(session_id, window.records, sizes, window.summary, limit, generation)

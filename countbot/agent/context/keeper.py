@@ -36,7 +36,7 @@ from countbot.agent.context.tokens import (
 )
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
 from countbot.agent.model_choice import ModelChoice
-from countbot.agent.ports import MemoryRecall, SessionHistory
+from countbot.agent.ports import HistoryWindow, MemoryRecall, SessionHistory
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import AgentSettings
 from countbot.llm.provider import LLMProvider
@@ -134,6 +134,23 @@ class ContextKeeper:
             entries = await self._window(session_id, choice, provider)
         return entries
 
+    def load_now(
+        self,
+        session_id: str,
+        choice: ModelChoice,
+        current: HistoryEntry,
+        tools: Sequence[ToolSpec],
+        prompt: str,
+    ) -> list[HistoryEntry] | None:
+        """What `load` returns, when that needs no waiting (most warm turns): the window in
+        memory, no summary due, and the request within budget by its upper bound; else None."""
+        limit = self.settings.max_history
+        window = self.history.cached_window(session_id, limit + 1)
+        if window is None or self.summarizer.needs_pass(len(window.records)):
+            return None
+        entries = self._entries(window, limit)
+        return entries if self._within_bound([*entries, current], choice, tools, prompt) else None
+
     async def fit(
         self,
         entries: Sequence[HistoryEntry],
@@ -193,11 +210,21 @@ class ContextKeeper:
     ) -> bool:
         """Whether `entries` leave exchanges out of the next request (then summarize); the upper
         bound decides most turns without fitting (or projecting) anything."""
-        known = self._counts.estimated(entries, choice.model)
-        fixed = self._counts.fixed_cost(prompt, tools, choice.model)
-        if fixed + sum(e.tokens for e in known) <= self.budget(choice):
+        if self._within_bound(entries, choice, tools, prompt):
             return False
         return (await self.fit(entries, choice, tools, prompt)).overflow
+
+    def _within_bound(
+        self,
+        entries: Sequence[HistoryEntry],
+        choice: ModelChoice,
+        tools: Sequence[ToolSpec],
+        prompt: str,
+    ) -> bool:
+        """Whether a request of `entries` fits its budget by what is known of its tokens."""
+        known = self._counts.estimated(entries, choice.model)
+        fixed = self._counts.fixed_cost(prompt, tools, choice.model)
+        return fixed + sum(e.tokens for e in known) <= self.budget(choice)
 
     async def _window(
         self, session_id: str, choice: ModelChoice, provider: LLMProvider
@@ -208,6 +235,10 @@ class ContextKeeper:
             done = await self.summarizer.summarize(session_id, provider, window.summary)
             if done is not None:
                 window = await self.history.load_window(session_id, limit)
+        return self._entries(window, limit)
+
+    def _entries(self, window: HistoryWindow, limit: int) -> list[HistoryEntry]:
+        """The entries of the running summary and the newest `limit` records of `window`."""
         sources: list[dict[str, Any] | str] = [window.summary] if window.summary else []
         sources.extend(window.records[-limit:])
         return [self._entry(source) for source in sources]
