@@ -91,8 +91,9 @@ async def stream_model(
     out.model = choice.provider.model
     queue: asyncio.Queue[StreamEvent | object] = asyncio.Queue()
     pump = asyncio.create_task(_pump(choice.provider.stream(request), queue))
-    # Said by the task's end, not by the pump's code: a Stop that came before the pump's first
-    # step cancels it before any of its code runs, and the stream must end then too.
+    # Said by the pump's code as it ends (so the end is read with the last events, not a pass of
+    # the loop later) and by the task's end: a Stop that came before the pump's first step
+    # cancels it before any of its code runs, and the stream must end then too.
     pump.add_done_callback(lambda _: queue.put_nowait(_END))
     unregister = token.on_cancel(pump.cancel)
     watch = RunawayWatch() if choice.small else None
@@ -122,9 +123,11 @@ async def stream_model(
                 yield notices.fallback(item.model, item.cause)
     finally:
         unregister()
-        if not pump.done():
+        if not pump.done():  # the consumer stopped first (a runaway answer, a closed turn)
             pump.cancel()
-        await asyncio.gather(pump, return_exceptions=True)
+            await asyncio.wait((pump,))
+        if not pump.cancelled():
+            pump.exception()  # retrieved: a stream that failed says so by its missing end
     out.cancelled = token.cancelled and out.done is None
 
 
@@ -148,3 +151,4 @@ async def _pump(
         closer = getattr(events, "aclose", None)
         if closer is not None:
             await closer()
+        queue.put_nowait(_END)
