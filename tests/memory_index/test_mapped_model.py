@@ -45,10 +45,14 @@ from countbot.memory_index.models import use_multilingual
 from tests.memory_index.test_mapped_model import TEXTS
 
 cache = Path(sys.argv[1])
-mapped = use_multilingual(str(cache)).encode(TEXTS)
+model = use_multilingual(str(cache))
+mapped = model.encode(TEXTS)
 stock = USE(threads=1).encode(TEXTS)
 assert mapped.dtype == stock.dtype == np.float32 and mapped.shape == stock.shape
 assert mapped.tobytes() == stock.tobytes(), "embeddings differ"
+if hasattr(model, "release_rows"):  # the rows read again from the file, the same
+    model.release_rows()
+    assert model.encode(TEXTS).tobytes() == stock.tobytes(), "embeddings differ after release"
 print(len(list(cache.iterdir())) if cache.is_dir() else -1)
 """
 
