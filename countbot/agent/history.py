@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from countbot.llm.types import (
@@ -94,6 +94,7 @@ class NoteEntry:
 HistoryEntry = UserEntry | AssistantEntry | ToolResultEntry | SummaryEntry | NoteEntry
 
 
+_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 SUMMARY_HEADING = "[Summary of earlier conversation, also saved in MEMORY.md]"
 
 
@@ -131,7 +132,8 @@ def _record(entry: HistoryEntry) -> dict[str, Any]:
             "reasoning": entry.reasoning,
             "model": entry.model,
             "provider": entry.provider,
-            "usage": asdict(entry.usage),  # from_record reads it back as Usage(**usage)
+            # from_record reads it back as Usage(**usage); asdict's deep copy took 10 us
+            "usage": {name: getattr(entry.usage, name) for name in _USAGE_FIELDS},
             "stop_reason": entry.stop_reason,
             "ts": entry.ts,
         }

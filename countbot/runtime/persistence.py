@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -42,30 +41,19 @@ class TurnRecorder:
                 )
 
         async def on_message(session_id: str, entry: HistoryEntry) -> None:
-            if not (isinstance(entry, AssistantEntry) and entry.usage.total_tokens):
-                await self.sessions.append(session_id, to_record(entry))
-                return
-            # Queued in the same pass of the loop, so the database thread runs them back to
-            # back: one hand-off instead of two and no task, both committed before this returns.
-            # The usage goes first: a crash between the two counts spending for an answer not
-            # stored, never the other way round.
-            spent = usage_row(session_id, entry.model, entry.usage)
-            try:
-                await self.sessions.append(session_id, to_record(entry))
-            finally:
-                await spent
+            spent = None
+            if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
+                # An answer and its usage row in one transaction: one hand-off and one commit.
+                spent = self.usage.write(*spending(session_id, entry.model, entry.usage))
+            await self.sessions.append(session_id, to_record(entry), also=spent)
 
-        def usage_row(session_id: str, model: str, usage: Usage) -> asyncio.Future[None]:
-            return self.usage.add(
-                spends_for or session_id,
-                model,
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                usage.cost_usd,
-            )
+        def spending(session_id: str, model: str, usage: Usage) -> tuple[str, str, int, int, float]:
+            """`UsageLog.add`'s arguments: whose budget, which model, the tokens, the cost."""
+            session = spends_for or session_id
+            return session, model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd
 
         async def on_usage(session_id: str, model: str, usage: Usage) -> None:
-            await usage_row(session_id, model, usage)
+            await self.usage.add(*spending(session_id, model, usage))
 
         return AgentHooks(on_message=on_message, on_tool_call=on_tool_call, on_usage=on_usage)
 

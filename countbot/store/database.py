@@ -100,26 +100,32 @@ class Database:
     def _call_batch(self, loop: asyncio.AbstractEventLoop, batch: list[_Queued]) -> None:
         """Run `batch` in order, each call its own transaction; one wake-up hands back all."""
         outcomes: list[tuple[Any, BaseException | None]] = []
+        sql_ran = False
         for fn, args, future, sql in batch:
             if future.cancelled():  # its caller stopped waiting before it ran: as a queued job
                 outcomes.append((None, None))
                 continue
+            sql_ran = sql_ran or sql
             try:
-                outcomes.append((self._call(fn, args) if sql else fn(*args), None))
+                outcomes.append((_transaction(self._conn, fn, args) if sql else fn(*args), None))
             except BaseException as exc:  # handed to the caller, as run_in_executor would
                 outcomes.append((None, exc))
+        if sql_ran:  # once a batch: the callers see none of its results before the check
+            try:
+                self._note_outside_writes()
+            except sqlite3.Error:  # the calls' own outcomes say what is wrong with the file
+                log.exception("checking %s for other writers failed", self.path)
         # RuntimeError: the loop closed meanwhile, and no one is waiting any more.
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, batch, outcomes)
 
-    def _call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-        result = _transaction(self._conn, fn, args)
+    def _note_outside_writes(self) -> None:
+        """Count a commit by another connection since the last look (`outside_writes`)."""
         # Moves only when another connection committed (not for this one's own writes).
         (version,) = self._conn.execute("PRAGMA data_version").fetchone()
         if version != self._data_version:
             self.outside_writes += self._data_version is not None
             self._data_version = version
-        return result
 
     async def close(self) -> None:
         """Finish queued calls, fold the WAL into the main file and close; safe to call twice."""

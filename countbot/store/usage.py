@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 from countbot.store.database import Database
@@ -38,9 +40,23 @@ class UsageLog:
     ) -> asyncio.Future[None]:
         """Count one model request; `ts` (default now) picks the local day it belongs to.
         Queued at the call (await the result): a write beside it shares its hand-off."""
+        write = self.write(session_id, model, prompt_tokens, completion_tokens, cost_usd, ts)
+        return self._db.run(write)
+
+    @staticmethod
+    def write(
+        session_id: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost_usd: float,
+        ts: float | None = None,
+    ) -> Callable[[sqlite3.Connection], None]:
+        """`add`'s write, to run in another store's transaction (`SessionStore.append`'s
+        `also`: an answer and what it cost, committed as one)."""
         ts = time.time() if ts is None else ts
         row = (_local_day(ts), session_id, model, prompt_tokens, completion_tokens, cost_usd, ts)
-        return self._db.run(_upsert, row)
+        return functools.partial(_upsert, row=row)
 
     async def by_day(self, days: int = 30) -> list[dict[str, Any]]:
         """Totals for each of the last `days` local days that saw use, newest first."""

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 from countbot.store.usage import UsageLog
@@ -67,3 +69,22 @@ async def test_totals_are_zero_before_any_use_and_sum_everything_after(db: Datab
 
     totals = await usage.totals()
     assert (totals["requests"], totals["total_tokens"], totals["cost_usd"]) == (2, 35, 0.75)
+
+
+async def test_an_answer_and_its_usage_are_committed_together_or_not_at_all(db: Database) -> None:
+    sessions, usage = SessionStore(db), UsageLog(db)
+
+    await sessions.append(
+        "s1", {"type": "assistant", "text": "42"}, also=usage.write("s1", "gpt-4o", 10, 5, 0.01)
+    )
+    unstorable = {"type": "assistant", "text": object()}
+    with pytest.raises(TypeError):
+        await sessions.append("s1", unstorable, also=usage.write("s1", "gpt-4o", 100, 50, 0.1))
+
+    def fails(conn: object) -> None:
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        await sessions.append("s1", {"type": "assistant", "text": "lost"}, also=fails)
+    assert (await usage.totals())["total_tokens"] == 15
+    assert [r["text"] for r in await sessions.messages("s1")] == ["42"]
