@@ -18,7 +18,9 @@ from typing import Any
 OFFLINE_MODEL = "use-multilingual-v3"
 # Seconds without a call after which the worker is ended (`memory.embeddings_idle`). Auto-recall
 # searches with every message, so while someone talks it stays up; starting it again after a
-# quiet spell costs ~1-2 s (a Python start, the model's load and the vectors').
+# quiet spell costs ~0.3-0.6 s at a few thousand entries (a Python start, numpy, the vectors;
+# the model's arrays are mapped from the data folder's cache: mapped_model.py), seconds at
+# 100,000 (reading the vectors).
 IDLE_UNLOAD = 300.0
 # Cosine from which a hit found only by meaning is worth auto-recall's tokens, per vector space
 # (bench/memory_recall.py: USE puts paraphrases of a fact at 0.2-0.6, the best unrelated entries

@@ -47,21 +47,32 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _CJK_STOP_CHARS = frozenset("的了是我你他她它们在有和就不也都还吗呢吧啊么这那个什")
 
 
+@functools.cache
+def _ascii_word() -> re.Pattern[str]:
+    """A spaced word in ASCII text, which has no unsegmented character: this pattern compiles
+    at once, so a process that only sees ASCII (a `chat -m` in English) never compiles the
+    others."""
+    return re.compile(r"[^\W_]+")
+
+
 def indexable(text: str) -> str:
     """`text` with each unsegmented-script character standing alone, for `unicode61`."""
+    if text.isascii():
+        return text
     char, _, _ = _patterns()
     return char.sub(r" \1 ", text)
 
 
 def query_terms(text: str) -> list[str]:
     """The FTS5 phrases for a free-text query: content words and CJK bigrams, deduplicated."""
-    _, run_of, word_of = _patterns()
+    ascii_only = text.isascii()
+    word_of = _ascii_word() if ascii_only else _patterns()[2]
     terms: list[str] = []
     for word in word_of.findall(text):
         word = word.lower()
         if (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
             terms.append(f'"{word}"')
-    for run in run_of.findall(text):
+    for run in () if ascii_only else _patterns()[1].findall(text):
         if len(run) == 1:
             if run not in _CJK_STOP_CHARS:
                 terms.append(f'"{run}"')
@@ -82,5 +93,7 @@ def estimate_tokens(text: str) -> int:
     Used for the auto-recall budget, where loading a real tokenizer per turn would cost more than
     the precision is worth.
     """
+    if text.isascii():
+        return (len(text) + 3) // 4
     unsegmented = sum(len(run) for run in _patterns()[1].findall(text))
     return unsegmented + (len(text) - unsegmented + 3) // 4
