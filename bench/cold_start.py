@@ -10,7 +10,7 @@ path alike, each in a fresh process:
 
 It prints medians of wall time, CPU time and peak RSS (the child's own, from wait4) and the
 ratios to the floor. The first run of each path is not counted (it seeds the workspace and
-writes bytecode).
+writes bytecode and the compiled dataclass methods, as a user's first chat does).
 Then, per path, a daemon (`countbot run`): RSS when idle and ready, after 100 sessions of
 one turn each over the WebSocket (10 at a time), and the time from SIGTERM to exit, beside its
 floor: an empty Python that imported asyncio, sqlite3 and ssl. The direct path's daemon runs a
@@ -124,7 +124,9 @@ def cold_table(
     for path, config in configs.items():
         command = [sys.executable, "-m", "countbot", "chat", "--config", str(config), "-m", "hi"]
         commands[f"chat -m, {path} path"] = command
-        timed_child(command)  # first run seeds the workspace and creates the store
+        # The first run seeds the workspace, creates the store and compiles the dataclass
+        # methods later runs read back (`cli/compiled_methods.py`), as a user's first chat does.
+        timed_child(command)
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, command in commands.items():

@@ -89,6 +89,11 @@ class TokenProcess:
         log.debug("starting the token worker ahead of need (%s)", name)
         self._preparing = asyncio.ensure_future(self._load(name))
 
+    async def settled(self) -> None:
+        """Wait until a start made ahead of need is over (a bench measures after it)."""
+        if self._preparing is not None:
+            await asyncio.shield(self._preparing)
+
     async def _load(self, name: str) -> None:
         """Ask the child to count nothing with `name`, which loads it (and starts the child)."""
         request = {"op": "count", "encoding": name, "texts": []}

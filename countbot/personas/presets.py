@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ class PersonaLoader:
     def __init__(self, personas_dir: Path) -> None:
         self._dir = personas_dir
         self._cache: dict[Path, tuple[tuple[int, int], Persona]] = {}
+        # The last preset looked for and its candidate paths.
+        self._candidates: tuple[str, tuple[Path, ...]] = ("", ())
 
     def check(self, preset: str) -> None:
         """Raise `PersonaError` unless `preset` loads; blocking, for start-up before the loop."""
@@ -85,17 +88,24 @@ class PersonaLoader:
         return persona
 
     def _find(self, preset: str) -> tuple[Path, tuple[int, int]]:
-        # A preset is a bare name: never let it reach outside the folder.
-        if preset and "/" not in preset and "\\" not in preset and not preset.startswith("."):
-            for suffix in PRESET_SUFFIXES:
-                path = self._dir / f"{preset}{suffix}"
-                try:
-                    stat = path.stat()
-                except (FileNotFoundError, NotADirectoryError):
-                    continue
-                return path, (stat.st_mtime_ns, stat.st_size)
+        # Looked for before every turn (the prompt's look): the candidate paths are made once,
+        # pathlib costing more than the stat it wraps.
+        if self._candidates[0] != preset:
+            self._candidates = (preset, self._candidate_paths(preset))
+        for path in self._candidates[1]:
+            try:
+                stat = os.stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            return path, (stat.st_mtime_ns, stat.st_size)
         names = ", ".join(self._preset_names()) or f"none (no preset files in {self._dir})"
         raise PersonaError(f"unknown persona preset {preset!r}; available: {names}")
+
+    def _candidate_paths(self, preset: str) -> tuple[Path, ...]:
+        # A preset is a bare name: never let it reach outside the folder.
+        if preset and "/" not in preset and "\\" not in preset and not preset.startswith("."):
+            return tuple(self._dir / f"{preset}{suffix}" for suffix in PRESET_SUFFIXES)
+        return ()
 
     def _readable_presets(self) -> list[Persona]:
         presets = []

@@ -28,10 +28,10 @@ async def turn(daemon: Daemon, session: str, content: str) -> None:
 
 
 async def started(tokens: TokenProcess) -> int:
-    """The worker's pid once it runs (a start in the background takes a moment)."""
+    """The worker's pid once its start ahead of need is over."""
     async with asyncio.timeout(WAIT):
-        while tokens.pid is None:  # noqa: ASYNC110 - a child process starting
-            await asyncio.sleep(0.01)
+        await tokens.settled()
+    assert tokens.pid is not None
     return tokens.pid
 
 
