@@ -38,6 +38,10 @@ T = TypeVar("T")
 # Records read per catch-up transaction, and entries embedded per request to the vector worker:
 # bounded work per step, and a search waits for one request of ~0.1 s, not a whole backlog.
 MESSAGE_BATCH = 500
+# A catch-up of this many full batches leaves as many full-text segments, each holding a part of
+# a long session's token list too small to be skipped through: auto-recall's NOT of its own
+# session then walks the session's every entry (~0.1 ms a turn at 10,000). Merged once after it.
+MERGE_AFTER_BATCHES = 2
 EMBED_BATCH = 32
 # Candidates each side contributes to the fusion.
 CANDIDATES = 50
@@ -307,14 +311,14 @@ class MemoryIndex:
         again from the file.
         """
         async with self._messages_lock:
-            outside = self._sessions.outside_writes
+            outside, full = self._sessions.outside_writes, 0
             if self._cursor is None:
                 self._cursor = await self._stored_cursor()
             while True:
                 found, through = await self._sessions.messages_after(self._cursor, MESSAGE_BATCH)
                 if through == self._cursor:
                     self._read_through(through, outside)
-                    return
+                    break
                 entries = [
                     entry
                     for m in found
@@ -330,7 +334,10 @@ class MemoryIndex:
                 if len(found) < MESSAGE_BATCH:
                     # A short batch was read through the newest record: nothing is left.
                     self._read_through(through, outside)
-                    return
+                    break
+                full += 1
+            if full >= MERGE_AFTER_BATCHES:
+                await self._db.run(index_db.merge_segments)
 
     def _read_through(self, through: int, outside: int) -> None:
         """The log is indexed through message `through`, as of the store's `outside` count."""
