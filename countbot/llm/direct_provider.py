@@ -28,7 +28,7 @@ from countbot.llm.openai_compatible import (
     prefix_of,
     resolve_endpoint,
 )
-from countbot.llm.openai_format import to_openai_messages, to_openai_tools
+from countbot.llm.openai_format import EncodedWire
 from countbot.llm.openai_stream import EventData, encode_body, typed_chunk
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
@@ -106,6 +106,7 @@ class DirectProvider(RetryingProvider):
         self._secrets = tuple(keys)
         self._client: httpx.AsyncClient | None = None
         self._client_made = asyncio.Lock()
+        self._wire = EncodedWire()
 
     async def _before_first_call(self) -> ModelFailure | None:
         if self._config_error is not None:
@@ -233,16 +234,18 @@ class DirectProvider(RetryingProvider):
         return any(not url.lower().startswith("http://") for url in urls)
 
     def _body(self, endpoint: Endpoint, request: ChatRequest) -> dict[str, Any]:
+        native_tools = request.tools if self._tool_form is None else ()
+        messages, tools = self._wire.encode(request.messages, native_tools)
         body: dict[str, Any] = {
             "model": endpoint.wire_model,
-            "messages": to_openai_messages(request.messages),
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         if request.tools and self._tool_form is not None:
             body.update(self._tool_form.request_fields(request))
         elif request.tools:
-            body["tools"] = to_openai_tools(request.tools)
+            body["tools"] = tools
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from countbot.llm.openai_format import to_openai_messages, to_openai_tools
+import json
+
+from countbot.llm.openai_format import EncodedWire, to_openai_messages, to_openai_tools
 from countbot.llm.types import (
     AssistantMessage,
     ImagePart,
@@ -84,3 +86,25 @@ def test_tools_are_function_schemas() -> None:
             "function": {"name": "search", "description": "Search the web.", "parameters": schema},
         }
     ]
+
+
+def test_encoded_wire_is_the_converted_json_request_after_request() -> None:
+    """Each message and tool is encoded once and reused by identity: whatever a request holds,
+    old or new, its arrays are the JSON of the conversion."""
+    shot = ImagePart("image/png", data="iVBO")
+    first = [
+        SystemMessage("be brief"),
+        UserMessage((TextPart("look"),)),
+        AssistantMessage(tool_calls=(ToolCall("c1", "shot", "{}"),)),
+        ToolResultMessage("c1", "shot", "done", images=(shot,)),
+    ]
+    schema = {"type": "object", "properties": {}}
+    tools = [ToolSpec("shot", "Take a screenshot.", schema)]
+    encoded = EncodedWire()
+
+    for messages in (first, [*first, AssistantMessage(text="a cat")], first[:2]):
+        wire_messages, wire_tools = encoded.encode(messages, tools)
+
+        assert json.loads(bytes(wire_messages)) == to_openai_messages(messages)
+        assert json.loads(bytes(wire_tools)) == to_openai_tools(tools)
+    assert json.loads(bytes(encoded.encode([SystemMessage("other")], ())[1])) == []
