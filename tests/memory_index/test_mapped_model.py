@@ -37,6 +37,7 @@ TEXTS = [
 ]
 
 _COMPARE = """
+import random
 import sys
 from pathlib import Path
 import numpy as np
@@ -47,7 +48,18 @@ from tests.memory_index.test_mapped_model import TEXTS
 cache = Path(sys.argv[1])
 model = use_multilingual(str(cache))
 mapped = model.encode(TEXTS)
-stock = USE(threads=1).encode(TEXTS)
+package = USE(threads=1)
+stock = package.encode(TEXTS)
+if hasattr(model, "_backend"):  # its tokenizer on the trie: the same tokens as the package's
+    rng = random.Random(7)
+    spans = [(32, 126), (0xA0, 0x2FFF), (0x3000, 0x9FFF), (0xAC00, 0xD7A3), (0x1F300, 0x1F6FF)]
+    texts = TEXTS + [
+        "".join(chr(rng.randint(*rng.choice(spans))) for _ in range(rng.randint(0, 40)))
+        for _ in range(3000)
+    ]
+    for out_type in (int, str):
+        ours = model._backend.sp.encode(texts, out_type=out_type)
+        assert ours == package._tokenizer.encode(texts, out_type=out_type), out_type
 assert mapped.dtype == stock.dtype == np.float32 and mapped.shape == stock.shape
 assert mapped.tobytes() == stock.tobytes(), "embeddings differ"
 if hasattr(model, "release_rows"):  # the rows read again from the file, the same
