@@ -6,8 +6,8 @@ most of it). Its code asks only `prefixes.get(text[i:j])` (a piece's id + 1, 0 f
 is no piece, None past every piece) and `pieces[id]`, `len(pieces)`. `Prefixes` and `Pieces`
 answer the same from one trie (marisa-trie, 0.5 MB) and two arrays of ints (1.5 MB), so the
 tokenizer's own code runs on them and cuts every text into the same tokens
-(tests/memory_index/test_mapped_model.py); a lookup is a call into the trie, tokenizing ~30%
-slower (~0.06 ms a 200-character text, against 1.5-4 ms to embed it).
+(tests/memory_index/test_mapped_model.py). A lookup is a call into the trie: tokenizing takes
+0.19 ms of CPU a text of the bench's year instead of 0.13, embedding it 1.24 ms instead of 1.19.
 """
 
 from __future__ import annotations
