@@ -11,7 +11,7 @@ import pytest
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import ChatRequest, StreamDone, StreamError, TextPart, UserMessage
-from tests.llm.conftest import _read_request
+from tests.llm.conftest import HeaderRecorder, _read_request
 
 Serve = Callable[[bytes], Awaitable[str]]
 HELLO = ChatRequest((UserMessage((TextPart("hi"),)),))
@@ -137,3 +137,31 @@ async def test_a_chunk_with_fields_of_other_types_is_read_all_the_same(serve: Se
     assert done.message.text == "ok"
     assert [(c.name, c.arguments) for c in done.message.tool_calls] == [("read_file", {})]
     assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (7, 3)
+
+
+@pytest.mark.parametrize(
+    ("fallback", "key_env", "sent"),
+    [("ollama/llama3", None, None), ("deepseek/chat", "DEEPSEEK_API_KEY", "Bearer sk-other")],
+)
+async def test_a_fallback_gets_its_own_key_never_the_primarys(
+    serve: Serve,
+    header_recorder: HeaderRecorder,
+    monkeypatch: pytest.MonkeyPatch,
+    fallback: str,
+    key_env: str | None,
+    sent: str | None,
+) -> None:
+    busy = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+    monkeypatch.setenv("OPENAI_API_BASE", await serve(busy))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-primary")
+    prefix = fallback.split("/")[0].upper()
+    monkeypatch.setenv(f"{prefix}_API_BASE", header_recorder.base_url)
+    if key_env:
+        monkeypatch.setenv(key_env, "sk-other")
+    provider = DirectProvider("openai/m", ProviderOptions(fallbacks=[fallback], max_retries=0))
+
+    events = [event async for event in provider.stream(HELLO)]
+    await provider.aclose()
+
+    assert isinstance(events[-1], StreamDone)
+    assert header_recorder.requests[-1].get("authorization") == sent
