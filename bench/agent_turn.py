@@ -12,10 +12,11 @@ litellm's.
 
 With `--embeddings`, each history also gets a "plain turn, embeddings on" row: the runtime as the
 daemon opens it by default (the offline model in the memory index's vector worker, started and
-warm, the prefill embedded before measuring), so auto-recall's search waits for the worker's
-embedding of the message; and the worker's part alone, timed from the daemon's side (a request
-with no model work, a search) and inside a worker of the bench's own (the query's embedding, the
-vector product).
+warm, the prefill embedded before measuring; an earlier session as long as the history beside it,
+as recall leaves out the turn's own), so auto-recall's search waits for the worker's embedding of
+the message and its product over the vectors; and the worker's part alone, timed from the
+daemon's side (a request with no model work, a search) and inside a worker of the bench's own
+(the query's embedding, the vector search).
 
     python bench/agent_turn.py [--turns 60] [--paths direct litellm] [--embeddings]
 """
@@ -205,7 +206,10 @@ async def run_path(
                 settings.model.provider_path = path  # type: ignore[assignment]
                 runtime = await open_runtime(settings, memory_vectors=kind == EMBEDDED)
                 session = f"bench-{path}-{row.history}-{kind}"
-                await prefill(runtime, session, history, settings.agent.max_history - 10)
+                window = settings.agent.max_history - 10
+                await prefill(runtime, session, history, window)
+                if kind == EMBEDDED:  # memory beyond the turn's session, for recall to search
+                    await prefill(runtime, f"{session}-earlier", history, window)
                 await runtime.memory_index.catch_up()  # the prefill indexed, as in a warm daemon
                 if kind == EMBEDDED:  # ... and embedded, the worker started and warm
                     await asyncio.wait_for(embedded(runtime), 900)
@@ -232,7 +236,7 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
     """One table row: the vector worker's part of a turn, from the daemon's side (a request that
     does no model work: the pipe's round trip; the search auto-recall sends, which leaves out the
     turn's own session; one over every vector) and inside a worker of the bench's own on the
-    same index file (the query's embedding alone, the vector product alone)."""
+    same index file (the query's embedding alone, the vector search alone)."""
     vectors = runtime.memory_index.vectors
     assert vectors is not None
     session = f"bench-{row.path}-{row.history}-{row.kind}"
@@ -244,15 +248,15 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
     pipe = await median_ms(vectors.stats)
     recall_ms = await median_ms(lambda: vectors.search("hi", recall, CANDIDATES))
     full_ms = await median_ms(lambda: vectors.search("hi", everything, CANDIDATES))
-    embed_ms, product_ms, count = await asyncio.to_thread(in_worker, settings, rounds)
+    embed_ms, search_ms, count = await asyncio.to_thread(in_worker, settings, rounds)
     return (
         f"| {row.history} | {count:,} | {pipe:.2f} | {recall_ms:.2f} | {full_ms:.2f} "
-        f"| {embed_ms:.2f} | {product_ms:.2f} |"
+        f"| {embed_ms:.2f} | {search_ms:.2f} |"
     )
 
 
 def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
-    """Medians of the query's embedding and of the product over every vector, in a `Worker` of
+    """Medians of the query's embedding and of the vector search over every vector, in a `Worker` of
     the bench's own (as the child holds it), and how many vectors it holds."""
     from countbot.memory_index.vector_worker import Worker
 
@@ -262,15 +266,15 @@ def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
     worker = Worker(str(index), embedder.model_id, embedder.factory, options)
     everything = asdict(Filters(KINDS))
     worker.search("hi", everything, CANDIDATES)  # the model loaded
-    embed, product = [], []
+    embed, search = [], []
     for _ in range(rounds):
         w0 = time.perf_counter()
         worker.embed(["hi"])
         w1 = time.perf_counter()
-        worker.search("hi", everything, CANDIDATES)  # the embedding again, then the product
+        worker.search("hi", everything, CANDIDATES)  # the embedding again, then the vector search
         embed.append((w1 - w0) * 1000)
-        product.append((time.perf_counter() - w1) * 1000 - embed[-1])
-    return statistics.median(embed), statistics.median(product), worker.stats()["rows"]
+        search.append((time.perf_counter() - w1) * 1000 - embed[-1])
+    return statistics.median(embed), statistics.median(search), worker.stats()["rows"]
 
 
 def report(rows: list[Row], turns: int) -> None:
@@ -314,11 +318,11 @@ def report_worker(worker_rows: list[str]) -> None:
         "\nthe vector worker's part (medians, ms): from the daemon's side, a request with no "
         "model work (the pipe), auto-recall's search (its own session left out) and a search "
         "over every vector; inside a worker of the bench's own, the query's embedding and the "
-        "vector product over every vector"
+        "vector search over every vector (a paired difference)"
     )
     print(
         "| history | vectors | pipe round trip | recall's search | search over all "
-        "| embedding alone | product alone |"
+        "| embedding alone | search alone |"
     )
     print("|---|---|---|---|---|---|---|")
     print("\n".join(worker_rows))
