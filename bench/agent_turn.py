@@ -10,7 +10,14 @@ while the bench runs. Prints medians of the turn, the floor and the own time (wa
 issue 27's target, and, when both paths ran, the direct path's CPU per turn as a share of
 litellm's.
 
-    python bench/agent_turn.py [--turns 60] [--paths direct litellm]
+With `--embeddings`, each history also gets a "plain turn, embeddings on" row: the runtime as the
+daemon opens it by default (the offline model in the memory index's vector worker, started and
+warm, the prefill embedded before measuring), so auto-recall's search waits for the worker's
+embedding of the message; and the worker's part alone, timed from the daemon's side (a request
+with no model work, a search) and inside a worker of the bench's own (the query's embedding, the
+vector product).
+
+    python bench/agent_turn.py [--turns 60] [--paths direct litellm] [--embeddings]
 """
 
 from __future__ import annotations
@@ -24,23 +31,34 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+# The `--embeddings` rows time the model in this process too: on one BLAS thread, as the worker.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from countbot.agent.events import ToolEnd, TurnDone
 from countbot.agent.history import AssistantEntry, UserEntry, to_record
 from countbot.agent.turn_request import TurnRequest
+from countbot.config.settings import Settings
 from countbot.llm.litellm_import import load_litellm
+from countbot.memory.cited import KINDS
+from countbot.memory_index.assembly import INDEX_FILE
+from countbot.memory_index.embeddings import offline_embedder
+from countbot.memory_index.index import CANDIDATES
+from countbot.memory_index.index_db import Filters
+from countbot.memory_index.vector_process import CACHE_DIR
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
 
 HISTORIES = (10, 1_000, 10_000)
+PLAIN, TOOL, EMBEDDED = "plain turn", "one-tool turn", "plain turn, embeddings on"
 WARMUP = 5
 # Issue 27: CountBot's own time per warm turn (turn minus floor), whatever the history's length.
 OWN_TIME_TARGET_MS = 3.0
@@ -154,7 +172,7 @@ async def paired(
     row: Row, turns: int, runtime: Runtime, server: ScriptedModelServer, replay: Replay
 ) -> None:
     """`turns` warm turns in `row`'s session, each followed by its floor."""
-    session, tool = f"bench-{row.path}-{row.history}-{row.kind}", row.kind == "one-tool turn"
+    session, tool = f"bench-{row.path}-{row.history}-{row.kind}", row.kind == TOOL
     for _ in range(WARMUP):
         await replay(await one_turn(runtime, server, session, tool))
     # A long session's history starts the token worker ahead of need (a child process loading
@@ -169,27 +187,90 @@ async def paired(
         row.floor_cpu.append(cpu)
 
 
-async def run_path(path: str, turns: int, server: ScriptedModelServer, tmp: Path) -> list[Row]:
+async def run_path(
+    path: str, turns: int, server: ScriptedModelServer, tmp: Path, kinds: tuple[str, ...]
+) -> tuple[list[Row], list[str]]:
     """Every row of one provider path, each on a runtime and data folder of its own (so one
-    row's sessions are not in the next one's memory index)."""
+    row's sessions are not in the next one's memory index); and the worker's part per history
+    for the rows with embeddings on."""
     import httpx
 
-    rows = []
+    rows, worker_rows = [], []
     async with httpx.AsyncClient(trust_env=False) as client:
         replay = httpx_replay(server, client) if path == "direct" else litellm_replay(server)
         for history in HISTORIES:
-            for kind in ("plain turn", "one-tool turn"):
+            for kind in kinds:
                 row = Row(path, kind, f"{history:,}")
                 settings = make_settings(tmp / f"{path}-{history}-{kind}", server)
                 settings.model.provider_path = path  # type: ignore[assignment]
-                runtime = await open_runtime(settings)
+                runtime = await open_runtime(settings, memory_vectors=kind == EMBEDDED)
                 session = f"bench-{path}-{row.history}-{kind}"
                 await prefill(runtime, session, history, settings.agent.max_history - 10)
                 await runtime.memory_index.catch_up()  # the prefill indexed, as in a warm daemon
+                if kind == EMBEDDED:  # ... and embedded, the worker started and warm
+                    await asyncio.wait_for(embedded(runtime), 900)
                 await paired(row, turns, runtime, server, replay)
+                if kind == EMBEDDED:
+                    worker_rows.append(await worker_part(runtime, settings, row, turns))
                 rows.append(row)
                 await runtime.close()
-    return rows
+    return rows, worker_rows
+
+
+async def embedded(runtime: Runtime) -> None:
+    """Until every entry has its vector: the embedder's first idle moment (`vectors_ready`) may
+    come while the follower still indexes a long history, and a turn's search would then wait
+    behind the worker's batches."""
+    while True:
+        status = await runtime.memory_index.status()
+        if status["vectors_ready"] and status["vectors"] == status["entries"]:
+            return
+        await asyncio.sleep(0.2)
+
+
+async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: int) -> str:
+    """One table row: the vector worker's part of a turn, from the daemon's side (a request that
+    does no model work: the pipe's round trip; the search auto-recall sends, which leaves out the
+    turn's own session; one over every vector) and inside a worker of the bench's own on the
+    same index file (the query's embedding alone, the vector product alone)."""
+    vectors = runtime.memory_index.vectors
+    assert vectors is not None
+    session = f"bench-{row.path}-{row.history}-{row.kind}"
+    everything, recall = Filters(KINDS), Filters(KINDS, exclude_session=session)
+
+    async def median_ms(call: Callable[[], Awaitable[object]]) -> float:
+        return statistics.median([(await timed(call()))[1] for _ in range(rounds)])
+
+    pipe = await median_ms(vectors.stats)
+    recall_ms = await median_ms(lambda: vectors.search("hi", recall, CANDIDATES))
+    full_ms = await median_ms(lambda: vectors.search("hi", everything, CANDIDATES))
+    embed_ms, product_ms, count = await asyncio.to_thread(in_worker, settings, rounds)
+    return (
+        f"| {row.history} | {count:,} | {pipe:.2f} | {recall_ms:.2f} | {full_ms:.2f} "
+        f"| {embed_ms:.2f} | {product_ms:.2f} |"
+    )
+
+
+def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
+    """Medians of the query's embedding and of the product over every vector, in a `Worker` of
+    the bench's own (as the child holds it), and how many vectors it holds."""
+    from countbot.memory_index.vector_worker import Worker
+
+    embedder = offline_embedder()
+    options = {**embedder.options, "cache_dir": str(settings.data_dir / CACHE_DIR)}
+    index = settings.data_dir / INDEX_FILE
+    worker = Worker(str(index), embedder.model_id, embedder.factory, options)
+    everything = asdict(Filters(KINDS))
+    worker.search("hi", everything, CANDIDATES)  # the model loaded
+    embed, product = [], []
+    for _ in range(rounds):
+        w0 = time.perf_counter()
+        worker.embed(["hi"])
+        w1 = time.perf_counter()
+        worker.search("hi", everything, CANDIDATES)  # the embedding again, then the product
+        embed.append((w1 - w0) * 1000)
+        product.append((time.perf_counter() - w1) * 1000 - embed[-1])
+    return statistics.median(embed), statistics.median(product), worker.stats()["rows"]
 
 
 def report(rows: list[Row], turns: int) -> None:
@@ -228,18 +309,41 @@ def report(rows: list[Row], turns: int) -> None:
                 print(f"| {row.kind} | {row.history} | {old:.2f} | {new:.2f} | {new / old:.2f} |")
 
 
-async def main(turns: int, paths: list[str]) -> None:
-    rows = []
+def report_worker(worker_rows: list[str]) -> None:
+    print(
+        "\nthe vector worker's part (medians, ms): from the daemon's side, a request with no "
+        "model work (the pipe), auto-recall's search (its own session left out) and a search "
+        "over every vector; inside a worker of the bench's own, the query's embedding and the "
+        "vector product over every vector"
+    )
+    print(
+        "| history | vectors | pipe round trip | recall's search | search over all "
+        "| embedding alone | product alone |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(worker_rows))
+
+
+async def main(turns: int, paths: list[str], embeddings: bool) -> None:
+    rows, worker_rows = [], []
+    kinds = (PLAIN, TOOL, EMBEDDED) if embeddings else (PLAIN, TOOL)
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         server.responder = answer
         for path in paths:
-            rows.extend(await run_path(path, turns, server, Path(tmp)))
+            found, worker = await run_path(path, turns, server, Path(tmp), kinds)
+            rows.extend(found)
+            worker_rows.extend(worker)
     report(rows, turns)
+    if worker_rows:
+        report_worker(worker_rows)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--paths", nargs="+", default=["direct"])
+    parser.add_argument(
+        "--embeddings", action="store_true", help="add the plain turn with the offline embedder"
+    )
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.turns, arguments.paths))
+    asyncio.run(main(arguments.turns, arguments.paths, arguments.embeddings))
