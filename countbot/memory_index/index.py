@@ -145,8 +145,11 @@ class MemoryIndex:
         since: date | None = None,
         until: date | None = None,
         exclude_session: str | None = None,
+        min_similarity: float | None = None,
     ) -> list[CitedHit]:
-        """Hits for `query`, best first: full-text and vectors fused, recency counted."""
+        """Hits for `query`, best first: full-text and vectors fused, recency counted. With
+        `min_similarity`, a hit found by meaning alone below that cosine is left out of the
+        best `limit` (auto-recall's cut: its row is then never read)."""
         # A pasted megabyte would be a MATCH of 100,000 terms built on the loop: its opening
         # says what it is about.
         query = query[:MAX_QUERY_CHARS]
@@ -158,29 +161,30 @@ class MemoryIndex:
         )
         if self._behind(exclude_session):
             await self.catch_up(exclude_session)
-            return await self._ranked(query, filters, limit)
+            return await self._ranked(query, filters, limit, min_similarity)
         # Usually nothing changed: the database thread looks at the memory files right before
         # the search (one hand-off for both), which is made again only when a file did change.
         changed: list[tuple[Path, str | None, tuple[int, int]]] = []
-        found = await self._ranked(query, filters, limit, files_changed=changed)
+        found = await self._ranked(query, filters, limit, min_similarity, files_changed=changed)
         if not changed:
             return found
         await self._apply_files(changed)
-        return await self._ranked(query, filters, limit)
+        return await self._ranked(query, filters, limit, min_similarity)
 
     async def _ranked(
         self,
         query: str,
         filters: Filters,
         limit: int,
+        min_similarity: float | None,
         *,
         files_changed: list[tuple[Path, str | None, tuple[int, int]]] | None = None,
     ) -> list[CitedHit]:
         """The best `limit` hits in the index as it is now; with `files_changed`, the memory
         files found changed are added to it (looked at on the database thread first)."""
         # Full-text (with its rows) on the database thread and vectors in a worker, at the same
-        # time (both let go of the GIL while they work); only hits found by meaning alone need
-        # their rows fetched after.
+        # time (both let go of the GIL while they work); the worker's hits come with their times,
+        # so only those found by meaning alone that are kept need their rows fetched after.
         text = self._db.run(self._text_side, match_expression(query), filters, files_changed)
         if self._vectors is not None and self._vectors_ready and query.strip():
             (text_hits, rows), vector_hits = await asyncio.gather(
@@ -188,20 +192,24 @@ class MemoryIndex:
             )
         else:  # full-text only: no task for a side with nothing to do
             (text_hits, rows), vector_hits = await text, []
-        missing = [i for i, _ in vector_hits if i not in rows]
+        times = {entry_id: ts for entry_id, _, ts in vector_hits}
+        times.update((entry_id, row.ts) for entry_id, row in rows.items())
+        vector_ids = [entry_id for entry_id, _, _ in vector_hits]
+        ranked = fuse([i for i, _ in text_hits], vector_ids, times, time.time())[:limit]
+        text_ranks = {entry_id: rank for rank, (entry_id, _) in enumerate(text_hits, 1)}
+        cosines = {entry_id: cosine for entry_id, cosine, _ in vector_hits}
+        if min_similarity is not None:
+            ranked = [
+                (i, score)
+                for i, score in ranked
+                if i in text_ranks or cosines.get(i, 0.0) >= min_similarity
+            ]
+        missing = [i for i, _ in ranked if i not in rows]
         if missing:
             rows.update(await self._db.run(index_db.rows, missing))
-        ranked = fuse(
-            [i for i, _ in text_hits],
-            [i for i, _ in vector_hits],
-            {i: r.ts for i, r in rows.items()},
-            time.time(),
-        )
-        text_ranks = {entry_id: rank for rank, (entry_id, _) in enumerate(text_hits, 1)}
-        cosines = dict(vector_hits)
         return [
             _cited(rows[i], score, text_ranks.get(i), cosines.get(i))
-            for i, score in ranked[:limit]
+            for i, score in ranked
             if i in rows
         ]
 
@@ -228,7 +236,7 @@ class MemoryIndex:
 
     async def _vector_hits(
         self, vectors: VectorProcess, query: str, filters: Filters
-    ) -> list[tuple[int, float]]:
+    ) -> list[tuple[int, float, float]]:
         try:
             return await vectors.search(query, filters, CANDIDATES, SEARCH_WAIT)
         except EmbeddingError as exc:

@@ -47,7 +47,12 @@ class AutoRecall:
         if not query.strip():
             return None
         try:
-            found = await self._index.search(query, limit=self._hits, exclude_session=session_id)
+            found = await self._index.search(
+                query,
+                limit=self._hits,
+                exclude_session=session_id,
+                min_similarity=self._index.relevant_cosine,
+            )
         except Exception:  # recall is a help: a failure must not cost the turn
             log.exception("auto-recall failed in session %s", session_id)
             return None

@@ -58,11 +58,11 @@ class VectorProcess:
 
     async def search(
         self, query: str, filters: Filters, limit: int, wait: float | None = None
-    ) -> list[tuple[int, float]]:
-        """(entry id, cosine) of the nearest entries the filters admit, best first."""
+    ) -> list[tuple[int, float, float]]:
+        """(entry id, cosine, time) of the nearest entries the filters admit, best first."""
         request = {"op": "search", "query": query, "filters": asdict(filters), "limit": limit}
         answer = await self._call(request, wait)
-        return [(int(entry_id), float(score)) for entry_id, score in answer["hits"]]
+        return [(int(i), float(score), float(ts)) for i, score, ts in answer["hits"]]
 
     async def stats(self) -> dict[str, Any]:
         """The worker's rows, their bytes and the seconds it took to read them at start."""

@@ -14,7 +14,7 @@ per request, each answered by one JSON line on stdout:
 
     {"op": "embed_pending", "limit": n}          -> {"embedded": k} (k = 0: none is left)
     {"op": "search", "query": text, "filters": {kinds, since, until, exclude_session},
-     "limit": n}                                  -> {"hits": [[entry id, cosine], ...]}
+     "limit": n}                                  -> {"hits": [[entry id, cosine, ts], ...]}
     {"op": "stats"}                               -> {"rows", "bytes", "load_seconds"}
     {"op": "remove", "ids": [...]}                -> no answer (sent as entries go, unawaited)
 

@@ -91,8 +91,11 @@ class VectorSet:
         if self._removed > self._size // 4:
             self._compact()
 
-    def search(self, query: np.ndarray, wanted: Wanted, limit: int) -> list[tuple[int, float]]:
-        """(entry id, cosine similarity) of the nearest admitted rows, best first."""
+    def search(
+        self, query: np.ndarray, wanted: Wanted, limit: int
+    ) -> list[tuple[int, float, float]]:
+        """(entry id, cosine similarity, time) of the nearest admitted rows, best first: with the
+        time, the index ranks by recency without reading these entries' rows."""
         admitted = self._admitted(wanted)
         count = int(np.count_nonzero(admitted))
         short = min(count, max(limit * 20, SHORTLIST))
@@ -104,8 +107,9 @@ class VectorSet:
         tail = c["tail"][picked].astype(np.float32)
         scores = first[picked] + tail @ query[self._half :]
         order = np.argsort(-scores)[:limit]
-        ids = c["ids"][picked[order]]
-        return [(int(i), float(s)) for i, s in zip(ids, scores[order], strict=True)]
+        rows = picked[order]
+        found = zip(c["ids"][rows], scores[order], c["ts"][rows], strict=True)
+        return [(int(i), float(s), float(t)) for i, s, t in found]
 
     def _admitted(self, wanted: Wanted) -> np.ndarray:
         c, n = self._columns, self._size

@@ -223,7 +223,7 @@ async def test_a_search_given_up_on_leaves_the_worker_in_step_and_a_hung_one_is_
     )
     everything = Filters()
     try:
-        ((best, _),) = await worker.search("plumber", everything, 1)
+        ((best, _, _),) = await worker.search("plumber", everything, 1)
         pid = worker.pid
         server.held.add("m")  # the endpoint stops answering: the worker waits on it
         with pytest.raises(EmbeddingError, match="did not answer within"):

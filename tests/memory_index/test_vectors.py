@@ -50,15 +50,16 @@ def test_the_shortlisted_search_finds_what_an_exact_one_finds_with_filters_and_r
 
     for query in _rows(rng, topics, 20):
         found = vectors.search(query, EVERYTHING, 10)
-        assert [i for i, _ in found] == _exact(stored, query, alive)
-        cosines = [round(float(stored[i] @ query), 4) for i, _ in found]
-        assert [round(score, 4) for _, score in found] == cosines
+        assert [i for i, *_ in found] == _exact(stored, query, alive)
+        cosines = [round(float(stored[i] @ query), 4) for i, *_ in found]
+        assert [round(score, 4) for _, score, _ in found] == cosines
+        assert [ts for *_, ts in found] == [float(i) for i, *_ in found]  # each entry's time
         only_notes = vectors.search(query, Wanted(("note",)), 10)
-        assert [i for i, _ in only_notes] == _exact(stored, query, notes)
+        assert [i for i, *_ in only_notes] == _exact(stored, query, notes)
         elsewhere = vectors.search(query, Wanted(("note", "conversation"), None, None, "s1"), 10)
-        assert [i for i, _ in elsewhere] == _exact(stored, query, not_s1)
+        assert [i for i, *_ in elsewhere] == _exact(stored, query, not_s1)
         # A filter that leaves few rows: every one it admits is ranked.
         oldest = vectors.search(query, Wanted(EVERYTHING.kinds, None, 30.0), 10)
-        assert [i for i, _ in oldest] == _exact(stored, query, alive & (np.arange(ROWS) < 30))
+        assert [i for i, *_ in oldest] == _exact(stored, query, alive & (np.arange(ROWS) < 30))
         assert vectors.search(query, Wanted(("file",)), 10) == []
     assert len(vectors) == ROWS - len(removed)
