@@ -80,6 +80,11 @@ class Row:
     floor: list[float] = field(default_factory=list)
     floor_cpu: list[float] = field(default_factory=list)
 
+    @property
+    def session(self) -> str:
+        """The session the row's turns run in (auto-recall's search leaves it out)."""
+        return f"bench-{self.path}-{self.history}-{self.kind}"
+
     def own(self) -> float:
         return statistics.median(t - f for t, f in zip(self.turn, self.floor, strict=True))
 
@@ -173,7 +178,7 @@ async def paired(
     row: Row, turns: int, runtime: Runtime, server: ScriptedModelServer, replay: Replay
 ) -> None:
     """`turns` warm turns in `row`'s session, each followed by its floor."""
-    session, tool = f"bench-{row.path}-{row.history}-{row.kind}", row.kind == TOOL
+    session, tool = row.session, row.kind == TOOL
     for _ in range(WARMUP):
         await replay(await one_turn(runtime, server, session, tool))
     # A long session's history starts the token worker ahead of need (a child process loading
@@ -205,7 +210,7 @@ async def run_path(
                 settings = make_settings(tmp / f"{path}-{history}-{kind}", server)
                 settings.model.provider_path = path  # type: ignore[assignment]
                 runtime = await open_runtime(settings, memory_vectors=kind == EMBEDDED)
-                session = f"bench-{path}-{row.history}-{kind}"
+                session = row.session
                 window = settings.agent.max_history - 10
                 await prefill(runtime, session, history, window)
                 if kind == EMBEDDED:  # memory beyond the turn's session, for recall to search
@@ -239,8 +244,7 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
     same index file (the query's embedding alone, the vector search alone)."""
     vectors = runtime.memory_index.vectors
     assert vectors is not None
-    session = f"bench-{row.path}-{row.history}-{row.kind}"
-    everything, recall = Filters(KINDS), Filters(KINDS, exclude_session=session)
+    everything, recall = Filters(KINDS), Filters(KINDS, exclude_session=row.session)
 
     async def median_ms(call: Callable[[], Awaitable[object]]) -> float:
         return statistics.median([(await timed(call()))[1] for _ in range(rounds)])
