@@ -18,12 +18,12 @@ import contextlib
 import dataclasses
 import importlib.util
 import marshal
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from countbot.config.file_write import replace_bytes
 
 # The code is Python's own format: another interpreter or optimisation level starts over.
 _HEADER = importlib.util.MAGIC_NUMBER + bytes([sys.flags.optimize])
@@ -108,14 +108,6 @@ def _read(path: Path) -> dict[str, bytes]:
 def _write(path: Path, table: dict[str, bytes]) -> None:
     """Replace the file at once (another process may be reading it); a folder that cannot be
     written leaves the methods to be compiled again next time."""
-    temp: str | None = None
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            out.write(_HEADER + marshal.dumps(table))
-        os.replace(temp, path)
-    except OSError:
-        if temp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
+        replace_bytes(path, _HEADER + marshal.dumps(table))

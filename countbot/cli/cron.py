@@ -124,13 +124,12 @@ def _with_book(settings: Settings, work: Callable[[JobBook], Any]) -> Callable[[
 
     async def main() -> Any:
         from countbot.scheduler.book import JobBook
-        from countbot.scheduler.triggers import zone_name
         from countbot.store.database import Database
         from countbot.store.jobs import JobStore
 
         db = await Database.open(settings.data_dir / "countbot.db")
         try:
-            return await work(JobBook(JobStore(db), zone_name(settings.timezone)))
+            return await work(JobBook(JobStore(db), settings.timezone))
         finally:
             await db.close()
 

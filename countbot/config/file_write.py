@@ -1,4 +1,4 @@
-"""Replacing a configuration file atomically: readers see the old file or the new one."""
+"""Replacing a file atomically: readers see the old file or the new one."""
 
 from __future__ import annotations
 
@@ -11,21 +11,30 @@ from countbot.config.errors import ConfigError
 
 
 def replace_file(target: Path, text: str, mode: int, what: str) -> None:
-    """Write `text` to a temporary file beside `target` with `mode`, then rename it over.
+    """Write `text` to `target` as `replace_bytes` does; a failure is a `ConfigError`."""
+    try:
+        replace_bytes(target, text.encode("utf-8"), mode)
+    except OSError as err:
+        raise ConfigError(f"Cannot write the {what} {target}: {err}") from None
+
+
+def replace_bytes(target: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write `data` to a temporary file beside `target` with `mode`, then rename it over;
+    on an `OSError` the temporary file is removed and the error raised.
 
     The mode is set before any byte is written, so a key never sits in a readable file.
     """
     temp: str | None = None
     try:
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        with os.fdopen(fd, "wb") as out:
             os.fchmod(out.fileno(), mode)
-            out.write(text)
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temp, target)
-    except OSError as err:
+    except OSError:
         if temp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-        raise ConfigError(f"Cannot write the {what} {target}: {err}") from None
+        raise

@@ -76,8 +76,8 @@ class JobBook:
     """Validated job definitions over the `JobStore` (see the module docstring)."""
 
     def __init__(self, store: JobStore, default_zone: str | None, clock: Clock = utc_now) -> None:
-        """`default_zone`: the configured zone; None for the system's, looked up when first
-        needed (tzlocal and zoneinfo load then: a daemon without jobs never needs them)."""
+        """`default_zone`: the configured zone; None (or empty) for the system's, looked up when
+        first needed (tzlocal and zoneinfo load then: a daemon without jobs never needs them)."""
         self.store = store
         self._default_zone = default_zone
         self.clock = clock
@@ -86,7 +86,7 @@ class JobBook:
     @property
     def default_zone(self) -> str:
         """The IANA zone a schedule without its own is read in."""
-        if self._default_zone is None:
+        if not self._default_zone:
             self._default_zone = zone_name(None)
         return self._default_zone
 

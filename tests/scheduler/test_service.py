@@ -20,6 +20,7 @@ from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.scheduler.assembly import Scheduler, start_scheduler
 from countbot.scheduler.book import JobBook, JobDraft, JobPatch
 from countbot.scheduler.jobs import WEB, Delivery, Job
+from countbot.scheduler.triggers import zone_name
 from countbot.store.database import Database
 from countbot.store.jobs import JobStore
 from tests.scheduler.conftest import ZONE, FakeClock, RecordingSender, jobs_on
@@ -343,3 +344,17 @@ async def test_a_run_cut_short_by_a_crash_is_closed_at_the_next_start(
         assert run.status == "error" and "stopped during this run" in run.error
     finally:
         await shut_down(runtime, gateway, scheduler)
+
+
+async def test_an_empty_timezone_setting_reads_schedules_in_the_systems_zone(
+    settings: Settings,
+) -> None:
+    # The loader lets `timezone: ""` through: it means "not set", never ZoneInfo("").
+    db = await Database.open(settings.data_dir / "countbot.db")
+    try:
+        book = JobBook(JobStore(db), "")
+        job = await book.create(JobDraft("Empty zone", "every", "2h", "Stretch", Delivery(WEB)))
+    finally:
+        await db.close()
+    assert book.default_zone == zone_name(None)
+    assert job.schedule.timezone == zone_name(None)
