@@ -53,7 +53,7 @@ from countbot.memory_index.assembly import INDEX_FILE
 from countbot.memory_index.embeddings import offline_embedder
 from countbot.memory_index.index import CANDIDATES
 from countbot.memory_index.index_db import Filters
-from countbot.memory_index.vector_process import CACHE_DIR
+from countbot.memory_index.vector_process import worker_setup
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
@@ -260,10 +260,7 @@ def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
     the bench's own (as the child holds it), and how many vectors it holds."""
     from countbot.memory_index.vector_worker import Worker
 
-    embedder = offline_embedder()
-    options = {**embedder.options, "cache_dir": str(settings.data_dir / CACHE_DIR)}
-    index = settings.data_dir / INDEX_FILE
-    worker = Worker(str(index), embedder.model_id, embedder.factory, options)
+    worker = Worker(**worker_setup(settings.data_dir / INDEX_FILE, offline_embedder()))
     everything = asdict(Filters(KINDS))
     worker.search("hi", everything, CANDIDATES)  # the model loaded
     embed, search = [], []

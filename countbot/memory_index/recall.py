@@ -46,6 +46,8 @@ class AutoRecall:
         """The context block for `query`, or None when nothing is worth adding."""
         if not query.strip():
             return None
+        # A hit found by meaning alone must be worth the tokens: the search leaves out those
+        # below the model's close cosine (a hit found by its words always stays).
         try:
             found = await self._index.search(
                 query,
@@ -60,8 +62,7 @@ class AutoRecall:
         self._shown.move_to_end(session_id)
         while len(self._shown) > SESSIONS_REMEMBERED:
             self._shown.popitem(last=False)
-        close = self._index.relevant_cosine
-        fresh = [h for h in found if _relevant(h, close) and (h.source, h.locator) not in seen]
+        fresh = [h for h in found if (h.source, h.locator) not in seen]
         if not fresh:
             return None
         block, shown = recall_block(fresh, self._tokens)
@@ -70,12 +71,6 @@ class AutoRecall:
         seen.update((h.source, h.locator) for h in shown)
         await self._index.record_recall(session_id, query[:500], shown)
         return block
-
-
-def _relevant(hit: CitedHit, close: float) -> bool:
-    """Found by its words, or at least `close` in meaning (the model's own measure: a hit found
-    only by meaning must be worth the tokens)."""
-    return hit.text_rank is not None or (hit.similarity or 0.0) >= close
 
 
 def recall_block(hits: list[CitedHit], budget: int) -> tuple[str, list[CitedHit]]:

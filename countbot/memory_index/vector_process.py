@@ -30,21 +30,30 @@ CACHE_DIR = "cache"
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
+def worker_setup(index: Path, embedder: Embedder) -> dict[str, Any]:
+    """The worker's set-up line (`vector_worker.Worker`'s arguments) for `embedder` on `index`:
+    a bench that holds a `Worker` of its own builds it from the same."""
+    options = dict(embedder.options)
+    if embedder.uses_cache:
+        options["cache_dir"] = str(index.parent / CACHE_DIR)
+    return {
+        "index": str(index),
+        "model": embedder.model_id,
+        "factory": embedder.factory,
+        "options": options,
+    }
+
+
 class VectorProcess:
     """See the module docstring."""
 
     def __init__(self, index: Path, embedder: Embedder, timeout: float = REQUEST_TIMEOUT) -> None:
-        options = dict(embedder.options)
-        if embedder.uses_cache:
-            options["cache_dir"] = str(index.parent / CACHE_DIR)
-        setup = {
-            "index": str(index),
-            "model": embedder.model_id,
-            "factory": embedder.factory,
-            "options": options,
-        }
         self._worker = LineWorker(
-            _WORKER, setup, idle_unload=embedder.idle_unload, timeout=timeout, env=_ONE_THREAD
+            _WORKER,
+            worker_setup(index, embedder),
+            idle_unload=embedder.idle_unload,
+            timeout=timeout,
+            env=_ONE_THREAD,
         )
 
     @property
