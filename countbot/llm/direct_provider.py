@@ -28,8 +28,8 @@ from countbot.llm.openai_compatible import (
     prefix_of,
     resolve_endpoint,
 )
-from countbot.llm.openai_format import EncodedWire
-from countbot.llm.openai_stream import EventData, encode_body, typed_chunk
+from countbot.llm.openai_format import EncodedWire, encode_body
+from countbot.llm.openai_stream import EventData, typed_chunk
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.stream_accumulator import is_whole_answer

@@ -103,7 +103,6 @@ class _Chunk(msgspec.Struct):
 
 
 _CHUNK = msgspec.json.Decoder(_Chunk)
-_ENCODER = msgspec.json.Encoder()
 
 
 def typed_chunk(data: bytes) -> Any | None:
@@ -114,9 +113,3 @@ def typed_chunk(data: bytes) -> Any | None:
     except msgspec.DecodeError:  # a ValidationError too
         return None
     return chunk if chunk.error is None else None
-
-
-def encode_body(body: dict[str, Any]) -> bytes:
-    """A request body as compact UTF-8 JSON, as httpx's `json=` would send it, in a tenth of
-    the time (about 12 us for a 12 KB request, against 140 us with `json.dumps`)."""
-    return _ENCODER.encode(body)

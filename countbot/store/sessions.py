@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from countbot.llm.unicode_repair import repair_text
+from countbot.llm.unicode_repair import json_text
 from countbot.store.database import Database
 from countbot.store.window_cache import WindowCache
 
@@ -33,7 +33,6 @@ AppendListener = Callable[[str, int], None]
 # Another store's write, run in the transaction that appends a record (an answer's usage row).
 Write = Callable[[sqlite3.Connection], object]
 
-_JSON = msgspec.json.Encoder()
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
     " message_count, summarized_through, summary, model"
@@ -344,7 +343,9 @@ def _append(
         )
     if "id" in record:  # a record read back from the store carries its old id; the row has its own
         record = {key: value for key, value in record.items() if key != "id"}
-    data = _record_json(record)
+    # msgspec writes it (and reads it back) in about a third of `json`'s time on the database
+    # thread, whose caches a turn leaves cold.
+    data = json_text(record)
     (message_id,) = conn.execute(
         "INSERT INTO messages (session_id, type, record) VALUES (?, ?, ?) RETURNING id",
         (session_id, kind, data),
@@ -352,17 +353,6 @@ def _append(
     stored = msgspec.json.decode(data)
     stored["id"] = message_id
     return message_id, stored, len(data)
-
-
-def _record_json(record: dict[str, Any]) -> str:
-    """`record` as stored: compact JSON text. msgspec writes it (and `_append` reads it back) in
-    about a third of `json`'s time on the database thread, whose caches a turn leaves cold.
-    Lone surrogates cannot be stored as UTF-8: they become U+FFFD instead of losing the record.
-    """
-    try:
-        return _JSON.encode(record).decode()
-    except UnicodeEncodeError:
-        return repair_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
 
 
 def _rewind(conn: sqlite3.Connection, session_id: str, from_id: int) -> str:
