@@ -144,9 +144,8 @@ class PromptBuilder:
         return self._turn_context_text(now, channel, chat_id, unattended)
 
     def _turn_context_text(
-        self, now: datetime, channel: str | None, chat_id: str | None, unattended: bool
+        self, moment: datetime, channel: str | None, chat_id: str | None, unattended: bool
     ) -> str:
-        moment = now
         if moment.tzinfo is None and self._tz is not None:
             moment = moment.replace(tzinfo=self._tz)  # a naive time is taken as local to the zone
         moment = moment.astimezone(self._tz)
