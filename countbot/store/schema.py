@@ -218,4 +218,19 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE sessions ADD COLUMN model TEXT;
     """,
+    # 9: what the memory index must forget (store/forget_log.py), written in the transaction of
+    # the rewind, deletion or memory_forget that forgets it.
+    """
+    CREATE TABLE memory_forgets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        -- A session's messages first_message..last_message (and recalls into it from since on),
+        session_id TEXT,
+        first_message INTEGER NOT NULL DEFAULT 0,
+        last_message INTEGER NOT NULL DEFAULT 0,
+        since REAL NOT NULL DEFAULT 0,
+        -- or the conversation passages holding this text (casefolded).
+        text TEXT,
+        created_at REAL NOT NULL
+    );
+    """,
 ]
