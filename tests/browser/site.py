@@ -78,9 +78,10 @@ PAGES = {
 
 
 class LoopbackSite:
-    """The site on an ephemeral loopback port; `requests` lists every (method, path, body)."""
+    """The site on an ephemeral port of a loopback address; `requests` lists every (method,
+    path, body)."""
 
-    def __init__(self) -> None:
+    def __init__(self, address: str = "127.0.0.1") -> None:
         self.requests: list[tuple[str, str, str]] = []
         self.pages = dict(PAGES)
         site = self
@@ -101,9 +102,9 @@ class LoopbackSite:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((address, 0), Handler)
         self._httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self.base = f"http://{address}:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
