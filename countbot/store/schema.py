@@ -218,7 +218,22 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE sessions ADD COLUMN model TEXT;
     """,
-    # 9: triggers (webhooks, watched folders and mailboxes): every accepted event, recorded before
+    # 9: what the memory index must forget (store/forget_log.py), written in the transaction of
+    # the rewind, deletion or memory_forget that forgets it.
+    """
+    CREATE TABLE memory_forgets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        -- A session's messages first_message..last_message (and recalls into it from since on),
+        session_id TEXT,
+        first_message INTEGER NOT NULL DEFAULT 0,
+        last_message INTEGER NOT NULL DEFAULT 0,
+        since REAL NOT NULL DEFAULT 0,
+        -- or the conversation passages holding this text (casefolded).
+        text TEXT,
+        created_at REAL NOT NULL
+    );
+    """,
+    # 10: triggers (webhooks, watched folders and mailboxes): every accepted event, recorded before
     # it is acknowledged, and how its turn ended; what each watched folder has already seen.
     """
     CREATE TABLE trigger_events (
