@@ -34,6 +34,8 @@ class InboundMessage:
     context: str | None = None
     # The model this chat picked (the web UI's selector); None: the configured one.
     model: str | None = None
+    # The only tools the turn may use (a trigger names its own); None: every tool.
+    allowed_tools: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client

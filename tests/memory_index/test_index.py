@@ -79,7 +79,6 @@ async def test_a_committed_message_and_an_edited_file_are_indexed_incrementally(
     assert await memory.texts("ferry", kinds=("note",)) == []
 
     await memory.sessions.delete("tg:1")
-    await asyncio.sleep(0.05)  # the deletion is applied by a task of the index
     assert await memory.texts("ferry") == []
 
 
