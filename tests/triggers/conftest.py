@@ -3,6 +3,7 @@ owner's chat, and signed webhook requests the way senders make them."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -14,16 +15,17 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from countbot.config.loader import load_settings
-from countbot.config.settings import TriggersSettings
+from countbot.config.settings import Settings, TriggersSettings
 from countbot.config.structs import validate
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, use_fake_telegram
 from tests.support.scripted_model import ScriptedModelServer
-from tests.web.conftest import Daemon, write_config
+from tests.web.conftest import WAIT, Daemon, write_config
 
 SECRET = "whsec_" + base64.b64encode(b"a key only the sender and the owner know").decode()
 GITHUB_SECRET = "it-is-a-github-secret"
@@ -92,12 +94,27 @@ def trigger_daemon(
     hooks above), Telegram polling the fake Bot API."""
 
     @contextlib.asynccontextmanager
-    async def start(config: dict[str, Any] | None = None) -> AsyncIterator[Daemon]:
+    async def start(
+        config: dict[str, Any] | None = None, configure: Callable[[Settings], None] | None = None
+    ) -> AsyncIterator[Daemon]:
         settings = load_settings(write_config(tmp_path, model_server))
         settings.triggers = validate(TriggersSettings, config or hooks_config())
+        if configure is not None:
+            configure(settings)
         use_fake_telegram(settings, fake_telegram)
         with bind_listener("127.0.0.1", 0) as listener:
             async with serve_daemon(settings, listener) as running:
                 yield Daemon(running.port, running.context, settings)
 
     return start
+
+
+async def settled(http: httpx.AsyncClient, event_id: int) -> dict[str, Any]:
+    """The event once its turn ended (polled: the turn runs in the daemon)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        for event in (await http.get("/api/triggers/events")).json()["events"]:
+            if event["id"] == event_id and event["status"] in ("delivered", "failed"):
+                return event
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"event {event_id} did not settle")

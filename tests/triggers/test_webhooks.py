@@ -3,10 +3,7 @@ owner's chat; everything else is refused before it can reach the model."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-
-import httpx
 
 from countbot.triggers.dispatcher import READ_ONLY_TOOLS
 from tests.channels.fake_telegram import FakeTelegram
@@ -19,6 +16,7 @@ from tests.triggers.conftest import (
     DaemonWithTriggers,
     body_of,
     github_headers,
+    settled,
     standard_headers,
 )
 
@@ -38,7 +36,7 @@ async def test_a_delivery_sent_three_times_is_answered_once_in_telegram(
         assert await fake_telegram.wait_for_messages(ALICE) == [
             "Issue #7: the app crashes on start."
         ]
-        event = await _settled(http, answers[0].json()["event"])
+        event = await settled(http, answers[0].json()["event"])
         assert (event["status"], event["attempts"]) == ("delivered", 1)
         again = await http.post("/hooks/issues", content=body, headers=headers)
         assert again.status_code == 200
@@ -97,20 +95,9 @@ async def test_a_github_delivery_is_kept_in_the_triggers_session(
     async with trigger_daemon() as daemon, daemon.http() as http:
         answer = await http.post("/hooks/github", content=body, headers=github_headers(body))
         assert answer.status_code == 202
-        event = await _settled(http, answer.json()["event"])
+        event = await settled(http, answer.json()["event"])
         history = (await http.get("/api/sessions/trigger:github/messages")).json()
     assert (event["status"], event["answer"]) == ("delivered", "Someone opened issue 7.")
     assert "kept in session trigger:github" in event["detail"]
     assert any("Someone opened issue 7." in str(m) for m in history["messages"])
     assert GITHUB_SECRET not in str(model_server.requests) and SECRET not in str(history)
-
-
-async def _settled(http: httpx.AsyncClient, event_id: int) -> dict:
-    """The event once its turn ended (the store is polled: the turn runs in the daemon)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        for event in (await http.get("/api/triggers/events")).json()["events"]:
-            if event["id"] == event_id and event["status"] in ("delivered", "failed"):
-                return event
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"event {event_id} did not settle")
