@@ -214,6 +214,8 @@ class Gateway:
             steering=turn.steering,
             approver=self._approver(session_id, turn),
             model=message.model,
+            author=message.author,
+            parts=message.parts,
         )
         events = self._agent.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]
