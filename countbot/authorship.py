@@ -17,9 +17,9 @@ from typing import Any, Literal
 # owner: the owner's typed or spoken words; job: the prompt of a job the owner scheduled (its
 # words are the owner's standing request). Every other kind is someone else's text.
 AuthorKind = Literal[
-    "owner", "job", "forward", "member", "mail", "subagent", "document", "skill", "other"
+    "owner", "job", "forward", "member", "mail", "subagent", "document", "skill", "trigger", "other"
 ]
-PartKind = Literal["document", "voice", "file", "skill", "recall"]
+PartKind = Literal["document", "voice", "file", "skill", "recall", "payload"]
 _OWNED = frozenset({"owner", "job"})
 
 
@@ -49,6 +49,7 @@ class Author:
             "subagent": f"the report of subagent {self.who}".rstrip(),
             "document": f"document {self.who}".rstrip(),
             "skill": f"workspace skill {self.who}".rstrip(),
+            "trigger": f"what trigger {self.who} received".replace("  ", " "),
         }
         return labels.get(self.kind, f"a message the user did not write{on}{who}")
 

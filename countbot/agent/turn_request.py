@@ -35,5 +35,7 @@ class TurnRequest:
     approver: Approver | None = None
     # A chat's own pick among the configured models (None: the configured one).
     model: str | None = None
+    # The only tools this turn may use (a trigger's own set); None: every tool.
+    allowed_tools: frozenset[str] | None = None
     author: Author = OWNER
     parts: tuple[Part, ...] = ()

@@ -35,6 +35,8 @@ class InboundMessage:
     context: str | None = None
     # The model this chat picked (the web UI's selector); None: the configured one.
     model: str | None = None
+    # The only tools the turn may use (a trigger names its own); None: every tool.
+    allowed_tools: frozenset[str] | None = None
     # Who wrote `content`, and what came with it (a document's text, a voice note's
     # transcript), as the surface knows them from the platform's own facts.
     author: Author = OWNER

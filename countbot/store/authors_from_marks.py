@@ -3,7 +3,8 @@ with.
 
 Before authors were stored (`countbot/authorship.py`), a surface said who wrote a message with
 marks in its text: a context line saying it was not typed by the user, `<external>` around a
-document's text in the message, `<untrusted>` around a workspace skill, and the recalled
+document's text in the message, `<untrusted>` around a workspace skill or a trigger's
+payload, and the recalled
 memory block inside the same context line. This is the one place those marks are still read:
 each user record gets its `author` and its `parts` (the document, the skill, the recalled
 block, each with its author), and the marks leave the text they were searched in. A recalled
@@ -22,7 +23,7 @@ _NOT_TYPED = "not something the user typed"
 _RECALL = re.compile(
     r"\n?\[Recalled from memory:[^\n]*\]\n(?P<body>.*?)\n\[End of recalled memory\]", re.DOTALL
 )
-_SKILL = re.compile(
+_BLOCK = re.compile(
     r'\n?<untrusted source="(?P<source>[^"\n]{0,200})">\n(?P<body>.*?)\n</untrusted>', re.DOTALL
 )
 _DOCUMENT = re.compile(
@@ -61,10 +62,14 @@ def _derived(record: dict[str, Any]) -> dict[str, Any]:
         parts.append({"kind": "document", "text": match.group("body"), "author": document})
         parts[-1].update({"note": note, "name": name} if note else {"name": name})
     content = _DOCUMENT.sub("", content).strip() if parts else content
-    for match in _SKILL.finditer(context):
-        skill = {"kind": "skill", "who": match.group("source").removeprefix("skill ")}
-        parts.append({"kind": "skill", "text": match.group("body"), "author": skill})
-    context = _SKILL.sub("", context)
+    for match in _BLOCK.finditer(context):
+        source = match.group("source")
+        if source.startswith("skill "):
+            author, kind = {"kind": "skill", "who": source.removeprefix("skill ")}, "skill"
+        else:  # a trigger's payload (webhook, watched folder or mailbox)
+            author, kind = {"kind": "trigger", "who": source}, "payload"
+        parts.append({"kind": kind, "text": match.group("body"), "author": author})
+    context = _BLOCK.sub("", context)
     for match in _RECALL.finditer(context):
         parts.append({"kind": "recall", "text": match.group(0).strip(), "author": _EARLIER_RECALL})
     context = _RECALL.sub("", context)

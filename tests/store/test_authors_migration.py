@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from countbot.store.authors_from_marks import derive_authors
 from countbot.store.database import Database
 from countbot.store.schema import MIGRATIONS
 from countbot.store.sessions import SessionStore
@@ -41,7 +42,7 @@ def user(content: str, context: str) -> dict[str, Any]:
 
 async def test_old_marks_become_authors_and_parts_once(tmp_path: Path) -> None:
     path = tmp_path / "countbot.db"
-    old = await Database.open(path, MIGRATIONS[:8])
+    old = await Database.open(path, MIGRATIONS[: MIGRATIONS.index(derive_authors)])
     sessions = SessionStore(old)
     await sessions.create("s", title="old")
     stored = [
