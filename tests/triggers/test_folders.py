@@ -56,7 +56,7 @@ async def test_a_file_written_in_a_burst_is_summarized_once(
     assert (event["status"], event["answer"]) == ("delivered", "A packing list for the trip.")
     (request,) = model_server.requests
     text = _user_text(request)
-    assert '<untrusted source="folder:inbox">' in text
+    assert '<external source="what trigger folder:inbox received">' in text
     assert "'list.txt'" in text and "- rain jacket" in text and "not news" not in text
 
 
