@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -359,11 +359,12 @@ class AgentLoop:
     async def _apply_steering(self, turn: _Turn) -> None:
         if turn.steering is None:
             return
-        for text, extra in turn.steering.drain():
+        for said in turn.steering.drain():
             context = "[Sent while you were working on the previous request]"
-            context = f"{context}\n{extra}" if extra else context
-            await self._add(turn, UserEntry(text, context=context))
-            turn.tool_context.steered.append((text, context))
+            context = f"{context}\n{said.context}" if said.context else context
+            entry = UserEntry(said.content, context=context, author=said.author, parts=said.parts)
+            await self._add(turn, entry)
+            turn.tool_context.steered.append(replace(said, context=context))
 
     async def _add(self, turn: _Turn, entry: HistoryEntry) -> None:
         """Commit `entry` and add it to the turn's history."""

@@ -30,6 +30,7 @@ Platform packages import only this module (and their SDK); an import contract ch
 
 from __future__ import annotations
 
+from countbot.authorship import Author
 from countbot.channels.kit.approvals import Button
 from countbot.channels.kit.backoff import Backoff
 from countbot.channels.kit.base import (
@@ -70,6 +71,7 @@ from countbot.store.pairing import SenderInfo
 __all__ = [
     "CONNECTING",
     "Attachment",
+    "Author",
     "Backoff",
     "Button",
     "Channel",

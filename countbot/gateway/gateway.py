@@ -215,6 +215,8 @@ class Gateway:
             approver=self._approver(session_id, turn),
             model=message.model,
             allowed_tools=message.allowed_tools,
+            author=message.author,
+            parts=message.parts,
         )
         events = self._agent.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]

@@ -1,12 +1,21 @@
 """The database schema as an ordered list of migrations.
 
 `PRAGMA user_version` records how many have been applied. Never edit a shipped script: append a
-new one, so every user's file reaches the same schema by the same steps.
+new one, so every user's file reaches the same schema by the same steps. A step SQL alone cannot
+take (reading JSON records with Python) is a function of the connection, run in the same
+transaction.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: list[str] = [
+import sqlite3
+from collections.abc import Callable
+
+from countbot.store.authors_from_marks import derive_authors
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = [
     # 1: sessions, their append-only message log, tool-call history, usage per day.
     """
     CREATE TABLE sessions (
@@ -266,4 +275,6 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (trigger, path)
     ) WITHOUT ROWID;
     """,
+    # 11: who wrote each user message, derived once from the marks its text carried.
+    derive_authors,
 ]

@@ -178,9 +178,7 @@ class Dispatcher:
             return
         heading, data = await self._describe[event.kind](event)
         given = turn_input(trigger.prompt, event.kind, event.trigger, heading, data)
-        outcome = await run_turn(
-            self._gateway, event.trigger, given.message, given.context, tools_of(trigger)
-        )
+        outcome = await run_turn(self._gateway, event.trigger, given, tools_of(trigger))
         if not outcome.ok and self._closing:
             await self._events.release(event.id)  # cut off by the shutdown: the next start
             return

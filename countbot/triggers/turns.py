@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from countbot.agent.events import TurnDone, TurnError, TurnNotice
 from countbot.agent.notices import with_notices
+from countbot.authorship import JOB
 from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
+from countbot.triggers.payload import TurnInput
 
 # What the turns' messages name as their channel (their chat is the trigger's name).
 CHANNEL = "trigger"
@@ -36,7 +38,7 @@ def session_of(trigger: str) -> str:
 
 
 async def run_turn(
-    gateway: Gateway, trigger: str, message: str, context: str, tools: frozenset[str]
+    gateway: Gateway, trigger: str, given: TurnInput, tools: frozenset[str]
 ) -> Outcome:
     """Run the turn unattended with only `tools`; its answer or its failure."""
     session_id = session_of(trigger)
@@ -51,13 +53,16 @@ async def run_turn(
     try:
         inbound = InboundMessage(
             channel=CHANNEL,
-            content=message,
+            content=given.message,
             chat_id=trigger,
             session_key=session_id,
             mode="followup",
             unattended=True,
-            context=context,
+            context=given.context,
             allowed_tools=tools,
+            # The prompt is the owner's (config.yaml or the web UI), the payload its sender's.
+            author=JOB,
+            parts=(given.payload,),
         )
         submission = await gateway.submit(inbound, origin=watcher)
         terminal = await TurnFollower(watcher, note).terminal(submission.queued)

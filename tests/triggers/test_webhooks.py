@@ -45,7 +45,8 @@ async def test_a_delivery_sent_three_times_is_answered_once_in_telegram(
     text = user if isinstance(user, str) else " ".join(p.get("text", "") for p in user)
     # The owner's instruction is the message; the payload sits beside it as a stranger's words.
     assert "Summarize this issue" in text
-    assert '<untrusted source="hook:issues">' in text and "Crash on start" in text
+    assert '<external source="what trigger hook:issues received">' in text
+    assert "Crash on start" in text
     offered = {tool["function"]["name"] for tool in request.get("tools", ())}
     assert offered <= READ_ONLY_TOOLS
     assert "exec" not in offered and "message" not in offered
