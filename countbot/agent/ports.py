@@ -98,5 +98,6 @@ class AgentHooks:
 
     on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
-    # Usage of model calls no history entry carries (the memory flush, summaries).
-    on_usage: Callable[[str, str, Usage], Awaitable[None]] | None = None
+    # Usage of model calls no history entry carries (the memory flush, summaries), with what
+    # each was for: (session, model, usage, purpose).
+    on_usage: Callable[[str, str, Usage, str], Awaitable[None]] | None = None

@@ -19,6 +19,8 @@ from countbot.store.counters import DailyCounters
 from countbot.store.usage import UsageLog
 
 WARN_SHARE = 0.8
+# The settings of `BudgetSettings` that are limits (the rest say how they apply).
+LIMITS = ("daily_tokens", "daily_cost", "session_tokens", "turn_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ class BudgetGuard:
 
     def limited(self) -> bool:
         budget = self._settings()
-        return any(getattr(budget, name) is not None for name in budget.__struct_fields__)
+        return any(getattr(budget, name) is not None for name in LIMITS)
 
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int
