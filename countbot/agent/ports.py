@@ -74,10 +74,14 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class SpendCheck:
-    """A budget's verdict on the next model call: `stop` ends the turn with that notice first."""
+    """A budget's verdict on the next model call: `stop` ends the turn with that notice first;
+    `economy` names the cheaper model the turn should use instead (with `economy_notice` the
+    first time in the conversation that day)."""
 
     stop: str | None = None
     warning: str | None = None
+    economy: str | None = None
+    economy_notice: str | None = None
 
 
 class SpendingGuard(Protocol):
