@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,8 @@ class _Turn:
     warnings: list[str] = field(default_factory=list)
     # The tools this turn offers (`agent/toolset.py`), chosen once from its message.
     tools: tuple[ToolSpec, ...] = ()
+    # The only tools the turn may run (`TurnRequest.allowed_tools`); None: any registered one.
+    allowed: frozenset[str] | None = None
     # What the model wrote in this turn, and the answer being written (continuations joined).
     texts: list[str] = field(default_factory=list)
     answer: str = ""
@@ -131,6 +133,7 @@ class AgentLoop:
             steering=request.steering,
             usage=Usage(),
             entries=[],
+            allowed=request.allowed_tools,
         )
         try:
             user, turn.prompt = await self.context.opening(request)
@@ -152,6 +155,8 @@ class AgentLoop:
                 budget=self.settings.tool_budget,
                 cost=schema_estimate,
             )
+            if turn.allowed is not None:
+                turn.tools = tuple(spec for spec in turn.tools if spec.name in turn.allowed)
             async for event in self._load_history(turn, choice, user):
                 yield event
             if turn.token.cancelled:
@@ -293,7 +298,7 @@ class AgentLoop:
             runnable: list[ToolCall] = []
             shown: list[ToolCall] = []
             for call in batch:
-                skip = self._skip_reason(turn)
+                skip = self._skip_reason(turn, call)
                 if skip is not None:
                     results.append((call, skip))
                     continue
@@ -323,7 +328,11 @@ class AgentLoop:
         tool = self.tools.get(call.name)
         return tool is not None and tool.idempotent
 
-    def _skip_reason(self, turn: _Turn) -> ToolResult | None:
+    def _skip_reason(self, turn: _Turn, call: ToolCall) -> ToolResult | None:
+        if turn.allowed is not None and call.name not in turn.allowed:
+            # A model obeying text it read asks for a tool this turn was not given: refused
+            # before it starts, whatever the tool is.
+            return ToolResult(f"Refused: {call.name} is not among this turn's tools.", "error")
         if turn.token.cancelled:
             return ToolResult("Cancelled by the user before it ran.", "cancelled")
         if turn.steering is not None and turn.steering.pending():
@@ -352,11 +361,12 @@ class AgentLoop:
     async def _apply_steering(self, turn: _Turn) -> None:
         if turn.steering is None:
             return
-        for text, extra in turn.steering.drain():
+        for said in turn.steering.drain():
             context = "[Sent while you were working on the previous request]"
-            context = f"{context}\n{extra}" if extra else context
-            await self._add(turn, UserEntry(text, context=context))
-            turn.tool_context.steered.append((text, context))
+            context = f"{context}\n{said.context}" if said.context else context
+            entry = UserEntry(said.content, context=context, author=said.author, parts=said.parts)
+            await self._add(turn, entry)
+            turn.tool_context.steered.append(replace(said, context=context))
 
     async def _add(self, turn: _Turn, entry: HistoryEntry) -> None:
         """Commit `entry` and add it to the turn's history."""

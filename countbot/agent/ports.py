@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from countbot.agent.history import HistoryEntry
+from countbot.authorship import Part, Said
 from countbot.llm.types import Usage
 
 
@@ -42,8 +43,8 @@ class SessionHistory(Protocol):
 class MemoryRecall(Protocol):
     """Finds what memory holds about a turn's message (the memory index's auto-recall)."""
 
-    async def recall(self, query: str, session_id: str) -> str | None:
-        """A marked context block to send with the message, or None."""
+    async def recall(self, query: str, session_id: str) -> Part | None:
+        """The recalled block to send with the message as one of its parts, or None."""
         ...
 
 
@@ -52,8 +53,9 @@ class SteeringInbox(Protocol):
 
     def pending(self) -> bool: ...
 
-    def drain(self) -> list[tuple[str, str | None]]:
-        """Each waiting message's text and the context its surface added (or None)."""
+    def drain(self) -> list[Said]:
+        """Each waiting message: its text, the context its surface added, who wrote it and
+        what came with it."""
         ...
 
 

@@ -3,6 +3,7 @@ shows, and the message actions work by touch."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
@@ -67,3 +68,34 @@ async def test_on_a_phone_the_turn_shows_signs_of_life_and_answers_can_be_regene
     await phone.messages("user").get_by_test_id("message-edit").tap()
     await expect(phone.by_testid("message-edit-input")).to_have_value("say something")
     await phone.screenshot("phone_edit")
+
+
+# How much of a select's box its chosen option's text leaves free (the arrow needs ~16 px).
+_ROOM_FOR_CHOICE = """
+(select) => {
+  const style = getComputedStyle(select);
+  const pen = document.createElement("canvas").getContext("2d");
+  pen.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const text = pen.measureText(select.options[select.selectedIndex].text).width;
+  return select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - text;
+}
+"""
+
+
+async def test_on_a_phone_the_composer_choices_stay_readable_during_a_turn(
+    phone: ChatPage, model_server: ScriptedModelServer
+) -> None:
+    gate = threading.Event()
+    model_server.script(Reply.text("Thinking it over.", chunks=2, gate=gate))
+    try:
+        await phone.send("take your time")
+        mode = phone.by_testid("queue-mode")
+        await expect(mode).to_be_visible()
+        await expect(phone.by_testid("stop-button")).to_be_visible()
+        await phone.screenshot("phone_composer_during_turn")
+        assert await mode.evaluate(_ROOM_FOR_CHOICE) >= 16
+        await expect(mode).to_be_in_viewport(ratio=1)
+        await expect(phone.by_testid("send-button")).to_be_in_viewport(ratio=1)
+    finally:
+        gate.set()
+    await expect(phone.answer_text(phone.messages("assistant"))).to_have_text("Thinking it over.")

@@ -74,22 +74,26 @@ class ContextKeeper:
         self._counts = Counts(self.counter)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
-        """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
-        context that rides with it (time, channel, what the surface added)."""
-        message, extra = request.message, request.context
+        """The turn's user entry: its message (a `/skill` invocation expanded), the per-turn
+        context that rides with it (time, channel, what the surface added) and its parts (what
+        came with it, a loaded skill, the recalled memory), each with who wrote it."""
+        message, extra, parts = request.message, request.context, list(request.parts)
         turn_context = self.prompt.turn_context(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
         )
-        invocation = await self.prompt.skill_invocation(message)
+        # Only the owner loads a skill: someone else's `/name` is their text, not a command.
+        invocation = await self.prompt.skill_invocation(message) if request.author.owned else None
         if invocation is not None:
-            message, loaded = invocation
-            extra = f"{extra}\n{loaded}" if extra else loaded
+            message, skill = invocation
+            parts.append(skill)
         if extra:
             turn_context = f"{turn_context}\n{extra}"
         if self.recall is not None:  # auto-recall: cited memory hits ride with the message
             recalled = await self.recall.recall(message, request.session_id)
-            turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
-        return UserEntry(message, request.media, turn_context)
+            parts.extend([recalled] if recalled is not None else [])
+        return UserEntry(
+            message, request.media, turn_context, author=request.author, parts=tuple(parts)
+        )
 
     async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
         """The turn's user entry and the system prompt of all its requests, made side by side:
