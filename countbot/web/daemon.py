@@ -174,7 +174,7 @@ async def serve_daemon(
         if watcher is not None:
             await watcher.stop()
         await scheduler.stop()
-        triggers.stop_taking()
+        await triggers.stop_taking()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)
         await triggers.close(TRIGGERS_SETTLE)  # the ended turns' answers, before channels stop
