@@ -301,7 +301,8 @@ export default {
   "settings.sandbox": "Shell sandbox",
   "settings.sandboxActive": "Commands run in the sandbox",
   "settings.sandboxInactive": "Not sandboxed: every command asks first",
-  "settings.sandboxHint": "tools.exec.sandbox: {mode} in config.yaml; `countbot doctor` checks it.",
+  "settings.sandboxHint": "tools.exec.sandbox: {mode} in config.yaml. Installed or fixed bubblewrap? Check again: no restart needed.",
+  "settings.sandboxProbe": "Check again",
 
   "memory.title": "Memory",
   "memory.hint": "MEMORY.md: what the assistant remembers across conversations. Edit freely.",

@@ -313,7 +313,8 @@ export default {
   "settings.sandbox": "命令沙箱",
   "settings.sandboxActive": "命令在沙箱中运行",
   "settings.sandboxInactive": "未启用沙箱：每条命令都需先经你批准",
-  "settings.sandboxHint": "config.yaml 中 tools.exec.sandbox: {mode}；可用 `countbot doctor` 检查。",
+  "settings.sandboxHint": "config.yaml 中 tools.exec.sandbox: {mode}。装好或修好了 bubblewrap？点“重新检查”即可，无需重启。",
+  "settings.sandboxProbe": "重新检查",
 
   "memory.title": "记忆",
   "memory.hint": "MEMORY.md：助手跨对话记住的内容，可以随意修改。",
