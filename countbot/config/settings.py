@@ -59,6 +59,13 @@ class ModelSettings(Strict):
     # tool call or an answer" (for models without reliable tool calling); auto: constrained for
     # local/ models, native otherwise.
     tool_calls: Literal["native", "constrained", "auto"] = "auto"
+    # Cache breakpoints on requests to models that cache only where told (Claude's).
+    prompt_caching: bool = True
+    # The model for housekeeping (summaries, the memory flush, titles); empty: `name`.
+    utility: str = ""
+    # The model the turns switch to once `budget.economy_share` of a daily budget is spent;
+    # empty: no switch.
+    economy: str = ""
     local: LocalModelSettings = msgspec.field(default_factory=LocalModelSettings)
 
 
@@ -86,6 +93,10 @@ class BudgetSettings(Strict):
         None
     )
     turn_tokens: Annotated[int, Meta(ge=1, description="tokens one turn may use")] | None = None
+    # Share of a daily limit after which turns use `model.economy` (when one is set).
+    economy_share: Annotated[
+        float, Meta(gt=0.0, lt=1.0, description="share of a daily limit; then model.economy")
+    ] = 0.8
 
 
 class PersonaSettings(Strict):
