@@ -30,6 +30,7 @@ from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.scheduler.assembly import JobsFeature, start_scheduler
 from countbot.subagents.feature import SubagentsFeature
+from countbot.triggers.feature import TriggersFeature
 from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.config_watch import ConfigWatcher
@@ -47,6 +48,8 @@ EXIT_CONFIG = 2
 EXIT_CONFLICT = 1
 # Seconds uvicorn waits for connections to close once the turns are done.
 CONNECTION_GRACE = 3.0
+# Seconds the triggers get to deliver the answers of turns the gateway let finish.
+TRIGGERS_SETTLE = 5.0
 # Room above web.max_frame_bytes, so an oversized frame reaches us and gets an error frame back
 # instead of the server closing the connection.
 FRAME_HEADROOM = 1 << 20
@@ -144,13 +147,12 @@ async def serve_daemon(
 
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
-    subagent_feature, jobs = SubagentsFeature(), JobsFeature()
+    subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     # The tools, the agent loop and MCP are built at the first turn (the runtime is the
     # gateway's turn source), so an idle daemon never imports them; configured MCP servers
     # start with the daemon, and so build them now.
-    runtime = await open_runtime(
-        settings, features=[subagent_feature, jobs], memory_vectors=True, defer_turns=True
-    )
+    features = [subagent_feature, jobs, trigger_feature]
+    runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
     gateway = Gateway(
@@ -161,7 +163,8 @@ async def serve_daemon(
     channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
-    context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
+    triggers = await trigger_feature.start(gateway)
+    context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
     if watcher is not None:
@@ -178,8 +181,10 @@ async def serve_daemon(
         if watcher is not None:
             await watcher.stop()
         await scheduler.stop()
+        await triggers.stop_taking()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)
+        await triggers.close(TRIGGERS_SETTLE)  # the ended turns' answers, before channels stop
         await channels.stop()  # after the gateway, so chats still see their turn end
         server.should_exit = True
         await asyncio.wait({serving})
