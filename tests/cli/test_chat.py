@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -219,6 +220,8 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     assert "✓ workspace" in doctor.stdout and "✓ store" in doctor.stdout
     assert "✓ model" in doctor.stdout, doctor.stdout
     assert "✓ sandbox: exec runs in the sandbox (bubblewrap" in doctor.stdout
+    if shutil.which("chromium"):
+        assert "✓ browser: " in doctor.stdout and "Chromium" in doctor.stdout, doctor.stdout
     starter = config.read_text()
     assert "    sandbox: auto" in starter
     config.write_text(starter.replace("    sandbox: auto", "    sandbox: 'off'", 1))
