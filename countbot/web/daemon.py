@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.backup.schedule import BackupSchedule
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
@@ -154,6 +155,8 @@ async def serve_daemon(
     channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
+    backups = BackupSchedule(settings)
+    backups.start()
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
@@ -171,6 +174,7 @@ async def serve_daemon(
         if watcher is not None:
             await watcher.stop()
         await scheduler.stop()
+        await backups.stop()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)
         await channels.stop()  # after the gateway, so chats still see their turn end
