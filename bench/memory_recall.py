@@ -190,7 +190,8 @@ async def auto_recall(year: Year, index: MemoryIndex) -> tuple[float, float, int
     tokens by the estimate the budget uses)."""
     hit, tokens, estimates = [], [], []
     for fact, question, _kind, _lang in questions(year):
-        block = await AutoRecall(index).recall(question, "bench-session")
+        part = await AutoRecall(index).recall(question, "bench-session")
+        block = part.text if part is not None else None
         hit.append(block is not None and fact in block)
         tokens.append(count_text(block, "gpt-4o") if block else 0)
         estimates.append(estimate_tokens(block) if block else 0)

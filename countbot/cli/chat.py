@@ -20,7 +20,7 @@ from countbot.agent.events import (
     TurnError,
     TurnNotice,
 )
-from countbot.agent.notices import CANCELLED
+from countbot.agent.notices import CANCELLED, final_text
 from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
 from countbot.cli.daemon_client import DaemonChat, final_answer
@@ -39,28 +39,29 @@ async def run_once(
     """Run one turn (through the running daemon if there is one) and print it; exit 1 on error,
     130 when Ctrl-C cancelled it (in the daemon too: the turn stops there and is stored so).
 
-    `settings` may hold unresolved secrets; `local()` gives the complete ones when no daemon
-    runs (`one_turn_settings`). Questions are asked at the terminal when stdin is one, else
-    denied at once.
+    On a terminal the answer streams as it comes, with tool calls and notices beside it as at
+    the prompt; into a pipe or file only the final text is written, once. `settings` may hold
+    unresolved secrets; `local()` gives the complete ones when no daemon runs
+    (`one_turn_settings`). Questions are asked at the terminal when stdin is one, else denied.
     """
     reader = terminal_reader(LineReader())
+    streamed = sys.stdout.isatty()
     daemon = await DaemonChat.open(settings, reader)
     if daemon is not None:
         # Ctrl-C cancels the daemon's turn as at the prompt (else the daemon would finish it).
         async with daemon:
-            answer = await _one_turn(_DaemonTurns(daemon, session_id), message, final_answer)
+            consume = _streaming(final_answer) if streamed else final_answer
+            answer = await _one_turn(_DaemonTurns(daemon, session_id), message, consume)
     else:
         runtime = await open_runtime(local(), prepare_model=True)
         try:
-            token = CancelToken()
-            approver = _approver(runtime, session_id, token, reader)
-            request = TurnRequest(
-                message, session_id, channel="cli", cancel_token=token, approver=approver
-            )
-            answer = await runtime.agent.process_direct(request)
+            turns = _LocalTurns(runtime, session_id, reader)
+            consume = _streaming(final_text) if streamed else final_text
+            answer = await _one_turn(turns, message, consume)
         finally:
             await runtime.close()
-    click.echo(answer)
+    if not streamed:
+        click.echo(answer)
     if answer == CANCELLED:
         return 130  # what an interrupted command exits with
     return 1 if answer.startswith("Error: ") else 0
@@ -173,6 +174,26 @@ async def _one_turn(
             await turns.cancel()
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
     return turn.result()
+
+
+def _streaming(
+    summarize: Callable[[AsyncIterator[AgentEvent]], Awaitable[str]],
+) -> Callable[[AsyncIterator[AgentEvent]], Awaitable[str]]:
+    """A consumer that shows a turn as it happens (as `_render`, without the prompt's prefix)
+    and gives its final text as `summarize` reads it."""
+
+    async def consume(events: AsyncIterator[AgentEvent]) -> str:
+        async def shown() -> AsyncIterator[AgentEvent]:
+            async for event in events:
+                _show(event)
+                yield event
+
+        answer = await summarize(shown())
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return answer
+
+    return consume
 
 
 async def _render(events: AsyncIterator[AgentEvent]) -> None:

@@ -48,12 +48,20 @@ def list_jobs(config_path: str | None) -> None:
     echo_lines([_describe(view) for view in views], empty)
 
 
+def _with_unit(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A bare number is refused: "5" could mean seconds or minutes, and the reader meant one."""
+    if value is not None and value.strip().isdigit():
+        n = value.strip()
+        raise click.BadParameter(f"{n!r} has no unit: write {n}m for minutes, or {n}s, {n}h, {n}d")
+    return value
+
+
 @cron.command("add")
 @config_option
 @click.option("--name", required=True, help="a short name")
 @click.option("--prompt", required=True, help="what the assistant does at each run")
 @click.option("--cron", "cron_expr", help="crontab expression, e.g. '0 8 * * 1-5'")
-@click.option("--every", help="interval, e.g. 30m, 2h, 1d")
+@click.option("--every", callback=_with_unit, help="interval with its unit: 90s, 30m, 2h, 1d")
 @click.option("--at", "at_time", help="one-shot ISO date-time, e.g. 2026-05-01T09:00")
 @click.option("--tz", "timezone", help="IANA time zone (default: config timezone)")
 @click.option("--deliver", default="web", show_default=True, help="channel:chat, web, none")

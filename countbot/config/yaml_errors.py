@@ -11,6 +11,7 @@ import re
 
 import yaml
 
+_NO_COLON = "could not find expected ':'"
 # (a pattern of PyYAML's `problem`, what it means for someone editing the file)
 _EXPLANATIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), words)
@@ -61,12 +62,48 @@ def explain_yaml_error(err: yaml.YAMLError, text: str, source: str) -> str:
     """One message for a YAML syntax error in `text` (read from `source`)."""
     mark = getattr(err, "problem_mark", None)
     problem = str(getattr(err, "problem", None) or err)
-    words = _words_for(problem)
     if mark is None:
-        return f"YAML syntax error in {source}: {words}"
-    line, column = mark.line + 1, mark.column + 1
-    shown = _line_with_caret(text, mark.line, mark.column)
-    return f"YAML syntax error in {source} at line {line}, column {column}: {words}\n{shown}"
+        return f"YAML syntax error in {source}: {_words_for(problem)}"
+    index, column = _faulty_line(err, text, problem)
+    if index != mark.line:  # the line above lacks its colon, whatever PyYAML called it
+        problem = _NO_COLON
+    words = _words_for(problem)
+    shown = _line_with_caret(text, index, column)
+    place = f"line {index + 1}, column {column + 1}"
+    return f"YAML syntax error in {source} at {place}: {words}\n{shown}"
+
+
+def _faulty_line(err: yaml.YAMLError, text: str, problem: str) -> tuple[int, int]:
+    """Where the mistake is, 0-based: PyYAML's mark is often the line after a missing colon.
+
+    "could not find expected ':'" marks where it gave up and keeps the line the key started on
+    as its context; "mapping values are not allowed" after a line without a colon (`name foo`
+    above `key: x`) means that line ran on into this one as one text.
+    """
+    mark = err.problem_mark  # type: ignore[attr-defined]
+    if problem.startswith(_NO_COLON):
+        start = getattr(err, "context_mark", None)
+        if start is not None:
+            return start.line, start.column
+    if problem.startswith("mapping values are not allowed"):
+        lines = text.splitlines()
+        above = mark.line - 1
+        while above >= 0 and lines[above].strip() in ("", "#"):
+            above -= 1
+        here = lines[mark.line] if mark.line < len(lines) else ""
+        if above >= 0 and ":" not in here[: mark.column] and _runs_on(lines[above], here):
+            prev = lines[above]
+            return above, len(prev) - len(prev.lstrip())
+    return mark.line, mark.column
+
+
+def _runs_on(above: str, here: str) -> bool:
+    """Whether `above` is a plain text that YAML reads on into `here` (no colon, no list dash,
+    not a comment, indented at least as deep)."""
+    bare = above.strip()
+    indent = len(above) - len(above.lstrip())
+    deeper = indent >= len(here) - len(here.lstrip())
+    return bool(bare) and ":" not in bare and not bare.startswith(("-", "#")) and deeper
 
 
 def _words_for(problem: str) -> str:

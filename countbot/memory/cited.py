@@ -12,6 +12,12 @@ from typing import Protocol
 
 # What a search can be narrowed to.
 KINDS = ("note", "conversation")
+# The kinds each scope a person can name covers (the Memory page, `countbot memory search`).
+SCOPES: dict[str, tuple[str, ...]] = {
+    "all": KINDS,
+    "notes": ("note",),
+    "conversations": ("conversation",),
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,8 @@ MESSAGE_BATCH = 500
 # session then walks the session's every entry (~0.1 ms a turn at 10,000). Merged once after it.
 MERGE_AFTER_BATCHES = 2
 EMBED_BATCH = 32
+# Rows of the store's forget log applied per catch-up transaction.
+FORGET_BATCH = 100
 # Candidates each side contributes to the fusion.
 CANDIDATES = 50
 # After the embedder fails, full-text carries on and vectors are retried this much later (s).
@@ -93,6 +95,10 @@ class MemoryIndex:
         self._embed_poked = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._cursor: int | None = None  # the last stored record indexed (None: read the file)
+        # The last row of the store's forget log applied (None: read the file), and whether a
+        # row was written since the log was last read: no search may run before it is applied.
+        self._forgot: int | None = None
+        self._forgets_pending = False
         # Sessions with records appended in this process and not indexed yet (the newest id), and
         # the store's count of other processes' writes when the log was last read through.
         self._pending: dict[str, int] = {}
@@ -106,7 +112,7 @@ class MemoryIndex:
         vectors = VectorProcess(path, embedder) if embedder is not None else None
         index = cls(db, workspace, sessions, embedder, vectors)
         sessions.on_append(index._appended)
-        sessions.on_change(index._session_changed)
+        sessions.on_forget(index._forget_logged)
         return index
 
     def start(self) -> None:
@@ -258,6 +264,7 @@ class MemoryIndex:
     def _behind(self, exclude_session: str | None) -> bool:
         return (
             self._cursor is None
+            or self._forgets_pending
             or self._sessions.outside_writes != self._outside_seen
             or any(session != exclude_session for session in self._pending)
         )
@@ -311,20 +318,26 @@ class MemoryIndex:
         if added:
             self._embed_poked.set()
 
-    async def sync_messages(self) -> None:
-        """Index the stored records after the cursor, a bounded batch per transaction.
+    async def sync_messages(self) -> int:
+        """Apply the store's forget log and index the stored records after the cursors, a
+        bounded batch per transaction; returns how many entries the forget log removed.
 
-        The cursor is kept in memory between calls (the follower runs after every stored
+        The forget log's new rows are read before the records (a record a row removed is no
+        longer among them) and applied in the transaction that indexes them, deletions first.
+        The cursors are kept in memory between calls (the follower runs after every stored
         message): `add_messages` refuses a cursor another process moved, and then it is read
         again from the file.
         """
         async with self._messages_lock:
-            outside, full = self._sessions.outside_writes, 0
-            if self._cursor is None:
-                self._cursor = await self._stored_cursor()
+            outside, full, removed = self._sessions.outside_writes, 0, 0
+            if self._cursor is None or self._forgot is None:
+                self._cursor = await self._stored_cursor(index_db.MESSAGES_CURSOR)
+                self._forgot = await self._stored_cursor(index_db.FORGETS_CURSOR)
             while True:
+                self._forgets_pending = False  # a row logged from now on sets it again
+                forgets = await self._sessions.forgets_after(self._forgot, FORGET_BATCH)
                 found, through = await self._sessions.messages_after(self._cursor, MESSAGE_BATCH)
-                if through == self._cursor:
+                if through == self._cursor and not forgets:
                     self._read_through(through, outside)
                     break
                 entries = [
@@ -332,28 +345,35 @@ class MemoryIndex:
                     for m in found
                     for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
                 ]
-                added = await self._db.run(index_db.add_messages, entries, self._cursor, through)
+                added, dropped = await self._db.run(
+                    index_db.catch_up, forgets, entries, self._cursor, through
+                )
+                self._forget_vectors(dropped)
+                removed += len(dropped)
+                if forgets:
+                    self._forgot = forgets[-1].id
                 if added is None:
-                    self._cursor = await self._stored_cursor()
+                    self._cursor = await self._stored_cursor(index_db.MESSAGES_CURSOR)
                     continue
                 self._cursor = through
                 if added:
                     self._embed_poked.set()
-                if len(found) < MESSAGE_BATCH:
-                    # A short batch was read through the newest record: nothing is left.
+                if len(found) < MESSAGE_BATCH and len(forgets) < FORGET_BATCH:
+                    # Short batches were read through the newest rows: nothing is left.
                     self._read_through(through, outside)
                     break
-                full += 1
+                full += len(found) == MESSAGE_BATCH
             if full >= MERGE_AFTER_BATCHES:
                 await self._db.run(index_db.merge_segments)
+            return removed
 
     def _read_through(self, through: int, outside: int) -> None:
         """The log is indexed through message `through`, as of the store's `outside` count."""
         self._pending = {s: i for s, i in self._pending.items() if i > through}
         self._outside_seen = outside
 
-    async def _stored_cursor(self) -> int:
-        return int(await self._db.run(index_db.get_state, index_db.MESSAGES_CURSOR) or 0)
+    async def _stored_cursor(self, key: str) -> int:
+        return int(await self._db.run(index_db.get_state, key) or 0)
 
     async def _follow(self) -> None:
         """Catch up once at start, then index stored messages as they settle; the memory files
@@ -381,20 +401,18 @@ class MemoryIndex:
                 return
             await asyncio.sleep(left)
 
-    def _session_changed(self, session_id: str, change: str) -> None:
-        if change == "deleted":
-            task = asyncio.create_task(self._drop_session(session_id))
-            self._tasks.append(task)
-            task.add_done_callback(self._tasks.remove)
-
-    async def _drop_session(self, session_id: str) -> None:
-        self._forget_vectors(await self._db.run(index_db.delete_session, session_id))
+    def _forget_logged(self) -> None:
+        """The store logged something to forget: no search before it is applied, and the
+        follower applies it now (its vectors leave the worker)."""
+        self._forgets_pending = True
+        self._last_poke = time.monotonic()
+        self._poked.set()
 
     async def forget(self, text: str) -> int:
-        """Drop conversation entries holding `text` now and when records are indexed again."""
-        removed = await self._db.run(index_db.forget_text, text)
-        self._forget_vectors(removed)
-        return len(removed)
+        """Drop conversation entries holding `text` now and when records are indexed again
+        (logged in the store first: a kill before it is applied here does not undo it)."""
+        await self._sessions.forget_text(text)
+        return await self.sync_messages()
 
     def _forget_vectors(self, ids: list[int]) -> None:
         """Deleted entries leave the worker's vectors (the index file's go with their rows)."""
@@ -405,7 +423,7 @@ class MemoryIndex:
         """Index everything again from the files and the store; returns the entries indexed."""
         async with self._files_lock, self._messages_lock:
             await self._db.run(index_db.clear)
-            self._cursor = None
+            self._cursor = self._forgot = None
             self._file_stamps.clear()
             self._vectors_ready = False
             self._ready.clear()

@@ -17,6 +17,7 @@ from typing import Any
 
 from countbot.memory_index.sources import Entry
 from countbot.memory_index.text import indexable
+from countbot.store.forget_log import Forget
 
 MIGRATIONS: list[str] = [
     """
@@ -78,6 +79,8 @@ MIGRATIONS: list[str] = [
 ]
 
 MESSAGES_CURSOR = "messages_through"
+# The last row of the store's forget log applied (`countbot/store/forget_log.py`).
+FORGETS_CURSOR = "forgets_through"
 _ROW = "id, kind, source, locator, ts, text, heading, session_id, channel, title"
 
 
@@ -205,10 +208,89 @@ def delete_entries(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
         conn.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
 
 
-def delete_session(conn: sqlite3.Connection, session_id: str) -> list[int]:
-    ids = [r[0] for r in conn.execute("SELECT id FROM entries WHERE session_id = ?", (session_id,))]
-    delete_entries(conn, ids)
-    return ids
+def catch_up(
+    conn: sqlite3.Connection,
+    forgets: Sequence[Forget],
+    entries: Sequence[Entry],
+    after: int,
+    through: int,
+) -> tuple[list[int] | None, list[int]]:
+    """One step of keeping up with the store: apply `forgets` (rows of its forget log), then
+    index `entries`, the records after message `after` through `through`. Returns the ids
+    added (None if another process had moved the cursor: see `add_messages`) and removed."""
+    removed = apply_forgets(conn, forgets)
+    return add_messages(conn, entries, after, through), removed
+
+
+def apply_forgets(conn: sqlite3.Connection, forgets: Sequence[Forget]) -> list[int]:
+    """Remove what the forget log's rows name, move its cursor; returns the entries removed.
+
+    Idempotent: a row applied twice (two processes, or a replay) finds nothing more to remove.
+    """
+    if not forgets:
+        return []
+    conn.execute(  # a write first: the write lock before anything is read
+        "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+        " SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+        (FORGETS_CURSOR, str(forgets[-1].id)),
+    )
+    removed: dict[int, None] = {}  # ordered, each id once
+    for forget in forgets:
+        if forget.text is not None:
+            removed.update(dict.fromkeys(forget_text(conn, forget.text)))
+        elif forget.session_id is not None:
+            removed.update(dict.fromkeys(_forget_messages(conn, forget)))
+    delete_entries(conn, list(removed))
+    return list(removed)
+
+
+def _forget_messages(conn: sqlite3.Connection, forget: Forget) -> list[int]:
+    """The entries of the session's messages `first`..`last`; what was recalled into the
+    session after `since` and every recalled line citing those messages go from `recalls`."""
+    session = forget.session_id
+    conn.execute("DELETE FROM recalls WHERE session_id = ? AND ts > ?", (session, forget.since))
+    cited = conn.execute(
+        "SELECT id, hits FROM recalls r WHERE EXISTS (SELECT 1 FROM json_each(r.hits)"
+        " WHERE json_extract(value, '$.session_id') = ?)",
+        (session,),
+    ).fetchall()
+    for recall_id, hits in cited:
+        kept = [
+            hit
+            for hit in json.loads(hits)
+            if not (
+                hit.get("session_id") == session
+                and forget.first <= _message_id(hit.get("locator", "")) <= forget.last
+            )
+        ]
+        _keep_hits(conn, recall_id, kept)
+    return [
+        entry_id
+        for entry_id, locator in conn.execute(
+            "SELECT id, locator FROM entries WHERE source = ? AND kind = 'conversation'",
+            (session,),
+        )
+        if forget.first <= _message_id(locator) <= forget.last
+    ]
+
+
+def _message_id(locator: str) -> int:
+    """The message id of a conversation entry's locator (`m12`, or `m12.3` for a piece)."""
+    try:
+        return int(locator[1:].split(".", 1)[0])
+    except ValueError:
+        return -1
+
+
+def _keep_hits(conn: sqlite3.Connection, recall_id: int, hits: list[dict[str, Any]]) -> None:
+    """A recall keeps only `hits`, and goes when none is left."""
+    if hits:
+        conn.execute(
+            "UPDATE recalls SET hits = ? WHERE id = ?",
+            (json.dumps(hits, ensure_ascii=False), recall_id),
+        )
+    else:
+        conn.execute("DELETE FROM recalls WHERE id = ?", (recall_id,))
 
 
 def add_messages(
@@ -222,6 +304,8 @@ def add_messages(
     The UPDATE comes first, so the check, the forgotten list and the insert hold the write lock
     together (one transaction per batch: the follower runs after every stored message).
     """
+    if after == through:  # nothing new: only the forget log had rows
+        return []
     moved = conn.execute(
         "UPDATE state SET value = ? WHERE key = ? AND value = ?",
         (str(through), MESSAGES_CURSOR, str(after)),
@@ -246,10 +330,21 @@ def merge_segments(conn: sqlite3.Connection) -> None:
 
 
 def forget_text(conn: sqlite3.Connection, text: str) -> list[int]:
-    """Remember `text` as forgotten and drop the conversation entries holding it."""
+    """Remember `text` as forgotten; the conversation entries holding it (not yet deleted), and
+    what auto-recall showed of them or was asked with it, go from `recalls`."""
     needle = text.casefold()
     conn.execute("INSERT OR REPLACE INTO forgotten (text, ts) VALUES (?, ?)", (needle, time.time()))
-    ids = [
+    found = conn.execute(
+        "SELECT id, query, hits FROM recalls WHERE instr(lower(query), ?) OR instr(lower(hits), ?)",
+        (needle, needle),
+    ).fetchall()
+    for recall_id, query, hits in found:
+        if needle in query.casefold():
+            conn.execute("DELETE FROM recalls WHERE id = ?", (recall_id,))
+            continue
+        kept = [hit for hit in json.loads(hits) if needle not in hit.get("text", "").casefold()]
+        _keep_hits(conn, recall_id, kept)
+    return [
         entry_id
         for entry_id, body in conn.execute(
             "SELECT id, text FROM entries WHERE kind = 'conversation' AND instr(lower(text), ?)",
@@ -257,8 +352,6 @@ def forget_text(conn: sqlite3.Connection, text: str) -> list[int]:
         )
         if needle in body.casefold()
     ]
-    delete_entries(conn, ids)
-    return ids
 
 
 def forgotten(conn: sqlite3.Connection) -> list[str]:

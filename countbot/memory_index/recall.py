@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
+from countbot.authorship import OWNER, Part
 from countbot.memory.cited import CitedHit
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.text import estimate_tokens
@@ -42,8 +43,9 @@ class AutoRecall:
         self._tokens = tokens
         self._shown: OrderedDict[str, set[tuple[str, str]]] = OrderedDict()
 
-    async def recall(self, query: str, session_id: str) -> str | None:
-        """The context block for `query`, or None when nothing is worth adding."""
+    async def recall(self, query: str, session_id: str) -> Part | None:
+        """The block for `query` as a part of the user's message, or None when nothing is worth
+        adding."""
         if not query.strip():
             return None
         # A hit found by meaning alone must be worth the tokens: the search leaves out those
@@ -70,7 +72,7 @@ class AutoRecall:
             return None
         seen.update((h.source, h.locator) for h in shown)
         await self._index.record_recall(session_id, query[:500], shown)
-        return block
+        return Part("recall", block, OWNER)
 
 
 def recall_block(hits: list[CitedHit], budget: int) -> tuple[str, list[CitedHit]]:

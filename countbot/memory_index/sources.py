@@ -112,6 +112,8 @@ def message_entries(
     text = record.get("content") if kind == "user" else record.get("text")
     if not isinstance(text, str) or not text.strip():
         return []
+    if kind == "assistant" and record.get("stop_reason") == "cancelled":
+        return []  # the user stopped it: an answer they rejected is never recalled
     ts = float(record.get("ts") or 0.0)
     speaker = "User" if kind == "user" else "Assistant"
     return [

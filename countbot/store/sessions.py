@@ -19,7 +19,9 @@ from typing import Any
 import msgspec
 
 from countbot.llm.unicode_repair import json_text
+from countbot.store import forget_log
 from countbot.store.database import Database
+from countbot.store.forget_log import Forget
 from countbot.store.window_cache import WindowCache
 
 TITLE_LENGTH = 60
@@ -30,6 +32,8 @@ ChangeListener = Callable[[str, str], None]
 # Told the session and the new message's id after every committed record (the memory index
 # catches up from it).
 AppendListener = Callable[[str, int], None]
+# Told after a commit that wrote to the forget log (a rewind, a deletion, a forgotten text).
+ForgetListener = Callable[[], None]
 # Another store's write, run in the transaction that appends a record (an answer's usage row).
 Write = Callable[[sqlite3.Connection], object]
 
@@ -81,6 +85,7 @@ class SessionStore:
         self._db = db
         self._listeners: builtins.list[ChangeListener] = []
         self._append_listeners: builtins.list[AppendListener] = []
+        self._forget_listeners: builtins.list[ForgetListener] = []
         self._windows = WindowCache()
         # Changes to any log so far: a window read while one completed is not cached.
         self._writes = 0
@@ -92,6 +97,10 @@ class SessionStore:
     def on_append(self, listener: AppendListener) -> None:
         """Call `listener` with the session and message id after each committed record."""
         self._append_listeners.append(listener)
+
+    def on_forget(self, listener: ForgetListener) -> None:
+        """Call `listener` after each commit that wrote to the forget log (`forget_log.py`)."""
+        self._forget_listeners.append(listener)
 
     @property
     def outside_writes(self) -> int:
@@ -156,6 +165,7 @@ class SessionStore:
         self._rewritten(session_id)
         if deleted:
             self._changed(session_id, "deleted")
+            self._forgot()
         return deleted
 
     async def append(
@@ -233,7 +243,21 @@ class SessionStore:
         self._rewritten(session_id)
         if not refusal:
             self._changed(session_id, "updated")
+            self._forgot()
         return refusal
+
+    async def forget_text(self, text: str) -> None:
+        """Log that conversation passages holding `text` are forgotten (`memory_forget`)."""
+        await self._db.run(forget_log.record_text, text)
+        self._forgot()
+
+    async def forgets_after(self, after_id: int, limit: int) -> builtins.list[Forget]:
+        """The forget log's rows after `after_id`, oldest first (what the memory index applies)."""
+        return await self._db.run(forget_log.forgets_after, after_id, max(limit, 1))
+
+    def _forgot(self) -> None:
+        for listener in self._forget_listeners:
+            listener()
 
     async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
         """Records up to `through_id` are now covered by `summary`.
@@ -314,7 +338,8 @@ def _rename(conn: sqlite3.Connection, session_id: str, title: str) -> bool:
 
 
 def _delete(conn: sqlite3.Connection, session_id: str) -> bool:
-    # The messages go with it through ON DELETE CASCADE.
+    # The messages go with it through ON DELETE CASCADE; memory forgets them in the same commit.
+    forget_log.record_session(conn, session_id, 0)
     return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
 
@@ -365,6 +390,13 @@ def _rewind(conn: sqlite3.Connection, session_id: str, from_id: int) -> str:
         return "it names no message the user sent in this session"
     if from_id <= row[1]:
         return "that message is already summarized into memory"
+    # What auto-recall put into the turns dropped came after the record before them.
+    before = conn.execute(
+        "SELECT json_extract(record, '$.ts') FROM messages WHERE session_id = ? AND id < ?"
+        " ORDER BY id DESC LIMIT 1",
+        (session_id, from_id),
+    ).fetchone()
+    forget_log.record_session(conn, session_id, from_id, float(before[0] or 0) if before else 0.0)
     deleted = conn.execute(
         "DELETE FROM messages WHERE session_id = ? AND id >= ?", (session_id, from_id)
     ).rowcount

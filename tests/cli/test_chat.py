@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -117,6 +118,52 @@ def test_interactive_chat_streams_answers(
     result = run("chat", cwd=tmp_path, stdin="hello\nexit\n")
     assert result.returncode == 0, result.stderr
     assert "Hello from the prompt!" in result.stdout
+
+
+def test_chat_message_on_a_terminal_streams_the_answer_as_it_comes(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    """With stdout a terminal (a pty here), the first words show while the model is still
+    writing the rest: the last chunk waits until the test has read the first one."""
+    import pty
+
+    write_config(tmp_path, model_server)
+    gate = threading.Event()
+    model_server.script(Reply.text("First words. Then the rest.", chunks=2, gate=gate))
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "TEST_MODEL_KEY": "sk-cli-test-0123456789", "COUNTBOT_HOME": str(tmp_path)}
+    chat = subprocess.Popen(
+        [*COUNTBOT, "chat", "-m", "hello"], cwd=tmp_path, env=env, stdout=terminal, stderr=terminal
+    )
+    os.close(terminal)
+    try:
+        seen = _read_until(controller, b"First words.", 60)
+        assert chat.poll() is None  # the answer is not finished, yet its start is on the screen
+        gate.set()
+        seen = _read_until(controller, b"Then the rest.", 60, seen)
+        assert chat.wait(30) == 0
+    finally:
+        gate.set()
+        os.close(controller)
+        if chat.poll() is None:
+            chat.kill()
+    assert seen.count(b"Then the rest.") == 1  # streamed once, not printed again at the end
+
+
+def _read_until(fd: int, wanted: bytes, timeout: float, seen: bytes = b"") -> bytes:
+    """What a pty's program wrote (after `seen`), read until `wanted` shows or time runs out."""
+    import select
+
+    deadline = time.monotonic() + timeout
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:  # the program closed the terminal
+                break
+    assert wanted in seen, seen
+    return seen
 
 
 def test_invalid_config_names_the_key_and_exits_2(

@@ -73,6 +73,10 @@ async def test_mistakes_are_explained(config: Path) -> None:
     )
     assert status == 2 and "shortest interval" in err
     status, _, err = await countbot(
+        "cron", "add", "--name", "x", "--prompt", "y", "--every", "5", config=config
+    )
+    assert status == 2 and "'5' has no unit: write 5m for minutes" in err
+    status, _, err = await countbot(
         "cron", "add", "--name", "x", "--prompt", "y", "--cron", "0 8 * * *", "--every", "1h",
         config=config,
     )  # fmt: skip

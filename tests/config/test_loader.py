@@ -273,6 +273,19 @@ def test_yaml_syntax_error_reports_line_and_column(tmp_path: Path) -> None:
     assert "column" in message
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nmodel:\n  name: x\n  name_only\n  temperature: 1\n",  # runs on into line 5
+        "a: 1\nmodel:\n  name: x\n  name_only\nb: 2\n",  # PyYAML gives up on line 5
+    ],
+)
+def test_a_missing_colon_is_reported_on_its_own_line(tmp_path: Path, text: str) -> None:
+    message = problems_of(write(tmp_path, text))
+    assert "at line 4, column 3: a line that is not `key: value`: add the colon" in message
+    assert "4 |   name_only" in message
+
+
 def test_top_level_that_is_not_a_mapping_is_explained(tmp_path: Path) -> None:
     message = problems_of(write(tmp_path, "- model\n- agent\n"))
     assert "`key: value`" in message

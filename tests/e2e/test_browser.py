@@ -166,6 +166,13 @@ async def test_the_ui_switches_to_chinese_and_stays_so(
     await chat.reload()
     await expect(chat.by_testid("send-button")).to_have_text("发送")
     await expect(chat.by_testid("lang-switch")).to_have_value("zh-CN")
+    # After a turn (which re-labels the placeholder) and a switch back, every name is English.
+    model_server.script(Reply.text("Hi!", chunks=1))
+    await chat.send("hi")
+    await expect(chat.answer_text(chat.messages("assistant").nth(1))).to_have_text("Hi!")
+    await chat.by_testid("lang-switch").select_option("en")
+    await expect(composer).to_have_attribute("aria-label", "Message")
+    await expect(chat.page.get_by_role("textbox", name="Message")).to_be_visible()
 
 
 async def test_markup_from_the_model_is_shown_as_text_never_run(

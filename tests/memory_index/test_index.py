@@ -79,7 +79,6 @@ async def test_a_committed_message_and_an_edited_file_are_indexed_incrementally(
     assert await memory.texts("ferry", kinds=("note",)) == []
 
     await memory.sessions.delete("tg:1")
-    await asyncio.sleep(0.05)  # the deletion is applied by a task of the index
     assert await memory.texts("ferry") == []
 
 
@@ -180,6 +179,36 @@ def test_countbot_memory_rebuild_indexes_the_files_and_the_store(tmp_path: Path)
         done.stdout,
         time.monotonic() - started,
     )
+
+
+def test_countbot_memory_search_finds_notes_and_says_when_nothing_is_found(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "MEMORY.md").write_text("- Likes green tea\n- Cat is called Miso\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"workspace: {workspace}\ndata_dir: {tmp_path / 'data'}\nmemory:\n  embeddings: 'off'\n",
+        encoding="utf-8",
+    )
+
+    def search(*words: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "countbot", "memory", "search", *words, "--config", str(config)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
+
+    found = search("Miso")
+    assert found.returncode == 0, found.stderr
+    assert "MEMORY.md L2" in found.stdout and "Cat is called Miso" in found.stdout
+    assert "green tea" not in found.stdout
+    nothing = search("aubergine", "--scope", "conversations")
+    assert nothing.returncode == 0 and "Nothing found for 'aubergine'." in nothing.stdout
 
 
 async def test_two_processes_catching_up_at_once_index_each_message_once(tmp_path: Path) -> None:

@@ -66,6 +66,8 @@ class Reply:
     reasoning: str = ""
     content_type: str = ""
     finish: str = ""
+    # Set by the test: a streamed reply holds everything after its first delta until it is set.
+    gate: threading.Event | None = None
 
     @classmethod
     def text(
@@ -77,11 +79,13 @@ class Reply:
         usage: tuple[int, int] = (10, 5),
         reasoning: str = "",
         finish: str = "stop",
+        gate: threading.Event | None = None,
     ) -> Reply:
         """`content` streamed as `chunks` deltas, sleeping `delay` before each one.
 
         `reasoning` comes first, as one `reasoning_content` delta (as DeepSeek and others send it).
-        `finish="length"` is an answer the output limit cut.
+        `finish="length"` is an answer the output limit cut. With `gate`, the deltas after the
+        first wait until the test sets it (what the client shows of an unfinished answer).
         """
         return cls(
             "text",
@@ -91,6 +95,7 @@ class Reply:
             usage=usage,
             reasoning=reasoning,
             finish=finish,
+            gate=gate,
         )
 
     @classmethod
@@ -345,8 +350,10 @@ class _Connection(asyncio.Protocol):
             events = itertools.islice(events, len(_split(reply.content, reply.chunks)))
             if not reply.content:
                 events = iter(())
-        for event in events:
+        for number, event in enumerate(events):
             await self._sleep(reply.delay)
+            if number == 1 and reply.gate is not None:
+                await asyncio.to_thread(reply.gate.wait, 120)
             writer.sse(event)
         if reply.kind == "drop":
             writer.must_close = True

@@ -14,10 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.memory.cited import KINDS
+from countbot.memory.cited import SCOPES
 from countbot.web.api.errors import ApiError, daemon_of, int_param, json_object, text_param
-
-_SCOPES = {"all": KINDS, "notes": ("note",), "conversations": ("conversation",)}
 
 
 def version_of(content: str) -> str:
@@ -66,12 +64,12 @@ async def search_memory(request: Request) -> JSONResponse:
     if not query:
         raise ApiError(400, "'q' (what to search for) is required")
     scope = text_param(request, "scope") or "all"
-    if scope not in _SCOPES:
+    if scope not in SCOPES:
         raise ApiError(400, "'scope' must be all, notes or conversations")
     hits = await daemon_of(request).runtime.memory_index.search(
         query,
         limit=int_param(request, "limit", 20, low=1, high=100),
-        kinds=_SCOPES[scope],
+        kinds=SCOPES[scope],
         since=_date_param(request, "since"),
         until=_date_param(request, "until"),
     )

@@ -59,9 +59,11 @@ function labelText(el) {
   return t(key, el.dataset.i18nArgs ? JSON.parse(el.dataset.i18nArgs) : undefined);
 }
 
-/** Translated attributes (placeholder, title, aria-label) that follow language switches. */
+/** Translated attributes (placeholder, title, aria-label) that follow language switches; those
+ * not named keep theirs (a changed placeholder must not freeze the aria-label's language). */
 export function labelAttrs(el, attrs) {
-  el.dataset.i18nAttrs = JSON.stringify(attrs);
+  const kept = el.dataset.i18nAttrs ? JSON.parse(el.dataset.i18nAttrs) : {};
+  el.dataset.i18nAttrs = JSON.stringify({ ...kept, ...attrs });
   for (const [attr, key] of Object.entries(attrs)) el.setAttribute(attr, t(key));
   return el;
 }

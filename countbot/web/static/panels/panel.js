@@ -1,7 +1,7 @@
 // What every panel page shares: a titled page, a loading state, and a failed load that can be
 // retried, so each panel module only builds its own content.
 
-import { h, label } from "../lib/dom.js";
+import { h, label, labelAttrs } from "../lib/dom.js";
 
 /** Fill `root` with a page (titled unless `titleKey` is null) whose body is `build(await load())`. */
 export async function loadPanel(root, titleKey, load, build) {
@@ -55,8 +55,16 @@ export function statusLine(testid) {
 }
 
 /** A data table with translated column headings (`""`: an unlabelled column) over `rows` (its
- * `tr`s); it scrolls sideways when the page is narrow. `testid` names the table for tests. */
+ * `tr`s); on a phone each row becomes a card of lines labelled by their column (styles.css).
+ * `testid` names the table for tests. */
 export function dataTable(headingKeys, rows, testid) {
+  // Each cell knows its column's heading: on a phone a row is drawn as a card of labelled lines.
+  for (const row of rows) {
+    if (!(row instanceof Element)) continue;
+    [...row.children].forEach((cell, column) => {
+      if (headingKeys[column]) labelAttrs(cell, { "data-label": headingKeys[column] });
+    });
+  }
   return h(
     "div",
     { class: "table-wrap" },
