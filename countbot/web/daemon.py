@@ -16,7 +16,7 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
@@ -63,8 +63,9 @@ class _DaemonServer(Server):
         yield
 
 
-def run_daemon(settings: Settings) -> int:
-    """Run until a signal; returns the process exit status."""
+def run_daemon(settings: Settings, listening: Callable[[], object] = lambda: None) -> int:
+    """Run until a signal; returns the process exit status. `listening` is called once the
+    daemon serves (a start that fails before it never calls it)."""
     web = settings.web
     if not is_loopback(web.host) and web.token is None:
         _say(
@@ -90,13 +91,18 @@ def run_daemon(settings: Settings) -> int:
             return EXIT_CONFLICT
         configure_logging(secret_masker(settings))
         with listener:
-            asyncio.run(_serve(settings, lock, listener))
+            asyncio.run(_serve(settings, lock, listener, listening))
         return 0
     finally:
         lock.release()
 
 
-async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket) -> None:
+async def _serve(
+    settings: Settings,
+    lock: InstanceLock,
+    listener: socket.socket,
+    listening: Callable[[], object],
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -105,6 +111,7 @@ async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket
         async with serve_daemon(settings, listener) as daemon:
             # The socket already listens: a client connecting now waits in its backlog.
             _announce(lock.publish(settings.web.host, daemon.port).url, settings)
+            listening()
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
@@ -246,7 +253,7 @@ def _bind_failure(settings: Settings, exc: OSError) -> str:
     if exc.errno == errno.EADDRINUSE:
         return (
             f"{text} Another program (perhaps another CountBot) uses port {web.port}: stop it, "
-            f"or set web.port to a free port in {where}."
+            f"start with `countbot run --port <another>` or set web.port in {where}."
         )
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"{text} This machine has no address {web.host}: check web.host in {where}."
