@@ -146,10 +146,23 @@ class WebToolSettings(Strict):
     search_url: str | None = None
 
 
+class BrowserSettings(Strict):
+    """The `browser` tool: a system Chromium the daemon starts on first use (countbot/browser/)."""
+
+    enabled: bool = True
+    executable: Annotated[str, Meta(description="'': chromium on PATH")] = ""
+    headless: bool = True
+    idle_minutes: Annotated[float, Meta(gt=0, description="closed after this long unused")] = 10.0
+    action_timeout: Annotated[float, Meta(gt=0, description="s one action may take")] = 20.0
+    snapshot_tokens: Annotated[int, Meta(ge=200, description="tokens per snapshot page")] = 2000
+    max_download_bytes: Annotated[int, Meta(ge=1024)] = 50_000_000
+
+
 class ToolsSettings(Strict):
     restrict_to_workspace: bool = True
     exec: ExecSettings = msgspec.field(default_factory=ExecSettings)
     web: WebToolSettings = msgspec.field(default_factory=WebToolSettings)
+    browser: BrowserSettings = msgspec.field(default_factory=BrowserSettings)
 
 
 class WebSettings(Strict):

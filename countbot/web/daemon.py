@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
@@ -148,10 +149,11 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
+    browser = BrowserFeature()
     # The tools, the agent loop and MCP are built at the first turn (the runtime is the
     # gateway's turn source), so an idle daemon never imports them; configured MCP servers
     # start with the daemon, and so build them now.
-    features = [subagent_feature, jobs, trigger_feature]
+    features = [subagent_feature, jobs, trigger_feature, browser]
     runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
@@ -186,6 +188,7 @@ async def serve_daemon(
         await gateway.close(settings.web.shutdown_grace)
         await triggers.close(TRIGGERS_SETTLE)  # the ended turns' answers, before channels stop
         await channels.stop()  # after the gateway, so chats still see their turn end
+        await browser.close()  # after the turns: none is using it any more
         server.should_exit = True
         await asyncio.wait({serving})
         preload.cancel()
