@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.backup.schedule import BackupSchedule
+from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
@@ -148,10 +150,11 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
+    browser = BrowserFeature()
     # The tools, the agent loop and MCP are built at the first turn (the runtime is the
     # gateway's turn source), so an idle daemon never imports them; configured MCP servers
     # start with the daemon, and so build them now.
-    features = [subagent_feature, jobs, trigger_feature]
+    features = [subagent_feature, jobs, trigger_feature, browser]
     runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
@@ -164,6 +167,8 @@ async def serve_daemon(
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
     triggers = await trigger_feature.start(gateway)
+    backups = BackupSchedule(settings)
+    backups.start()
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
@@ -181,11 +186,13 @@ async def serve_daemon(
         if watcher is not None:
             await watcher.stop()
         await scheduler.stop()
+        await backups.stop()
         await triggers.stop_taking()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)
         await triggers.close(TRIGGERS_SETTLE)  # the ended turns' answers, before channels stop
         await channels.stop()  # after the gateway, so chats still see their turn end
+        await browser.close()  # after the turns: none is using it any more
         server.should_exit = True
         await asyncio.wait({serving})
         preload.cancel()
