@@ -50,10 +50,9 @@ _CJK_STOP_CHARS = frozenset("的了是我你他她它们在有和就不也都还
 
 # Greetings, thanks and assent: a message of nothing else is about nothing memory holds (auto-
 # recall brought a months-old "Hello!" back for every "hello").
-PHATIC = frozenset(
-    """hello hi hey hiya howdy thanks thank thx cheers bye goodbye good morning afternoon
-    evening night ok okay yes yeah yep nope sure great cool nice fine alright welcome""".split()
-)
+_PHATIC_TEXT = """hello hi hey hiya howdy thanks thank thx cheers bye goodbye good morning
+    afternoon evening night ok okay yes yeah yep nope sure great cool nice fine alright welcome"""
+PHATIC = frozenset(_PHATIC_TEXT.split())
 _PHATIC_CJK = (
     "早上好",
     "晚上好",
@@ -108,9 +107,7 @@ def content_units(text: str) -> ContentUnits:
     words = {
         word
         for word in _words(text.lower())
-        if word not in STOPWORDS
-        and word not in PHATIC
-        and (len(word) > 1 or word.isdigit())
+        if word not in STOPWORDS and word not in PHATIC and (len(word) > 1 or word.isdigit())
     }
     chars: set[str] = set()
     if not text.isascii():
