@@ -219,7 +219,8 @@ async def auto_recall(
     hit: dict[str, list[bool]] = {}
     tokens, estimates = [], []
     for fact, question, kind, _lang in questions(year):
-        block = await AutoRecall(index).recall(question, "bench-session")
+        part = await AutoRecall(index).recall(question, "bench-session")
+        block = part.text if part is not None else None
         hit.setdefault(kind, []).append(block is not None and fact in block)
         tokens.append(count_text(block, "gpt-4o") if block else 0)
         estimates.append(estimate_tokens(block) if block else 0)
@@ -233,8 +234,8 @@ async def precision(index: MemoryIndex) -> dict[str, tuple[int, int, float]]:
     messages, how many got a block, and the tokens it added (gpt-4o's), averaged over all."""
     found: dict[str, list[int]] = {}
     for n, (kind, message) in enumerate(UNRELATED):
-        block = await AutoRecall(index).recall(message, f"bench-unrelated-{n}")
-        tokens = count_text(block, "gpt-4o") if block else -1
+        part = await AutoRecall(index).recall(message, f"bench-unrelated-{n}")
+        tokens = count_text(part.text, "gpt-4o") if part is not None else -1
         found.setdefault(kind, []).append(tokens)
         found.setdefault("all", []).append(tokens)
     return {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from countbot.agent.history import (
 )
 from countbot.agent.journal import Journal
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
-from countbot.agent.ports import AgentHooks, SpendingGuard, SteeringInbox
+from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
 from countbot.agent.tool_loops import LoopGuard
 from countbot.agent.toolset import select_tools
 from countbot.agent.turn_request import TurnRequest
@@ -83,6 +83,8 @@ class _Turn:
     warnings: list[str] = field(default_factory=list)
     # The tools this turn offers (`agent/toolset.py`), chosen once from its message.
     tools: tuple[ToolSpec, ...] = ()
+    # The only tools the turn may run (`TurnRequest.allowed_tools`); None: any registered one.
+    allowed: frozenset[str] | None = None
     # What the model wrote in this turn, and the answer being written (continuations joined).
     texts: list[str] = field(default_factory=list)
     answer: str = ""
@@ -131,17 +133,17 @@ class AgentLoop:
             steering=request.steering,
             usage=Usage(),
             entries=[],
+            allowed=request.allowed_tools,
         )
         try:
             user, turn.prompt = await self.context.opening(request)
             try:
-                choice = await self.resolve_model(request.model)
+                choice, stop, economy = await self._choose_model(turn, request.model)
             except ModelNotConfiguredError:
                 await turn.journal.commit(user)
                 await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
                 yield TurnError(NO_MODEL, retryable=False, code="no_model")
                 return
-            stop = await self._spend_check(turn, choice, 0)
             if stop is not None:
                 await turn.journal.commit(user)
                 yield await self._end_budget(turn, stop)
@@ -153,6 +155,8 @@ class AgentLoop:
                 budget=self.settings.tool_budget,
                 cost=schema_estimate,
             )
+            if turn.allowed is not None:
+                turn.tools = tuple(spec for spec in turn.tools if spec.name in turn.allowed)
             async for event in self._load_history(turn, choice, user):
                 yield event
             if turn.token.cancelled:
@@ -164,6 +168,9 @@ class AgentLoop:
             if user.images and not choice.vision:
                 await turn.journal.commit(NoteEntry(NO_VISION, code="no_vision"))
                 yield TurnNotice("no_vision", NO_VISION)
+            if economy is not None:
+                await turn.journal.commit(NoteEntry(economy.text, code=economy.code))
+                yield economy
             async for event in self._iterate(turn, choice):
                 yield event
         except Exception as exc:  # the loop must never take its caller down
@@ -291,7 +298,7 @@ class AgentLoop:
             runnable: list[ToolCall] = []
             shown: list[ToolCall] = []
             for call in batch:
-                skip = self._skip_reason(turn)
+                skip = self._skip_reason(turn, call)
                 if skip is not None:
                     results.append((call, skip))
                     continue
@@ -321,7 +328,11 @@ class AgentLoop:
         tool = self.tools.get(call.name)
         return tool is not None and tool.idempotent
 
-    def _skip_reason(self, turn: _Turn) -> ToolResult | None:
+    def _skip_reason(self, turn: _Turn, call: ToolCall) -> ToolResult | None:
+        if turn.allowed is not None and call.name not in turn.allowed:
+            # A model obeying text it read asks for a tool this turn was not given: refused
+            # before it starts, whatever the tool is.
+            return ToolResult(f"Refused: {call.name} is not among this turn's tools.", "error")
         if turn.token.cancelled:
             return ToolResult("Cancelled by the user before it ran.", "cancelled")
         if turn.steering is not None and turn.steering.pending():
@@ -350,11 +361,12 @@ class AgentLoop:
     async def _apply_steering(self, turn: _Turn) -> None:
         if turn.steering is None:
             return
-        for text, extra in turn.steering.drain():
+        for said in turn.steering.drain():
             context = "[Sent while you were working on the previous request]"
-            context = f"{context}\n{extra}" if extra else context
-            await self._add(turn, UserEntry(text, context=context))
-            turn.tool_context.steered.append((text, context))
+            context = f"{context}\n{said.context}" if said.context else context
+            entry = UserEntry(said.content, context=context, author=said.author, parts=said.parts)
+            await self._add(turn, entry)
+            turn.tool_context.steered.append(replace(said, context=context))
 
     async def _add(self, turn: _Turn, entry: HistoryEntry) -> None:
         """Commit `entry` and add it to the turn's history."""
@@ -393,17 +405,33 @@ class AgentLoop:
             stop = await self._spend_check(turn, choice, estimate)
         return messages, estimate, stop
 
+    async def _choose_model(
+        self, turn: _Turn, requested: str | None
+    ) -> tuple[ModelChoice, str | None, TurnNotice | None]:
+        """The turn's model, the budget's stop (if any) and the notice of a switch to the
+        economy model (the first time in the conversation that day)."""
+        choice = await self.resolve_model(requested)
+        verdict = await self._spend_verdict(turn, choice, 0)
+        if verdict.stop is not None or verdict.economy is None:
+            return choice, verdict.stop, None
+        choice = await self.resolve_model(verdict.economy)
+        notice = verdict.economy_notice
+        return choice, None, notices.economy(choice.model, notice) if notice else None
+
     async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
         """The budget's stop notice for the next call, if any (a warning is kept for the end)."""
+        return (await self._spend_verdict(turn, choice, estimate)).stop
+
+    async def _spend_verdict(self, turn: _Turn, choice: ModelChoice, estimate: int) -> SpendCheck:
         if self.spending is None:
-            return None
+            return SpendCheck()
         verdict = await self.spending.check(
             turn.session_id, choice.model, turn.usage.total_tokens, estimate
         )
         if verdict.warning is not None:
             await turn.journal.commit(NoteEntry(verdict.warning))
             turn.warnings.append(verdict.warning)
-        return verdict.stop
+        return verdict
 
     async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
         await turn.journal.commit(NoteEntry(notice))

@@ -92,7 +92,7 @@ async def _mcp_line(runtime: Runtime) -> str:
     connections = runtime.mcp.connections
     if not connections:
         return "no MCP servers enabled"
-    await asyncio.gather(*(c.wait_ready(MCP_WAIT) for c in connections.values()))
+    await asyncio.gather(*(c.wait_tried(MCP_WAIT) for c in connections.values()))
     rows = runtime.mcp.status()
     broken = [
         f"{r['name']} ({r['last_error'] or r['state']})"

@@ -4,7 +4,9 @@ Where the file is: `--config`, else `$COUNTBOT_CONFIG`, else `config.yaml` in th
 folder (`$COUNTBOT_HOME`, else `~/.countbot`; see `instance.py`), which may be absent: then
 every default applies. The checkout's own `config.yaml` is the example and is never written.
 String values may use `${VAR}` / `${VAR:-default}`, and `${secret:NAME}` for an entry of
-`secrets.yaml` beside the config (`secrets_file.py`).
+`secrets.yaml` beside the config (`secrets_file.py`). `$COUNTBOT_HOST` and `$COUNTBOT_PORT`
+beat the file's `web.host` and `web.port` (`countbot run --host/--port` sets them), so a first
+start can listen elsewhere without an edited copy of the example.
 Relative `workspace`, `data_dir`, `personas_dir` and `skills_dir` resolve against the config
 file's folder; unset `personas_dir` / `skills_dir` mean the `personas/` and `skills/` folders
 shipped in the repository beside the `countbot` package. These functions do blocking file I/O:
@@ -35,7 +37,9 @@ from countbot.config.yaml_errors import explain_yaml_error
 
 __all__ = [
     "CONFIG_ENV_VAR",
+    "HOST_ENV_VAR",
     "MASK",
+    "PORT_ENV_VAR",
     "SHIPPED_ROOT",
     "ConfigError",
     "config_path_from",
@@ -45,6 +49,8 @@ __all__ = [
 ]
 
 CONFIG_ENV_VAR = "COUNTBOT_CONFIG"
+HOST_ENV_VAR = "COUNTBOT_HOST"
+PORT_ENV_VAR = "COUNTBOT_PORT"
 # What a secret looks like outside the process; sent back unchanged, it means "keep the secret".
 MASK = "********"
 # Secrets this long are also hidden where they appear inside other values (a key in a URL).
@@ -122,6 +128,7 @@ def load_settings(
             "`countbot onboard` to write a starter config."
         )
     settings = _resolve_paths(settings, base, file)
+    settings = _listen_where_told(settings, env)
     if require_model and not settings.model.name.strip():
         where = file if file.exists() else f"{file} (it does not exist yet)"
         raise ConfigError(_NO_MODEL.format(where=where, env_var=CONFIG_ENV_VAR))
@@ -309,6 +316,26 @@ def _resolve_paths(settings: Settings, base: Path, config_path: Path) -> Setting
         skills_dir=under_base(settings.skills_dir or SHIPPED_ROOT / "skills"),
         config_path=config_path,
     )
+
+
+def _listen_where_told(settings: Settings, env: Mapping[str, str]) -> Settings:
+    """`web.host`/`web.port` from `$COUNTBOT_HOST`/`$COUNTBOT_PORT` when set. Applied at every
+    load, so a config edit seen while the daemon runs does not look like a changed `web`."""
+    told = {
+        field: env[name]
+        for field, name in (("host", HOST_ENV_VAR), ("port", PORT_ENV_VAR))
+        if env.get(name, "").strip()
+    }
+    if not told:
+        return settings
+    web = {name: getattr(settings.web, name) for name in settings.web.__struct_fields__}
+    try:
+        return replaced(settings, web=validate(type(settings.web), web | told, loc=("web",)))
+    except Invalid as exc:
+        said = "; ".join(explain(problem) for problem in exc.problems)
+        raise ConfigError(
+            f"Where to listen, from --host/--port or ${HOST_ENV_VAR}/${PORT_ENV_VAR}: {said}."
+        ) from None
 
 
 def _changes(patch: Mapping[str, Any], shown: Any, loc: Loc) -> list[tuple[Loc, Any]]:

@@ -107,7 +107,7 @@ class McpManager:
             self._held.discard(name)
             self._offer_start_tool()
             connection.start()
-        if not await connection.wait_ready(wait):
+        if not await connection.wait_tried(wait):
             return f"started {name!r}, but it is not ready yet: {connection.unavailable()}"
         tools = sorted(self._registered.get(name, _Registered()).tools)
         return f"started the MCP server {name!r}; its tools: {', '.join(tools) or 'none'}"

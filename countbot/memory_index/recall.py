@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
+from countbot.authorship import OWNER, Part
 from countbot.memory.cited import CitedHit
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.text import ContentUnits, content_units, estimate_tokens
@@ -46,8 +47,9 @@ class AutoRecall:
         self._tokens = tokens
         self._shown: OrderedDict[str, set[tuple[str, str]]] = OrderedDict()
 
-    async def recall(self, query: str, session_id: str) -> str | None:
-        """The context block for `query`, or None when nothing is worth adding."""
+    async def recall(self, query: str, session_id: str) -> Part | None:
+        """The block for `query` as a part of the user's message, or None when nothing is worth
+        adding."""
         units = content_units(query)
         if not units:  # a greeting, thanks, arithmetic on small numbers: nothing to recall
             return None
@@ -74,7 +76,7 @@ class AutoRecall:
             return None
         seen.update((h.source, h.locator) for h in shown)
         await self._index.record_recall(session_id, query[:500], shown)
-        return block
+        return Part("recall", block, OWNER)
 
 
 def relevant(hit: CitedHit, units: ContentUnits, cosine: float) -> bool:

@@ -340,7 +340,8 @@ async def probe_mcp_servers(
 ) -> list[dict[str, Any]]:
     """Connect to the named servers outside a daemon (`countbot mcp list/test`) and report them.
 
-    Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
+    Each gets up to `wait` seconds to connect, and is reported as soon as its first attempt
+    ended; the servers are stopped again before returning.
     """
     from countbot.runtime.turn_parts import mcp_manager
     from countbot.tools.registry import ToolRegistry
@@ -357,7 +358,7 @@ async def probe_mcp_servers(
     manager = mcp_manager(probe, ToolRegistry(), sandbox)
     manager.start()
     try:
-        await asyncio.gather(*(c.wait_ready(wait) for c in manager.connections.values()))
+        await asyncio.gather(*(c.wait_tried(wait) for c in manager.connections.values()))
         return manager.status()
     finally:
         await manager.close()

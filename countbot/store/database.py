@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from countbot.store.schema import MIGRATIONS
+from countbot.store.schema import MIGRATIONS, Migration
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class Database:
         self._queued: list[_Queued] = []
 
     @classmethod
-    async def open(cls, path: Path, migrations: Sequence[str] = MIGRATIONS) -> Database:
+    async def open(cls, path: Path, migrations: Sequence[Migration] = MIGRATIONS) -> Database:
         """Create the file (and its folder) if needed and bring its schema up to date.
 
         `migrations` lets a feature keep a SQLite file of its own (the memory index) with the
@@ -195,7 +195,7 @@ def _settle_one(
         loop.call_soon_threadsafe(_settle, [(fn, args, future, False)], [outcome])
 
 
-def _connect(path: Path, migrations: Sequence[str]) -> sqlite3.Connection:
+def _connect(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Autocommit mode: transactions are explicit (`_transaction`), never implied by a statement.
     conn = sqlite3.connect(path, isolation_level=None)
@@ -211,7 +211,7 @@ def _connect(path: Path, migrations: Sequence[str]) -> sqlite3.Connection:
     return conn
 
 
-def _migrate(conn: sqlite3.Connection, migrations: Sequence[str]) -> None:
+def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
     """Bring the file to the newest schema in one transaction.
 
     The version is read under the write lock, so two processes opening a new file at once
@@ -223,6 +223,9 @@ def _migrate(conn: sqlite3.Connection, migrations: Sequence[str]) -> None:
         if version > len(migrations):
             raise RuntimeError(f"database schema v{version} is newer than this CountBot knows")
         for script in migrations[version:]:
+            if callable(script):  # a step SQL alone cannot take, inside the same transaction
+                script(conn)
+                continue
             for statement in _statements(script):
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {len(migrations)}")

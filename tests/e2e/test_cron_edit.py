@@ -22,11 +22,14 @@ async def test_a_job_is_edited_in_place(chat: ChatPage) -> None:
     await chat.by_testid("cron-create").click()
     item = chat.by_testid("cron-item")
     await expect(item).to_contain_text("Remind me of tea")
+    added = chat.by_testid("cron-form").get_by_test_id("cron-status")
+    await expect(added).to_have_text("Job added.")
 
     await item.get_by_test_id("cron-edit").click()
     form = chat.by_testid("cron-edit-form")
     await expect(form.get_by_test_id("cron-name")).to_have_value("Tea")
     await expect(form.get_by_test_id("cron-kind")).to_have_value("every")
+    await expect(form.get_by_test_id("cron-value")).to_have_value("2h")  # not 7200 (seconds)
     await form.get_by_test_id("cron-value").fill("30m")
     await form.get_by_test_id("cron-prompt").fill("Remind me of green tea")
     await chat.by_testid("lang-switch").select_option("zh-CN")
@@ -35,6 +38,7 @@ async def test_a_job_is_edited_in_place(chat: ChatPage) -> None:
     await form.get_by_test_id("cron-save").click()
     await expect(item).to_contain_text("Remind me of green tea")
     await expect(chat.by_testid("cron-edit-form")).to_have_count(0)
+    await expect(added).to_have_text("")  # about the job added before, not this save
     await chat.screenshot("cron_edited")
     async with chat.daemon.http() as http:
         (job,) = (await http.get("/api/cron/jobs")).json()["jobs"]

@@ -74,5 +74,5 @@ async def test_a_message_sharing_one_common_word_recalls_nothing(
 async def test_a_message_about_what_was_said_recalls_it(
     recall: AutoRecall, message: str, recalled: str
 ) -> None:
-    block = await recall.recall(message, "now")
-    assert block is not None and recalled in block
+    part = await recall.recall(message, "now")
+    assert part is not None and recalled in part.text

@@ -96,12 +96,17 @@ function showConfigState(config) {
   notice.dataset.kind = config?.error ? "error" : "restart";
 }
 
+/** The built-in-model banner: shown while turns use it, unless dismissed on this browser. */
+function showOfflineDefault(offline) {
+  const dismissed = localStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
+  $("#offline-notice").hidden = offline !== true || dismissed;
+}
+
 async function checkHealth() {
   try {
     const health = await api("/api/health");
     showModelState(health.model_configured);
-    const dismissed = localStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
-    $("#offline-notice").hidden = health.offline_default !== true || dismissed;
+    showOfflineDefault(health.offline_default);
     $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
   } catch {
     // The connection indicator already tells the user the daemon is unreachable.
@@ -173,6 +178,7 @@ function start() {
     onFrame: (frame) => {
       if (frame.type === "status") {
         showModelState(frame.model_configured);
+        showOfflineDefault(frame.offline_default);
         showConfigState(frame.config);
       }
       else if (frame.type === "sessions_changed") sessionsChanged(frame);
