@@ -20,6 +20,7 @@ import { renderMemory } from "./panels/memory.js";
 import { renderSettings } from "./panels/settings.js";
 import { renderSkills } from "./panels/skills.js";
 import { renderSubagents } from "./panels/subagents.js";
+import { renderTriggers } from "./panels/triggers.js";
 import { renderUsage } from "./panels/usage.js";
 
 const PANELS = {
@@ -31,6 +32,7 @@ const PANELS = {
   usage: renderUsage,
   channels: renderChannels,
   subagents: renderSubagents,
+  triggers: renderTriggers,
 };
 const PHONE = matchMedia("(max-width: 767px)");
 // The built-in-model banner, once dismissed, stays away on this browser.
