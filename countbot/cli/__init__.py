@@ -28,7 +28,7 @@ from countbot.config.settings import Settings
 # Each command group's module, imported only when the group runs (a `chat -m` loads none).
 _GROUPS = {
     name: f"countbot.cli.{name}:{name}"
-    for name in ("cron", "subagents", "mcp", "skills", "models", "memory")
+    for name in ("cron", "subagents", "mcp", "skills", "models", "memory", "backup")
 }
 
 

@@ -545,6 +545,15 @@ class SpeechSettings(Strict):
     timeout: Annotated[float, Meta(gt=0, description="s to make one spoken reply")] = 60.0
 
 
+class BackupSettings(Strict):
+    """Archives the daemon makes on its own (`countbot backup create` makes one by hand)."""
+
+    every_hours: Annotated[float, Meta(ge=0, description="hours between backups; 0: off")] = 0.0
+    keep: Annotated[int, Meta(ge=1, description="newest archives kept; older ones removed")] = 7
+    folder: Annotated[Path, Meta(description="None: <data_dir>/backups")] | None = None
+    include_secrets: bool = False
+
+
 class SecuritySettings(Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
@@ -573,6 +582,7 @@ class Settings(Strict):
     triggers: TriggersSettings = msgspec.field(default_factory=TriggersSettings)
 
     security: SecuritySettings = msgspec.field(default_factory=SecuritySettings)
+    backup: BackupSettings = msgspec.field(default_factory=BackupSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

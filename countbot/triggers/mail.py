@@ -61,11 +61,13 @@ class MailboxTrigger:
         self._clock = clock
         self._mailbox: Mailbox | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"mailbox:{self.name}")
 
     async def stop(self) -> None:
+        self._stopping = True  # what the closed connection raises now is no failure
         if self._mailbox is not None:
             await asyncio.to_thread(self._mailbox.close)  # wakes the thread waiting in IDLE
         if self._task is not None:
@@ -81,6 +83,8 @@ class MailboxTrigger:
             except MailboxError as exc:
                 log.warning("mailbox trigger %s: %s; again in %.0f s", self.name, exc, pause)
             except Exception:
+                if self._stopping:
+                    return
                 log.exception("mailbox trigger %s failed; again in %.0f s", self.name, pause)
             finally:
                 if self._mailbox is not None:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.backup.schedule import BackupSchedule
 from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
@@ -166,6 +167,8 @@ async def serve_daemon(
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
     triggers = await trigger_feature.start(gateway)
+    backups = BackupSchedule(settings)
+    backups.start()
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
@@ -183,6 +186,7 @@ async def serve_daemon(
         if watcher is not None:
             await watcher.stop()
         await scheduler.stop()
+        await backups.stop()
         await triggers.stop_taking()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)

@@ -24,7 +24,7 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def test_help_lists_every_command_with_its_whole_sentence() -> None:
-    for group in ((), ("models",), ("cron",), ("skills",), ("mcp",), ("subagents",)):
+    for group in ((), ("models",), ("cron",), ("skills",), ("mcp",), ("subagents",), ("backup",)):
         result = run(*group, "--help")
         assert result.returncode == 0, result.stderr
         commands = result.stdout.split("Commands:", 1)[1]
