@@ -19,6 +19,7 @@ from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
 from countbot.local_model.pull import sha256_of
 from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.runtime.capabilities import CAPABILITY_NAMES, capabilities
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
 from countbot.runtime.models import ModelResolver
 from countbot.triggers.dispatcher import ALARM_AFTER
@@ -93,8 +94,19 @@ async def run_checks(settings: Settings) -> int:
             failures += 1
             click.echo(f"✗ {name}: {exc}")
     if runtime is not None:
+        await _print_capabilities(runtime)
         await runtime.close()
     return 1 if failures else 0
+
+
+async def _print_capabilities(runtime: Runtime) -> None:
+    """The list the first page shows; what is off is a choice, not a failure."""
+    found = await asyncio.to_thread(capabilities, runtime.settings, runtime.sandbox.status)
+    click.echo("capabilities (as the first page shows them):")
+    for capability in found:
+        mark, lead = ("✓", "") if capability.on else ("!", "to turn on: ")
+        hint = f"; {lead}{capability.hint}" if capability.hint else ""
+        click.echo(f"  {mark} {CAPABILITY_NAMES[capability.key]}: {capability.detail}{hint}")
 
 
 async def _triggers_line(runtime: Runtime, settings: Settings) -> str:

@@ -147,6 +147,13 @@ export default {
 
   "chat.emptyTitle": "How can I help?",
   "chat.emptyHint": "Ask anything. Attach or paste images for models that can see them.",
+  "capability.model": "Model",
+  "capability.memory": "Memory by meaning",
+  "capability.documents": "Documents",
+  "capability.voice": "Voice notes",
+  "capability.sandbox": "Sandbox",
+  "capability.on": "on",
+  "capability.off": "off",
   "chat.loadEarlier": "Load earlier messages",
   "chat.loadFailed": "Could not load this conversation: {error}",
   "chat.sessionGone": "That conversation no longer exists.",

@@ -152,6 +152,13 @@ export default {
 
   "chat.emptyTitle": "有什么可以帮你？",
   "chat.emptyHint": "尽管问。支持识图的模型可以附加或粘贴图片。",
+  "capability.model": "模型",
+  "capability.memory": "按意思搜索记忆",
+  "capability.documents": "文档",
+  "capability.voice": "语音消息",
+  "capability.sandbox": "沙箱",
+  "capability.on": "已开启",
+  "capability.off": "未开启",
   "chat.loadEarlier": "加载更早的消息",
   "chat.loadFailed": "无法加载此对话：{error}",
   "chat.sessionGone": "该对话已不存在。",
