@@ -205,6 +205,9 @@ export default {
   "composer.removeImage": "Remove image",
   "composer.mode": "How to send while answering",
   "composer.model": "Model for this chat",
+  "composer.memory": "Remember this chat",
+  "composer.memory.hint":
+    "Off: this chat is kept out of memory (not searched, nothing recalled into it) and what it held is forgotten",
   "composer.mode.followup": "After this answer",
   "composer.mode.steer": "Steer this answer",
   "composer.mode.interrupt": "Interrupt",

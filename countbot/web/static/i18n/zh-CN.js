@@ -210,6 +210,8 @@ export default {
   "composer.removeImage": "移除图片",
   "composer.mode": "回答进行中时如何发送",
   "composer.model": "本对话使用的模型",
+  "composer.memory": "记住本对话",
+  "composer.memory.hint": "关闭：本对话不进入记忆（不被检索，也不会召回记忆到这里），已记下的内容会被忘掉",
   "composer.mode.followup": "本次回答之后",
   "composer.mode.steer": "引导本次回答",
   "composer.mode.interrupt": "打断",
