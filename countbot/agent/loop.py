@@ -134,15 +134,7 @@ class AgentLoop:
                 await turn.journal.commit(user)
                 yield await self._end_budget(turn, stop)
                 return
-            turn.tools = select_tools(
-                self.tools,
-                user.content,
-                small=choice.small,
-                budget=self.settings.tool_budget,
-                cost=schema_estimate,
-            )
-            if turn.allowed is not None:
-                turn.tools = tuple(spec for spec in turn.tools if spec.name in turn.allowed)
+            turn.tools = self._offered_tools(turn, choice, user.content)
             async for event in self._load_history(turn, choice, user):
                 yield event
             if turn.token.cancelled:
@@ -183,6 +175,22 @@ class AgentLoop:
             entries=[],
             allowed=request.allowed_tools,
         )
+
+    def _offered_tools(
+        self, turn: _Turn, choice: ModelChoice, message: str
+    ) -> tuple[ToolSpec, ...]:
+        """The tools this turn's requests offer: chosen for the message (a small model gets a
+        few), and only those the turn's source allows (a trigger names its own)."""
+        tools = select_tools(
+            self.tools,
+            message,
+            small=choice.small,
+            budget=self.settings.tool_budget,
+            cost=schema_estimate,
+        )
+        if turn.allowed is None:
+            return tools
+        return tuple(spec for spec in tools if spec.name in turn.allowed)
 
     async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one tool call through the registry (validation, timeout, retry, masking)."""

@@ -146,10 +146,23 @@ class WebToolSettings(Strict):
     search_url: str | None = None
 
 
+class BrowserSettings(Strict):
+    """The `browser` tool: a system Chromium the daemon starts on first use (countbot/browser/)."""
+
+    enabled: bool = True
+    executable: Annotated[str, Meta(description="'': chromium on PATH")] = ""
+    headless: bool = True
+    idle_minutes: Annotated[float, Meta(gt=0, description="closed after this long unused")] = 10.0
+    action_timeout: Annotated[float, Meta(gt=0, description="s one action may take")] = 20.0
+    snapshot_tokens: Annotated[int, Meta(ge=200, description="tokens per snapshot page")] = 2000
+    max_download_bytes: Annotated[int, Meta(ge=1024)] = 50_000_000
+
+
 class ToolsSettings(Strict):
     restrict_to_workspace: bool = True
     exec: ExecSettings = msgspec.field(default_factory=ExecSettings)
     web: WebToolSettings = msgspec.field(default_factory=WebToolSettings)
+    browser: BrowserSettings = msgspec.field(default_factory=BrowserSettings)
 
 
 class WebSettings(Strict):
@@ -532,6 +545,15 @@ class SpeechSettings(Strict):
     timeout: Annotated[float, Meta(gt=0, description="s to make one spoken reply")] = 60.0
 
 
+class BackupSettings(Strict):
+    """Archives the daemon makes on its own (`countbot backup create` makes one by hand)."""
+
+    every_hours: Annotated[float, Meta(ge=0, description="hours between backups; 0: off")] = 0.0
+    keep: Annotated[int, Meta(ge=1, description="newest archives kept; older ones removed")] = 7
+    folder: Annotated[Path, Meta(description="None: <data_dir>/backups")] | None = None
+    include_secrets: bool = False
+
+
 class SecuritySettings(Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
@@ -560,6 +582,7 @@ class Settings(Strict):
     triggers: TriggersSettings = msgspec.field(default_factory=TriggersSettings)
 
     security: SecuritySettings = msgspec.field(default_factory=SecuritySettings)
+    backup: BackupSettings = msgspec.field(default_factory=BackupSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

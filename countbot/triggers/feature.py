@@ -75,15 +75,22 @@ class TriggersFeature:
         ports, events = self._ports, self._events
         settings, workspace = ports.settings.triggers, ports.settings.workspace
         describe: dict[str, Describe] = {"hook": webhooks.describe}
-        if settings.folders:  # the document reader is imported only when a folder is watched
+        # The document reader and the mail pieces are imported only when they are used.
+        if settings.folders:
             from countbot.triggers.folders import FolderReader
 
             describe["folder"] = FolderReader(settings, workspace).describe
+        if settings.mailboxes:
+            from countbot.triggers import mail
+
+            describe["mailbox"] = mail.describe
         dispatcher = Dispatcher(events, gateway, settings, ports.outbound, describe)
         await dispatcher.start()
         running = Triggers(events, dispatcher, HookDoor(settings, events, dispatcher))
         if settings.folders:
             running.watchers.extend(await _watch_folders(settings, workspace, events, dispatcher))
+        if settings.mailboxes:
+            running.watchers.extend(await _watch_mailboxes(settings, ports, events, dispatcher))
         return running
 
 
@@ -98,6 +105,22 @@ async def _watch_folders(
             watcher = FolderTrigger(
                 name, folder, folder_path(folder, workspace), events, dispatcher
             )
+            await watcher.start()
+            started.append(watcher)
+    return started
+
+
+async def _watch_mailboxes(
+    settings: TriggersSettings, ports: SharedPorts, events: TriggerEvents, dispatcher: Dispatcher
+) -> list[Watcher]:
+    from countbot.store.channel_state import ChannelStateStore
+    from countbot.triggers.mail import MailboxTrigger
+
+    cursors = ChannelStateStore(ports.db)
+    started: list[Watcher] = []
+    for name, mailbox in settings.mailboxes.items():
+        if mailbox.enabled:
+            watcher = MailboxTrigger(name, mailbox, events, cursors, dispatcher)
             await watcher.start()
             started.append(watcher)
     return started
