@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -219,6 +220,8 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     assert "✓ workspace" in doctor.stdout and "✓ store" in doctor.stdout
     assert "✓ model" in doctor.stdout, doctor.stdout
     assert "✓ sandbox: exec runs in the sandbox (bubblewrap" in doctor.stdout
+    if shutil.which("chromium"):
+        assert "✓ browser: " in doctor.stdout and "Chromium" in doctor.stdout, doctor.stdout
     # What the first page shows, with the extras the tests install.
     able = doctor.stdout.split("capabilities (as the first page shows them):\n", 1)[1]
     assert "  ✓ model: openai/test-model\n" in able
