@@ -175,6 +175,8 @@ export default {
   "chat.truncated": "回答在输出上限处被截断。发送“继续”获取其余部分，或在设置中提高最大回答长度。",
   "chat.truncatedRunaway": "模型开始重复自己，回答在那里被停止了。",
   "chat.truncatedContinuing": "回答在输出上限处被截断，正在请模型继续…",
+  "chat.emptyAnswer": "模型结束了这一轮，但没有写出回答。",
+  "chat.emptyFiltered": "服务商的内容过滤拦下了这个回答。",
   "chat.stepLimit": "我在完成前停下了：这个请求已用完所有步骤。让我继续即可接着做。",
   "chat.toolLoop": "我停下了：模型一直在重复同样的操作而没有进展。换个说法或换一个更强的模型可能会有帮助。",
   "chat.noModel": "还没有配置模型，消息没有发给模型。请在设置页面选择一个模型，然后重新发送。",
