@@ -371,3 +371,21 @@ def test_chat_message_reads_its_config_once(
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Hello."
     assert result.stderr.count("config read") == 1
+
+
+def test_an_answer_without_text_says_why_and_retry_asks_again(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    write_config(tmp_path, model_server)
+    model_server.script(Reply.text(""))
+    once = run("chat", "-m", "tell me a joke", cwd=tmp_path)
+    assert once.returncode == 0, once.stderr
+    assert once.stdout.strip() == (
+        "The model ended its turn without writing an answer. Send your message again to retry."
+    )
+    model_server.script(Reply.text(""), Reply.text("Why did the chicken cross the road?"))
+    result = run("chat", cwd=tmp_path, stdin="tell me a joke\n/retry\nexit\n")
+    assert "without writing an answer" in result.stderr and "/retry" in result.stderr
+    assert "Why did the chicken cross the road?" in result.stdout
+    asked = [body["messages"][-1]["content"] for body in model_server.requests[-2:]]
+    assert all(str(text).endswith("tell me a joke") for text in asked)

@@ -170,6 +170,8 @@ export default {
   "chat.truncated": "The answer was cut off at the output limit. Say “continue” for the rest, or raise the maximum answer length in Settings.",
   "chat.truncatedRunaway": "The model began repeating itself, so its answer was stopped there.",
   "chat.truncatedContinuing": "The answer was cut off at the output limit; asking the model to continue…",
+  "chat.emptyAnswer": "The model ended its turn without writing an answer.",
+  "chat.emptyFiltered": "The provider's content filter stopped the answer.",
   "chat.stepLimit": "I stopped before finishing: this request used all its steps. Tell me to continue to keep going.",
   "chat.toolLoop": "I stopped: the model kept repeating itself without getting anywhere. Rephrasing the request or choosing a stronger model may help.",
   "chat.noModel": "No model is configured yet, so nothing was sent. Choose a model on the Settings page, then send your message again.",
@@ -205,6 +207,9 @@ export default {
   "composer.removeImage": "Remove image",
   "composer.mode": "How to send while answering",
   "composer.model": "Model for this chat",
+  "composer.memory": "Remember this chat",
+  "composer.memory.hint":
+    "Off: this chat is kept out of memory (not searched, nothing recalled into it) and what it held is forgotten",
   "composer.mode.followup": "After this answer",
   "composer.mode.steer": "Steer this answer",
   "composer.mode.interrupt": "Interrupt",
