@@ -209,6 +209,7 @@ export default {
   "composer.mode.steer": "Steer this answer",
   "composer.mode.interrupt": "Interrupt",
 
+  "voice.discard": "Discard the recording",
   "voice.idle": "Record a voice message",
   "voice.recording": "Recording: press again to send",
   "voice.transcribing": "Transcribing…",

@@ -214,6 +214,7 @@ export default {
   "composer.mode.steer": "引导本次回答",
   "composer.mode.interrupt": "打断",
 
+  "voice.discard": "丢弃这段录音",
   "voice.idle": "录制语音消息",
   "voice.recording": "正在录音：再按一次发送",
   "voice.transcribing": "正在转写…",
