@@ -56,9 +56,15 @@ async def test_a_fact_told_in_one_chat_is_recalled_into_another(
 
     async with daemon.http() as http:
         response = await http.get("/api/memory/recalls", params={"session_id": "second"})
+        spent = {
+            row["session_id"]: row for row in (await http.get("/api/usage")).json()["by_session"]
+        }
     (recall,) = response.json()["recalls"]
     assert recall["query"] == "Remind me, who is my dentist?"
     assert recall["hits"][0]["session_id"] == "first" and "Okafor" in recall["hits"][0]["text"]
+    # What the block cost is counted apart in usage (a share of the prompt's tokens).
+    assert spent["first"]["recall_tokens"] == 0
+    assert 0 < spent["second"]["recall_tokens"] <= spent["second"]["prompt_tokens"]
 
 
 async def test_a_fact_asked_for_in_other_words_is_recalled_by_the_offline_model(
