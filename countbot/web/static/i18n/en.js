@@ -360,6 +360,8 @@ export default {
   "memory.onlyTheirs": "− only in the saved version",
   "memory.onlyMine": "+ only in your text",
   "memory.theirsWhole": "The saved version, whole",
+  "memory.keepBoth": "Keep both",
+  "memory.mergedBoth": "Both versions are in the editor, line by line: read it, then save",
   "memory.keepMine": "Save mine over it",
   "memory.useTheirs": "Take the saved version",
   "memory.tookTheirs": "Showing the saved version; your text is still in the comparison above",

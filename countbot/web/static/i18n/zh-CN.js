@@ -371,6 +371,8 @@ export default {
   "memory.onlyTheirs": "− 仅在已保存版本中",
   "memory.onlyMine": "+ 仅在你的文字中",
   "memory.theirsWhole": "完整的已保存版本",
+  "memory.keepBoth": "两者都保留",
+  "memory.mergedBoth": "两个版本已逐行合并到编辑框中：检查后保存",
   "memory.keepMine": "用我的覆盖",
   "memory.useTheirs": "采用已保存版本",
   "memory.tookTheirs": "正在显示已保存版本；你的文字仍在上方的对比中",
