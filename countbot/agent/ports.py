@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from countbot.agent.history import HistoryEntry
+from countbot.authorship import Part, Said
 from countbot.llm.types import Usage
 
 
@@ -42,8 +43,8 @@ class SessionHistory(Protocol):
 class MemoryRecall(Protocol):
     """Finds what memory holds about a turn's message (the memory index's auto-recall)."""
 
-    async def recall(self, query: str, session_id: str) -> str | None:
-        """A marked context block to send with the message, or None."""
+    async def recall(self, query: str, session_id: str) -> Part | None:
+        """The recalled block to send with the message as one of its parts, or None."""
         ...
 
 
@@ -52,8 +53,9 @@ class SteeringInbox(Protocol):
 
     def pending(self) -> bool: ...
 
-    def drain(self) -> list[tuple[str, str | None]]:
-        """Each waiting message's text and the context its surface added (or None)."""
+    def drain(self) -> list[Said]:
+        """Each waiting message: its text, the context its surface added, who wrote it and
+        what came with it."""
         ...
 
 
@@ -74,10 +76,14 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class SpendCheck:
-    """A budget's verdict on the next model call: `stop` ends the turn with that notice first."""
+    """A budget's verdict on the next model call: `stop` ends the turn with that notice first;
+    `economy` names the cheaper model the turn should use instead (with `economy_notice` the
+    first time in the conversation that day)."""
 
     stop: str | None = None
     warning: str | None = None
+    economy: str | None = None
+    economy_notice: str | None = None
 
 
 class SpendingGuard(Protocol):
@@ -98,5 +104,6 @@ class AgentHooks:
 
     on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
-    # Usage of model calls no history entry carries (the memory flush, summaries).
-    on_usage: Callable[[str, str, Usage], Awaitable[None]] | None = None
+    # Usage of model calls no history entry carries (the memory flush, summaries), with what
+    # each was for: (session, model, usage, purpose).
+    on_usage: Callable[[str, str, Usage, str], Awaitable[None]] | None = None

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import re
 
-from countbot.authorship import untrusted_block
+from countbot.authorship import OWNER, Author, Part
 from countbot.skills.loader import SkillsLoader
 
 _INVOCATION = re.compile(r"/([A-Za-z0-9][\w.-]*)(?:@\w+)?(?:\s+(.*))?", re.DOTALL)
 
 
-async def invoked_skill(text: str, skills: SkillsLoader) -> tuple[str, str] | None:
-    """(message, context) when `text` is `/name args` naming a user-invocable skill, else None."""
+async def invoked_skill(text: str, skills: SkillsLoader) -> tuple[str, Part] | None:
+    """(message, the skill's part) when `text` is `/name args` naming a user-invocable skill,
+    else None."""
     match = _INVOCATION.fullmatch(text.strip())
     if match is None:
         return None
@@ -25,13 +26,9 @@ async def invoked_skill(text: str, skills: SkillsLoader) -> tuple[str, str] | No
         return None
     args = (match.group(2) or "").strip()
     # A workspace skill may come from anyone: its text is a stranger's (`countbot/dataflow/`).
-    body = (
-        skill.body
-        if skill.source == "builtin"
-        else untrusted_block(f"skill {skill.name}", skill.body)
-    )
-    context = (
+    author = OWNER if skill.source == "builtin" else Author("skill", skill.name)
+    note = (
         f"[The user loaded the skill {skill.name!r} for this message; follow it. Its folder is "
-        f"{skill.folder}.]\n{body}"
+        f"{skill.folder}.]"
     )
-    return args or f"Use the skill {skill.name}.", context
+    return args or f"Use the skill {skill.name}.", Part("skill", skill.body, author, note)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.ports import SteeringInbox
+from countbot.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.tools.approval import Approver
 
@@ -17,7 +18,9 @@ class TurnRequest:
     `context` rides with the message (not the system prompt); `unattended` says nobody watches
     (a scheduled run); `approver` asks the user where the turn came from (None: tools that need
     a yes are denied); `steering` holds messages sent while the turn runs; `model` is the model
-    this chat picked (checked by the resolver against what the owner configured).
+    this chat picked (checked by the resolver against what the owner configured); `author` says
+    who wrote `message` and `parts` what came with it (`countbot/authorship.py`), as the surface
+    knows them from the platform's own facts.
     """
 
     message: str
@@ -32,3 +35,7 @@ class TurnRequest:
     approver: Approver | None = None
     # A chat's own pick among the configured models (None: the configured one).
     model: str | None = None
+    # The only tools this turn may use (a trigger's own set); None: every tool.
+    allowed_tools: frozenset[str] | None = None
+    author: Author = OWNER
+    parts: tuple[Part, ...] = ()

@@ -7,7 +7,8 @@ cannot start without; `run` gets their values from `self.required_values()`), `e
 optional SDK) and `chat_type`, and writes:
 
 - `run(started)`: connect (inside `with self.connected(client):`), call `started()`, serve until
-  cancelled; raising means it crashed and the manager restarts it with backoff.
+  cancelled; raising means it crashed and the manager restarts it with backoff, except for
+  `CredentialsRejected` (the platform refused the token): then it stops and says so.
 - its chat class (`chat_type`, a `LinkedChat` of the live client's `Link` and a chat id): a
   `ChatOutput` that can also `send_file` (`post`; `edit` and `typing` where the platform has
   them; `post_buttons` when it has buttons); methods raise `SendError`. A platform whose chats
@@ -29,6 +30,7 @@ Platform packages import only this module (and their SDK); an import contract ch
 
 from __future__ import annotations
 
+from countbot.authorship import Author
 from countbot.channels.kit.approvals import Button
 from countbot.channels.kit.backoff import Backoff
 from countbot.channels.kit.base import (
@@ -40,6 +42,7 @@ from countbot.channels.kit.base import (
     SendError,
 )
 from countbot.channels.kit.delivery import FileChat, read_upload
+from countbot.channels.kit.failures import CredentialsRejected
 from countbot.channels.kit.link import Link, LinkedChat
 from countbot.channels.kit.log_masking import masked_logs
 from countbot.channels.kit.markdown_syntax import Kept, MarkupRules, escape_entities, rewrite
@@ -68,6 +71,7 @@ from countbot.store.pairing import SenderInfo
 __all__ = [
     "CONNECTING",
     "Attachment",
+    "Author",
     "Backoff",
     "Button",
     "Channel",
@@ -75,6 +79,7 @@ __all__ = [
     "ChannelKit",
     "ChannelSettings",
     "ChatOutput",
+    "CredentialsRejected",
     "DeliveryResult",
     "DingTalkSettings",
     "DiscordSettings",

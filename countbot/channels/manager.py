@@ -3,8 +3,10 @@
 Each enabled channel gets its shared pieces (intake, session feed, access, commands: wired by
 `kit/wiring.py`, imported with the first enabled channel) and a supervisor task: while it runs,
 its sender is registered with the outbound path; when it crashes it is restarted after an
-exponential backoff (reset after a run that lasted a while). A channel that cannot work as
-configured (no token) is reported, not started; the daemon runs on.
+exponential backoff (reset after a run that lasted a while), and the reason is shown in words
+(`kit/failures.py`). A channel that cannot work as configured (no token) is reported, not
+started; one whose platform rejected its credentials is stopped and says so, not retried; the
+daemon runs on.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from countbot.channels.kit.backoff import Backoff
+from countbot.channels.kit.failures import CredentialsRejected, failure_of
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
 from countbot.config.settings import ChannelSettings
-from countbot.config.structs import to_data
+from countbot.config.structs import choice_fields, to_data
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
 from countbot.store.channel_state import ChannelStateStore
@@ -33,7 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-State = Literal["disabled", "misconfigured", "starting", "running", "restarting", "stopped"]
+State = Literal[
+    "disabled", "misconfigured", "starting", "running", "restarting", "rejected", "stopped"
+]
 
 # A run this long proves the channel works: the next crash starts the backoff from the beginning.
 STABLE_RUN = 60.0
@@ -82,9 +87,14 @@ class ChannelStatus:
     since: float = field(default_factory=time.time)
     restarts: int = 0
     retry_at: float | None = None
+    # Why the last run ended, as `kit/failures.py` names it ("" while nothing failed).
+    problem: str = ""
 
-    def move(self, state: State, detail: str = "", retry_at: float | None = None) -> None:
+    def move(
+        self, state: State, detail: str = "", retry_at: float | None = None, problem: str = ""
+    ) -> None:
         self.state, self.detail, self.retry_at, self.since = state, detail, retry_at, time.time()
+        self.problem = problem
 
 
 @dataclass(slots=True)
@@ -184,6 +194,7 @@ class ChannelManager:
                     "capabilities": asdict(channel.capabilities) if channel else None,
                     **(channel.details() if channel else {}),
                     "settings": _masked(name, self._section(name)),
+                    "choices": choice_fields(type(self._section(name))),
                 }
             )
         return shown
@@ -226,19 +237,26 @@ class ChannelManager:
                 outbound.register(channel.sender)
                 self._catch_up(entry, channel)
 
+            problem = ""
             try:
                 await channel.run(started)
                 detail = "stopped by itself"
             except Exception as exc:
-                detail = self._runtime.masker.mask(f"{type(exc).__name__}: {exc}")
-                log.warning("channel %s crashed: %s", entry.name, detail)
+                failure = failure_of(exc)
+                detail, problem = self._runtime.masker.mask(failure.words), failure.code
+                log.warning(
+                    "channel %s crashed: %s", entry.name, self._runtime.masker.mask(repr(exc))
+                )
+                if isinstance(exc, CredentialsRejected):
+                    entry.status.move("rejected", detail, problem=problem)
+                    return  # a token the platform refused stays refused: Set up restarts it
             finally:
                 outbound.unregister(channel.sender.name)
             if loop.time() - began >= STABLE_RUN:
                 backoff.reset()
             delay = backoff.next()
             entry.status.restarts += 1
-            entry.status.move("restarting", detail, time.time() + delay)
+            entry.status.move("restarting", detail, time.time() + delay, problem)
             await asyncio.sleep(delay)
 
     def _catch_up(self, entry: _Entry, channel: Channel) -> None:

@@ -59,6 +59,13 @@ class ModelSettings(Strict):
     # tool call or an answer" (for models without reliable tool calling); auto: constrained for
     # local/ models, native otherwise.
     tool_calls: Literal["native", "constrained", "auto"] = "auto"
+    # Cache breakpoints on requests to models that cache only where told (Claude's).
+    prompt_caching: bool = True
+    # The model for housekeeping (summaries, the memory flush, titles); empty: `name`.
+    utility: str = ""
+    # The model the turns switch to once `budget.economy_share` of a daily budget is spent;
+    # empty: no switch.
+    economy: str = ""
     local: LocalModelSettings = msgspec.field(default_factory=LocalModelSettings)
 
 
@@ -86,6 +93,10 @@ class BudgetSettings(Strict):
         None
     )
     turn_tokens: Annotated[int, Meta(ge=1, description="tokens one turn may use")] | None = None
+    # Share of a daily limit after which turns use `model.economy` (when one is set).
+    economy_share: Annotated[
+        float, Meta(gt=0.0, lt=1.0, description="share of a daily limit; then model.economy")
+    ] = 0.8
 
 
 class PersonaSettings(Strict):
@@ -135,10 +146,23 @@ class WebToolSettings(Strict):
     search_url: str | None = None
 
 
+class BrowserSettings(Strict):
+    """The `browser` tool: a system Chromium the daemon starts on first use (countbot/browser/)."""
+
+    enabled: bool = True
+    executable: Annotated[str, Meta(description="'': chromium on PATH")] = ""
+    headless: bool = True
+    idle_minutes: Annotated[float, Meta(gt=0, description="closed after this long unused")] = 10.0
+    action_timeout: Annotated[float, Meta(gt=0, description="s one action may take")] = 20.0
+    snapshot_tokens: Annotated[int, Meta(ge=200, description="tokens per snapshot page")] = 2000
+    max_download_bytes: Annotated[int, Meta(ge=1024)] = 50_000_000
+
+
 class ToolsSettings(Strict):
     restrict_to_workspace: bool = True
     exec: ExecSettings = msgspec.field(default_factory=ExecSettings)
     web: WebToolSettings = msgspec.field(default_factory=WebToolSettings)
+    browser: BrowserSettings = msgspec.field(default_factory=BrowserSettings)
 
 
 class WebSettings(Strict):
@@ -377,6 +401,87 @@ class ChannelsSettings(Strict):
     email: EmailSettings = msgspec.field(default_factory=EmailSettings)
 
 
+# A trigger's name: it names its session (`trigger:<name>`) and its webhook URL.
+_TRIGGER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
+
+
+class TriggerSettings(Strict, kw_only=True):
+    """What every trigger shares: what its turn does with the payload, where the answer goes and
+    which tools the turn may use (the payload is someone else's words; the turn is unattended)."""
+
+    # The owner's instruction for each event, e.g. "Summarize this issue in two lines".
+    prompt: Annotated[str, Meta(min_length=1)]
+    # "<channel>:<chat_id>", "web" (kept in the trigger's session), or "" (kept, not sent).
+    deliver: Annotated[str, Meta(pattern=_TARGET)] = ""
+    # The only tools its turns may use; None: the read-only ones (reading files and memory).
+    tools: list[str] | None = None
+    enabled: bool = True
+
+
+class HookSettings(TriggerSettings, kw_only=True):
+    """A webhook: `POST /hooks/<name>`, signed with `secret` by the Standard Webhooks scheme
+    (webhook-id, webhook-timestamp, webhook-signature) or GitHub's X-Hub-Signature-256."""
+
+    secret: SecretStr
+    scheme: Literal["standard", "github"] = "standard"
+
+
+class FolderSettings(TriggerSettings, kw_only=True):
+    """A watched folder: a new or changed file starts a turn once it stopped changing."""
+
+    # Relative paths are inside the workspace.
+    path: Path
+    settle_seconds: Annotated[
+        float, Meta(ge=0.1, le=3600, description="s a file must stay unchanged before its turn")
+    ] = 2.0
+
+
+class MailboxSettings(TriggerSettings, kw_only=True):
+    """A watched mailbox (IMAP, IDLE where offered): each new mail starts a turn. The mail stays
+    as it is on the server (nothing is marked read)."""
+
+    address: str
+    username: str | None = None  # defaults to the address
+    password: SecretStr
+    imap_host: str
+    imap_port: Annotated[int, Meta(ge=1, le=65535)] = 993
+    imap_security: Literal["ssl", "starttls", "none"] = "ssl"
+    mailbox: str = "INBOX"
+    poll_interval: Annotated[
+        float, Meta(ge=1, le=1500, description="s between looks for new mail")
+    ] = 60.0
+    # Whose Authentication-Results header counts (your provider's host); None: the topmost one.
+    authserv_id: str | None = None
+
+
+class TriggersSettings(Strict):
+    """Things that happen start turns: webhooks, watched folders, watched mailboxes
+    (`countbot/triggers/`). Names are shared by all three (each names a session)."""
+
+    hooks: dict[str, HookSettings] = msgspec.field(default_factory=dict)
+    folders: dict[str, FolderSettings] = msgspec.field(default_factory=dict)
+    mailboxes: dict[str, MailboxSettings] = msgspec.field(default_factory=dict)
+    max_body_bytes: Annotated[
+        int, Meta(ge=1024, le=64 * 1024 * 1024, description="largest webhook body, bytes")
+    ] = 1024 * 1024
+    tolerance_seconds: Annotated[
+        float, Meta(ge=1, le=86_400, description="how far a signed timestamp may be off")
+    ] = 300.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        seen: set[str] = set()
+        for section in ("hooks", "folders", "mailboxes"):
+            for name in getattr(self, section):
+                if not re.fullmatch(_TRIGGER_NAME, name):
+                    raise FieldError(
+                        section, f"trigger name {name!r}: use up to 40 letters, digits, - and _"
+                    )
+                if name in seen:
+                    raise FieldError(section, f"trigger name {name!r} is used twice")
+                seen.add(name)
+
+
 class MemorySettings(Strict):
     """The memory index over notes and past conversations (`countbot/memory_index/`)."""
 
@@ -396,6 +501,11 @@ class MemorySettings(Strict):
     recall_tokens: Annotated[
         int, Meta(ge=50, le=4000, description="token budget of auto-recall")
     ] = 400
+    # Conversations kept out of memory (neither indexed nor recalled into): those of these chat
+    # channels ("email", "telegram", "web": all web chats) and of these jobs (their ids). A chat
+    # of the web UI has a switch of its own.
+    private_channels: list[str] = msgspec.field(default_factory=list)
+    private_jobs: list[str] = msgspec.field(default_factory=list)
 
     # `wordllama` named the offline model before USE replaced it: it means the offline one.
     former_values: ClassVar = {"embeddings": {"wordllama": "use-multilingual"}}
@@ -440,6 +550,15 @@ class SpeechSettings(Strict):
     timeout: Annotated[float, Meta(gt=0, description="s to make one spoken reply")] = 60.0
 
 
+class BackupSettings(Strict):
+    """Archives the daemon makes on its own (`countbot backup create` makes one by hand)."""
+
+    every_hours: Annotated[float, Meta(ge=0, description="hours between backups; 0: off")] = 0.0
+    keep: Annotated[int, Meta(ge=1, description="newest archives kept; older ones removed")] = 7
+    folder: Annotated[Path, Meta(description="None: <data_dir>/backups")] | None = None
+    include_secrets: bool = False
+
+
 class SecuritySettings(Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
@@ -465,8 +584,10 @@ class Settings(Strict):
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     transcription: TranscriptionSettings = msgspec.field(default_factory=TranscriptionSettings)
     speech: SpeechSettings = msgspec.field(default_factory=SpeechSettings)
+    triggers: TriggersSettings = msgspec.field(default_factory=TriggersSettings)
 
     security: SecuritySettings = msgspec.field(default_factory=SecuritySettings)
+    backup: BackupSettings = msgspec.field(default_factory=BackupSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

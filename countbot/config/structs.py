@@ -127,6 +127,21 @@ def is_secret_type(kind: Any) -> bool:
 
 
 @functools.cache
+def choice_fields(cls: type[Strict]) -> dict[str, tuple[str, ...]]:
+    """The fields of `cls` whose type is a `Literal` of strings, with their values (a form
+    offers them as a list to choose from, not a box to type into)."""
+    choices = {}
+    for name, kind in field_types(cls).items():
+        if typing.get_origin(kind) is Annotated:
+            kind = typing.get_args(kind)[0]
+        if typing.get_origin(kind) is typing.Literal:
+            values = typing.get_args(kind)
+            if all(isinstance(value, str) for value in values):
+                choices[name] = values
+    return choices
+
+
+@functools.cache
 def secret_fields(cls: type[Strict]) -> tuple[str, ...]:
     return tuple(name for name, kind in field_types(cls).items() if is_secret_type(kind))
 

@@ -140,8 +140,7 @@ class OutboundPolicy:
         await asyncio.shield(ledger.seeding)
         if ledger.steered < len(ctx.steered):  # messages steered in since
             messages = Messages()
-            for text, context in ctx.steered[ledger.steered :]:
-                messages.add(text, context)
+            messages.add_all(ctx.steered[ledger.steered :])
             ledger.steered = len(ctx.steered)
             ledger.request += "".join("\0" + normalize(text) for text in messages.owner)
             _add_messages(ledger, messages.owner, messages.private, messages.untrusted)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from countbot.authorship import Messages, typed_by_user
+from countbot.authorship import Messages, Said
 from countbot.dataflow.policy import EarlierResult, TurnInputs
 from countbot.tools.base import ToolContext
 
@@ -43,9 +43,7 @@ class SessionSeed:
     async def __call__(self, ctx: ToolContext) -> TurnInputs:
         window = await self.history.load_window(ctx.session_id, self.window())
         messages = Messages()
-        for record in window.records:
-            if record.get("type") == "user":
-                messages.add(str(record.get("content") or ""), str(record.get("context") or ""))
+        messages.add_all(Said.of_record(r) for r in window.records if r.get("type") == "user")
         private = [("a configured secret", secret) for secret in self.secrets() if secret]
         private.extend(messages.private)
         if window.summary:
@@ -65,8 +63,8 @@ def _request(records: list[dict[str, Any]]) -> list[str]:
     for record in records:
         if record.get("type") == "assistant" and not record.get("tool_calls"):
             texts = []
-        elif record.get("type") == "user" and typed_by_user(str(record.get("context") or "")):
-            texts.append(str(record.get("content") or ""))
+        elif record.get("type") == "user" and (said := Said.of_record(record)).author.owned:
+            texts.append(said.content)
     return texts
 
 

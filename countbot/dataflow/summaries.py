@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from countbot.authorship import Messages
+from countbot.authorship import Messages, Said
 from countbot.dataflow.ledger import url_host
 from countbot.dataflow.marks import mark, marked_sources
 from countbot.dataflow.seed import paired_results
@@ -30,9 +30,7 @@ class SummaryMarks:
 
     async def _untrusted(self, records: list[dict[str, Any]]) -> list[str]:
         messages = Messages()
-        for record in records:
-            if record.get("type") == "user":
-                messages.add(str(record.get("content") or ""), str(record.get("context") or ""))
+        messages.add_all(Said.of_record(r) for r in records if r.get("type") == "user")
         sources = [source for source, _ in messages.untrusted]
         for result in paired_results(records):
             tool = self._tools(result.tool)

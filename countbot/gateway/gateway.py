@@ -221,6 +221,9 @@ class Gateway:
             steering=turn.steering,
             approver=self._approver(session_id, turn),
             model=message.model,
+            allowed_tools=message.allowed_tools,
+            author=message.author,
+            parts=message.parts,
         )
         events = self._agent.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from countbot.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.llm.unicode_repair import repair_text
 
@@ -34,6 +35,12 @@ class InboundMessage:
     context: str | None = None
     # The model this chat picked (the web UI's selector); None: the configured one.
     model: str | None = None
+    # The only tools the turn may use (a trigger names its own); None: every tool.
+    allowed_tools: frozenset[str] | None = None
+    # Who wrote `content`, and what came with it (a document's text, a voice note's
+    # transcript), as the surface knows them from the platform's own facts.
+    author: Author = OWNER
+    parts: tuple[Part, ...] = ()
 
     def __post_init__(self) -> None:
         # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client

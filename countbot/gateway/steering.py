@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from countbot.authorship import Said
 from countbot.gateway.messages import InboundMessage
 
 
@@ -17,9 +18,12 @@ class SteeringBox:
     def pending(self) -> bool:
         return bool(self._messages)
 
-    def drain(self) -> list[tuple[str, str | None]]:
-        """Hand every waiting message (text, context) to the turn, which now owns them."""
-        texts = [(message.content, message.context) for message in self._messages]
+    def drain(self) -> list[Said]:
+        """Hand every waiting message to the turn, which now owns them."""
+        texts = [
+            Said(message.content, message.context or "", message.author, message.parts)
+            for message in self._messages
+        ]
         self._messages.clear()
         return texts
 

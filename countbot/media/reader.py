@@ -30,12 +30,19 @@ SaveText = Callable[[str], Awaitable[str]]
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """What a received file says: `note` enters the turn; `transcript` is the words heard in a
-    voice note (for surfaces that show them), `kind` is "voice" or "document"."""
+    """What a received file says: `note` is the line about it for the model (where it is saved,
+    how long a voice note is, why it cannot be read), `text` what it says (a document's text,
+    the words heard in a voice note), `kind` is "voice" or "document". Who wrote `text` is for
+    the caller to say: it knows who sent the file."""
 
     kind: str
     note: str
-    transcript: str | None = None
+    text: str = ""
+
+    @property
+    def transcript(self) -> str | None:
+        """The words heard in a voice note (for surfaces that show them)."""
+        return self.text if self.kind == "voice" and self.text else None
 
 
 def recognizer_for(settings: TranscriptionSettings) -> Recognizer:
@@ -103,8 +110,8 @@ class MediaReader:
             return Reading("voice", _unheard(where, "no words were recognized in it"))
         label = self._recognizer.label
         note = (
-            f"[Transcript of the user's voice note ({pcm.seconds:.0f} s, by {label}; the "
-            f"recording is {where}). These are the user's words:]\n{words}"
+            f"[Transcript of a voice note ({pcm.seconds:.0f} s, by {label}; the recording is "
+            f"{where}):]"
         )
         return Reading("voice", note, words)
 
@@ -124,22 +131,14 @@ class MediaReader:
         text = document.text
         if len(text) <= INLINE_CHARS:
             head = f"[The user sent {shown!r} ({where}); its text follows.]"
-            return Reading("document", f"{head}\n{_written_by_others(shown, text)}")
+            return Reading("document", head, text)
         full = where if kind == "text" else await save(text)  # a text file is its own text
         head = (
             f"[The user sent {shown!r} ({where}); the first {INLINE_CHARS:,} of {len(text):,} "
             f"characters of its text follow. The whole text is in {full}: read on with read_file "
             "and offset/limit.]"
         )
-        cut = _written_by_others(shown, text[:INLINE_CHARS] + "\n[cut off here]")
-        return Reading("document", f"{head}\n{cut}")
-
-
-def _written_by_others(name: str, text: str) -> str:
-    """A document's text, marked like every text from outside (whoever wrote it is not the
-    user, and instructions in it are not theirs); it cannot close its own marker."""
-    safe = text.replace("</external>", "</ external>")
-    return f'<external source="document:{name}">\n{safe}\n</external>'
+        return Reading("document", head, text[:INLINE_CHARS] + "\n[cut off here]")
 
 
 def _unheard(where: str, reason: str) -> str:

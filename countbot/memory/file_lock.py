@@ -1,7 +1,9 @@
-"""An exclusive OS-level lock on a sibling lock file, so separate processes never interleave.
+"""An exclusive OS-level lock on a data file's folder, so separate processes never interleave.
 
-The lock lives on its own file rather than the data file because the data file is replaced
-atomically (`os.replace`), and a lock held on a replaced inode protects nothing.
+The lock is not on the data file itself because that file is replaced atomically (`os.replace`),
+and a lock held on a replaced inode protects nothing. It is on the folder (`flock` works on a
+directory's descriptor) rather than on a sibling lock file, which would sit in the workspace
+beside MEMORY.md and be listed to the model and the user as one of their files.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ except ImportError:  # Windows has no flock: only the in-process asyncio lock se
 
 
 @contextmanager
-def exclusive_lock(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive `flock` on `lock_path` (created if missing); blocks until granted."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive `flock` on `folder` (which must exist); blocks until granted."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -2,9 +2,9 @@
 
 Several writers share it: the model's memory tools, overflow summaries from every session, and
 possibly a second process (the CLI beside the daemon). Every change is a read-modify-write under
-an asyncio lock (so waiting writers do not each hold a worker thread) and an OS file lock on a
-sibling `.MEMORY.md.lock` (so another process cannot interleave), and lands via temp file +
-fsync + `os.replace`, so a reader or a crash never sees half a file.
+an asyncio lock (so waiting writers do not each hold a worker thread) and an OS lock on its
+folder (so another process cannot interleave), and lands via temp file + fsync + `os.replace`,
+so a reader or a crash never sees half a file.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from countbot.memory.file_lock import exclusive_lock
+from countbot.memory.file_lock import folder_lock
 from countbot.memory.search import MemoryHit, search_text
 
 
@@ -28,7 +28,8 @@ class MemoryFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock_path = path.with_name(f".{path.name}.lock")
+        # Where versions before the folder lock kept theirs: removed at the next write.
+        self._old_lock = path.with_name(f".{path.name}.lock")
         self._lock = asyncio.Lock()
 
     async def read(self) -> str:
@@ -98,7 +99,8 @@ class MemoryFile:
 
     def _update_sync(self, change: Callable[[str], str]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with exclusive_lock(self._lock_path):
+        with folder_lock(self.path.parent):
+            self._old_lock.unlink(missing_ok=True)
             old = self._read_sync()
             new = change(old)
             if new != old:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
+from countbot.authorship import OWNER, Part
 from countbot.memory.cited import CitedHit
 from countbot.memory_index.index import MemoryIndex
-from countbot.memory_index.text import estimate_tokens
+from countbot.memory_index.text import ContentUnits, content_units, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,10 @@ log = logging.getLogger(__name__)
 RECALL_HITS = 6
 RECALL_TOKENS = 400
 HIT_CHARS = 400
+# A hit found by its words is relevant when it holds at least this share of the message's
+# content (words, and characters of unsegmented scripts): one shared common word ("cron",
+# "weekend", "2") in a message about something else is not enough (docs/memory_recall.md).
+COVERAGE = 0.5
 # Sessions whose recalled entries are remembered, so one fact is not repeated every turn.
 SESSIONS_REMEMBERED = 256
 HEADER = (
@@ -42,22 +47,25 @@ class AutoRecall:
         self._tokens = tokens
         self._shown: OrderedDict[str, set[tuple[str, str]]] = OrderedDict()
 
-    async def recall(self, query: str, session_id: str) -> str | None:
-        """The context block for `query`, or None when nothing is worth adding."""
-        if not query.strip():
+    async def recall(self, query: str, session_id: str) -> Part | None:
+        """The block for `query` as a part of the user's message, or None when nothing is worth
+        adding."""
+        units = content_units(query)
+        if not units:  # a greeting, thanks, arithmetic on small numbers: nothing to recall
             return None
         # A hit found by meaning alone must be worth the tokens: the search leaves out those
-        # below the model's close cosine (a hit found by its words always stays).
+        # below the model's close cosine; one found by its words must cover the message.
+        cosine = self._index.relevant_cosine
         try:
+            if await self._index.kept_out(session_id):  # the user keeps this chat out of memory
+                return None
             found = await self._index.search(
-                query,
-                limit=self._hits,
-                exclude_session=session_id,
-                min_similarity=self._index.relevant_cosine,
+                query, limit=self._hits, exclude_session=session_id, min_similarity=cosine
             )
         except Exception:  # recall is a help: a failure must not cost the turn
             log.exception("auto-recall failed in session %s", session_id)
             return None
+        found = [hit for hit in found if relevant(hit, units, cosine)]
         seen = self._shown.setdefault(session_id, set())
         self._shown.move_to_end(session_id)
         while len(self._shown) > SESSIONS_REMEMBERED:
@@ -70,7 +78,15 @@ class AutoRecall:
             return None
         seen.update((h.source, h.locator) for h in shown)
         await self._index.record_recall(session_id, query[:500], shown)
-        return block
+        return Part("recall", block, OWNER)
+
+
+def relevant(hit: CitedHit, units: ContentUnits, cosine: float) -> bool:
+    """Whether `hit` bears on a message of these content `units`: it holds enough of them, or
+    its meaning is close (`cosine`, the model's; a hit found by words below it must cover)."""
+    if hit.similarity is not None and hit.similarity >= cosine:
+        return True
+    return hit.text_rank is not None and units.coverage(hit.text) >= COVERAGE
 
 
 def recall_block(hits: list[CitedHit], budget: int) -> tuple[str, list[CitedHit]]:

@@ -15,6 +15,7 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Literal, Protocol
 
+from countbot.authorship import Author
 from countbot.config.settings import HeartbeatSettings
 from countbot.scheduler.clock import Clock
 from countbot.scheduler.delivery import JobDelivery
@@ -123,10 +124,12 @@ class Heartbeat:
 
     async def _run(self, tasks: list[str], target: Delivery) -> BeatResult:
         prompt = PROMPT.format(file=HEARTBEAT_FILE, tasks="\n".join(tasks))
+        author = Author("job", "heartbeat")
         if target.kind == "chat":
-            request = TurnRequest(prompt, HEARTBEAT_SESSION, target.channel or "", target.chat_id)
+            channel = target.channel or ""
+            request = TurnRequest(prompt, HEARTBEAT_SESSION, channel, target.chat_id, author)
         else:
-            request = TurnRequest(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION)
+            request = TurnRequest(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION, author=author)
         outcome = await self.turns.run(request, self.time_limit)
         for note in outcome.notes:  # the heartbeat keeps no run history; the log has it
             log.warning("heartbeat: %s", note)

@@ -12,6 +12,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from countbot.authorship import Author
 from countbot.config.settings import SchedulerSettings
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.delivery import JobDelivery
@@ -92,11 +93,11 @@ class JobExecutor:
 
     def _request(self, job: Job) -> TurnRequest:
         # A turn for a chat runs as that chat (so tools such as `message` default to it).
+        author = Author("job", job.name or job.id)
         if job.delivery.kind == "chat":
-            return TurnRequest(
-                job.prompt, job.session, job.delivery.channel or "", job.delivery.chat_id
-            )
-        return TurnRequest(job.prompt, job.session, JOB_CHANNEL, job.id)
+            channel = job.delivery.channel or ""
+            return TurnRequest(job.prompt, job.session, channel, job.delivery.chat_id, author)
+        return TurnRequest(job.prompt, job.session, JOB_CHANNEL, job.id, author)
 
     async def _finish(self, job: Job, run_id: int, outcome: TurnOutcome) -> dict[str, Any]:
         delivered, detail = False, ""

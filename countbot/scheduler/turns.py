@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 
 from countbot.agent.events import TurnDone, TurnError, TurnNotice
 from countbot.agent.notices import with_notices
+from countbot.authorship import JOB, Author
 from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
@@ -32,6 +33,8 @@ class TurnRequest:
     session_id: str
     channel: str
     chat_id: str | None = None
+    # The prompt is the owner's standing request, kept apart from what they type live.
+    author: Author = JOB
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,4 +133,5 @@ def _message(request: TurnRequest) -> InboundMessage:
         session_key=request.session_id,
         mode="followup",
         unattended=True,
+        author=request.author,
     )

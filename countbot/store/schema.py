@@ -1,12 +1,21 @@
 """The database schema as an ordered list of migrations.
 
 `PRAGMA user_version` records how many have been applied. Never edit a shipped script: append a
-new one, so every user's file reaches the same schema by the same steps.
+new one, so every user's file reaches the same schema by the same steps. A step SQL alone cannot
+take (reading JSON records with Python) is a function of the connection, run in the same
+transaction.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: list[str] = [
+import sqlite3
+from collections.abc import Callable
+
+from countbot.store.authors_from_marks import derive_authors
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = [
     # 1: sessions, their append-only message log, tool-call history, usage per day.
     """
     CREATE TABLE sessions (
@@ -232,5 +241,71 @@ MIGRATIONS: list[str] = [
         text TEXT,
         created_at REAL NOT NULL
     );
+    """,
+    # 10: triggers (webhooks, watched folders and mailboxes): every accepted event, recorded before
+    # it is acknowledged, and how its turn ended; what each watched folder has already seen.
+    """
+    CREATE TABLE trigger_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        trigger TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('hook', 'folder', 'mailbox')),
+        -- The source's own id of the event (a delivery id, a file version, a mail's UID):
+        -- the same key twice is one event.
+        key TEXT NOT NULL,
+        -- JSON: what the turn is given (the payload and the facts around it).
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('received', 'running', 'delivered', 'failed')),
+        detail TEXT NOT NULL DEFAULT '',
+        answer TEXT NOT NULL DEFAULT '',
+        -- Turns started for it: a restart resumes an interrupted one once, not forever.
+        attempts INTEGER NOT NULL DEFAULT 0,
+        received_at REAL NOT NULL,
+        started_at REAL,
+        ended_at REAL,
+        UNIQUE (trigger, key)
+    );
+    CREATE INDEX trigger_events_open ON trigger_events (status, trigger, id);
+    CREATE INDEX trigger_events_by_age ON trigger_events (received_at);
+
+    CREATE TABLE trigger_files (
+        trigger TEXT NOT NULL,
+        path TEXT NOT NULL,
+        -- The version last taken in: "<mtime_ns>:<size>".
+        version TEXT NOT NULL,
+        PRIMARY KEY (trigger, path)
+    ) WITHOUT ROWID;
+    """,
+    # 11: who wrote each user message, derived once from the marks its text carried.
+    derive_authors,
+    # 12: usage by purpose (the answers, summaries, the memory flush, titles), with the prompt
+    # tokens read from and written to a provider's prompt cache and those of auto-recall's block.
+    """
+    CREATE TABLE usage_new (
+        day TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        purpose TEXT NOT NULL DEFAULT 'answer',
+        requests INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        -- Shares of prompt_tokens: read from the prompt cache, written to it, the recall block.
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        recall_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL,
+        last_ts REAL NOT NULL,
+        PRIMARY KEY (day, session_id, model, purpose)
+    ) WITHOUT ROWID;
+    INSERT INTO usage_new (day, session_id, model, requests, prompt_tokens, completion_tokens,
+        cost_usd, last_ts)
+        SELECT day, session_id, model, requests, prompt_tokens, completion_tokens, cost_usd,
+        last_ts FROM usage;
+    DROP TABLE usage;
+    ALTER TABLE usage_new RENAME TO usage;
+    CREATE INDEX usage_by_session ON usage (session_id);
+    """,
+    # 13: a conversation kept out of memory (the web UI's switch): not indexed, not recalled into.
+    """
+    ALTER TABLE sessions ADD COLUMN memory_off INTEGER NOT NULL DEFAULT 0;
     """,
 ]

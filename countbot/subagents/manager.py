@@ -23,7 +23,7 @@ from countbot.agent.cancel import CancelToken
 from countbot.agent.events import TurnCancelled, TurnDone, TurnError
 from countbot.agent.history import NoteEntry, to_record
 from countbot.agent.turn_request import TurnRequest
-from countbot.authorship import NOT_TYPED
+from countbot.authorship import Author
 from countbot.config.settings import SubagentSettings
 from countbot.gateway.events import SubagentUpdate
 from countbot.gateway.follow import TurnFollower
@@ -50,8 +50,8 @@ KILL_GRACE = 5.0
 STOPPED_BY_USER = "stopped by the user"
 SHUTDOWN = "the daemon stopped while it was running"
 REPORT_CONTEXT = (
-    "[This message is the report of subagent {id} that you spawned earlier, "
-    f"{NOT_TYPED}. Tell the user what came back.]"
+    "[This message is the report of subagent {id} that you spawned earlier. Tell the user what "
+    "came back.]"
 )
 _ENDINGS: dict[str, str] = {
     "done": "finished",
@@ -316,6 +316,8 @@ class SubagentManager:
             session_key=record.parent_session,
             mode="followup",
             context=REPORT_CONTEXT.format(id=record.id),
+            # Its words are the subagent's (what it read on the way), never the user's.
+            author=Author("subagent", record.id),
         )
         if await self._deliver(message):
             await self._store.mark_reported(record.id)

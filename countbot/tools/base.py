@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from countbot.authorship import Said
 from countbot.llm.types import ImagePart
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ class ToolContext:
     approver: Approver | None = None
     # The registry's gate keeps its per-turn state here (the data-flow ledger of the turn).
     gate_state: Any = None
-    # Messages (text, context) steered into the running turn, in order, for the gate to read.
-    steered: list[tuple[str, str]] = field(default_factory=list)
+    # Messages steered into the running turn, in order, for the gate to read.
+    steered: list[Said] = field(default_factory=list)
 
 
 class Tool:

@@ -7,7 +7,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from countbot.web.access import AccessPolicy
-from countbot.web.api import api_mount
+from countbot.web.api import api_mount, triggers
 from countbot.web.api.errors import HANDLERS
 from countbot.web.body_limits import BodyLimits
 from countbot.web.context import DaemonContext
@@ -26,10 +26,15 @@ def create_app(daemon: DaemonContext, port: int) -> Starlette:
             Route("/login", login, methods=["GET", "POST"]),
             WebSocketRoute("/ws", websocket_endpoint),
             api_mount(daemon),
+            Mount("/hooks", routes=triggers.hook_routes(daemon.triggers)),
             Mount("/static", app=static_files()),
         ],
         middleware=[
-            Middleware(BodyLimits, api_limit=daemon.runtime.settings.web.max_body_bytes),
+            Middleware(
+                BodyLimits,
+                api_limit=daemon.runtime.settings.web.max_body_bytes,
+                hook_limit=daemon.runtime.settings.triggers.max_body_bytes,
+            ),
             Middleware(AccessGuard, policy=policy),
         ],
         exception_handlers=HANDLERS,

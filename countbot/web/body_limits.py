@@ -24,15 +24,18 @@ DEFAULT_LIMIT = 64 * 1024
 class BodyLimits:
     """ASGI middleware: 413 for an HTTP body larger than the limit of its route."""
 
-    def __init__(self, app: ASGIApp, api_limit: int) -> None:
+    def __init__(self, app: ASGIApp, api_limit: int, hook_limit: int = DEFAULT_LIMIT) -> None:
         self.app = app
         self.api_limit = api_limit
+        self.hook_limit = hook_limit
 
     def limit_for(self, path: str) -> int:
         if path == "/login":
             return LOGIN_LIMIT
         if path == "/api/media":  # voice notes and documents from the web UI
             return MEDIA_LIMIT
+        if path.startswith("/hooks/"):  # webhook deliveries (`triggers.max_body_bytes`)
+            return self.hook_limit
         if path == "/api" or path.startswith("/api/"):
             return self.api_limit
         return DEFAULT_LIMIT

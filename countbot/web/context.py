@@ -10,6 +10,7 @@ from countbot.local_model.models import effective_model, embedded_default
 from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import Scheduler
 from countbot.subagents.manager import SubagentManager
+from countbot.triggers.feature import Triggers
 from countbot.web.config_state import ConfigState
 
 
@@ -23,6 +24,7 @@ class DaemonContext:
     channels: ChannelManager
     scheduler: Scheduler
     subagents: SubagentManager
+    triggers: Triggers
     litellm_ready: bool = False
     config_state: ConfigState = field(default_factory=ConfigState)
 

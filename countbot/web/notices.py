@@ -1,7 +1,7 @@
 """Frames pushed to every open client, outside any session: daemon status, session-list changes.
 
 A client asks for them with a `subscribe_notices` frame. They keep a browser tab true without
-polling: the "no model" banner follows the settings, and a
+polling: the "no model" and "built-in model" banners follow the settings, and a
 conversation started on Telegram, by `countbot chat -m` or by a job appears in the sidebar.
 """
 
@@ -18,6 +18,7 @@ def status_frame(daemon: DaemonContext) -> dict[str, Any]:
     return {
         "type": "status",
         "model_configured": daemon.model_configured,
+        "offline_default": daemon.offline_default,
         "config": daemon.config_state.as_dict(),
     }
 

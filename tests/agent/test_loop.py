@@ -19,6 +19,7 @@ from countbot.agent.events import (
 )
 from countbot.agent.history import from_record
 from countbot.agent.turn_request import TurnRequest
+from countbot.authorship import Said
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
@@ -211,9 +212,9 @@ async def test_steering_skips_unstarted_tools(
         def pending(self) -> bool:
             return bool(self.items)
 
-        def drain(self) -> list[tuple[str, str | None]]:
+        def drain(self) -> list[Said]:
             items, self.items = self.items, []
-            return [(item, None) for item in items]
+            return [Said(item) for item in items]
 
     inbox = Inbox()
 

@@ -43,6 +43,8 @@ class Driver(ABC):
     buttons: ClassVar[bool] = False
     # Where the daemon's process must trust the fake's TLS certificate (WeCom's SDK).
     ca_pem: str | None = None
+    # The setting whose token the fake checks and refuses when wrong ("" where it checks none).
+    token_key: ClassVar[str] = ""
     fake: Any
 
     @classmethod
@@ -113,6 +115,7 @@ class TelegramDriver(Driver):
     """Telegram shows the bot's HTML: `texts` is what the user reads (tags gone, entities read)."""
 
     name = "telegram"
+    token_key = "token"
     me = "100"
     stranger_chat = "666"
     limit = 4096
@@ -169,6 +172,7 @@ class TelegramDriver(Driver):
 
 class DiscordDriver(Driver):
     name = "discord"
+    token_key = "token"
     sdk = "discord"
     me = "600000000000000001"
     stranger_chat = "600000000000000666"
@@ -206,6 +210,7 @@ class DiscordDriver(Driver):
 
 class SlackDriver(Driver):
     name = "slack"
+    token_key = "bot_token"
     sdk = "slack_sdk"
     me = "D0001"
     stranger_chat = "D0666"

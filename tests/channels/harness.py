@@ -72,7 +72,7 @@ async def running_bot(
     bot = Bot(fake, settings, runtime, gateway, manager, channel)
     await manager.start()
     try:
-        settled = ("running", "misconfigured", "disabled")
+        settled = ("running", "misconfigured", "rejected", "disabled")
         await fake.wait_until(lambda: bot.state()["state"] in settled, "the bot to start")
         yield bot
     finally:

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from countbot.channels.manager import SETTLE_GRACE, STOP_BOUND
+from countbot.config.secret import SecretStr
 from countbot.config.settings import Settings
+from countbot.config.structs import replaced
 from countbot.store.pairing import PairingStore
 from tests.channels.daemon import ChannelDaemon, channel_daemon
 from tests.channels.drivers import DRIVERS, Driver
@@ -188,6 +190,23 @@ async def _answer_by_reply(driver: Driver, code: str) -> None:
     )
     await driver.says(f"/approve {code}")
     await wait_until(lambda: "Approved once" in driver.answers(), "the owner's answer")
+
+
+async def test_a_token_the_platform_refuses_stops_the_channel_and_says_so(
+    settings: Settings, driver: Driver
+) -> None:
+    if not driver.token_key:
+        pytest.skip(f"the {driver.name} fake checks no token")
+    driver.configure(settings)
+    section = getattr(settings.channels, driver.name)
+    wrong = replaced(section, **{driver.token_key: SecretStr("123:not-the-token")})
+    setattr(settings.channels, driver.name, wrong)
+    async with running_bot(settings, driver.fake, driver.name) as bot:
+        state = bot.state()
+        assert (state["state"], state["problem"], state["restarts"]) == ("rejected", "rejected", 0)
+        assert "rejected the bot token" in state["detail"] and "123:not" not in state["detail"]
+        await asyncio.sleep(0.5)  # restart_delay is 0.2 s: a retry would have come by now
+        assert bot.state()["state"] == "rejected"
 
 
 async def test_stopping_while_the_connection_drops_is_bounded(

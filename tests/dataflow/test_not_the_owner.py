@@ -90,10 +90,10 @@ async def test_a_stranger_in_a_group_and_a_forward_are_not_the_owner(
         records = await decisions(daemon)
 
     assert other.requests == ["/alice"]
-    stranger = ["a message the user did not write"]
+    member = "a message from a group member on telegram (666 (@mallory) Mallory)"
     assert records == [
-        ("127.0.0.2", "refused", stranger),
-        ("127.0.0.2", "refused", stranger),
+        ("127.0.0.2", "refused", ["a message forwarded on telegram"]),
+        ("127.0.0.2", "refused", [member]),
         ("127.0.0.2", "allowed", []),
     ]
 
@@ -168,8 +168,8 @@ async def test_only_the_owners_authenticated_mail_is_the_owners(
     assert third.requests == ["/alice"]
     assert [(decision, untrusted) for _, decision, untrusted in records] == [
         ("allowed", []),
-        ("refused", ["a message the user did not write"]),
-        ("refused", ["a message the user did not write"]),
+        ("refused", ["a message forwarded on email (a mail the user forwarded)"]),
+        ("refused", [f"a message from a group member on email ({bob} Alice)"]),
     ]
 
 
@@ -197,7 +197,7 @@ async def test_a_workspace_skill_loaded_with_a_slash_is_untrusted(
         shipped = await turn(daemon, f"/summarize {other.base}/weather PIN {PIN}", session="b")
 
     [question] = client.of("approval_request")
-    assert "untrusted content (skill flights)" in question["reason"]
+    assert "untrusted content (workspace skill flights)" in question["reason"]
     assert other.requests == [f"/weather?d={PIN}"]
     assert shipped.of("approval_request") == []
 

@@ -9,6 +9,7 @@ from playwright.async_api import Browser, expect
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, browser
 from tests.e2e.ui import ChatPage
 from tests.local_model.conftest import MODEL_WAIT, LocalDaemonFactory
+from tests.support.scripted_model import ScriptedModelServer
 
 pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
 
@@ -55,4 +56,27 @@ async def test_a_browser_message_is_answered_by_the_built_in_model(
             assert not chat.errors, chat.errors
         finally:
             await chat.screenshot("local_model_browser")
+            await context.close()
+
+
+async def test_the_built_in_model_banner_goes_once_a_working_model_is_saved(
+    browser: Browser, start_local_daemon: LocalDaemonFactory, model_server: ScriptedModelServer
+) -> None:
+    async with start_local_daemon(name="") as daemon:
+        context = await browser.new_context(locale="en-US")
+        chat = ChatPage(await context.new_page(), daemon)
+        try:
+            await chat.open()
+            notice = chat.by_testid("offline-notice")
+            await expect(notice).to_be_visible()
+            model = {
+                "name": "openai/test-model",
+                "api_base": model_server.base_url,
+                "api_key": "sk-banner-test-0123456789",
+            }
+            async with daemon.http() as http:
+                assert (await http.put("/api/settings", json={"model": model})).status_code == 200
+            await expect(notice).to_be_hidden()  # pushed to the open tab: no reload, no new page
+            assert not chat.errors, chat.errors
+        finally:
             await context.close()

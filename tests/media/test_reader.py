@@ -26,7 +26,7 @@ async def read(reader: MediaReader, data: bytes, name: str, kind: str = "file") 
         data, name=name, media_type="", kind=kind, where=f"media/{name}", save=save
     )
     assert reading is not None, f"{name} was not recognised as a voice note or a document"
-    return reading.note
+    return f"{reading.note}\n{reading.text}"
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ async def test_the_offline_recognizer_hears_every_format_platforms_send(name, ma
     note = await read(MediaReader(TranscriptionSettings()), make(), name)
 
     assert note.endswith("\nwhat is the weather today")
-    assert note.startswith("[Transcript of the user's voice note (2 s, by the offline recognizer")
+    assert note.startswith("[Transcript of a voice note (2 s, by the offline recognizer")
     assert f"media/{name}" in note
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -95,6 +96,14 @@ async def test_two_processes_appending_at_once_lose_nothing(tmp_path: Path) -> N
     assert codes == [0, 0]
     lines = {line for line in (await MemoryFile(path).read()).splitlines() if line}
     assert lines == {f"{p}-{i}" for p in ("p1", "p2") for i in range(80)}
+    # The lock leaves nothing beside the file for the model or the user to find.
+    assert sorted(os.listdir(tmp_path)) == ["MEMORY.md", "go"]
+
+
+async def test_a_lock_file_an_earlier_version_left_is_removed(tmp_path: Path) -> None:
+    (tmp_path / ".MEMORY.md.lock").touch()
+    await MemoryFile(tmp_path / "MEMORY.md").append("- likes green tea")
+    assert os.listdir(tmp_path) == ["MEMORY.md"]
 
 
 async def test_a_failing_update_leaves_the_file_untouched(memory: MemoryFile) -> None:

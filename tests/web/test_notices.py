@@ -13,6 +13,7 @@ async def test_notices_carry_status_and_every_session_list_change(daemon: Daemon
     assert await tab.recv() == {
         "type": "status",
         "model_configured": True,
+        "offline_default": False,
         "config": {"error": "", "restart": []},
     }
     sessions = daemon.context.runtime.sessions

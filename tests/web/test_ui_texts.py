@@ -30,3 +30,21 @@ def test_every_platform_has_setup_steps_in_both_languages() -> None:
     for language in ("en", "zh-CN"):
         steps = {k.removeprefix("channelSetup.steps.") for k in keys(language)}
         assert platforms <= steps, (language, platforms - steps)
+
+
+def test_every_channel_setting_on_the_setup_form_is_named_in_both_languages() -> None:
+    """The form labels a setting by `channelSetup.field.<key>` and offers a fixed value by
+    `channelSetup.choice.<value>`: a raw config key on the page is a missing text here."""
+    from countbot.config.settings import ChannelsSettings
+    from countbot.config.structs import choice_fields, field_types
+
+    form = (STATIC / "panels" / "channelSetup.js").read_text(encoding="utf-8")
+    hidden = set(re.findall(r'"(\w+)"', re.search(r"HIDDEN = new Set\(\[(.*?)\]", form)[1]))
+    wanted: set[str] = set()
+    for section in field_types(ChannelsSettings).values():
+        shown = set(field_types(section)) - hidden
+        wanted |= {f"channelSetup.field.{key}" for key in shown}
+        for values in choice_fields(section).values():
+            wanted |= {f"channelSetup.choice.{value}" for value in values}
+    for language in ("en", "zh-CN"):
+        assert wanted <= keys(language), (language, sorted(wanted - keys(language)))

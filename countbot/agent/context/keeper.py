@@ -23,7 +23,7 @@ from typing import Any
 from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.memo import IdentityMemo
-from countbot.agent.context.metered import MeteredProvider, SideCalls
+from countbot.agent.context.metered import MEMORY_FLUSH, SUMMARY, MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.context.tokens import (
@@ -74,22 +74,26 @@ class ContextKeeper:
         self._counts = Counts(self.counter)
 
     async def user_entry(self, request: TurnRequest) -> UserEntry:
-        """The turn's user entry: its message (a `/skill` invocation expanded) and the per-turn
-        context that rides with it (time, channel, what the surface added)."""
-        message, extra = request.message, request.context
+        """The turn's user entry: its message (a `/skill` invocation expanded), the per-turn
+        context that rides with it (time, channel, what the surface added) and its parts (what
+        came with it, a loaded skill, the recalled memory), each with who wrote it."""
+        message, extra, parts = request.message, request.context, list(request.parts)
         turn_context = self.prompt.turn_context(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
         )
-        invocation = await self.prompt.skill_invocation(message)
+        # Only the owner loads a skill: someone else's `/name` is their text, not a command.
+        invocation = await self.prompt.skill_invocation(message) if request.author.owned else None
         if invocation is not None:
-            message, loaded = invocation
-            extra = f"{extra}\n{loaded}" if extra else loaded
+            message, skill = invocation
+            parts.append(skill)
         if extra:
             turn_context = f"{turn_context}\n{extra}"
         if self.recall is not None:  # auto-recall: cited memory hits ride with the message
             recalled = await self.recall.recall(message, request.session_id)
-            turn_context = f"{turn_context}\n{recalled}" if recalled else turn_context
-        return UserEntry(message, request.media, turn_context)
+            parts.extend([recalled] if recalled is not None else [])
+        return UserEntry(
+            message, request.media, turn_context, author=request.author, parts=tuple(parts)
+        )
 
     async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
         """The turn's user entry and the system prompt of all its requests, made side by side:
@@ -121,17 +125,18 @@ class ContextKeeper:
         """The history a turn starting with `current` (offering `tools`, under the system
         `prompt`) builds on, summarized first if needed; `side` audits, meters and announces the
         flush and summary calls."""
-        provider = MeteredProvider(choice.provider, side.report, side.announce)
-        record = side.record
-        entries = await self._window(session_id, choice, provider)
+        # Housekeeping runs on the utility model (`model.utility`), metered by purpose.
+        metered = side.metered(choice.housekeeping)
+        summarizing, record = metered[SUMMARY], side.record
+        entries = await self._window(session_id, choice, summarizing)
         for _ in range(MAX_SUMMARY_PASSES):
             if not await self._overflows([*entries, current], choice, tools, prompt):
                 break
             if not await self._summarize(
-                session_id, choice, provider, entries, tool_context, record
+                session_id, choice, metered, entries, tool_context, record
             ):
                 break
-            entries = await self._window(session_id, choice, provider)
+            entries = await self._window(session_id, choice, summarizing)
         return entries
 
     def load_now(
@@ -195,11 +200,11 @@ class ContextKeeper:
         prompt: str,
         *,
         exact: bool = False,
-    ) -> tuple[list[Message], int]:
-        """The next request's messages (the system `prompt`, then the fitted history) and their
-        estimated prompt tokens (an upper bound unless `exact`)."""
+    ) -> tuple[list[Message], Fitted]:
+        """The next request's messages (the system `prompt`, then the fitted history) and how
+        they were fitted: their estimated prompt tokens (an upper bound unless `exact`)."""
         fitted = await self.fit(entries, choice, tools, prompt, exact=exact)
-        return [SystemMessage(prompt), *fitted.messages], fitted.tokens
+        return [SystemMessage(prompt), *fitted.messages], fitted
 
     async def _overflows(
         self,
@@ -256,7 +261,7 @@ class ContextKeeper:
         self,
         session_id: str,
         choice: ModelChoice,
-        provider: LLMProvider,
+        metered: dict[str, MeteredProvider],
         entries: list[HistoryEntry],
         tool_context: ToolContext,
         record: Recorder,
@@ -274,11 +279,12 @@ class ContextKeeper:
         summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
 
         async def flush(transcript: str) -> None:
-            await flush_memory(provider, transcript, self.tools, tool_context, record)
+            flushing = metered[MEMORY_FLUSH]
+            await flush_memory(flushing, transcript, self.tools, tool_context, record)
 
         done = await self.summarizer.summarize(
             session_id,
-            provider,
+            metered[SUMMARY],
             summary,
             keep=keep,
             max_chars=int(budget * EXCERPT_CHARS_PER_TOKEN),

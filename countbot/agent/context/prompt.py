@@ -21,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from countbot.agent.skill_invocation import invoked_skill
+from countbot.authorship import Part
 from countbot.config.settings import PersonaSettings
 from countbot.memory.memory_file import MemoryFile
 from countbot.personas.presets import Persona, PersonaLoader
@@ -161,8 +162,8 @@ class PromptBuilder:
             )
         return text
 
-    async def skill_invocation(self, text: str) -> tuple[str, str] | None:
-        """(message, context) for `/skillname args`; see `agent/skill_invocation.py`."""
+    async def skill_invocation(self, text: str) -> tuple[str, Part] | None:
+        """(message, the skill's part) for `/skillname args`; see `agent/skill_invocation.py`."""
         return await invoked_skill(text, self._skills)
 
     # --- rendering ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
 from countbot.channels.discord.events import to_incoming
-from countbot.channels.door import Button, Incoming, SenderInfo, SendError
+from countbot.channels.door import Button, CredentialsRejected, Incoming, SenderInfo, SendError
 
 # Messages no retry can deliver: the chat is gone, or the bot may not write there.
 _PERMANENT_STATUS = frozenset({400, 403, 404})
@@ -72,7 +72,13 @@ class DiscordConnection:
 
     async def login(self, token: str) -> str:
         """Check the token (`GET /users/@me`); the bot's name."""
-        await self.client.login(token)
+        try:
+            await self.client.login(token)
+        except discord.LoginFailure as exc:
+            raise CredentialsRejected(
+                "Discord rejected the bot token (401 Unauthorized): reset it in the Developer "
+                "Portal's Bot page and paste the new one"
+            ) from exc
         user = self.client.user
         return user.name if user is not None else ""
 

@@ -19,6 +19,7 @@ from functools import partial
 
 from countbot.channels.door import (
     Attachment,
+    Author,
     Incoming,
     SenderInfo,
     decode_declared,
@@ -80,13 +81,13 @@ def body_text(message: EmailMessage) -> str:
     return (text[: quote.start()] if quote else text).strip()
 
 
-def _author(message: EmailMessage, sender: str, authentic: bool, text: str) -> str | None:
+def _author(message: EmailMessage, sender: str, authentic: bool, text: str) -> Author | None:
     """Who wrote the mail when it is not the sender's own word (None: it is): a From the
     receiving server did not vouch for may be anyone, and a forwarded mail is its author's."""
     if not authentic:
-        return f"whoever sent a mail claiming to be {sender} (not authenticated)"
+        return Author("mail", f"claiming to be {sender}")
     if _FORWARDED.match(str(message.get("Subject") or "")) or _FORWARDED_BODY.search(text):
-        return "the author of a mail forwarded by the user"
+        return Author("forward", "a mail the user forwarded")
     return None
 
 

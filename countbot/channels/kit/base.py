@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from countbot.authorship import Author
 from countbot.channels.kit.approvals import Button
 from countbot.config.settings import ChannelSettings
 from countbot.llm.types import ImagePart
@@ -75,9 +76,9 @@ class Incoming:
     """One platform message addressed to the assistant, already reduced to what a turn needs.
 
     `message_id` is the platform's id, unique within the chat (used to drop duplicates);
-    `private` is False in group chats, where strangers get no pairing code; `written_by` names
+    `private` is False in group chats, where strangers get no pairing code; `written_by` says
     who wrote the text when the sender only passed it on (a forward, an unauthenticated mail),
-    so the turn counts it as a stranger's text (`countbot/dataflow/`). `attachments` are not
+    so the turn counts it as a stranger's text (`countbot/authorship.py`). `attachments` are not
     fetched yet: the intake fetches them only for a message it lets through to a turn, so a
     stranger never makes the daemon download anything.
     """
@@ -88,7 +89,7 @@ class Incoming:
     text: str
     images: tuple[ImagePart, ...] = ()
     private: bool = True
-    written_by: str | None = None
+    written_by: Author | None = None
     attachments: tuple[Attachment, ...] = ()
 
 

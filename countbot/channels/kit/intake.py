@@ -11,9 +11,9 @@ gateway in the chat's session, whose turns the channel's `SessionFeed` then rend
 from __future__ import annotations
 
 import logging
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 
-from countbot.authorship import NOT_TYPED
+from countbot.authorship import OWNER, Author
 from countbot.channels.kit.access import AccessControl
 from countbot.channels.kit.approvals import ApprovalAnswers, parse_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
@@ -88,9 +88,11 @@ class Intake:
         self.feed.watch(session_id, output, message.chat_id)
         prefix = f"{self.channel}-{message.message_id}"
         message = await taken_in(message, self.media, prefix)
-        text, heard = await self.media.read_notes(message.text)
-        for words in heard:  # what was understood, before the answer to it
-            await _reply(output, f"🎤 “{words}”", markdown=False)
+        author = await self._author(message)
+        text, parts = await self.media.read_notes(message.text, author)
+        for part in parts:  # what was understood, before the answer to it
+            if part.kind == "voice" and part.text:
+                await _reply(output, f"🎤 “{part.text}”", markdown=False)
         inbound = InboundMessage(
             channel=self.channel,
             content=text,
@@ -98,22 +100,23 @@ class Intake:
             sender=message.sender.sender_id,
             media=message.images,
             session_key=session_id,
-            context=await self._not_the_owners(message),
+            author=author,
+            parts=tuple(parts),
         )
         try:
             await self.gateway.submit(inbound)
         except GatewayClosedError:
             await _reply(output, SHUTTING_DOWN)
 
-    async def _not_the_owners(self, message: Incoming) -> str | None:
-        """The context line marking text the owner did not write (a forward, an unvouched mail,
-        a sender only the open door let in): the turn then reads it as untrusted text."""
-        who = message.written_by
-        if who is None and not await self.access.owns(message.sender):
-            who = message.sender.describe()
-        if who is None:
-            return None
-        return f"[Written by {who}, {NOT_TYPED}: what it asks for is theirs, not the user's.]"
+    async def _author(self, message: Incoming) -> Author:
+        """Who wrote the text, from the platform's facts: the platform says when the sender only
+        passed it on (a forward, an unvouched mail); a sender only the open door let in is a
+        group member; otherwise it is the owner's own word."""
+        if message.written_by is not None:
+            return replace(message.written_by, via=self.channel)
+        if not await self.access.owns(message.sender):
+            return Author("member", message.sender.describe(), self.channel)
+        return OWNER
 
     async def _session_for(self, chat_id: str) -> str:
         """The session this chat talks in now (`<channel>:<chat_id>` until `/new`)."""

@@ -5,7 +5,9 @@ A platform hands its messages in with their attachments unfetched (`with_attachm
 intake fetches and saves them (`taken_in`) only once it has let the message through to a turn
 (not a repeat, a known sender, within the flood limit, not a command), so a stranger's file is
 never downloaded. `take_in` saves a file and, for a voice note or a document, leaves a
-placeholder note that `MediaFolder.read_notes` swaps for the transcript or the document's text.
+placeholder note that `MediaFolder.read_notes` takes out of the text and turns into a part of
+the message (`countbot/authorship.py`): a voice note's words are its sender's, a document's text
+is its unknown author's, never the words of whoever sent it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 import aiofiles
 import aiofiles.os
 
+from countbot.authorship import Author, Part, PartKind
 from countbot.channels.kit.base import Attachment, Incoming
 from countbot.llm.types import ImagePart
 from countbot.media.reader import MediaReader, Reading
@@ -66,17 +69,21 @@ class MediaFolder:
         while len(self._unread) > MAX_UNREAD:
             self._unread.popitem(last=False)
 
-    async def read_notes(self, text: str) -> tuple[str, list[str]]:
-        """`text` with each placeholder of a saved voice note or document replaced by what it
-        says, and the transcripts heard (for surfaces that show them)."""
-        heard: list[str] = []
+    async def read_notes(self, text: str, sender: Author) -> tuple[str, list[Part]]:
+        """`text` without the placeholders of saved voice notes and documents, and what each
+        says as a part of the message: a voice note's words are `sender`'s, a document's text
+        is its own author's."""
+        parts: list[Part] = []
         for note in [note for note in self._unread if note in text]:
             item = self._unread.pop(note)
             reading = await self._read(item)
             if reading is not None:
-                text = text.replace(note, reading.note)
-                heard += [reading.transcript] if reading.transcript else []
-        return text, heard
+                text = text.replace(note, "").strip()
+                author = sender if reading.kind == "voice" else Author("document", item.name)
+                where = self.shown(item.path)
+                kind: PartKind = "voice" if reading.kind == "voice" else "document"
+                parts.append(Part(kind, reading.text, author, reading.note, where, item.name))
+        return text, parts
 
     async def _read(self, item: _Unread) -> Reading | None:
         assert self.reader is not None

@@ -14,6 +14,7 @@ from typing import Any
 from countbot.channels.door import (
     CONNECTING,
     ChannelCapabilities,
+    CredentialsRejected,
     PlatformChannel,
     SenderInfo,
     SendError,
@@ -24,6 +25,9 @@ from countbot.channels.slack.output import MAX_MESSAGE, SlackApi, SlackChat
 
 # Seconds between looks at whether Socket Mode is connected (for the Channels page).
 STATE_INTERVAL = 1.0
+
+# Slack's answers that mean the bot token itself is refused.
+_REJECTED = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked"})
 
 
 class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
@@ -44,7 +48,15 @@ class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
         bot_token, app_token = self.required_values()
         api_module, socket_module = await asyncio.to_thread(_import_sdk)
         api = api_module.SlackApi(bot_token, api_url)
-        self.bot_id, name = await api.identity()  # a wrong bot token fails here
+        try:
+            self.bot_id, name = await api.identity()  # a wrong bot token fails here
+        except SendError as exc:
+            if exc.detail in _REJECTED:
+                raise CredentialsRejected(
+                    f"Slack rejected the bot token ({exc.detail}): copy the Bot User OAuth "
+                    "Token (xoxb-…) again from the app's OAuth & Permissions page"
+                ) from exc
+            raise
         self.bot = f"@{name}" if name else None
         connection = socket_module.SocketConnection(app_token, api_url, self._on_envelope)
         self.close_with(connection.close)

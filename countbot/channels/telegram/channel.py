@@ -10,9 +10,10 @@ Network loss or a Telegram outage means retrying with backoff; only a rejected t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from telegram import Bot, CallbackQuery, Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
@@ -21,6 +22,7 @@ from telegram.ext import Application, ApplicationBuilder
 from countbot.channels.door import (
     Backoff,
     ChannelCapabilities,
+    CredentialsRejected,
     PlatformChannel,
     SenderInfo,
     SendError,
@@ -54,7 +56,8 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
         # which on the loop stalled every session at each (re)start of the channel.
         app = await asyncio.to_thread(_application, token, settings)
         with masked_logs(self.kit.masker, _URL_LOGGERS):
-            await app.initialize()  # getMe: a bad token or no network fails here
+            with _rejected_token():
+                await app.initialize()  # getMe: a bad token or no network fails here
             try:
                 bot = app.bot
                 # Polling and a webhook exclude each other; this bot is polled.
@@ -68,6 +71,7 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
                 await _shut_down(app)
 
     async def _poll(self, bot: Bot, me: BotIdentity, settings: TelegramSettings) -> None:
+        """Fetch and handle updates until cancelled; transient failures back off and retry."""
         offset = await self.kit.state.cursor(self.name) + 1
         backoff = Backoff(1.0, 30.0)
         wait = dt.timedelta(seconds=settings.poll_timeout)
@@ -150,3 +154,16 @@ async def _shut_down(app: Application) -> None:  # type: ignore[type-arg]
         await app.shutdown()
     except Exception:  # closing connections to a server that is gone must not mask the cause
         log.debug("closing the Telegram connection failed", exc_info=True)
+
+
+@contextlib.contextmanager
+def _rejected_token() -> Iterator[None]:
+    """Telegram's 401 for the bot token at getMe as the door's `CredentialsRejected`: the
+    channel stops instead of retrying a token that cannot work. A 401 later, while polling, is
+    a crash: the restart's getMe then tells a revoked token from a passing refusal."""
+    try:
+        yield
+    except InvalidToken as exc:
+        raise CredentialsRejected(
+            "Telegram rejected the bot token (401 Unauthorized): copy it again from @BotFather"
+        ) from exc

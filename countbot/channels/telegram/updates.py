@@ -17,7 +17,7 @@ from telegram import Bot, Message, MessageEntity
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
-from countbot.channels.door import Attachment, Incoming, SenderInfo, with_attachments
+from countbot.channels.door import Attachment, Author, Incoming, SenderInfo, with_attachments
 
 # What the Bot API lets a bot download (getFile).
 MAX_DOWNLOAD = 20 * 1024 * 1024
@@ -54,7 +54,7 @@ def to_incoming(
     text = "\n\n".join(part for part in (text, *too_large) if part)
     sender = SenderInfo(str(user.id), user.username, user.full_name)
     # A forward is someone else's text, whoever passes it on.
-    forwarded = "the author of a forwarded message" if message.forward_origin else None
+    forwarded = Author("forward") if message.forward_origin else None
     chat, message_id = str(message.chat.id), str(message.message_id)
     draft = Incoming(chat, sender, message_id, text, private=private, written_by=forwarded)
     return with_attachments(draft, found)

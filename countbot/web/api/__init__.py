@@ -18,6 +18,7 @@ from countbot.web.api import (
     settings,
     skills,
     subagents,
+    triggers,
     usage,
 )
 from countbot.web.context import DaemonContext
@@ -40,5 +41,6 @@ def api_mount(daemon: DaemonContext) -> Mount:
         *channel_setup.routes,
         *approvals.routes,
         *subagents.routes(daemon.subagents),
+        *triggers.routes(daemon.triggers),
     ]
     return Mount("/api", routes=routes)

@@ -1,8 +1,10 @@
 // Start-up and wiring: language, connection indicator, sidebar, chat, composer and the
 // hash routes (#/chat, #/settings, ...) that switch between the chat and the panel pages.
 
+import { showCapabilities } from "./chat/capabilities.js";
 import { Chat } from "./chat/chat.js";
 import { Composer } from "./chat/composer.js";
+import { MemorySwitch } from "./chat/memorySwitch.js";
 import { ModelPicker } from "./chat/modelPicker.js";
 import { SessionList } from "./chat/sessions.js";
 import { SubagentStrip } from "./chat/subagents.js";
@@ -19,6 +21,7 @@ import { renderMemory } from "./panels/memory.js";
 import { renderSettings } from "./panels/settings.js";
 import { renderSkills } from "./panels/skills.js";
 import { renderSubagents } from "./panels/subagents.js";
+import { renderTriggers } from "./panels/triggers.js";
 import { renderUsage } from "./panels/usage.js";
 
 const PANELS = {
@@ -30,6 +33,7 @@ const PANELS = {
   usage: renderUsage,
   channels: renderChannels,
   subagents: renderSubagents,
+  triggers: renderTriggers,
 };
 const PHONE = matchMedia("(max-width: 767px)");
 // The built-in-model banner, once dismissed, stays away on this browser.
@@ -96,12 +100,17 @@ function showConfigState(config) {
   notice.dataset.kind = config?.error ? "error" : "restart";
 }
 
+/** The built-in-model banner: shown while turns use it, unless dismissed on this browser. */
+function showOfflineDefault(offline) {
+  const dismissed = localStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
+  $("#offline-notice").hidden = offline !== true || dismissed;
+}
+
 async function checkHealth() {
   try {
     const health = await api("/api/health");
     showModelState(health.model_configured);
-    const dismissed = localStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
-    $("#offline-notice").hidden = health.offline_default !== true || dismissed;
+    showOfflineDefault(health.offline_default);
     $("#version").textContent = health.version ? `CountBot ${health.version}` : "";
   } catch {
     // The connection indicator already tells the user the daemon is unreachable.
@@ -173,7 +182,9 @@ function start() {
     onFrame: (frame) => {
       if (frame.type === "status") {
         showModelState(frame.model_configured);
+        showOfflineDefault(frame.offline_default);
         showConfigState(frame.config);
+        showCapabilities(byTestId("capabilities"));
       }
       else if (frame.type === "sessions_changed") sessionsChanged(frame);
       else chat.handle(frame);
@@ -183,6 +194,7 @@ function start() {
       // Back online: the model may have been configured and sessions changed meanwhile.
       if (state === "open") {
         checkHealth();
+        showCapabilities(byTestId("capabilities"));
         sessions.refreshSoon();
       }
     },
@@ -214,6 +226,7 @@ function start() {
     transcript,
     subagents,
     models: new ModelPicker(byTestId("chat-model")),
+    memory: new MemorySwitch(byTestId("chat-memory")),
     onRunning: (running) => composer.setRunning(running),
     onSessionChange: (sessionId) => {
       sessions.setActive(sessionId);

@@ -42,6 +42,12 @@ const CODED_NOTICES = {
           ? "chat.truncatedContinuing"
           : "chat.truncated",
   },
+  // An answer without text: why, and a Retry button (sends the question again, as regenerate).
+  empty_answer: {
+    kind: "note",
+    key: (details) => (details.reason === "filter" ? "chat.emptyFiltered" : "chat.emptyAnswer"),
+    retry: true,
+  },
   step_limit: { kind: "note", key: "chat.stepLimit" },
   tool_loop: { kind: "note", key: "chat.toolLoop" },
 };
@@ -62,6 +68,7 @@ export class Transcript {
       { class: "empty-state" },
       h("h2", { i18n: "chat.emptyTitle" }),
       h("p", { i18n: "chat.emptyHint" }),
+      h("ul", { class: "capabilities", testid: "capabilities", hidden: true }),
     );
     this.list = h("div", { class: "messages" });
     this.working = new Working();
@@ -206,9 +213,9 @@ export class Transcript {
     return card;
   }
 
-  toolResult({ id, name, result, status, durationMs }) {
+  toolResult({ id, name, result, status, durationMs, images }) {
     const card = this.cards.get(id) ?? this.toolCall({ id, name, args: undefined, status });
-    card.finish({ name, result, status, durationMs });
+    card.finish({ name, result, status, durationMs, images });
   }
 
   notice(kind, { text, key, args }) {
@@ -238,6 +245,10 @@ export class Transcript {
     if (known.settings) {
       const link = { href: "#/settings", testid: "notice-settings", i18n: "banner.openSettings" };
       el.append(" ", h("a", link));
+    }
+    if (known.retry) {
+      const retry = { type: "button", class: "secondary", testid: "notice-retry", i18n: "common.retry" };
+      el.append(" ", h("button", { ...retry, dataset: { action: "retry" } }));
     }
     this.add(el);
   }

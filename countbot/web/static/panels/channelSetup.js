@@ -1,18 +1,30 @@
-// Setting a channel up from the browser: its fields (a token typed here is stored in
-// secrets.yaml, never shown again), on/off, who may write to it, and the platform's setup steps
-// beside them. Saving restarts that channel, so its state in the table says at once whether it
-// connected (the test) or why not.
+// Setting a channel up from the browser: its fields in words (a token typed here is stored in
+// secrets.yaml, never shown again; a setting with fixed values is a list to choose from), on/off,
+// who may write to it, and the platform's setup steps beside them. Saving restarts that channel,
+// and the form waits for the outcome: connected, or why not, said where the Save button is.
 
 import { api } from "../lib/api.js";
 import { h } from "../lib/dom.js";
+import { translated } from "../lib/i18n.js";
 import { field, statusLine } from "./panel.js";
 
 const MASK = "********";
 // Fields the form leaves out: tuning that belongs in config.yaml, not on a first setup.
 const HIDDEN = new Set(["enabled", "allow_from", "stream_edit_interval", "rate_limit_per_minute"]);
 
-function control(key, value) {
+// How long a saved channel is watched for the outcome of its first connection.
+const SETTLE_MS = 20000;
+
+function control(key, value, choices) {
   const testid = `channel-field-${key}`;
+  if (choices) {
+    const options = choices.map((choice) =>
+      h("option", { value: choice, i18n: `channelSetup.choice.${choice}`, i18nFallback: choice }),
+    );
+    const select = h("select", { testid }, options);
+    select.value = value ?? choices[0];
+    return select;
+  }
   if (typeof value === "boolean") return h("input", { type: "checkbox", checked: value, testid });
   if (typeof value === "number") return h("input", { type: "number", value, step: "any", testid });
   if (Array.isArray(value)) return h("input", { type: "text", value: value.join(", "), testid });
@@ -48,9 +60,10 @@ export function channelForm(channel, onSaved) {
     value: (settings.allow_from || []).join(", "),
     testid: "channel-allow-from",
   });
+  const choices = channel.choices || {};
   const inputs = Object.entries(settings)
     .filter(([key]) => !HIDDEN.has(key))
-    .map(([key, value]) => ({ key, value, input: control(key, value) }));
+    .map(([key, value]) => ({ key, value, input: control(key, value, choices[key]) }));
   const status = statusLine("channel-status");
   const form = h(
     "form",
@@ -63,7 +76,13 @@ export function channelForm(channel, onSaved) {
       h("label", { class: "switch" }, enabled, h("span", { i18n: "channelSetup.enabled" })),
       field("channelSetup.allowFrom", allowed, "channelSetup.allowFromHint"),
       inputs.map(({ key, input }) =>
-        h("label", { class: "field" }, h("span", { class: "field-label" }, key), input),
+        h(
+          "label",
+          { class: "field" },
+          h("span", { class: "field-label", i18n: `channelSetup.field.${key}`, i18nFallback: key }),
+          input,
+          h("span", { class: "field-hint", i18n: `channelSetup.help.${key}`, i18nFallback: "" }),
+        ),
       ),
     ),
     h(
@@ -87,11 +106,43 @@ export function channelForm(channel, onSaved) {
         method: "PUT",
         body: { settings: change },
       });
-      status.show("ok", "common.saved");
-      onSaved();
     } catch (error) {
       status.show("error", "common.saveFailed", { error: error.message });
+      return;
     }
+    onSaved();
+    status.show("busy", "channelSetup.connecting");
+    const [kind, key, args] = await outcome(channel.name);
+    status.show(kind, key, args);
   });
   return form;
+}
+
+/** What became of a channel just saved, as a status line: [kind, key, args]. */
+async function outcome(name) {
+  const until = Date.now() + SETTLE_MS;
+  for (;;) {
+    let now;
+    try {
+      const data = await api("/api/channels");
+      now = (data.channels || []).find((c) => c.name === name);
+    } catch (error) {
+      return ["error", "common.loadFailed", { error: error.message }];
+    }
+    if (!now) return ["ok", "common.saved"];
+    const why = { detail: problemWords(now) };
+    if (now.state === "running") return ["ok", "channelSetup.connected", { bot: now.bot || "" }];
+    if (now.state === "disabled") return ["ok", "channelSetup.savedOff"];
+    if (now.state === "rejected") return ["error", "channelSetup.rejected", why];
+    if (now.state === "misconfigured") return ["error", "channelSetup.misconfigured", why];
+    if (now.state === "restarting") return ["error", "channelSetup.failing", why];
+    if (Date.now() > until) return ["busy", "channelSetup.stillConnecting"];
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** Why a channel is not running, in the page's language where the reason is a known one. */
+export function problemWords(channel) {
+  const key = `channels.problem.${channel.problem}`;
+  return channel.problem ? translated(key, channel.detail || "") : channel.detail || "";
 }

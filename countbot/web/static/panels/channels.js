@@ -54,7 +54,7 @@ function channelTable(data, onSetUp) {
         h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
         h("td", {}, h("span", { class: `state state-${channel.state}`, i18n: stateKey(channel) })),
         h("td", { testid: "channel-connection" }, connection(channel)),
-        h("td", {}, channel.detail || ""),
+        h("td", detailLabel(channel), channel.problem ? null : channel.detail || ""),
         h(
           "td",
           {},
@@ -144,6 +144,12 @@ function pendingRow(request, refresh) {
     h("td", {}, formatTime(request.expires_at)),
     h("td", {}, approve),
   );
+}
+
+/** Why a channel is not running: a known reason in the page's language, else the daemon's words. */
+function detailLabel(channel) {
+  if (!channel.problem) return {};
+  return { i18n: `channels.problem.${channel.problem}`, i18nFallback: channel.detail || "" };
 }
 
 /** The translation key of a channel's state (its wording differs per language). */

@@ -14,15 +14,31 @@ const jobPath = (id, rest = "") => `/api/cron/jobs/${encodeURIComponent(id)}${re
 /** `openSession(id)` jumps to a job's conversation. */
 export function renderCron(root, { openSession }) {
   const list = h("div", { class: "cron-jobs" });
-  const refresh = () =>
-    loadPanel(list, null, () => api("/api/cron/jobs"), (data) => jobList(data, refresh, openSession));
+  const load = () =>
+    loadPanel(list, null, () => api("/api/cron/jobs"), (data) => jobList(data, changed, openSession));
+  // "Job added." is about the last job added: a change made since (an edit, a switch, a delete)
+  // takes it away rather than leave it beside a later, unrelated save.
+  const added = statusLine("cron-status");
+  const changed = () => {
+    added.clear();
+    return load();
+  };
   const title = h("h2", { class: "visually-hidden", i18n: "cron.title" });
   const created = () => {
-    refresh();
+    load();
     return "cron.created";
   };
-  root.replaceChildren(title, jobForm(null, { onSaved: created }), list);
-  return refresh();
+  root.replaceChildren(title, jobForm(null, { onSaved: created, status: added }), list);
+  return load();
+}
+
+/** Stored seconds as the unit a person types ("7200" → "2h"), as `cron add --every` takes it. */
+function durationText(seconds) {
+  const total = Number(seconds);
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
+    if (total % size === 0) return `${total / size}${unit}`;
+  }
+  return `${total}s`;
 }
 
 function statusKey(status) {
@@ -31,9 +47,10 @@ function statusKey(status) {
 
 /**
  * The form for a new job (`job` null: POST) or for editing `job` (PATCH); `onSaved()` returns the
- * key of the line to show after a save, `onCancel` (editing only) closes the form.
+ * key of the line to show after a save (in `status`, its own by default), `onCancel` (editing
+ * only) closes the form.
  */
-function jobForm(job, { onSaved, onCancel }) {
+function jobForm(job, { onSaved, onCancel, status = statusLine("cron-status") }) {
   const schedule = job?.schedule || {};
   const inputs = {
     name: h("input", {
@@ -53,7 +70,7 @@ function jobForm(job, { onSaved, onCancel }) {
       required: true,
       testid: "cron-value",
       autocomplete: "off",
-      value: schedule.value ?? "",
+      value: schedule.kind === "every" ? durationText(schedule.value) : (schedule.value ?? ""),
     }),
     timezone: h("input", {
       type: "text",
@@ -71,7 +88,6 @@ function jobForm(job, { onSaved, onCancel }) {
   };
   inputs.kind.value = schedule.kind ?? "cron";
   inputs.prompt.value = job?.prompt ?? "";
-  const status = statusLine("cron-status");
   const form = h(
     "form",
     { class: "settings-form", novalidate: true, testid: job ? "cron-edit-form" : "cron-form" },
