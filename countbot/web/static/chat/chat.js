@@ -361,6 +361,7 @@ export class Chat {
           result: frame.result,
           status: frame.status,
           durationMs: frame.duration_ms,
+          images: frame.images,
         });
         if (this.running) transcript.working.show("waiting");
         break;
