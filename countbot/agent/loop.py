@@ -340,7 +340,12 @@ class AgentLoop:
                 await self._record_tool(turn, call, result)
                 if call in shown:
                     yield ToolEnd(
-                        call.id, call.name, result.content, result.status, result.duration_ms
+                        call.id,
+                        call.name,
+                        result.content,
+                        result.status,
+                        result.duration_ms,
+                        result.images,
                     )
 
     def _is_parallel_safe(self, call: ToolCall) -> bool:

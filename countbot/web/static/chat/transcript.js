@@ -213,9 +213,9 @@ export class Transcript {
     return card;
   }
 
-  toolResult({ id, name, result, status, durationMs }) {
+  toolResult({ id, name, result, status, durationMs, images }) {
     const card = this.cards.get(id) ?? this.toolCall({ id, name, args: undefined, status });
-    card.finish({ name, result, status, durationMs });
+    card.finish({ name, result, status, durationMs, images });
   }
 
   notice(kind, { text, key, args }) {
