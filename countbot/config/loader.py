@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,12 @@ def load_settings(
 
 
 def save_settings_patch(
-    path: Path, patch: Mapping[str, Any], *, references: bool = False, need_secrets: bool = True
+    path: Path,
+    patch: Mapping[str, Any],
+    *,
+    references: bool = False,
+    need_secrets: bool = True,
+    removed: Sequence[Loc] = (),
 ) -> None:
     """Apply a nested patch to the YAML file at `path`: validated first, written atomically.
 
@@ -151,6 +156,7 @@ def save_settings_patch(
     `references=True` is for the owner's own command line (never for the API): references in
     the patch are written as references, and a secret given as one stays in the config.
     `need_secrets=False` accepts `${VAR}` references whose variables are not set yet (onboard).
+    `removed` names entries to delete whole (an MCP server), with the secrets stored for them.
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
@@ -163,17 +169,22 @@ def save_settings_patch(
     except ConfigError:
         shown = {}
     changes = _changes(patch, shown, ())
-    if not changes:
+    if not changes and not removed:
         return
     secrets_at = secrets_file.secrets_path(file)
     old_secrets = secrets_file.read_secrets(secrets_at)
     secrets = dict(old_secrets)
     changes = [_written(loc, value, secrets, references) for loc, value in changes]
     merged = _apply(raw, changes)
+    for loc in removed:
+        _remove(merged, loc)
+        under = dotted(loc)
+        for name in [n for n in secrets if n == under or n.startswith((f"{under}.", f"{under}["))]:
+            del secrets[name]
     # Duplicated keys stay an error: the file must be fixed by hand before it can be patched.
     document_after = yaml_text.YamlDocument(merged, None, document.duplicates)
     _validate(document_after, file, os.environ, secrets, need_secrets=need_secrets)
-    new_text = yaml_text.replace_values(text, document.root, changes)
+    new_text = None if removed else yaml_text.replace_values(text, document.root, changes)
     if new_text is None or _parse(new_text, file).data != merged:
         new_text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)
     if secrets != old_secrets:
@@ -356,6 +367,15 @@ def _changes(patch: Mapping[str, Any], shown: Any, loc: Loc) -> list[tuple[Loc, 
             )
         changes.append((here, None if fields.is_secret(here) and value == "" else value))
     return changes
+
+
+def _remove(raw: dict[str, Any], loc: Loc) -> None:
+    """Delete the entry at `loc` from the file's data (nothing when it is not there)."""
+    section: Any = raw
+    for part in loc[:-1]:
+        section = section.get(part) if isinstance(section, dict) else None
+    if isinstance(section, dict):
+        section.pop(loc[-1], None)
 
 
 def _written(loc: Loc, value: Any, secrets: dict[str, str], references: bool) -> tuple[Loc, Any]:

@@ -22,7 +22,7 @@ from countbot.config.structs import replaced
 from countbot.execution.sandbox import Sandbox
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
-from countbot.memory_index.assembly import INDEX_FILE, embedder_for
+from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_for
 from countbot.memory_index.index import MemoryIndex
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
@@ -162,9 +162,33 @@ class Runtime:
         return self._media
 
     def mcp_status(self) -> list[dict[str, Any]]:
-        """Each MCP server's state (none before the machinery is built: a daemon with servers
-        configured builds it at start)."""
-        return self._parts.mcp.status() if self._parts is not None else []
+        """Each configured MCP server's state; before the machinery is built (it starts the
+        servers), each enabled one is on its way."""
+        if self._parts is not None:
+            return self._parts.mcp.status()
+        return [
+            {
+                "name": name,
+                "transport": "stdio" if server.command else "http",
+                "target": server.command or server.url,
+                "enabled": server.enabled,
+                "state": "connecting" if server.enabled else "disabled",
+                "approval": server.approval,
+                "tools": [],
+                "skipped": {},
+                "last_error": "",
+                "restarts": 0,
+            }
+            for name, server in self.settings.mcp.servers.items()
+        ]
+
+    async def apply_mcp(self, mcp: McpSettings) -> None:
+        """Follow a changed `mcp` section (`settings.mcp` already holds it): the running servers
+        change, or, before the machinery is built, it is built now if a server is to run."""
+        if self._parts is not None:
+            await self._parts.mcp.apply(mcp)
+        elif any(server.enabled for server in mcp.servers.values()):
+            self.prepare_turns()
 
     async def close(self) -> None:
         if self._building is not None:  # a build under way finishes (its thread cannot stop)
@@ -292,7 +316,11 @@ async def _memory_index(settings: Settings, sessions: SessionStore, vectors: boo
     """The memory index, open and catching up with the files and the store in the background."""
     embedder = embedder_for(settings.memory) if vectors else None
     index = await MemoryIndex.open(
-        settings.data_dir / INDEX_FILE, settings.workspace, sessions, embedder
+        settings.data_dir / INDEX_FILE,
+        settings.workspace,
+        sessions,
+        embedder,
+        kept_out_for(settings.memory),
     )
     index.start()
     return index
