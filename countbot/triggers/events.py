@@ -99,6 +99,10 @@ class TriggerEvents:
         `MAX_ATTEMPTS`); old rows are forgotten. The triggers that have events waiting."""
         return await self._db.run(_resume, now)
 
+    async def forget(self, now: float) -> None:
+        """Drop ended events older than `KEEP_FOR` (the ledger stays bounded)."""
+        await self._db.run(_forget, now)
+
     async def again(self, event_id: int, now: float) -> TriggerEvent | None:
         """A new event with the same payload ("run again"); None when there is no such event."""
         return await self._db.run(_again, event_id, now)
@@ -186,14 +190,18 @@ def _resume(conn: sqlite3.Connection, now: float) -> list[str]:
         (now, MAX_ATTEMPTS),
     )
     conn.execute("UPDATE trigger_events SET status = 'received' WHERE status = 'running'")
-    conn.execute(
-        "DELETE FROM trigger_events WHERE received_at < ? AND status IN ('delivered', 'failed')",
-        (now - KEEP_FOR,),
-    )
+    _forget(conn, now)
     rows = conn.execute(
         "SELECT DISTINCT trigger FROM trigger_events WHERE status = 'received'"
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def _forget(conn: sqlite3.Connection, now: float) -> None:
+    conn.execute(
+        "DELETE FROM trigger_events WHERE received_at < ? AND status IN ('delivered', 'failed')",
+        (now - KEEP_FOR,),
+    )
 
 
 def _again(conn: sqlite3.Connection, event_id: int, now: float) -> TriggerEvent | None:
