@@ -21,7 +21,8 @@ def backup() -> None:
 @click.option("--with-secrets", is_flag=True, help="keep keys and tokens in the archive too")
 def create(config_path: str | None, file: str | None, with_secrets: bool) -> None:
     """Write one archive of the instance (the daemon may keep running)."""
-    from countbot.backup.create import create_backup, default_name
+    from countbot.backup.create import create_backup
+    from countbot.backup.names import default_name
     from countbot.backup.source import Instance
 
     settings = store_settings(config_path)
