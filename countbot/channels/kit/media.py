@@ -79,11 +79,26 @@ class MediaFolder:
             reading = await self._read(item)
             if reading is not None:
                 text = text.replace(note, "").strip()
-                author = sender if reading.kind == "voice" else Author("document", item.name)
-                where = self.shown(item.path)
-                kind: PartKind = "voice" if reading.kind == "voice" else "document"
-                parts.append(Part(kind, reading.text, author, reading.note, where, item.name))
+                parts.append(self._part(item, reading, sender))
         return text, parts
+
+    async def read_saved(self, shown: str, name: str, kind: str, sender: Author) -> Part:
+        """A file saved here before (`shown`, as `shown` names it) as a part of a message, read
+        now; raises ValueError for a path outside this folder or a file that is not there."""
+        path = (self.workspace / shown).resolve()
+        if not path.is_relative_to(self.root.resolve()) or not await aiofiles.os.path.isfile(path):
+            raise ValueError(f"{shown} is not a file received before")
+        item = _Unread(path, path.name, name, "", kind, "")
+        reading = await self._read(item) if self.reader is not None else None
+        if reading is None:  # neither voice nor document: the model reads it with its tools
+            note = f"[The user sent a file {name!r}, saved as {shown}; read it if needed.]"
+            return Part("file", "", Author("document", name), note, shown, name)
+        return self._part(item, reading, sender)
+
+    def _part(self, item: _Unread, reading: Reading, sender: Author) -> Part:
+        author = sender if reading.kind == "voice" else Author("document", item.name)
+        kind: PartKind = "voice" if reading.kind == "voice" else "document"
+        return Part(kind, reading.text, author, reading.note, self.shown(item.path), item.name)
 
     async def _read(self, item: _Unread) -> Reading | None:
         assert self.reader is not None
