@@ -56,6 +56,9 @@ class AutoRecall:
                 limit=self._hits,
                 exclude_session=session_id,
                 min_similarity=self._index.relevant_cosine,
+                # Only what the owner wrote comes back unasked; others' words are found by an
+                # explicit memory_search, marked as theirs (docs/architecture.md).
+                owner_only=True,
             )
         except Exception:  # recall is a help: a failure must not cost the turn
             log.exception("auto-recall failed in session %s", session_id)

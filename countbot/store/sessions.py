@@ -68,6 +68,8 @@ class StoredMessage:
     channel: str | None
     title: str
     record: dict[str, Any]
+    # For an assistant record: the stored author of the user message it answers (None: none).
+    answering: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)  # not frozen: the agent's HistoryWindow protocol declares plain attributes
@@ -476,12 +478,18 @@ def _messages_after(
     (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
     marks = ", ".join("?" * len(types))
     rows = conn.execute(
-        "SELECT m.id, m.session_id, s.channel, s.title, m.record FROM messages m"
+        "SELECT m.id, m.session_id, s.channel, s.title, m.record, CASE WHEN m.type ="
+        " 'assistant' THEN (SELECT json_extract(u.record, '$.author') FROM messages u"
+        " WHERE u.session_id = m.session_id AND u.type = 'user' AND u.id < m.id"
+        " ORDER BY u.id DESC LIMIT 1) END FROM messages m"
         f" JOIN sessions s ON s.id = m.session_id WHERE m.id > ? AND m.type IN ({marks})"
         " ORDER BY m.id LIMIT ?",
         (after_id, *types, limit),
     ).fetchall()
-    found = [StoredMessage(i, sid, ch, title, json.loads(data)) for i, sid, ch, title, data in rows]
+    found = [
+        StoredMessage(i, sid, ch, title, json.loads(data), json.loads(answering or "null"))
+        for i, sid, ch, title, data, answering in rows
+    ]
     through = found[-1].id if len(found) == limit else max(int(last), after_id)
     return found, through
 
