@@ -40,7 +40,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import memory_recall_wordllama as wordllama
-from bench.memory_recall_data import FACTS_EN, FACTS_ZH, filler
+from bench.memory_recall_data import (
+    COMMON_WORD_SESSIONS,
+    FACTS_EN,
+    FACTS_ZH,
+    HELD_OUT_EN,
+    HELD_OUT_ZH,
+    UNRELATED,
+    filler,
+)
 from countbot.llm.token_counter import count_text
 from countbot.memory.search import search_text
 from countbot.memory_index.embeddings import Embedder, offline_embedder, offline_model_available
@@ -70,8 +78,13 @@ def keywords(question: str) -> str:
 
 
 def check_paraphrases() -> list[str]:
-    """Paraphrases that share a stem or character pair with their fact (should be none)."""
-    return [para for fact, _word_q, para in FACTS_EN + FACTS_ZH if stems(fact) & stems(para)]
+    """Paraphrases (the first and the held-out) that share a stem or character pair with their
+    fact (should be none)."""
+    held = [
+        (f, q) for (f, _, _), q in zip(FACTS_EN + FACTS_ZH, HELD_OUT_EN + HELD_OUT_ZH, strict=True)
+    ]
+    pairs = [(fact, para) for fact, _word_q, para in FACTS_EN + FACTS_ZH] + held
+    return [para for fact, para in pairs if stems(fact) & stems(para)]
 
 
 class Year:
@@ -86,6 +99,9 @@ class Year:
         self.facts = [(f, w, p, "en") for f, w, p in FACTS_EN] + [
             (f, w, p, "zh") for f, w, p in FACTS_ZH
         ]
+        self.held_out = dict(
+            zip([f[0] for f in self.facts], HELD_OUT_EN + HELD_OUT_ZH, strict=True)
+        )
 
     async def write(self, sessions: SessionStore) -> None:
         """Notes (40%) into MEMORY.md under date headings, messages (60%) into the store."""
@@ -107,6 +123,11 @@ class Year:
             key = "content" if kind == "user" else "text"
             channel = CHANNELS[(n // 10) % len(CHANNELS)]
             rows.append((session, channel, kind, {"type": kind, key: text, "ts": ts}))
+        for session, channel, texts in COMMON_WORD_SESSIONS:
+            ts = self.start + self.rng.random() * YEAR
+            for n, text in enumerate(texts):
+                kind, key = ("user", "content") if n % 2 == 0 else ("assistant", "text")
+                rows.append((session, channel, kind, {"type": kind, key: text, "ts": ts + n}))
         await bulk_messages(sessions, rows)
 
     def _items(self, count: int, facts: list) -> list[tuple[float, str]]:
@@ -167,10 +188,14 @@ async def open_year(
     return year, index, db, (time.perf_counter() - start) * 1000 / int(count)
 
 
-def questions(year: Year):  # type: ignore[no-untyped-def]
+KINDS = ("word", "paraphrase", "held-out")
+
+
+def questions(year: Year, kinds: tuple[str, ...] = KINDS):  # type: ignore[no-untyped-def]
     for fact, word_q, para_q, lang in year.facts:
-        yield fact, word_q, "word", lang
-        yield fact, para_q, "paraphrase", lang
+        asked = {"word": word_q, "paraphrase": para_q, "held-out": year.held_out[fact]}
+        for kind in kinds:
+            yield fact, asked[kind], kind, lang
 
 
 async def recall_at_5(year: Year, index: MemoryIndex | None) -> dict[tuple[str, str], float]:
@@ -185,17 +210,47 @@ async def recall_at_5(year: Year, index: MemoryIndex | None) -> dict[tuple[str, 
     return {key: sum(v) / len(v) for key, v in found.items()}
 
 
-async def auto_recall(year: Year, index: MemoryIndex) -> tuple[float, float, int, int]:
-    """(share with the fact in the block, median and max tokens by gpt-4o's tokenizer, max
-    tokens by the estimate the budget uses)."""
-    hit, tokens, estimates = [], [], []
-    for fact, question, _kind, _lang in questions(year):
+async def auto_recall(
+    year: Year, index: MemoryIndex
+) -> tuple[dict[str, float], float, float, int, int]:
+    """(share with the fact in the block per question kind, the same over the bench's word and
+    first paraphrase questions, median and max tokens by gpt-4o's tokenizer, max tokens by the
+    estimate the budget uses)."""
+    hit: dict[str, list[bool]] = {}
+    tokens, estimates = [], []
+    for fact, question, kind, _lang in questions(year):
         part = await AutoRecall(index).recall(question, "bench-session")
         block = part.text if part is not None else None
-        hit.append(block is not None and fact in block)
+        hit.setdefault(kind, []).append(block is not None and fact in block)
         tokens.append(count_text(block, "gpt-4o") if block else 0)
         estimates.append(estimate_tokens(block) if block else 0)
-    return sum(hit) / len(hit), statistics.median(tokens), max(tokens), max(estimates)
+    shares = {kind: sum(v) / len(v) for kind, v in hit.items()}
+    bench = hit["word"] + hit["paraphrase"]
+    return shares, sum(bench) / len(bench), statistics.median(tokens), max(tokens), max(estimates)
+
+
+async def precision(index: MemoryIndex) -> dict[str, tuple[int, int, float]]:
+    """Auto-recall on messages with nothing relevant stored: per kind (and "all"), how many
+    messages, how many got a block, and the tokens it added (gpt-4o's), averaged over all."""
+    found: dict[str, list[int]] = {}
+    for n, (kind, message) in enumerate(UNRELATED):
+        part = await AutoRecall(index).recall(message, f"bench-unrelated-{n}")
+        tokens = count_text(part.text, "gpt-4o") if part is not None else -1
+        found.setdefault(kind, []).append(tokens)
+        found.setdefault("all", []).append(tokens)
+    return {
+        kind: (len(v), sum(t >= 0 for t in v), sum(max(t, 0) for t in v) / len(v))
+        for kind, v in found.items()
+    }
+
+
+def print_precision(name: str, table: dict[str, tuple[int, int, float]]) -> None:
+    print(f"\n{name}: auto-recall on messages with nothing relevant stored")
+    print("| messages        | count | with a block | tokens added, mean over all |")
+    print("|-----------------|------:|-------------:|----------------------------:|")
+    for kind, (count, blocks, tokens) in table.items():
+        print(f"| {kind:<15} | {count:5} | {blocks:12} | {tokens:27.0f} |")
+    print("(targets: at most 1 in 10 with a block, at most 150 tokens on average)")
 
 
 async def update_cost(index: MemoryIndex, db: Database, n: int = 200) -> float:
@@ -226,22 +281,28 @@ async def latency(year: Year, index: MemoryIndex) -> tuple[float, float]:
 
 def row(name: str, scores: dict[tuple[str, str], float]) -> str:
     """One table row: per kind and language, then overall per kind (weighted by questions)."""
-    cells = [scores[(k, lang)] for k in ("word", "paraphrase") for lang in ("en", "zh")]
+    cells = [scores[(k, lang)] for k in KINDS for lang in ("en", "zh")]
     total = len(FACTS_EN) + len(FACTS_ZH)
     overall = [
         (scores[(k, "en")] * len(FACTS_EN) + scores[(k, "zh")] * len(FACTS_ZH)) / total
-        for k in ("word", "paraphrase")
+        for k in KINDS
     ]
     return f"| {name:<30} | " + " | ".join(f"{c:5.2f}" for c in [*cells, *overall]) + " |"
 
 
 def print_table(results: dict[str, dict[tuple[str, str], float]]) -> None:
     print(f"\nrecall@5 of memory_search: {len(FACTS_EN)} English, {len(FACTS_ZH)} Chinese facts")
-    print("| search                         | w en  | w zh  | p en  | p zh  | word  | para  |")
-    print("|--------------------------------|-------|-------|-------|-------|-------|-------|")
+    print(
+        "| search                         | w en  | w zh  | p en  | p zh  | h en  | h zh  "
+        "| word  | para  | held  |"
+    )
+    print("|--------------------------------|" + "-------|" * 9)
     for name, scores in results.items():
         print(row(name, scores))
-    print("(w: question shares a word with the fact; p: paraphrase sharing none)")
+    print(
+        "(w: question shares a word with the fact; p: paraphrase sharing none; h: the held-out"
+        " paraphrases, sharing none, never tuned on)"
+    )
 
 
 async def small_year(
@@ -254,16 +315,20 @@ async def small_year(
     if embedder is None:
         results["baseline: keywords, MEMORY.md"] = await recall_at_5(year, None)
     results[name] = await recall_at_5(year, index)
-    share, median_tokens, max_tokens, max_estimate = await auto_recall(year, index)
+    shares, share, median_tokens, max_tokens, max_estimate = await auto_recall(year, index)
+    unrelated = await precision(index)
     update = await update_cost(index, db)
     if embedder is not None:
         print(f"{name}: vectors {vectors_ms:.3f} ms per entry, in the background (the worker)")
+    kinds = ", ".join(f"{kind} {value:.2f}" for kind, value in shares.items())
     print(
-        f"{name}: {count} entries; auto-recall brings the fact for {share:.2f} of questions, "
+        f"{name}: {count} entries; auto-recall brings the fact for {share:.2f} of the bench's "
+        f"questions ({kinds}), "
         f"block {median_tokens:.0f} tokens median, {max_tokens} max (gpt-4o's tokenizer; "
         f"the budget's estimate {max_estimate} max); "
         f"index update {update:.2f} ms per committed message (median; vectors follow in batches)"
     )
+    print_precision(name, unrelated)
     await index.close()
     await db.close()
 
@@ -386,7 +451,7 @@ def model_memory(name: str, tmp: Path) -> str:
     return f"{own}{worker} (to a process of {base:.0f} MB with asyncio, sqlite3, ssl)"
 
 
-async def main(entries: int, large: int) -> None:
+async def main(entries: int, large: int, quick: bool) -> None:
     leaks = check_paraphrases()
     print(f"Paraphrases sharing a content stem or character pair with their fact: {len(leaks)}")
     for leak in leaks:
@@ -397,6 +462,8 @@ async def main(entries: int, large: int) -> None:
             await small_year(Path(tmp), entries, name, make, results)
         print_table(results)
         print()
+        if quick:
+            return
         for name, make in MODES:
             await large_year(Path(tmp), large, name, make)
         for name, make in MODES[1:]:
@@ -411,5 +478,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=5000)
     parser.add_argument("--large", type=int, default=100_000)
+    parser.add_argument(
+        "--quick", action="store_true", help="recall and precision only: no timing at --large"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.entries, args.large))
+    asyncio.run(main(args.entries, args.large, args.quick))

@@ -87,10 +87,11 @@ class Journal:
         """Audits a memory write of the silent flush before a summary (never shown)."""
         await self.audit(call_id, "memory_write", arguments, result)
 
-    async def report_usage(self, model: str, usage: Usage) -> None:
-        """Usage of a model call no history entry carries (the flush, a summary)."""
+    async def report_usage(self, model: str, usage: Usage, purpose: str) -> None:
+        """Usage of a model call no history entry carries (the flush, a summary), made for
+        `purpose`."""
         await self.settled()
-        await _call(self.hooks.on_usage, self.session_id, model, usage)
+        await _call(self.hooks.on_usage, self.session_id, model, usage, purpose)
 
 
 async def _call_after(

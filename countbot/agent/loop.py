@@ -38,7 +38,7 @@ from countbot.agent.history import (
 )
 from countbot.agent.journal import Journal
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
-from countbot.agent.ports import AgentHooks, SpendingGuard, SteeringInbox
+from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
 from countbot.agent.tool_loops import LoopGuard
 from countbot.agent.toolset import select_tools
 from countbot.agent.turn_request import TurnRequest
@@ -138,26 +138,17 @@ class AgentLoop:
         try:
             user, turn.prompt = await self.context.opening(request)
             try:
-                choice = await self.resolve_model(request.model)
+                choice, stop, economy = await self._choose_model(turn, request.model)
             except ModelNotConfiguredError:
                 await turn.journal.commit(user)
                 await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
                 yield TurnError(NO_MODEL, retryable=False, code="no_model")
                 return
-            stop = await self._spend_check(turn, choice, 0)
             if stop is not None:
                 await turn.journal.commit(user)
                 yield await self._end_budget(turn, stop)
                 return
-            turn.tools = select_tools(
-                self.tools,
-                user.content,
-                small=choice.small,
-                budget=self.settings.tool_budget,
-                cost=schema_estimate,
-            )
-            if turn.allowed is not None:
-                turn.tools = tuple(spec for spec in turn.tools if spec.name in turn.allowed)
+            turn.tools = self._offered_tools(turn, choice, user.content)
             async for event in self._load_history(turn, choice, user):
                 yield event
             if turn.token.cancelled:
@@ -169,12 +160,31 @@ class AgentLoop:
             if user.images and not choice.vision:
                 await turn.journal.commit(NoteEntry(NO_VISION, code="no_vision"))
                 yield TurnNotice("no_vision", NO_VISION)
+            if economy is not None:
+                await turn.journal.commit(NoteEntry(economy.text, code=economy.code))
+                yield economy
             async for event in self._iterate(turn, choice):
                 yield event
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
             await turn.journal.settled()
             yield TurnError(f"internal error: {exc}", retryable=False)
+
+    def _offered_tools(
+        self, turn: _Turn, choice: ModelChoice, message: str
+    ) -> tuple[ToolSpec, ...]:
+        """The tools this turn's requests offer: chosen for the message (a small model gets a
+        few), and only those the turn's source allows (a trigger names its own)."""
+        tools = select_tools(
+            self.tools,
+            message,
+            small=choice.small,
+            budget=self.settings.tool_budget,
+            cost=schema_estimate,
+        )
+        if turn.allowed is None:
+            return tools
+        return tuple(spec for spec in tools if spec.name in turn.allowed)
 
     async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one tool call through the registry (validation, timeout, retry, masking)."""
@@ -404,17 +414,33 @@ class AgentLoop:
             stop = await self._spend_check(turn, choice, estimate)
         return messages, estimate, stop
 
+    async def _choose_model(
+        self, turn: _Turn, requested: str | None
+    ) -> tuple[ModelChoice, str | None, TurnNotice | None]:
+        """The turn's model, the budget's stop (if any) and the notice of a switch to the
+        economy model (the first time in the conversation that day)."""
+        choice = await self.resolve_model(requested)
+        verdict = await self._spend_verdict(turn, choice, 0)
+        if verdict.stop is not None or verdict.economy is None:
+            return choice, verdict.stop, None
+        choice = await self.resolve_model(verdict.economy)
+        notice = verdict.economy_notice
+        return choice, None, notices.economy(choice.model, notice) if notice else None
+
     async def _spend_check(self, turn: _Turn, choice: ModelChoice, estimate: int) -> str | None:
         """The budget's stop notice for the next call, if any (a warning is kept for the end)."""
+        return (await self._spend_verdict(turn, choice, estimate)).stop
+
+    async def _spend_verdict(self, turn: _Turn, choice: ModelChoice, estimate: int) -> SpendCheck:
         if self.spending is None:
-            return None
+            return SpendCheck()
         verdict = await self.spending.check(
             turn.session_id, choice.model, turn.usage.total_tokens, estimate
         )
         if verdict.warning is not None:
             await turn.journal.commit(NoteEntry(verdict.warning))
             turn.warnings.append(verdict.warning)
-        return verdict.stop
+        return verdict
 
     async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
         await turn.journal.commit(NoteEntry(notice))

@@ -27,6 +27,14 @@ class ModelChoice:
     # A small model (the built-in one, constrained tool calls): tools only when the request
     # needs them (`agent/toolset.py`), and a bounded answer.
     small: bool = False
+    # The model for housekeeping (summaries, the memory flush): `model.utility`, else None and
+    # the turn's own model does it.
+    utility: LLMProvider | None = None
+
+    @property
+    def housekeeping(self) -> LLMProvider:
+        """The provider summaries and the memory flush call."""
+        return self.utility or self.provider
 
     @property
     def output_limit(self) -> int | None:

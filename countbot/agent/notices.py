@@ -53,6 +53,11 @@ def truncated(*, continuing: bool, thinking: bool, runaway: bool = False) -> Tur
     return TurnNotice("truncated", text, details, transient=continuing)
 
 
+def economy(model: str, text: str) -> TurnNotice:
+    """Turns switched to the cheaper `model.economy` as a daily budget runs low."""
+    return TurnNotice("economy", text, {"model": model})
+
+
 def step_limit(steps: int) -> TurnNotice:
     text = (
         f"I stopped after {steps} steps without finishing. "

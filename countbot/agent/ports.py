@@ -76,10 +76,14 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class SpendCheck:
-    """A budget's verdict on the next model call: `stop` ends the turn with that notice first."""
+    """A budget's verdict on the next model call: `stop` ends the turn with that notice first;
+    `economy` names the cheaper model the turn should use instead (with `economy_notice` the
+    first time in the conversation that day)."""
 
     stop: str | None = None
     warning: str | None = None
+    economy: str | None = None
+    economy_notice: str | None = None
 
 
 class SpendingGuard(Protocol):
@@ -100,5 +104,6 @@ class AgentHooks:
 
     on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
-    # Usage of model calls no history entry carries (the memory flush, summaries).
-    on_usage: Callable[[str, str, Usage], Awaitable[None]] | None = None
+    # Usage of model calls no history entry carries (the memory flush, summaries), with what
+    # each was for: (session, model, usage, purpose).
+    on_usage: Callable[[str, str, Usage, str], Awaitable[None]] | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from countbot.cli.common import (
     create_instance_config,
     exit_now,
     exit_promptly,
+    first_start,
     one_turn_settings,
     run_async,
     settings_or_exit,
@@ -20,12 +22,13 @@ from countbot.cli.common import (
 )
 from countbot.cli.compiled_methods import reused_methods
 from countbot.cli.help_format import CommandsGroup
+from countbot.config.loader import HOST_ENV_VAR, PORT_ENV_VAR
 from countbot.config.settings import Settings
 
 # Each command group's module, imported only when the group runs (a `chat -m` loads none).
 _GROUPS = {
     name: f"countbot.cli.{name}:{name}"
-    for name in ("cron", "subagents", "mcp", "skills", "models", "memory")
+    for name in ("cron", "subagents", "mcp", "skills", "models", "memory", "backup")
 }
 
 
@@ -138,12 +141,32 @@ def doctor(config_path: str | None, security: bool) -> None:
 
 @main.command()
 @config_option
-def run(config_path: str | None) -> None:
+@click.option(
+    "--host",
+    envvar=HOST_ENV_VAR,
+    default=None,
+    help=f"address to listen on instead of web.host (or ${HOST_ENV_VAR})",
+)
+@click.option(
+    "--port",
+    envvar=PORT_ENV_VAR,
+    type=click.IntRange(0, 65535),
+    default=None,
+    help=f"port to listen on instead of web.port (or ${PORT_ENV_VAR})",
+)
+def run(config_path: str | None, host: str | None, port: int | None) -> None:
     """Start the daemon: web UI, API and WebSocket on web.host:web.port."""
     from countbot.web.daemon import run_daemon
 
-    create_instance_config(config_path)
-    status = run_daemon(settings_or_exit(config_path, require_model=False))
+    # Through the environment, so every load of the settings in this process (the config
+    # watcher's too) listens where told.
+    for name, value in ((HOST_ENV_VAR, host), (PORT_ENV_VAR, port)):
+        if value is not None:
+            os.environ[name] = str(value)
+    with first_start(config_path) as listening:
+        create_instance_config(config_path)
+        settings = settings_or_exit(config_path, require_model=False)
+        status = run_daemon(settings, listening)
     exit_promptly()
     sys.exit(status)
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
+import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -95,6 +97,27 @@ def create_instance_config(config_path: str | None) -> None:
             f"(countbot run --config {here}, or COUNTBOT_CONFIG)",
             err=True,
         )
+
+
+@contextlib.contextmanager
+def first_start(config_path: str | None) -> Iterator[Callable[[], None]]:
+    """Around a daemon's start: when the instance folder did not exist before, and the start
+    fails before the daemon listens (a busy port, a bad `--port`), the folder it began is
+    removed, so the next try starts as new. Yields what to call once it listens."""
+    folder = config_path_from(config_path).parent
+    fresh = not os.path.lexists(folder)
+    served = False
+
+    def listening() -> None:
+        nonlocal served
+        served = True
+
+    try:
+        yield listening
+    finally:
+        if fresh and not served and os.path.isdir(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            click.echo(f"countbot: the start failed, so {folder} was not kept", err=True)
 
 
 def store_settings(config_path: str | None) -> Settings:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -18,8 +19,12 @@ from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
 from countbot.local_model.pull import sha256_of
 from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.runtime.capabilities import CAPABILITY_NAMES, capabilities
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
 from countbot.runtime.models import ModelResolver
+from countbot.triggers.dispatcher import ALARM_AFTER
+from countbot.triggers.events import TriggerEvents
+from countbot.web.instance import read_daemon_info
 
 Check = Callable[[], Awaitable[str]]
 # Seconds each MCP server gets to connect (a first `npx`/`uvx` start downloads the server).
@@ -65,12 +70,18 @@ async def run_checks(settings: Settings) -> int:
             raise CheckFailed("skipped: the store did not open")
         return await _mcp_line(runtime)
 
+    async def triggers() -> str:
+        if runtime is None:
+            raise CheckFailed("skipped: the store did not open")
+        return await _triggers_line(runtime, settings)
+
     checks: list[tuple[str, Check]] = [
         ("workspace", lambda: _writable(settings.workspace)),
         ("store", open_store),
         ("sandbox", sandbox),
         ("skills", skills),
         ("mcp", mcp),
+        ("triggers", triggers),
         ("model", lambda: _model_answers(settings)),
     ]
     for name, check in checks:
@@ -83,8 +94,36 @@ async def run_checks(settings: Settings) -> int:
             failures += 1
             click.echo(f"✗ {name}: {exc}")
     if runtime is not None:
+        await _print_capabilities(runtime)
         await runtime.close()
     return 1 if failures else 0
+
+
+async def _print_capabilities(runtime: Runtime) -> None:
+    """The list the first page shows; what is off is a choice, not a failure."""
+    found = await asyncio.to_thread(capabilities, runtime.settings, runtime.sandbox.status)
+    click.echo("capabilities (as the first page shows them):")
+    for capability in found:
+        mark, lead = ("✓", "") if capability.on else ("!", "to turn on: ")
+        hint = f"; {lead}{capability.hint}" if capability.hint else ""
+        click.echo(f"  {mark} {CAPABILITY_NAMES[capability.key]}: {capability.detail}{hint}")
+
+
+async def _triggers_line(runtime: Runtime, settings: Settings) -> str:
+    """Events waiting over a minute are an alarm while the daemon runs (it should have started
+    them); with the daemon down they simply wait for its next start."""
+    configured = settings.triggers
+    count = len(configured.hooks) + len(configured.folders) + len(configured.mailboxes)
+    waiting = await TriggerEvents(runtime.db).waiting_since(time.time() - ALARM_AFTER)
+    if not waiting:
+        return f"{count} configured; no event waiting"
+    names = ", ".join(sorted({event.trigger for event in waiting}))
+    if read_daemon_info(settings.data_dir) is not None:
+        raise CheckWarning(
+            f"{len(waiting)} event(s) of {names} received over a minute ago and not started "
+            "while the daemon runs: see its log and the events in /api/triggers/events"
+        )
+    return f"{count} configured; {len(waiting)} event(s) of {names} run at the daemon's next start"
 
 
 async def _mcp_line(runtime: Runtime) -> str:
@@ -92,7 +131,7 @@ async def _mcp_line(runtime: Runtime) -> str:
     connections = runtime.mcp.connections
     if not connections:
         return "no MCP servers enabled"
-    await asyncio.gather(*(c.wait_ready(MCP_WAIT) for c in connections.values()))
+    await asyncio.gather(*(c.wait_tried(MCP_WAIT) for c in connections.values()))
     rows = runtime.mcp.status()
     broken = [
         f"{r['name']} ({r['last_error'] or r['state']})"

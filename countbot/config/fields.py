@@ -6,8 +6,9 @@ once here by walking the settings' structs instead of hard-coding key names.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from countbot.config.settings import Settings
 from countbot.config.structs import Loc, Strict, field_types, is_secret_type, section_type
@@ -25,21 +26,41 @@ def dotted(loc: Loc) -> str:
 
 
 def section_at(loc: Loc) -> type[Strict] | None:
-    """The settings section (struct class) that `loc` names, or None if it names no section."""
-    section: type[Strict] | None = Settings
-    for part in loc:
-        kind = field_types(section).get(part) if isinstance(part, str) and section else None
-        section = section_type(kind)
-        if section is None:
-            return None
-    return section
+    """The settings section (struct class) that `loc` names, or None if it names no section.
+    An entry of a named collection of sections (`mcp.servers.notes`) is a section too."""
+    kind = _kind_at(loc)
+    return section_type(kind) if kind is not None else None
 
 
 def is_secret(loc: Loc) -> bool:
-    """True if `loc` names a secret (an API key or token) that must never be shown."""
-    parent = section_at(loc[:-1]) if loc else None
-    kind = field_types(parent).get(loc[-1]) if parent and isinstance(loc[-1], str) else None
-    return kind is not None and is_secret_type(kind)
+    """True if `loc` names a secret (an API key or token) that must never be shown: a secret
+    field, or an entry of a field of secrets (an MCP server's `env`, its `headers`)."""
+    if not loc:
+        return False
+    kind = _kind_at(loc)
+    if kind is not None and is_secret_type(kind):
+        return True
+    holder = _kind_at(loc[:-1])
+    return typing.get_origin(holder) is dict and is_secret_type(holder)
+
+
+def _kind_at(loc: Loc) -> Any:
+    """The declared type at `loc` (None where the schema names nothing): fields of sections,
+    and the entries of `dict[str, Section]` fields by their key."""
+    kind: Any = Settings
+    for part in loc:
+        section = section_type(kind)
+        if section is not None and isinstance(part, str):
+            kind = field_types(section).get(part)
+        elif typing.get_origin(kind) is dict and isinstance(part, str):
+            kind = typing.get_args(kind)[1]
+        else:
+            return None
+        if kind is None:
+            return None
+        if typing.get_origin(kind) is Annotated:
+            kind = typing.get_args(kind)[0]
+    return kind
 
 
 def known_keys(loc: Loc) -> list[str]:

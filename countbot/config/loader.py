@@ -4,7 +4,9 @@ Where the file is: `--config`, else `$COUNTBOT_CONFIG`, else `config.yaml` in th
 folder (`$COUNTBOT_HOME`, else `~/.countbot`; see `instance.py`), which may be absent: then
 every default applies. The checkout's own `config.yaml` is the example and is never written.
 String values may use `${VAR}` / `${VAR:-default}`, and `${secret:NAME}` for an entry of
-`secrets.yaml` beside the config (`secrets_file.py`).
+`secrets.yaml` beside the config (`secrets_file.py`). `$COUNTBOT_HOST` and `$COUNTBOT_PORT`
+beat the file's `web.host` and `web.port` (`countbot run --host/--port` sets them), so a first
+start can listen elsewhere without an edited copy of the example.
 Relative `workspace`, `data_dir`, `personas_dir` and `skills_dir` resolve against the config
 file's folder; unset `personas_dir` / `skills_dir` mean the `personas/` and `skills/` folders
 shipped in the repository beside the `countbot` package. These functions do blocking file I/O:
@@ -16,7 +18,7 @@ from __future__ import annotations
 import copy
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,9 @@ from countbot.config.yaml_errors import explain_yaml_error
 
 __all__ = [
     "CONFIG_ENV_VAR",
+    "HOST_ENV_VAR",
     "MASK",
+    "PORT_ENV_VAR",
     "SHIPPED_ROOT",
     "ConfigError",
     "config_path_from",
@@ -45,6 +49,8 @@ __all__ = [
 ]
 
 CONFIG_ENV_VAR = "COUNTBOT_CONFIG"
+HOST_ENV_VAR = "COUNTBOT_HOST"
+PORT_ENV_VAR = "COUNTBOT_PORT"
 # What a secret looks like outside the process; sent back unchanged, it means "keep the secret".
 MASK = "********"
 # Secrets this long are also hidden where they appear inside other values (a key in a URL).
@@ -122,6 +128,7 @@ def load_settings(
             "`countbot onboard` to write a starter config."
         )
     settings = _resolve_paths(settings, base, file)
+    settings = _listen_where_told(settings, env)
     if require_model and not settings.model.name.strip():
         where = file if file.exists() else f"{file} (it does not exist yet)"
         raise ConfigError(_NO_MODEL.format(where=where, env_var=CONFIG_ENV_VAR))
@@ -129,7 +136,12 @@ def load_settings(
 
 
 def save_settings_patch(
-    path: Path, patch: Mapping[str, Any], *, references: bool = False, need_secrets: bool = True
+    path: Path,
+    patch: Mapping[str, Any],
+    *,
+    references: bool = False,
+    need_secrets: bool = True,
+    removed: Sequence[Loc] = (),
 ) -> None:
     """Apply a nested patch to the YAML file at `path`: validated first, written atomically.
 
@@ -144,6 +156,7 @@ def save_settings_patch(
     `references=True` is for the owner's own command line (never for the API): references in
     the patch are written as references, and a secret given as one stays in the config.
     `need_secrets=False` accepts `${VAR}` references whose variables are not set yet (onboard).
+    `removed` names entries to delete whole (an MCP server), with the secrets stored for them.
     """
     file = _absolute(path)
     target = Path(os.path.realpath(file))  # write through a symlinked config, not over it
@@ -156,17 +169,22 @@ def save_settings_patch(
     except ConfigError:
         shown = {}
     changes = _changes(patch, shown, ())
-    if not changes:
+    if not changes and not removed:
         return
     secrets_at = secrets_file.secrets_path(file)
     old_secrets = secrets_file.read_secrets(secrets_at)
     secrets = dict(old_secrets)
     changes = [_written(loc, value, secrets, references) for loc, value in changes]
     merged = _apply(raw, changes)
+    for loc in removed:
+        _remove(merged, loc)
+        under = dotted(loc)
+        for name in [n for n in secrets if n == under or n.startswith((f"{under}.", f"{under}["))]:
+            del secrets[name]
     # Duplicated keys stay an error: the file must be fixed by hand before it can be patched.
     document_after = yaml_text.YamlDocument(merged, None, document.duplicates)
     _validate(document_after, file, os.environ, secrets, need_secrets=need_secrets)
-    new_text = yaml_text.replace_values(text, document.root, changes)
+    new_text = None if removed else yaml_text.replace_values(text, document.root, changes)
     if new_text is None or _parse(new_text, file).data != merged:
         new_text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)
     if secrets != old_secrets:
@@ -311,6 +329,26 @@ def _resolve_paths(settings: Settings, base: Path, config_path: Path) -> Setting
     )
 
 
+def _listen_where_told(settings: Settings, env: Mapping[str, str]) -> Settings:
+    """`web.host`/`web.port` from `$COUNTBOT_HOST`/`$COUNTBOT_PORT` when set. Applied at every
+    load, so a config edit seen while the daemon runs does not look like a changed `web`."""
+    told = {
+        field: env[name]
+        for field, name in (("host", HOST_ENV_VAR), ("port", PORT_ENV_VAR))
+        if env.get(name, "").strip()
+    }
+    if not told:
+        return settings
+    web = {name: getattr(settings.web, name) for name in settings.web.__struct_fields__}
+    try:
+        return replaced(settings, web=validate(type(settings.web), web | told, loc=("web",)))
+    except Invalid as exc:
+        said = "; ".join(explain(problem) for problem in exc.problems)
+        raise ConfigError(
+            f"Where to listen, from --host/--port or ${HOST_ENV_VAR}/${PORT_ENV_VAR}: {said}."
+        ) from None
+
+
 def _changes(patch: Mapping[str, Any], shown: Any, loc: Loc) -> list[tuple[Loc, Any]]:
     """The leaves of `patch` that really change something, with secrets cleared as None."""
     changes: list[tuple[Loc, Any]] = []
@@ -329,6 +367,15 @@ def _changes(patch: Mapping[str, Any], shown: Any, loc: Loc) -> list[tuple[Loc, 
             )
         changes.append((here, None if fields.is_secret(here) and value == "" else value))
     return changes
+
+
+def _remove(raw: dict[str, Any], loc: Loc) -> None:
+    """Delete the entry at `loc` from the file's data (nothing when it is not there)."""
+    section: Any = raw
+    for part in loc[:-1]:
+        section = section.get(part) if isinstance(section, dict) else None
+    if isinstance(section, dict):
+        section.pop(loc[-1], None)
 
 
 def _written(loc: Loc, value: Any, secrets: dict[str, str], references: bool) -> tuple[Loc, Any]:

@@ -59,6 +59,13 @@ class ModelSettings(Strict):
     # tool call or an answer" (for models without reliable tool calling); auto: constrained for
     # local/ models, native otherwise.
     tool_calls: Literal["native", "constrained", "auto"] = "auto"
+    # Cache breakpoints on requests to models that cache only where told (Claude's).
+    prompt_caching: bool = True
+    # The model for housekeeping (summaries, the memory flush, titles); empty: `name`.
+    utility: str = ""
+    # The model the turns switch to once `budget.economy_share` of a daily budget is spent;
+    # empty: no switch.
+    economy: str = ""
     local: LocalModelSettings = msgspec.field(default_factory=LocalModelSettings)
 
 
@@ -86,6 +93,10 @@ class BudgetSettings(Strict):
         None
     )
     turn_tokens: Annotated[int, Meta(ge=1, description="tokens one turn may use")] | None = None
+    # Share of a daily limit after which turns use `model.economy` (when one is set).
+    economy_share: Annotated[
+        float, Meta(gt=0.0, lt=1.0, description="share of a daily limit; then model.economy")
+    ] = 0.8
 
 
 class PersonaSettings(Strict):
@@ -135,10 +146,23 @@ class WebToolSettings(Strict):
     search_url: str | None = None
 
 
+class BrowserSettings(Strict):
+    """The `browser` tool: a system Chromium the daemon starts on first use (countbot/browser/)."""
+
+    enabled: bool = True
+    executable: Annotated[str, Meta(description="'': chromium on PATH")] = ""
+    headless: bool = True
+    idle_minutes: Annotated[float, Meta(gt=0, description="closed after this long unused")] = 10.0
+    action_timeout: Annotated[float, Meta(gt=0, description="s one action may take")] = 20.0
+    snapshot_tokens: Annotated[int, Meta(ge=200, description="tokens per snapshot page")] = 2000
+    max_download_bytes: Annotated[int, Meta(ge=1024)] = 50_000_000
+
+
 class ToolsSettings(Strict):
     restrict_to_workspace: bool = True
     exec: ExecSettings = msgspec.field(default_factory=ExecSettings)
     web: WebToolSettings = msgspec.field(default_factory=WebToolSettings)
+    browser: BrowserSettings = msgspec.field(default_factory=BrowserSettings)
 
 
 class WebSettings(Strict):
@@ -521,6 +545,15 @@ class SpeechSettings(Strict):
     timeout: Annotated[float, Meta(gt=0, description="s to make one spoken reply")] = 60.0
 
 
+class BackupSettings(Strict):
+    """Archives the daemon makes on its own (`countbot backup create` makes one by hand)."""
+
+    every_hours: Annotated[float, Meta(ge=0, description="hours between backups; 0: off")] = 0.0
+    keep: Annotated[int, Meta(ge=1, description="newest archives kept; older ones removed")] = 7
+    folder: Annotated[Path, Meta(description="None: <data_dir>/backups")] | None = None
+    include_secrets: bool = False
+
+
 class SecuritySettings(Strict):
     """How data may leave (`countbot doctor --security` explains it; `countbot/dataflow/`)."""
 
@@ -549,6 +582,7 @@ class Settings(Strict):
     triggers: TriggersSettings = msgspec.field(default_factory=TriggersSettings)
 
     security: SecuritySettings = msgspec.field(default_factory=SecuritySettings)
+    backup: BackupSettings = msgspec.field(default_factory=BackupSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

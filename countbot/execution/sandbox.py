@@ -149,6 +149,8 @@ class Sandbox:
         self._network = network
         self._home = (home or Path.home()).resolve()
         self._hidden = [Path(path).resolve() for path in hidden]
+        # The program asked for, looked up on PATH at each probe, and where it was found.
+        self._bwrap_name = bwrap
         self._bwrap = bwrap
         self._limits = limits
         self._skill_env = skill_env
@@ -164,14 +166,15 @@ class Sandbox:
         return self._network or not self.status.active
 
     def probe(self) -> SandboxStatus:
-        """Find out once whether bwrap works here (blocking: run it off the event loop)."""
+        """Find out whether bwrap works here, at start and again when the user asks (blocking:
+        run it off the event loop)."""
         self.status = self._probe()
         return self.status
 
     def _probe(self) -> SandboxStatus:
         if self._mode == "off":
             return SandboxStatus("off", False, f"off in tools.exec.sandbox: {_ASKS}")
-        bwrap = shutil.which(self._bwrap)
+        bwrap = shutil.which(self._bwrap_name)
         if bwrap is None:
             return self._unavailable("bubblewrap (bwrap) is not installed")
         self._bwrap = bwrap
@@ -205,7 +208,7 @@ class Sandbox:
 
     def _join_pids_cgroup(self) -> str:
         """Root ignores RLIMIT_NPROC: then the sandboxes share a pids cgroup, if one can be made."""
-        if os.geteuid() != 0:
+        if os.geteuid() != 0 or self._pids_join is not None:  # made at an earlier probe
             return ""
         group = create_pids_cgroup(self._limits.processes)
         if group is None:

@@ -14,6 +14,7 @@ from countbot.llm.errors import ModelFailure
 from countbot.llm.litellm_import import load_litellm, preload_litellm
 from countbot.llm.openai_compatible import unknown_provider
 from countbot.llm.openai_format import to_openai_messages, to_openai_tools
+from countbot.llm.prompt_cache import caches_by_breakpoints, mark_breakpoints
 from countbot.llm.retrying_provider import RetryingProvider, StreamFacts, WholeCompletion
 from countbot.llm.stream_accumulator import is_whole_answer
 from countbot.llm.types import ChatRequest
@@ -37,7 +38,7 @@ class LiteLLMProvider(RetryingProvider):
         self, model: str, request: ChatRequest, facts: StreamFacts
     ) -> AsyncIterator[Any]:
         litellm = load_litellm()
-        arguments = self._arguments(request)
+        arguments = self._arguments(model, request)
         response = await litellm.acompletion(model=model, **arguments)
         received = False
         try:
@@ -59,10 +60,14 @@ class LiteLLMProvider(RetryingProvider):
     def _url_of(self, model: str) -> str | None:
         return self._api_base
 
-    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
-        """Keyword arguments for `litellm.acompletion`, except the model."""
+    def _arguments(self, model: str, request: ChatRequest) -> dict[str, Any]:
+        """Keyword arguments for `litellm.acompletion` to `model`, except the model."""
+        messages = to_openai_messages(request.messages)
+        tools = to_openai_tools(request.tools) if request.tools else None
+        if self._prompt_caching and caches_by_breakpoints(model):
+            messages, tools = mark_breakpoints(messages, tools)
         arguments: dict[str, Any] = {
-            "messages": to_openai_messages(request.messages),
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             "timeout": self._timeout,
@@ -70,7 +75,7 @@ class LiteLLMProvider(RetryingProvider):
             "max_retries": 0,
         }
         optional = {
-            "tools": to_openai_tools(request.tools) if request.tools else None,
+            "tools": tools,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "api_base": self._api_base,

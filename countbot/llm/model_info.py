@@ -38,20 +38,25 @@ class ModelInfo:
     input_cost_per_token: float = 0.0
     output_cost_per_token: float = 0.0
     cached_input_cost_per_token: float | None = None
+    cache_write_cost_per_token: float | None = None
     known: bool = False
     provider: str = "unknown"  # as litellm names it ("openai", ...); "unknown" if not in the map
 
     def cost(self, usage: Usage) -> float:
-        """US dollars for `usage`; cached prompt tokens are part of `prompt_tokens`."""
+        """US dollars for `usage`; cache reads and writes are part of `prompt_tokens`, each at
+        its own price (the input price where the map has none)."""
         cached = min(usage.cached_tokens, usage.prompt_tokens)
-        cached_price = self.cached_input_cost_per_token
-        if cached_price is None:
-            cached_price = self.input_cost_per_token
+        written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
         return (
-            (usage.prompt_tokens - cached) * self.input_cost_per_token
-            + cached * cached_price
+            (usage.prompt_tokens - cached - written) * self.input_cost_per_token
+            + cached * _or(self.cached_input_cost_per_token, self.input_cost_per_token)
+            + written * _or(self.cache_write_cost_per_token, self.input_cost_per_token)
             + usage.completion_tokens * self.output_cost_per_token
         )
+
+
+def _or(price: float | None, default: float) -> float:
+    return default if price is None else price
 
 
 MODEL_MAP_FILE = "model_prices_and_context_window_backup.json"
@@ -65,6 +70,7 @@ _KEPT_FIELDS = (
     "input_cost_per_token",
     "output_cost_per_token",
     "cache_read_input_token_cost",
+    "cache_creation_input_token_cost",
 )
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -205,6 +211,7 @@ def _from_map(model: str, kept: tuple[Any, ...]) -> ModelInfo:
         input_cost_per_token=float(raw.get("input_cost_per_token") or 0.0),
         output_cost_per_token=float(raw.get("output_cost_per_token") or 0.0),
         cached_input_cost_per_token=raw.get("cache_read_input_token_cost"),
+        cache_write_cost_per_token=raw.get("cache_creation_input_token_cost"),
         known=True,
         provider=str(raw.get("litellm_provider") or "unknown"),
     )

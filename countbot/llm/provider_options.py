@@ -25,6 +25,8 @@ class ProviderOptions:
     max_retries: int = 3
     request_timeout: float = 120.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    # Cache breakpoints for models that need them (`llm/prompt_cache.py`).
+    prompt_caching: bool = True
     cooldowns: Cooldowns | None = None
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     rng: Callable[[], float] = random.random

@@ -87,6 +87,7 @@ class RetryingProvider(ABC):
         self._api_key = options.api_key
         self._timeout = options.request_timeout
         self._extra_headers = dict(options.extra_headers)
+        self._prompt_caching = options.prompt_caching
         self._retry = RetryPolicy(
             max_retries=options.max_retries, sleep=options.sleep, rng=options.rng
         )

@@ -202,8 +202,11 @@ def _media_type(content_type: str) -> str:
 def _usage(raw: Any) -> Usage:
     details = getattr(raw, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", 0)
+    # Anthropic's cache writes (litellm counts them in `prompt_tokens`, as it does the reads).
+    written = getattr(raw, "cache_creation_input_tokens", None) or 0
     return Usage(
         prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
         cached_tokens=int(cached or 0),
+        cache_write_tokens=int(written),
     )

@@ -48,10 +48,16 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """One or more calls' tokens and price. `cached_tokens` (read from the provider's prompt
+    cache), `cache_write_tokens` (written to it) and `recall_tokens` (the auto-recall block) are
+    shares of `prompt_tokens`, billed or shown apart."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
+    cache_write_tokens: int = 0
+    recall_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -63,6 +69,8 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
             self.cost_usd + other.cost_usd,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.recall_tokens + other.recall_tokens,
         )
 
 

@@ -88,6 +88,8 @@ class McpConnection:
         self._lost = asyncio.Event()
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()
+        # Set when an attempt to connect ended (ready or failed): what a probe waits for.
+        self._tried = asyncio.Event()
         self._connected = False
         self._task: asyncio.Task[None] | None = None
 
@@ -108,12 +110,19 @@ class McpConnection:
         self.state = "stopped"
 
     async def wait_ready(self, within: float) -> bool:
-        """True once connected (for `mcp test` and tests), False after `within` seconds."""
+        """True once connected (for tests), False after `within` seconds."""
         try:
             await asyncio.wait_for(self._ready.wait(), within)
         except TimeoutError:
             return False
         return True
+
+    async def wait_tried(self, within: float) -> bool:
+        """True once connected, False as soon as the first attempt failed (or after `within`
+        seconds): `mcp test` reports a server that cannot start at once, not after its wait."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._tried.wait(), within)
+        return self._ready.is_set()
 
     async def call(
         self, tool: str, args: dict[str, Any], read_timeout: float
@@ -159,6 +168,7 @@ class McpConnection:
                 raise
             except Exception as exc:  # a server's failure must not end the supervisor
                 error = await self._describe(exc)
+            self._tried.set()
             if self._connected:
                 delay = first  # it worked: restart quickly
             self._connected = False
@@ -190,6 +200,7 @@ class McpConnection:
             self.state = "ready"
             self.last_error = ""
             self._ready.set()
+            self._tried.set()
             log.info("MCP server %s: ready, %d tools", self.name, len(self.tools))
             await self._watch(client)
 
@@ -282,7 +293,21 @@ class McpConnection:
             tail = await asyncio.to_thread(self._stderr_tail)
             if tail:
                 text += f"; stderr: {tail}"
+            text += self._private_tmp_hint()
         return text
+
+    def _private_tmp_hint(self) -> str:
+        """Why a file under /tmp is missing: a sandboxed server gets a /tmp of its own."""
+        if self._launcher is None:
+            return ""
+        named = [self.settings.command or "", *self.settings.args]
+        in_tmp = [part for part in named if part == "/tmp" or part.startswith("/tmp/")]
+        if not in_tmp:
+            return ""
+        return (
+            f" (the sandbox gives each server a private /tmp, so {in_tmp[0]} is not there for"
+            " it: put the server in the workspace or another folder)"
+        )
 
     def _stderr_tail(self) -> str:
         try:

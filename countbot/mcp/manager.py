@@ -52,29 +52,62 @@ class McpManager:
         self._ask_to_start = ask_to_start
         self._held: set[str] = set()
         self._remembered: asyncio.Task[None] | None = None
+        self._workspace = workspace
+        self._log_dir = log_dir
+        self._launcher = launcher
+        self._protocol = protocol
         self.connections: dict[str, McpConnection] = {}
-        if not any(server.enabled for server in settings.servers.values()):
-            return  # the SDK's import (~0.3 s) is for installations that use it
+        for name, server in settings.servers.items():
+            if server.enabled:
+                self._add(name, server)
+        self._offer_start_tool()
+
+    def _add(self, name: str, server: McpServerSettings) -> McpConnection:
+        """A connection for `name` (not started); held for the user's yes when it would run on
+        the host and the daemon asks before starting such servers."""
+        # The SDK's import (~0.3 s) is for installations that use it.
         from countbot.mcp.connection import McpConnection
 
-        self.connections = {
-            name: McpConnection(
-                name,
-                server,
-                workspace=workspace,
-                log_dir=log_dir,
-                on_tools=self._sync,
-                launcher=launcher if server.command else None,
-                protocol=protocol,
-            )
-            for name, server in settings.servers.items()
-            if server.enabled
-        }
-        if launcher is None and ask_to_start is not None:
-            self._held = {n for n, c in self.connections.items() if c.transport == "stdio"}
-            for name in self._held:
-                self.connections[name].state = "awaiting approval"
-            self._offer_start_tool()
+        connection = self.connections[name] = McpConnection(
+            name,
+            server,
+            workspace=self._workspace,
+            log_dir=self._log_dir,
+            on_tools=self._sync,
+            launcher=self._launcher if server.command else None,
+            protocol=self._protocol,
+        )
+        if self._launcher is None and self._ask_to_start is not None and server.command:
+            self._held.add(name)
+            connection.state = "awaiting approval"
+        return connection
+
+    async def apply(self, settings: McpSettings) -> None:
+        """Follow a changed configuration while running: a server removed, switched off or
+        changed stops and its tools leave the registry; a new or switched-on one starts (or
+        waits for the user's yes, as at start)."""
+        old, self._settings = self._settings, settings
+        for name in list(self.connections):
+            wanted = settings.servers.get(name)
+            if wanted is None or not wanted.enabled or wanted != old.servers.get(name):
+                await self._remove(name)
+        added = []
+        for name, server in settings.servers.items():
+            if server.enabled and name not in self.connections:
+                added.append(self._add(name, server))
+        self._offer_start_tool()
+        for connection in added:
+            if connection.name not in self._held:
+                connection.start()
+        if any(c.name in self._held for c in added):
+            self._remembered = asyncio.create_task(self._start_remembered())
+
+    async def _remove(self, name: str) -> None:
+        connection = self.connections.pop(name)
+        self._held.discard(name)
+        await connection.stop()
+        for tool in self._registered.pop(name, _Registered()).tools:
+            self._registry.unregister(tool)
 
     def start(self) -> None:
         """Connect to every enabled server in the background; returns at once. Held servers
@@ -107,7 +140,7 @@ class McpManager:
             self._held.discard(name)
             self._offer_start_tool()
             connection.start()
-        if not await connection.wait_ready(wait):
+        if not await connection.wait_tried(wait):
             return f"started {name!r}, but it is not ready yet: {connection.unavailable()}"
         tools = sorted(self._registered.get(name, _Registered()).tools)
         return f"started the MCP server {name!r}; its tools: {', '.join(tools) or 'none'}"

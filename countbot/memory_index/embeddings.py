@@ -22,10 +22,12 @@ OFFLINE_MODEL = "use-multilingual-v3"
 # the model's arrays are mapped from the data folder's cache: mapped_model.py), seconds at
 # 100,000 (reading the vectors).
 IDLE_UNLOAD = 300.0
-# Cosine from which a hit found only by meaning is worth auto-recall's tokens, per vector space
-# (bench/memory_recall.py: USE puts paraphrases of a fact at 0.2-0.6, the best unrelated entries
-# at about 0.25). An endpoint's model is unknown: its hits must be closer.
-USE_RELEVANT_COSINE = 0.25
+# Cosine from which a hit found only by meaning is worth auto-recall's tokens, per vector space.
+# USE puts paraphrases of a fact at 0.2-0.6 and the best entries for a message with nothing stored
+# about it at 0.2-0.55 (bench/memory_recall.py's precision table): the cut is set for precision
+# (at most 1 message in 10 recalls anything unrelated), memory_search still finds the rest. An
+# endpoint's model is unknown: its hits must be closer.
+USE_RELEVANT_COSINE = 0.45
 ENDPOINT_RELEVANT_COSINE = 0.3
 
 

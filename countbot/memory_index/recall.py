@@ -14,7 +14,7 @@ from collections import OrderedDict
 from countbot.authorship import OWNER, Part
 from countbot.memory.cited import CitedHit
 from countbot.memory_index.index import MemoryIndex
-from countbot.memory_index.text import estimate_tokens
+from countbot.memory_index.text import ContentUnits, content_units, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,10 @@ log = logging.getLogger(__name__)
 RECALL_HITS = 6
 RECALL_TOKENS = 400
 HIT_CHARS = 400
+# A hit found by its words is relevant when it holds at least this share of the message's
+# content (words, and characters of unsegmented scripts): one shared common word ("cron",
+# "weekend", "2") in a message about something else is not enough (docs/memory_recall.md).
+COVERAGE = 0.5
 # Sessions whose recalled entries are remembered, so one fact is not repeated every turn.
 SESSIONS_REMEMBERED = 256
 HEADER = (
@@ -46,16 +50,18 @@ class AutoRecall:
     async def recall(self, query: str, session_id: str) -> Part | None:
         """The block for `query` as a part of the user's message, or None when nothing is worth
         adding."""
-        if not query.strip():
+        units = content_units(query)
+        if not units:  # a greeting, thanks, arithmetic on small numbers: nothing to recall
             return None
         # A hit found by meaning alone must be worth the tokens: the search leaves out those
-        # below the model's close cosine (a hit found by its words always stays).
+        # below the model's close cosine; one found by its words must cover the message.
+        cosine = self._index.relevant_cosine
         try:
             found = await self._index.search(
                 query,
                 limit=self._hits,
                 exclude_session=session_id,
-                min_similarity=self._index.relevant_cosine,
+                min_similarity=cosine,
                 # Only what the owner wrote comes back unasked; others' words are found by an
                 # explicit memory_search, marked as theirs (docs/architecture.md).
                 owner_only=True,
@@ -63,6 +69,7 @@ class AutoRecall:
         except Exception:  # recall is a help: a failure must not cost the turn
             log.exception("auto-recall failed in session %s", session_id)
             return None
+        found = [hit for hit in found if relevant(hit, units, cosine)]
         seen = self._shown.setdefault(session_id, set())
         self._shown.move_to_end(session_id)
         while len(self._shown) > SESSIONS_REMEMBERED:
@@ -76,6 +83,14 @@ class AutoRecall:
         seen.update((h.source, h.locator) for h in shown)
         await self._index.record_recall(session_id, query[:500], shown)
         return Part("recall", block, OWNER)
+
+
+def relevant(hit: CitedHit, units: ContentUnits, cosine: float) -> bool:
+    """Whether `hit` bears on a message of these content `units`: it holds enough of them, or
+    its meaning is close (`cosine`, the model's; a hit found by words below it must cover)."""
+    if hit.similarity is not None and hit.similarity >= cosine:
+        return True
+    return hit.text_rank is not None and units.coverage(hit.text) >= COVERAGE
 
 
 def recall_block(hits: list[CitedHit], budget: int) -> tuple[str, list[CitedHit]]:

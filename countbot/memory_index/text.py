@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 # Scripts written without spaces between words: CJK ideographs (and extensions, compatibility),
 # kana, Hangul, Thai, Lao, Khmer, Myanmar.
@@ -45,6 +46,95 @@ _STOPWORD_TEXT = """a about above after again all also am an and any are as at b
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Characters too common in Chinese to mean anything alone (used only for one-character runs).
 _CJK_STOP_CHARS = frozenset("的了是我你他她它们在有和就不也都还吗呢吧啊么这那个什")
+
+
+# Greetings, thanks and assent: a message of nothing else is about nothing memory holds (auto-
+# recall brought a months-old "Hello!" back for every "hello").
+_PHATIC_TEXT = """hello hi hey hiya howdy thanks thank thx cheers bye goodbye good morning
+    afternoon evening night ok okay yes yeah yep nope sure great cool nice fine alright welcome"""
+PHATIC = frozenset(_PHATIC_TEXT.split())
+_PHATIC_CJK = (
+    "早上好",
+    "晚上好",
+    "你好",
+    "您好",
+    "谢谢",
+    "多谢",
+    "早安",
+    "晚安",
+    "再见",
+    "拜拜",
+    "好的",
+    "哈喽",
+    "在吗",
+)
+# A number of fewer digits is a quantity (2+2, 15% of 80), not a key like a code or a year: it
+# counts in a message's content, but a message of nothing else has nothing to recall.
+_KEY_DIGITS = 3
+# Two words are the same for `coverage` when they share this long a prefix (or are one the other's
+# prefix, from three letters): "allergic"/"allergies", "plan"/"planned", as the stemmer would.
+_STEM_PREFIX = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ContentUnits:
+    """What a message is about, as auto-recall's relevance rule counts it: content words and the
+    characters of unsegmented scripts (each one a unit: a word boundary is unknown there)."""
+
+    words: frozenset[str]
+    chars: frozenset[str]
+
+    def __bool__(self) -> bool:
+        """Whether the message is about anything memory may hold (not only small numbers)."""
+        return bool(self.chars) or any(_is_key(word) for word in self.words)
+
+    def coverage(self, text: str) -> float:
+        """The share of the units `text` holds: 1.0 when it holds all of them."""
+        if not self:
+            return 0.0
+        held = sum(char in text for char in self.chars)
+        if self.words:
+            found = _words(text.lower())
+            held += sum(_has_word(word, found) for word in self.words)
+        return held / (len(self.words) + len(self.chars))
+
+
+def content_units(text: str) -> ContentUnits:
+    """The content of a message: words (numbers too) that are not stopwords or greetings, and
+    the unsegmented-script characters that are not the commonest nor a greeting's."""
+    for phrase in () if text.isascii() else _PHATIC_CJK:
+        text = text.replace(phrase, " ")
+    words = {
+        word
+        for word in _words(text.lower())
+        if word not in STOPWORDS and word not in PHATIC and (len(word) > 1 or word.isdigit())
+    }
+    chars: set[str] = set()
+    if not text.isascii():
+        for run in _patterns()[1].findall(text):
+            chars.update(char for char in run if char not in _CJK_STOP_CHARS)
+    return ContentUnits(frozenset(words), frozenset(chars))
+
+
+def _is_key(word: str) -> bool:
+    return len(word) >= _KEY_DIGITS or not word.isdigit()
+
+
+def _words(text: str) -> list[str]:
+    """The spaced-script words of lowercased `text`."""
+    return (_ascii_word() if text.isascii() else _patterns()[2]).findall(text)
+
+
+def _has_word(word: str, found: list[str]) -> bool:
+    if word.isdigit():
+        return word in found
+    for other in found:
+        if other == word:
+            return True
+        short = min(len(word), len(other))
+        if short >= 3 and word[: min(short, _STEM_PREFIX)] == other[: min(short, _STEM_PREFIX)]:
+            return True
+    return False
 
 
 @functools.cache

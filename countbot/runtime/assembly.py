@@ -162,9 +162,33 @@ class Runtime:
         return self._media
 
     def mcp_status(self) -> list[dict[str, Any]]:
-        """Each MCP server's state (none before the machinery is built: a daemon with servers
-        configured builds it at start)."""
-        return self._parts.mcp.status() if self._parts is not None else []
+        """Each configured MCP server's state; before the machinery is built (it starts the
+        servers), each enabled one is on its way."""
+        if self._parts is not None:
+            return self._parts.mcp.status()
+        return [
+            {
+                "name": name,
+                "transport": "stdio" if server.command else "http",
+                "target": server.command or server.url,
+                "enabled": server.enabled,
+                "state": "connecting" if server.enabled else "disabled",
+                "approval": server.approval,
+                "tools": [],
+                "skipped": {},
+                "last_error": "",
+                "restarts": 0,
+            }
+            for name, server in self.settings.mcp.servers.items()
+        ]
+
+    async def apply_mcp(self, mcp: McpSettings) -> None:
+        """Follow a changed `mcp` section (`settings.mcp` already holds it): the running servers
+        change, or, before the machinery is built, it is built now if a server is to run."""
+        if self._parts is not None:
+            await self._parts.mcp.apply(mcp)
+        elif any(server.enabled for server in mcp.servers.values()):
+            self.prepare_turns()
 
     async def close(self) -> None:
         if self._building is not None:  # a build under way finishes (its thread cannot stop)
@@ -340,7 +364,8 @@ async def probe_mcp_servers(
 ) -> list[dict[str, Any]]:
     """Connect to the named servers outside a daemon (`countbot mcp list/test`) and report them.
 
-    Each gets up to `wait` seconds to connect; the servers are stopped again before returning.
+    Each gets up to `wait` seconds to connect, and is reported as soon as its first attempt
+    ended; the servers are stopped again before returning.
     """
     from countbot.runtime.turn_parts import mcp_manager
     from countbot.tools.registry import ToolRegistry
@@ -357,7 +382,7 @@ async def probe_mcp_servers(
     manager = mcp_manager(probe, ToolRegistry(), sandbox)
     manager.start()
     try:
-        await asyncio.gather(*(c.wait_ready(wait) for c in manager.connections.values()))
+        await asyncio.gather(*(c.wait_tried(wait) for c in manager.connections.values()))
         return manager.status()
     finally:
         await manager.close()

@@ -19,6 +19,10 @@ from countbot.store.counters import DailyCounters
 from countbot.store.usage import UsageLog
 
 WARN_SHARE = 0.8
+# The settings of `BudgetSettings` that are limits (the rest say how they apply).
+LIMITS = ("daily_tokens", "daily_cost", "session_tokens", "turn_tokens")
+# The limits whose share switches turns to `model.economy`.
+DAILY = ("daily_tokens", "daily_cost")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +42,17 @@ class BudgetGuard:
     """The agent's `SpendingGuard`; settings are read on every check so changes apply at once."""
 
     def __init__(
-        self, settings: Callable[[], BudgetSettings], usage: UsageLog, counters: DailyCounters
+        self,
+        settings: Callable[[], BudgetSettings],
+        usage: UsageLog,
+        counters: DailyCounters,
+        *,
+        economy: Callable[[], str] = str,
     ) -> None:
         self._settings = settings
         self._usage = usage
         self._counters = counters
+        self._economy_model = economy  # `model.economy`, read at each check ("": none)
 
     async def limits(
         self, session_id: str | None, model: str = "", turn_tokens: int = 0, next_tokens: int = 0
@@ -76,7 +86,7 @@ class BudgetGuard:
 
     def limited(self) -> bool:
         budget = self._settings()
-        return any(getattr(budget, name) is not None for name in budget.__struct_fields__)
+        return any(getattr(budget, name) is not None for name in LIMITS)
 
     async def check(
         self, session_id: str, model: str, turn_tokens: int, next_tokens: int
@@ -85,13 +95,42 @@ class BudgetGuard:
         for limit in limits:
             if limit.spent + limit.next > limit.limit:
                 return SpendCheck(stop=_stop_notice(limit))
+        warning = None
         for limit in limits:
             if limit.key == "turn_tokens" or limit.spent < WARN_SHARE * limit.limit:
                 continue
             scope = session_id if limit.key == "session_tokens" else ""
             if await self._counters.add(f"budget-warning:{limit.key}:{scope}") == 1:
-                return SpendCheck(warning=_warning(limit))
-        return SpendCheck()
+                warning = _warning(limit)
+                break
+        if turn_tokens:  # the model is chosen for whole turns, at their first check
+            return SpendCheck(warning=warning)
+        economy, notice = await self._economy(limits, session_id, model)
+        return SpendCheck(warning=warning, economy=economy, economy_notice=notice)
+
+    async def _economy(
+        self, limits: list[Limit], session_id: str, model: str
+    ) -> tuple[str | None, str | None]:
+        """`model.economy` once a daily limit's `economy_share` is spent, and its notice the
+        first time in the conversation that day (remembered in SQLite)."""
+        economy, share = self._economy_model(), self._settings().economy_share
+        spent = [
+            limit for limit in limits if limit.key in DAILY and limit.spent >= share * limit.limit
+        ]
+        if not economy or economy == model or not spent:
+            return None, None
+        notice = None
+        if await self._counters.add(f"budget-economy:{session_id}") == 1:
+            notice = _economy_notice(spent[0], economy)
+        return economy, notice
+
+
+def _economy_notice(limit: Limit, economy: str) -> str:
+    share = limit.spent / limit.limit * 100
+    return (
+        f"Saving budget: {share:.0f}% of {limit.what} is used, so {economy} answers from now "
+        f"until the budget resets (model.economy, budget.economy_share)."
+    )
 
 
 def _stop_notice(limit: Limit) -> str:

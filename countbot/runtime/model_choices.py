@@ -1,8 +1,9 @@
 """Which models a chat may pick for itself: never an arbitrary string from the browser.
 
 The configured key (and `api_base`) goes with whatever model a turn calls, so a chat may pick
-only what the owner already configured (`model.name`, `model.fallbacks`) or pulled to run here
-(`local/NAME`); anything else would send the key to a provider the owner never chose.
+only what the owner already configured (`model.name`, `model.fallbacks`, `model.economy`) or
+pulled to run here (`local/NAME`); anything else would send the key to a provider the owner never
+chose.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from countbot.local_model.models import catalogue_view, effective_model
 
 
 def _choosable(settings: ModelSettings, data_dir: Path) -> list[str]:
-    names = [effective_model(settings, data_dir), *settings.fallbacks]
+    names = [effective_model(settings, data_dir), *settings.fallbacks, settings.economy]
     view = catalogue_view(settings, data_dir)
     if view["runnable"]:
         names += [entry["model_name"] for entry in view["models"] if entry["pulled"]]
@@ -23,7 +24,8 @@ def _choosable(settings: ModelSettings, data_dir: Path) -> list[str]:
 
 
 async def choosable_models(settings: ModelSettings, data_dir: Path) -> list[str]:
-    """The configured model first, then its fallbacks, then the pulled local models.
+    """The configured model first, then its fallbacks and the economy model, then the pulled
+    local models.
 
     In a thread: the catalogue view stats the model files.
     """

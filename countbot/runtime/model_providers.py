@@ -3,6 +3,8 @@ a worker thread at its first resolution: an idle daemon holds none of the provid
 
 from __future__ import annotations
 
+import dataclasses
+
 from countbot.agent.model_choice import ModelChoice
 from countbot.config.settings import ModelSettings
 from countbot.constrained_calls.mode import tool_form
@@ -35,9 +37,19 @@ async def model_choice(
         max_retries=settings.max_retries,
         request_timeout=settings.request_timeout,
         cooldowns=cooldowns,
+        prompt_caching=settings.prompt_caching,
     )
     form = tool_form(settings.tool_calls, name)
     provider = open_provider(settings.provider_path, name, options, tool_form=form, local=local)
+    utility = None
+    if settings.utility and settings.utility != name:
+        # Same key and endpoint; when it fails, the turn's own model does the work.
+        chain = [m for m in (name, *settings.fallbacks) if m != settings.utility]
+        utility_options = dataclasses.replace(options, fallbacks=chain)
+        utility_form = tool_form(settings.tool_calls, settings.utility)
+        utility = open_provider(
+            settings.provider_path, settings.utility, utility_options, tool_form=utility_form
+        )
     vision = settings.vision
     if vision is None:
         vision = False if local else await supports_vision(name)
@@ -48,5 +60,6 @@ async def model_choice(
         vision,
         window,
         small=local is not None or form is not None,
+        utility=utility,
     )
     return choice, provider

@@ -130,9 +130,11 @@ class ModelResolver:
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        if self._provider is not None:
-            await self._provider.aclose()
-            self._provider = None
+        utility = self._cached[1].utility if self._cached is not None else None
+        for provider in (self._provider, utility):
+            if provider is not None:
+                await provider.aclose()  # type: ignore[attr-defined]  # a RetryingProvider
+        self._provider = None
         self._cached = None
         await self.local.aclose()
 

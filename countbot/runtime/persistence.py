@@ -14,7 +14,7 @@ from countbot.masking import SecretMasker
 from countbot.store.audit import AuditLog
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
-from countbot.store.usage import UsageLog
+from countbot.store.usage import Shares, UsageLog
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +44,23 @@ class TurnRecorder:
             spent = None
             if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
                 # An answer and its usage row in one transaction: one hand-off and one commit.
-                spent = self.usage.write(*spending(session_id, entry.model, entry.usage))
+                args, shares = spending(session_id, entry.model, entry.usage)
+                spent = self.usage.write(*args, shares=shares)
             await self.sessions.append(session_id, to_record(entry), also=spent)
 
-        def spending(session_id: str, model: str, usage: Usage) -> tuple[str, str, int, int, float]:
-            """`UsageLog.add`'s arguments: whose budget, which model, the tokens, the cost."""
+        def spending(
+            session_id: str, model: str, usage: Usage
+        ) -> tuple[tuple[str, str, int, int, float], Shares]:
+            """`UsageLog.add`'s arguments: whose budget, which model, the tokens, the cost, and
+            the prompt's shares shown apart."""
             session = spends_for or session_id
-            return session, model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd
+            shares = Shares(usage.cached_tokens, usage.cache_write_tokens, usage.recall_tokens)
+            args = (session, model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd)
+            return args, shares
 
-        async def on_usage(session_id: str, model: str, usage: Usage) -> None:
-            await self.usage.add(*spending(session_id, model, usage))
+        async def on_usage(session_id: str, model: str, usage: Usage, purpose: str) -> None:
+            args, shares = spending(session_id, model, usage)
+            await self.usage.add(*args, purpose=purpose, shares=shares)
 
         return AgentHooks(on_message=on_message, on_tool_call=on_tool_call, on_usage=on_usage)
 

@@ -118,7 +118,12 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         skills=runtime.skills,
         memory=runtime.memory,
         recorder=recorder,
-        spending=BudgetGuard(lambda: settings.budget, runtime.usage, DailyCounters(shared.db)),
+        spending=BudgetGuard(
+            lambda: settings.budget,
+            runtime.usage,
+            DailyCounters(shared.db),
+            economy=lambda: settings.model.economy,
+        ),
         masker=runtime.masker,
         tokens=TokenProcess(),
     )

@@ -277,4 +277,31 @@ MIGRATIONS: list[Migration] = [
     """,
     # 11: who wrote each user message, derived once from the marks its text carried.
     derive_authors,
+    # 12: usage by purpose (the answers, summaries, the memory flush, titles), with the prompt
+    # tokens read from and written to a provider's prompt cache and those of auto-recall's block.
+    """
+    CREATE TABLE usage_new (
+        day TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        purpose TEXT NOT NULL DEFAULT 'answer',
+        requests INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        -- Shares of prompt_tokens: read from the prompt cache, written to it, the recall block.
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        recall_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL,
+        last_ts REAL NOT NULL,
+        PRIMARY KEY (day, session_id, model, purpose)
+    ) WITHOUT ROWID;
+    INSERT INTO usage_new (day, session_id, model, requests, prompt_tokens, completion_tokens,
+        cost_usd, last_ts)
+        SELECT day, session_id, model, requests, prompt_tokens, completion_tokens, cost_usd,
+        last_ts FROM usage;
+    DROP TABLE usage;
+    ALTER TABLE usage_new RENAME TO usage;
+    CREATE INDEX usage_by_session ON usage (session_id);
+    """,
 ]

@@ -1,4 +1,4 @@
-"""Token and cost accounting, kept as one running row per (local day, session, model).
+"""Token and cost accounting, kept as one running row per (local day, session, model, purpose).
 
 Aggregating on write keeps the table small (a row per model a session used that day) and makes
 every report a scan of a few hundred rows at most.
@@ -12,6 +12,7 @@ import functools
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from countbot.store.database import Database
@@ -19,8 +20,22 @@ from countbot.store.database import Database
 _SUMS = (
     "SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,"
     " SUM(completion_tokens) AS completion_tokens,"
-    " SUM(prompt_tokens + completion_tokens) AS total_tokens, SUM(cost_usd) AS cost_usd"
+    " SUM(prompt_tokens + completion_tokens) AS total_tokens, SUM(cost_usd) AS cost_usd,"
+    " SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens,"
+    " SUM(recall_tokens) AS recall_tokens"
 )
+# What a model call was for, when it was not the turn's answer.
+ANSWER = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Shares:
+    """Parts of a call's prompt tokens shown apart: read from the provider's prompt cache,
+    written to it, and auto-recall's block."""
+
+    cached: int = 0
+    cache_written: int = 0
+    recall: int = 0
 
 
 class UsageLog:
@@ -37,10 +52,23 @@ class UsageLog:
         completion_tokens: int,
         cost_usd: float,
         ts: float | None = None,
+        *,
+        purpose: str = ANSWER,
+        shares: Shares = Shares(),
     ) -> asyncio.Future[None]:
-        """Count one model request; `ts` (default now) picks the local day it belongs to.
-        Queued at the call (await the result): a write beside it shares its hand-off."""
-        write = self.write(session_id, model, prompt_tokens, completion_tokens, cost_usd, ts)
+        """Count one model request made for `purpose`; `ts` (default now) picks the local day it
+        belongs to. Queued at the call (await the result): a write beside it shares its
+        hand-off."""
+        write = self.write(
+            session_id,
+            model,
+            prompt_tokens,
+            completion_tokens,
+            cost_usd,
+            ts,
+            purpose=purpose,
+            shares=shares,
+        )
         return self._db.run(write)
 
     @staticmethod
@@ -51,11 +79,26 @@ class UsageLog:
         completion_tokens: int,
         cost_usd: float,
         ts: float | None = None,
+        *,
+        purpose: str = ANSWER,
+        shares: Shares = Shares(),
     ) -> Callable[[sqlite3.Connection], None]:
         """`add`'s write, to run in another store's transaction (`SessionStore.append`'s
         `also`: an answer and what it cost, committed as one)."""
         ts = time.time() if ts is None else ts
-        row = (_local_day(ts), session_id, model, prompt_tokens, completion_tokens, cost_usd, ts)
+        row = (
+            _local_day(ts),
+            session_id,
+            model,
+            purpose,
+            prompt_tokens,
+            completion_tokens,
+            shares.cached,
+            shares.cache_written,
+            shares.recall,
+            cost_usd,
+            ts,
+        )
         return functools.partial(_upsert, row=row)
 
     async def by_day(self, days: int = 30) -> list[dict[str, Any]]:
@@ -75,6 +118,16 @@ class UsageLog:
             " FROM usage AS u LEFT JOIN sessions AS s ON s.id = u.session_id"
             " GROUP BY u.session_id ORDER BY last_ts DESC LIMIT ?",
             (max(limit, 0),),
+        )
+
+    async def by_purpose(self, days: int = 30) -> list[dict[str, Any]]:
+        """Totals per purpose over the last `days` local days (what housekeeping costs)."""
+        first = (dt.date.today() - dt.timedelta(days=max(days, 1) - 1)).isoformat()
+        return await self._db.run(
+            _rows,
+            f"SELECT purpose, {_SUMS} FROM usage WHERE day >= ? GROUP BY purpose"
+            " ORDER BY cost_usd DESC, total_tokens DESC",
+            (first,),
         )
 
     async def today(self, session_id: str | None = None) -> dict[str, Any]:
@@ -103,12 +156,16 @@ def _today(conn: sqlite3.Connection, day: str, session_id: str) -> dict[str, Any
 
 def _upsert(conn: sqlite3.Connection, row: tuple[Any, ...]) -> None:
     conn.execute(
-        "INSERT INTO usage (day, session_id, model, requests, prompt_tokens, completion_tokens,"
-        " cost_usd, last_ts) VALUES (?, ?, ?, 1, ?, ?, ?, ?)"
-        " ON CONFLICT (day, session_id, model) DO UPDATE SET"
+        "INSERT INTO usage (day, session_id, model, purpose, requests, prompt_tokens,"
+        " completion_tokens, cached_tokens, cache_write_tokens, recall_tokens, cost_usd, last_ts)"
+        " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (day, session_id, model, purpose) DO UPDATE SET"
         " requests = requests + 1,"
         " prompt_tokens = prompt_tokens + excluded.prompt_tokens,"
         " completion_tokens = completion_tokens + excluded.completion_tokens,"
+        " cached_tokens = cached_tokens + excluded.cached_tokens,"
+        " cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,"
+        " recall_tokens = recall_tokens + excluded.recall_tokens,"
         " cost_usd = cost_usd + excluded.cost_usd,"
         " last_ts = MAX(last_ts, excluded.last_ts)",
         row,

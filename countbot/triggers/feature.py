@@ -10,13 +10,15 @@ ended settle, or go back to received). Routes: `web/api/triggers.py`, bound to `
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+from countbot.config.settings import TriggersSettings
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.features import FeaturePorts, SharedPorts
 from countbot.triggers import webhooks
-from countbot.triggers.dispatcher import Dispatcher
+from countbot.triggers.dispatcher import Describe, Dispatcher
 from countbot.triggers.events import TriggerEvents
 from countbot.triggers.webhooks import HookDoor
 
@@ -24,16 +26,28 @@ if TYPE_CHECKING:
     from countbot.tools.base import Tool
 
 
+class Watcher(Protocol):
+    """A source that watches something (a folder, a mailbox) until stopped."""
+
+    name: str
+
+    async def stop(self) -> None: ...
+
+
 @dataclass(slots=True)
 class Triggers:
-    """A daemon's running triggers: the ledger, the dispatcher and the webhook door."""
+    """A daemon's running triggers: the ledger, the dispatcher, the webhook door, the watchers."""
 
     events: TriggerEvents
     dispatcher: Dispatcher
     hooks: HookDoor
+    watchers: list[Watcher] = field(default_factory=list)
 
-    def stop_taking(self) -> None:
+    async def stop_taking(self) -> None:
+        """Take no more events (the daemon stops; what is recorded runs after its next start)."""
         self.dispatcher.stop_taking()
+        for watcher in self.watchers:
+            await watcher.stop()
 
     async def close(self, grace: float) -> None:
         await self.dispatcher.close(grace)
@@ -58,8 +72,55 @@ class TriggersFeature:
         """Resume the ledger's unfinished events and open the doors."""
         if self._ports is None or self._events is None:
             raise RuntimeError("open the runtime with this feature first")
-        settings = self._ports.settings.triggers
-        describe = {"hook": webhooks.describe}
-        dispatcher = Dispatcher(self._events, gateway, settings, self._ports.outbound, describe)
+        ports, events = self._ports, self._events
+        settings, workspace = ports.settings.triggers, ports.settings.workspace
+        describe: dict[str, Describe] = {"hook": webhooks.describe}
+        # The document reader and the mail pieces are imported only when they are used.
+        if settings.folders:
+            from countbot.triggers.folders import FolderReader
+
+            describe["folder"] = FolderReader(settings, workspace).describe
+        if settings.mailboxes:
+            from countbot.triggers import mail
+
+            describe["mailbox"] = mail.describe
+        dispatcher = Dispatcher(events, gateway, settings, ports.outbound, describe)
         await dispatcher.start()
-        return Triggers(self._events, dispatcher, HookDoor(settings, self._events, dispatcher))
+        running = Triggers(events, dispatcher, HookDoor(settings, events, dispatcher))
+        if settings.folders:
+            running.watchers.extend(await _watch_folders(settings, workspace, events, dispatcher))
+        if settings.mailboxes:
+            running.watchers.extend(await _watch_mailboxes(settings, ports, events, dispatcher))
+        return running
+
+
+async def _watch_folders(
+    settings: TriggersSettings, workspace: Path, events: TriggerEvents, dispatcher: Dispatcher
+) -> list[Watcher]:
+    from countbot.triggers.folders import FolderTrigger, folder_path
+
+    started: list[Watcher] = []
+    for name, folder in settings.folders.items():
+        if folder.enabled:
+            watcher = FolderTrigger(
+                name, folder, folder_path(folder, workspace), events, dispatcher
+            )
+            await watcher.start()
+            started.append(watcher)
+    return started
+
+
+async def _watch_mailboxes(
+    settings: TriggersSettings, ports: SharedPorts, events: TriggerEvents, dispatcher: Dispatcher
+) -> list[Watcher]:
+    from countbot.store.channel_state import ChannelStateStore
+    from countbot.triggers.mail import MailboxTrigger
+
+    cursors = ChannelStateStore(ports.db)
+    started: list[Watcher] = []
+    for name, mailbox in settings.mailboxes.items():
+        if mailbox.enabled:
+            watcher = MailboxTrigger(name, mailbox, events, cursors, dispatcher)
+            await watcher.start()
+            started.append(watcher)
+    return started

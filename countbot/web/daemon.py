@@ -16,10 +16,12 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.backup.schedule import BackupSchedule
+from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
@@ -63,8 +65,9 @@ class _DaemonServer(Server):
         yield
 
 
-def run_daemon(settings: Settings) -> int:
-    """Run until a signal; returns the process exit status."""
+def run_daemon(settings: Settings, listening: Callable[[], object] = lambda: None) -> int:
+    """Run until a signal; returns the process exit status. `listening` is called once the
+    daemon serves (a start that fails before it never calls it)."""
     web = settings.web
     if not is_loopback(web.host) and web.token is None:
         _say(
@@ -90,13 +93,18 @@ def run_daemon(settings: Settings) -> int:
             return EXIT_CONFLICT
         configure_logging(secret_masker(settings))
         with listener:
-            asyncio.run(_serve(settings, lock, listener))
+            asyncio.run(_serve(settings, lock, listener, listening))
         return 0
     finally:
         lock.release()
 
 
-async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket) -> None:
+async def _serve(
+    settings: Settings,
+    lock: InstanceLock,
+    listener: socket.socket,
+    listening: Callable[[], object],
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -105,6 +113,7 @@ async def _serve(settings: Settings, lock: InstanceLock, listener: socket.socket
         async with serve_daemon(settings, listener) as daemon:
             # The socket already listens: a client connecting now waits in its backlog.
             _announce(lock.publish(settings.web.host, daemon.port).url, settings)
+            listening()
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({daemon.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
@@ -141,10 +150,11 @@ async def serve_daemon(
     `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
+    browser = BrowserFeature()
     # The tools, the agent loop and MCP are built at the first turn (the runtime is the
     # gateway's turn source), so an idle daemon never imports them; configured MCP servers
     # start with the daemon, and so build them now.
-    features = [subagent_feature, jobs, trigger_feature]
+    features = [subagent_feature, jobs, trigger_feature, browser]
     runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
@@ -157,6 +167,8 @@ async def serve_daemon(
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
     triggers = await trigger_feature.start(gateway)
+    backups = BackupSchedule(settings)
+    backups.start()
     context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
@@ -174,11 +186,13 @@ async def serve_daemon(
         if watcher is not None:
             await watcher.stop()
         await scheduler.stop()
-        triggers.stop_taking()
+        await backups.stop()
+        await triggers.stop_taking()
         await subagents.close(settings.web.shutdown_grace)
         await gateway.close(settings.web.shutdown_grace)
         await triggers.close(TRIGGERS_SETTLE)  # the ended turns' answers, before channels stop
         await channels.stop()  # after the gateway, so chats still see their turn end
+        await browser.close()  # after the turns: none is using it any more
         server.should_exit = True
         await asyncio.wait({serving})
         preload.cancel()
@@ -246,7 +260,7 @@ def _bind_failure(settings: Settings, exc: OSError) -> str:
     if exc.errno == errno.EADDRINUSE:
         return (
             f"{text} Another program (perhaps another CountBot) uses port {web.port}: stop it, "
-            f"or set web.port to a free port in {where}."
+            f"start with `countbot run --port <another>` or set web.port in {where}."
         )
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"{text} This machine has no address {web.host}: check web.host in {where}."

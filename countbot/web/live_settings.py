@@ -16,6 +16,8 @@ IN_PLACE = ("persona", "gateway")
 # Replaced: read through `runtime.settings` on every use (the model resolver, the budget guard,
 # the outbound data-flow policy).
 REPLACED = ("model", "budget", "security")
+# Followed by the running servers: added ones start, removed or switched-off ones stop.
+FOLLOWED = ("mcp",)
 # Not settings of the running daemon: where the file itself lives.
 _NOT_SECTIONS = frozenset({"config_path"})
 
@@ -31,12 +33,15 @@ async def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
             daemon.runtime.masker.add(fresh.model.api_key.get_secret_value())
     for name in REPLACED:
         setattr(live, name, getattr(fresh, name))
+    if fresh.mcp != live.mcp:
+        live.mcp = fresh.mcp
+        await daemon.runtime.apply_mcp(fresh.mcp)
     for name in IN_PLACE:
         section, wanted = getattr(live, name), getattr(fresh, name)
         for field in section.__struct_fields__:
             setattr(section, field, getattr(wanted, field))
     await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
-    live_here = {*IN_PLACE, *REPLACED, *_NOT_SECTIONS}
+    live_here = {*IN_PLACE, *REPLACED, *FOLLOWED, *_NOT_SECTIONS}
     return sorted(
         name
         for name in Settings.__struct_fields__

@@ -219,12 +219,19 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     assert "✓ workspace" in doctor.stdout and "✓ store" in doctor.stdout
     assert "✓ model" in doctor.stdout, doctor.stdout
     assert "✓ sandbox: exec runs in the sandbox (bubblewrap" in doctor.stdout
+    # What the first page shows, with the extras the tests install.
+    able = doctor.stdout.split("capabilities (as the first page shows them):\n", 1)[1]
+    assert "  ✓ model: openai/test-model\n" in able
+    assert "  ✓ memory by meaning: Universal Sentence Encoder (multilingual), offline" in able
+    assert "  ✓ documents: PDF, DOCX" in able and "  ✓ voice notes: transcribed offline" in able
     starter = config.read_text()
     assert "    sandbox: auto" in starter
     config.write_text(starter.replace("    sandbox: auto", "    sandbox: 'off'", 1))
     model_server.script(Reply.text("OK"))
     warned = run("doctor", "--config", str(config), cwd=tmp_path)
     assert "! sandbox: exec is NOT sandboxed: off in tools.exec.sandbox" in warned.stdout
+    assert "  ! sandbox: exec is not sandboxed: off" in warned.stdout
+    assert "to turn on: set tools.exec.sandbox: auto" in warned.stdout
     assert warned.returncode == doctor.returncode == 0, warned.stdout
 
 

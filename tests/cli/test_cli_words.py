@@ -24,7 +24,7 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def test_help_lists_every_command_with_its_whole_sentence() -> None:
-    for group in ((), ("models",), ("cron",), ("skills",), ("mcp",), ("subagents",)):
+    for group in ((), ("models",), ("cron",), ("skills",), ("mcp",), ("subagents",), ("backup",)):
         result = run(*group, "--help")
         assert result.returncode == 0, result.stderr
         commands = result.stdout.split("Commands:", 1)[1]
@@ -47,8 +47,37 @@ def test_a_busy_port_names_the_setting_and_the_file(tmp_path: Path) -> None:
         )
         result = run("run", "--config", str(config))
     assert result.returncode != 0
-    assert f"set web.port to a free port in {config}" in result.stderr, result.stderr
+    assert "start with `countbot run --port <another>`" in result.stderr, result.stderr
+    assert f"or set web.port in {config}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_first_start_listens_where_told_and_a_failed_one_leaves_no_instance(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("COUNTBOT_CONFIG", "COUNTBOT_PORT")}
+    env.update(COUNTBOT_HOME=str(home))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        told = [[*COUNTBOT, "run", "--port", port], [*COUNTBOT, "run"]]
+        for command, extra in zip(told, ({}, {"COUNTBOT_PORT": port}), strict=True):
+            result = subprocess.run(
+                command, env=env | extra, capture_output=True, text=True, timeout=120
+            )
+            assert result.returncode == 1, result.stderr
+            # It tried the port it was told (the example config says 8686), then undid the
+            # instance folder its first start had begun.
+            assert f"cannot listen on 127.0.0.1:{port}" in result.stderr, result.stderr
+            assert f"{home} was not kept" in result.stderr
+            assert not home.exists()
+    result = subprocess.run(
+        [*COUNTBOT, "run"], env=env | {"COUNTBOT_PORT": "http"}, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "Invalid value for '--port'" in result.stderr
+    assert not home.exists()
 
 
 def test_yaml_mistakes_are_said_in_plain_words_with_the_line(tmp_path: Path) -> None:

@@ -50,7 +50,9 @@ def test_test_exits_non_zero_for_a_server_that_does_not_connect(tmp_path: Path) 
     path = str(config(tmp_path))
     good = CliRunner().invoke(main, ["mcp", "test", "notes", "--config", path])
     assert good.exit_code == 0 and "notes__echo" in good.output
-    bad = CliRunner().invoke(main, ["mcp", "test", "broken", "--config", path, "--wait", "2"])
+    # Reported once its first attempt failed: a wait longer than the test's own timeout
+    # (pytest-timeout's 300 s) would fail this test if the command sat it out.
+    bad = CliRunner().invoke(main, ["mcp", "test", "broken", "--config", path, "--wait", "900"])
     assert bad.exit_code == 1 and "last error" in bad.output
     unknown = CliRunner().invoke(main, ["mcp", "test", "nope", "--config", path])
     assert unknown.exit_code == 2 and "configured: broken, notes, off" in unknown.output

@@ -26,6 +26,7 @@ ROUTES = (
     "usage",
     "cron",
     "subagents",
+    "triggers",
     "channels",
 )
 SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}

@@ -1,5 +1,6 @@
-"""The chat on a phone-sized screen: a toast never covers the Send button, the working indicator
-shows, and the message actions work by touch."""
+"""The chat on a phone-sized screen: a toast never covers the Send button (nor on a desktop), the
+working indicator shows, the composer's choices stay readable, and the message actions work by
+touch."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ async def phone(browser: Browser, daemon: Daemon) -> AsyncIterator[ChatPage]:
         await context.close()
 
 
-async def test_a_toast_leaves_the_send_button_free_on_a_phone(phone: ChatPage) -> None:
+@pytest.mark.parametrize("width", [390, 1100])
+async def test_a_toast_leaves_the_send_button_free(phone: ChatPage, width: int) -> None:
+    await phone.page.set_viewport_size({"width": width, "height": 760})
     # The toast module's own entry point, as the page uses it when the daemon is not reachable.
     await phone.page.evaluate(
         "import('/static/lib/toast.js').then((m) => m.toast('The daemon is not reachable'))"
@@ -49,7 +52,7 @@ async def test_a_toast_leaves_the_send_button_free_on_a_phone(phone: ChatPage) -
     assert apart, (shown, send)
     await phone.send("still works")
     await expect(phone.messages("user")).to_have_text("still works")
-    await phone.screenshot("phone_toast")
+    await phone.screenshot(f"toast_{width}")
 
 
 async def test_on_a_phone_the_turn_shows_signs_of_life_and_answers_can_be_regenerated(

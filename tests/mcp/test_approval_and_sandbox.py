@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+from countbot.config.settings import McpServerSettings
 from countbot.execution.sandbox import Sandbox
 from countbot.llm.types import ToolCall
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest
@@ -69,3 +71,23 @@ async def test_a_stdio_server_runs_in_the_sandbox(
     # Its own PID namespace: the server is a child of bwrap's init, not of the daemon.
     pid = (await registry.execute(echo("x"), ctx)).content.split("pid ")[1].split(")")[0]
     assert int(pid) < 10
+
+
+async def test_a_server_script_under_tmp_fails_in_the_sandbox_and_says_why(
+    start_manager, tmp_path: Path
+) -> None:
+    """pytest's tmp_path is under /tmp, which the sandbox replaces with a private one: the
+    server's own file is not there for it, and the error says so instead of only 'No such
+    file or directory'."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sandbox = Sandbox("auto", workspace)
+    if not sandbox.probe().active:
+        pytest.skip(sandbox.status.detail)
+    script = tmp_path / "server.py"
+    script.write_text("print('never runs')\n")
+    server = McpServerSettings(command=sys.executable, args=[str(script)])
+    manager, _ = await start_manager({"t": server}, wait=False, launcher=sandbox.server_command)
+    connection = manager.connections["t"]
+    assert not await connection.wait_tried(120)
+    assert "private /tmp" in connection.last_error and str(script) in connection.last_error

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from countbot.agent.events import TurnDone
+from countbot.agent.events import TurnDone, TurnNotice
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.runtime.assembly import open_runtime
@@ -117,3 +117,33 @@ async def test_unknown_prices_count_tokens_only(
     settings = budgeted(tmp_path, model_server, daily_cost=0.000001)  # test-model: no price
     assert await answer(settings, "one") == "fine"
     assert await answer(settings, "two") == "fine"
+
+
+async def test_economy_model_answers_past_its_share_and_says_so_once(
+    tmp_path, model_server: ScriptedModelServer
+) -> None:
+    settings = budgeted(tmp_path, model_server, daily_tokens=200_000, economy_share=0.25)
+    settings.model.economy = "openai/cheap-model"
+    runtime = await open_runtime(settings)
+    try:
+
+        async def turn(text: str, session: str = "s1") -> list:
+            request = TurnRequest(text, session)
+            return [e async for e in runtime.agent.process_message(request)]
+
+        for text in ("one", "two", "three"):  # 60,000 tokens: past a quarter of it
+            await turn(text)
+        fourth, fifth, elsewhere = await turn("four"), await turn("five"), await turn("x", "s2")
+        stored = await runtime.sessions.load_window("s1", 100)
+    finally:
+        await runtime.close()
+    models = [body["model"] for body in model_server.requests]
+    assert models == ["test-model"] * 3 + ["cheap-model"] * 3
+    notices = [e for e in fourth if isinstance(e, TurnNotice)]
+    assert [n.code for n in notices] == ["economy"] and "cheap-model" in notices[0].text
+    assert isinstance(fourth[-1], TurnDone) and fourth[-1].model == "openai/cheap-model"
+    assert not any(isinstance(e, TurnNotice) for e in fifth)  # once in the conversation
+    assert [e.code for e in elsewhere if isinstance(e, TurnNotice)] == ["economy"]
+    assert [r.get("code") for r in stored.records if r["type"] == "note"] == ["economy"]
+    settings.budget.daily_tokens = 120_000  # 120,000 used: the limit still stops as before
+    assert (await answer(settings, "six")).startswith("Budget reached")

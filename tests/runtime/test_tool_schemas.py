@@ -7,6 +7,7 @@ from pathlib import Path
 
 from jsonschema.validators import validator_for
 
+from countbot.browser.feature import BrowserFeature
 from countbot.runtime.assembly import open_runtime
 from countbot.scheduler.assembly import JobsFeature
 from countbot.subagents.feature import SubagentsFeature
@@ -18,7 +19,9 @@ async def test_every_tool_of_the_daemon_has_a_valid_schema(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:
     settings = make_settings(tmp_path, model_server)
-    runtime = await open_runtime(settings, features=[SubagentsFeature(), JobsFeature()])
+    runtime = await open_runtime(
+        settings, features=[SubagentsFeature(), JobsFeature(), BrowserFeature()]
+    )
     try:
         names = runtime.tools.names()
         for name in names:
@@ -26,4 +29,6 @@ async def test_every_tool_of_the_daemon_has_a_valid_schema(
             validator_for(schema).check_schema(schema)  # raises SchemaError
     finally:
         await runtime.close()
-    assert {"read_file", "exec", "web_fetch", "memory_search", "cron", "spawn"} <= set(names)
+    assert {"read_file", "exec", "web_fetch", "memory_search", "cron", "spawn", "browser"} <= set(
+        names
+    )

@@ -6,7 +6,7 @@ import pytest
 
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
-from countbot.store.usage import UsageLog
+from countbot.store.usage import Shares, UsageLog
 
 
 def days_ago(days: int, hour: int = 12) -> float:
@@ -63,6 +63,9 @@ async def test_totals_are_zero_before_any_use_and_sum_everything_after(db: Datab
         "completion_tokens": 0,
         "total_tokens": 0,
         "cost_usd": 0,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
+        "recall_tokens": 0,
     }
     await usage.add("s1", "m", 10, 2, 0.5)
     await usage.add("s2", "m", 20, 3, 0.25, ts=days_ago(100))
@@ -88,3 +91,18 @@ async def test_an_answer_and_its_usage_are_committed_together_or_not_at_all(db: 
         await sessions.append("s1", {"type": "assistant", "text": "lost"}, also=fails)
     assert (await usage.totals())["total_tokens"] == 15
     assert [r["text"] for r in await sessions.messages("s1")] == ["42"]
+
+
+async def test_housekeeping_and_prompt_shares_are_counted_apart(db: Database) -> None:
+    usage = UsageLog(db)
+    await usage.add("s1", "big", 1000, 50, 0.05, shares=Shares(cached=600, recall=40))
+    await usage.add("s1", "big", 1200, 50, 0.04, shares=Shares(cached=900, cache_written=100))
+    await usage.add("s1", "small", 3000, 300, 0.003, purpose="summary")
+    await usage.add("s1", "small", 2000, 20, 0.002, purpose="memory_flush")
+    rows = {row["purpose"]: row for row in await usage.by_purpose()}
+    assert rows["answer"]["requests"] == 2 and rows["answer"]["prompt_tokens"] == 2200
+    shares = ("cached_tokens", "cache_write_tokens", "recall_tokens")
+    assert tuple(rows["answer"][k] for k in shares) == (1500, 100, 40)
+    assert rows["summary"]["total_tokens"] == 3300 and rows["memory_flush"]["requests"] == 1
+    (today,) = await usage.by_day(1)
+    assert today["requests"] == 4 and today["cost_usd"] == pytest.approx(0.095)

@@ -177,3 +177,46 @@ async def test_without_a_sandbox_a_stdio_server_starts_once_the_user_approves_it
     assert done["content"] == "It is 42."
     assert started["status"] == "ok" and "notes__add" in started["result"]
     assert added["status"] == "ok" and "42" in added["result"]
+
+
+async def test_a_server_is_tested_added_switched_off_and_removed_over_the_api(
+    daemon: Daemon,
+) -> None:
+    """What the Skills page's MCP section does, against the running daemon and its config file:
+    each change is written to config.yaml and followed at once, with no restart."""
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "tests.support.mcp_server", "stdio"],
+        "env": {"PYTHONPATH": str(ROOT)},
+    }
+    config = daemon.settings.config_path
+    assert config is not None
+    async with daemon.http() as http:
+        tested = (await http.post("/api/mcp/test", json={"name": "notes", **server})).json()
+        assert tested["state"] == "ready" and "notes__echo" in tested["tools"]
+        broken = {"name": "gone", "command": str(config.parent / "no-such-server")}
+        failed = (await http.post("/api/mcp/test", json=broken)).json()
+        assert failed["state"] != "ready" and failed["last_error"]
+        assert "mcp" not in config.read_text(encoding="utf-8")  # a test adds nothing
+
+        bad = await http.post("/api/mcp/servers", json={"name": "x", "url": "u", **server})
+        assert bad.status_code == 400 and "exactly one of `command`" in bad.json()["error"]
+        added = await http.post("/api/mcp/servers", json={"name": "notes", **server})
+        assert added.status_code == 201, added.text
+        await _wait_ready(daemon, "notes")
+        assert daemon.context.runtime.tools.get("notes__echo") is not None
+        # Its env value is a secret: in secrets.yaml, referenced from config.yaml.
+        assert str(ROOT) not in config.read_text(encoding="utf-8")
+        again = await http.post("/api/mcp/servers", json={"name": "notes", **server})
+        assert again.status_code == 409
+
+        off = await http.patch("/api/mcp/servers/notes", json={"enabled": False})
+        [row] = off.json()["servers"]
+        assert (row["state"], row["tools"]) == ("disabled", [])
+        assert daemon.context.runtime.tools.get("notes__echo") is None
+
+        gone = await http.delete("/api/mcp/servers/notes")
+        assert gone.json()["servers"] == []
+        assert "notes" not in load_settings(config).mcp.servers
+        assert str(ROOT) not in (config.parent / "secrets.yaml").read_text(encoding="utf-8")
+        assert (await http.delete("/api/mcp/servers/notes")).status_code == 404

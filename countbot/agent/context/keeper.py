@@ -23,7 +23,7 @@ from typing import Any
 from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.memo import IdentityMemo
-from countbot.agent.context.metered import MeteredProvider, SideCalls
+from countbot.agent.context.metered import MEMORY_FLUSH, SUMMARY, MeteredProvider, SideCalls
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.context.tokens import (
@@ -125,17 +125,18 @@ class ContextKeeper:
         """The history a turn starting with `current` (offering `tools`, under the system
         `prompt`) builds on, summarized first if needed; `side` audits, meters and announces the
         flush and summary calls."""
-        provider = MeteredProvider(choice.provider, side.report, side.announce)
-        record = side.record
-        entries = await self._window(session_id, choice, provider)
+        # Housekeeping runs on the utility model (`model.utility`), metered by purpose.
+        metered = side.metered(choice.housekeeping)
+        summarizing, record = metered[SUMMARY], side.record
+        entries = await self._window(session_id, choice, summarizing)
         for _ in range(MAX_SUMMARY_PASSES):
             if not await self._overflows([*entries, current], choice, tools, prompt):
                 break
             if not await self._summarize(
-                session_id, choice, provider, entries, tool_context, record
+                session_id, choice, metered, entries, tool_context, record
             ):
                 break
-            entries = await self._window(session_id, choice, provider)
+            entries = await self._window(session_id, choice, summarizing)
         return entries
 
     def load_now(
@@ -260,7 +261,7 @@ class ContextKeeper:
         self,
         session_id: str,
         choice: ModelChoice,
-        provider: LLMProvider,
+        metered: dict[str, MeteredProvider],
         entries: list[HistoryEntry],
         tool_context: ToolContext,
         record: Recorder,
@@ -278,11 +279,12 @@ class ContextKeeper:
         summary = entries[0].text if entries and isinstance(entries[0], SummaryEntry) else None
 
         async def flush(transcript: str) -> None:
-            await flush_memory(provider, transcript, self.tools, tool_context, record)
+            flushing = metered[MEMORY_FLUSH]
+            await flush_memory(flushing, transcript, self.tools, tool_context, record)
 
         done = await self.summarizer.summarize(
             session_id,
-            provider,
+            metered[SUMMARY],
             summary,
             keep=keep,
             max_chars=int(budget * EXCERPT_CHARS_PER_TOKEN),

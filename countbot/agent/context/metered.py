@@ -14,7 +14,10 @@ from countbot.agent.context.flush import Recorder
 from countbot.llm.provider import LLMProvider
 from countbot.llm.types import ChatRequest, StreamDone, StreamEvent, Usage
 
-UsageSink = Callable[[str, Usage], Awaitable[None]]
+# (model, usage, purpose): what a side call cost and what it was for.
+UsageSink = Callable[[str, Usage, str], Awaitable[None]]
+SUMMARY = "summary"
+MEMORY_FLUSH = "memory_flush"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,27 +29,45 @@ class SideCalls:
     report: UsageSink
     announce: Callable[[], None]
 
+    def metered(self, provider: LLMProvider) -> dict[str, MeteredProvider]:
+        """`provider` for each purpose (`SUMMARY`, `MEMORY_FLUSH`), announcing once in all."""
+        announced: list[bool] = []
+
+        def announce() -> None:
+            if not announced:
+                announced.append(True)
+                self.announce()
+
+        return {
+            purpose: MeteredProvider(provider, self.report, announce, purpose)
+            for purpose in (SUMMARY, MEMORY_FLUSH)
+        }
+
 
 class MeteredProvider:
-    """`provider`, reporting each finished call's usage (and the model that served it), and
-    announcing the first call."""
+    """`provider`, reporting each finished call's usage under `purpose` (and the model that
+    served it), and calling `announce` before each call."""
 
     def __init__(
-        self, provider: LLMProvider, report: UsageSink, announce: Callable[[], None]
+        self,
+        provider: LLMProvider,
+        report: UsageSink,
+        announce: Callable[[], None],
+        purpose: str,
     ) -> None:
         self._provider = provider
         self._report = report
-        self._announce: Callable[[], None] | None = announce
+        self._announce = announce
+        self._purpose = purpose
 
     @property
     def model(self) -> str:
         return self._provider.model
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        if self._announce is not None:
-            self._announce, announce = None, self._announce
-            announce()
+        self._announce()
         async for event in self._provider.stream(request):
             if isinstance(event, StreamDone) and event.usage.total_tokens:
-                await self._report(event.message.model or self.model, event.usage)
+                model = event.message.model or self.model
+                await self._report(model, event.usage, self._purpose)
             yield event

@@ -134,7 +134,16 @@ async def _shown(daemon: DaemonContext) -> dict[str, Any]:
     return data
 
 
+async def probe_sandbox(request: Request) -> JSONResponse:
+    """Find out again whether `exec` can run in the sandbox (bubblewrap installed or fixed since
+    the daemon started), without a restart; the new status."""
+    sandbox = daemon_of(request).runtime.sandbox
+    status = await asyncio.to_thread(sandbox.probe)
+    return JSONResponse(status.as_dict())
+
+
 routes = [
     Route("/settings", get_settings, methods=["GET"]),
     Route("/settings", put_settings, methods=["PUT"]),
+    Route("/settings/sandbox/probe", probe_sandbox, methods=["POST"]),
 ]

@@ -1,6 +1,7 @@
 // Start-up and wiring: language, connection indicator, sidebar, chat, composer and the
 // hash routes (#/chat, #/settings, ...) that switch between the chat and the panel pages.
 
+import { showCapabilities } from "./chat/capabilities.js";
 import { Chat } from "./chat/chat.js";
 import { Composer } from "./chat/composer.js";
 import { ModelPicker } from "./chat/modelPicker.js";
@@ -19,6 +20,7 @@ import { renderMemory } from "./panels/memory.js";
 import { renderSettings } from "./panels/settings.js";
 import { renderSkills } from "./panels/skills.js";
 import { renderSubagents } from "./panels/subagents.js";
+import { renderTriggers } from "./panels/triggers.js";
 import { renderUsage } from "./panels/usage.js";
 
 const PANELS = {
@@ -30,6 +32,7 @@ const PANELS = {
   usage: renderUsage,
   channels: renderChannels,
   subagents: renderSubagents,
+  triggers: renderTriggers,
 };
 const PHONE = matchMedia("(max-width: 767px)");
 // The built-in-model banner, once dismissed, stays away on this browser.
@@ -180,6 +183,7 @@ function start() {
         showModelState(frame.model_configured);
         showOfflineDefault(frame.offline_default);
         showConfigState(frame.config);
+        showCapabilities(byTestId("capabilities"));
       }
       else if (frame.type === "sessions_changed") sessionsChanged(frame);
       else chat.handle(frame);
@@ -189,6 +193,7 @@ function start() {
       // Back online: the model may have been configured and sessions changed meanwhile.
       if (state === "open") {
         checkHealth();
+        showCapabilities(byTestId("capabilities"));
         sessions.refreshSoon();
       }
     },

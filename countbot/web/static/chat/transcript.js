@@ -76,6 +76,7 @@ export class Transcript {
       { class: "empty-state" },
       h("h2", { i18n: "chat.emptyTitle" }),
       h("p", { i18n: "chat.emptyHint" }),
+      h("ul", { class: "capabilities", testid: "capabilities", hidden: true }),
     );
     this.list = h("div", { class: "messages" });
     this.working = new Working();

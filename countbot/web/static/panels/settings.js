@@ -3,6 +3,7 @@
 
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
+import { toast } from "../lib/toast.js";
 import { field, loadPanel, statusLine } from "./panel.js";
 import { moreSettings, saveResult } from "./settingsMore.js";
 
@@ -48,25 +49,45 @@ function sandboxDetail(detail) {
   return pieces;
 }
 
-/** Read-only: whether `exec` runs in the sandbox on this machine, and if not, why. */
+/** Whether `exec` runs in the sandbox on this machine, and if not, why; "Check again" looks
+ *  anew (after installing bubblewrap) without a restart. */
 function sandboxSection(sandbox) {
   if (!sandbox) return null;
+  const state = h("p", {});
+  const show = (status) =>
+    state.replaceChildren(
+      h("span", {
+        class: status.active ? "badge" : "badge warn",
+        testid: "settings-sandbox-state",
+        i18n: status.active ? "settings.sandboxActive" : "settings.sandboxInactive",
+      }),
+      " ",
+      h("span", { class: "field-hint", testid: "settings-sandbox-detail" }, sandboxDetail(status.detail)),
+    );
+  show(sandbox);
+  const again = h("button", {
+    type: "button",
+    class: "small",
+    testid: "settings-sandbox-probe",
+    i18n: "settings.sandboxProbe",
+  });
+  again.addEventListener("click", async () => {
+    again.disabled = true;
+    try {
+      show(await api("/api/settings/sandbox/probe", { method: "POST" }));
+    } catch (error) {
+      toast(error.message);
+    } finally {
+      again.disabled = false;
+    }
+  });
   return h(
     "fieldset",
     { testid: "settings-sandbox" },
     h("legend", { i18n: "settings.sandbox" }),
-    h(
-      "p",
-      {},
-      h("span", {
-        class: sandbox.active ? "badge" : "badge warn",
-        testid: "settings-sandbox-state",
-        i18n: sandbox.active ? "settings.sandboxActive" : "settings.sandboxInactive",
-      }),
-      " ",
-      h("span", { class: "field-hint" }, sandboxDetail(sandbox.detail)),
-    ),
+    state,
     h("p", { class: "field-hint", i18n: "settings.sandboxHint", i18nArgs: { mode: sandbox.mode } }),
+    again,
   );
 }
 

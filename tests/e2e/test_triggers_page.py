@@ -1,0 +1,58 @@
+"""The Triggers page in the browser: a webhook's event with its answer, and "run again"."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import expect
+
+from countbot.config.loader import load_settings
+from countbot.config.settings import TriggersSettings
+from countbot.config.structs import validate
+from countbot.web.daemon import bind_listener, serve_daemon
+from tests.e2e.ui import ChatPage
+from tests.support.scripted_model import Reply, ScriptedModelServer
+from tests.triggers.conftest import ISSUE, body_of, github_headers, hooks_config
+from tests.web.conftest import Daemon, write_config
+
+
+@pytest.fixture
+async def daemon(tmp_path: Path, model_server: ScriptedModelServer) -> AsyncIterator[Daemon]:
+    """The page's daemon, with the tests' webhooks (no Telegram: `issues` answers stay owed)."""
+    settings = load_settings(write_config(tmp_path, model_server))
+    settings.triggers = validate(TriggersSettings, hooks_config())
+    with bind_listener("127.0.0.1", 0) as listener:
+        async with serve_daemon(settings, listener) as running:
+            yield Daemon(running.port, running.context, settings)
+
+
+async def test_the_triggers_page_lists_an_event_and_runs_it_again(
+    chat: ChatPage, daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text("Someone opened issue 7."), Reply.text("Issue 7, again."))
+    body = body_of(ISSUE)
+    async with httpx.AsyncClient(base_url=daemon.base, trust_env=False) as http:
+        sent = await http.post("/hooks/github", content=body, headers=github_headers(body))
+    assert sent.status_code == 202
+    await chat.by_testid("nav-triggers").click()
+    await expect(chat.by_testid("trigger-item")).to_have_count(2)
+    event = chat.by_testid("trigger-event").first
+    await expect(event).to_have_attribute("data-status", "delivered", timeout=60_000)
+    await event.locator("summary").click()
+    await expect(event).to_contain_text("Someone opened issue 7.")
+    await event.get_by_test_id("trigger-again").click()
+    await expect(chat.by_testid("trigger-event")).to_have_count(2)
+    await chat.screenshot("triggers_page_en")
+    await chat.by_testid("lang-switch").select_option("zh-CN")
+    await expect(chat.by_testid("trigger-item").first).to_contain_text("Webhook")
+    async with httpx.AsyncClient(base_url=daemon.base, trust_env=False) as http:
+        for _ in range(600):
+            events = (await http.get("/api/triggers/events")).json()["events"]
+            if events[0]["status"] == "delivered":
+                break
+            await asyncio.sleep(0.1)
+    assert [e["answer"] for e in events] == ["Issue 7, again.", "Someone opened issue 7."]
