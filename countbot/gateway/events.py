@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from countbot.agent.events import AgentEvent, event_to_dict
-from countbot.authorship import Part
+from countbot.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 
@@ -29,6 +29,8 @@ class MessageAccepted:
     client_id: str | None = None
     # What came with it (a voice note, a document): surfaces show the files, not their text.
     parts: tuple[Part, ...] = ()
+    # Who wrote it: a subagent's report is not drawn as the user's own message.
+    author: Author = OWNER
     type: Literal["accepted"] = "accepted"
 
     def files(self) -> list[dict[str, str]]:
@@ -89,6 +91,8 @@ class SessionEvent:
                 body = {"type": "user_message", "content": event.content, "channel": event.channel}
                 if event.parts:
                     body["attachments"] = event.files()
+                if not event.author.owned:
+                    body["author"] = event.author.record()
                 if event.media:
                     body["media"] = [
                         {"type": "image", "media_type": i.media_type, "data": i.data}

@@ -139,6 +139,7 @@ class Gateway:
             origin,
             client_id,
             message.parts,
+            message.author,
         )
         lane.accepted(message, self.hub.publish(session_id, accepted).seq)
         return Submission(session_id, queued, mode)

@@ -4,7 +4,8 @@ An entry is one paragraph or list item of a Markdown file (with the date of the 
 under), or the text of one user or assistant message (with its session, channel and time). Each
 carries what a citation needs, so a hit can say where and when it was written, and who wrote it:
 a message's author as stored with it (`countbot/authorship.py`); an answer's is the author of
-the message it answers (it may repeat what a stranger asked); the memory files are the owner's.
+the message it answers (it may repeat what a stranger asked); everything in a subagent's own
+session is the subagent's; the memory files are the owner's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from countbot.memory.search import split_entries
 # The files of long-term memory, relative to the workspace; dated notes live in memory/*.md.
 MEMORY_FILES = ("MEMORY.md", "USER.md")
 NOTES_FOLDER = "memory"
+# The channel of a subagent's own session (`countbot/subagents/`).
+SUBAGENT_CHANNEL = "subagent"
 # Longer messages are cut into pieces of about this many characters, each an entry.
 CHUNK_CHARS = 1200
 
@@ -122,6 +125,8 @@ def message_entries(
         return []  # the user stopped it: an answer they rejected is never recalled
     ts = float(record.get("ts") or 0.0)
     author = Author.from_record(record.get("author") if kind == "user" else answering)
+    if channel == SUBAGENT_CHANNEL:  # its task and its work: its words and what it read
+        author = Author("subagent", session_id.rpartition(":")[2])
     speaker = "Assistant" if kind != "user" else "User" if author.owned else "Message"
     return [
         Entry(

@@ -409,8 +409,12 @@ def _rewind(conn: sqlite3.Connection, session_id: str, from_id: int) -> str:
 
 
 def _title_of(record: dict[str, Any]) -> str:
-    """A title from a user message's text: one line, at most TITLE_LENGTH characters."""
-    content = record.get("content") if record.get("type") == "user" else None
+    """A title from a user message's own words (typed, else spoken; never what came with them,
+    a document's text): one line, at most TITLE_LENGTH characters."""
+    if record.get("type") != "user":
+        return ""
+    spoken = [p.get("text") for p in record.get("parts") or () if p.get("kind") == "voice"]
+    content = record.get("content") or next((text for text in spoken if text), "")
     return " ".join(content.split())[:TITLE_LENGTH] if isinstance(content, str) else ""
 
 

@@ -52,6 +52,7 @@ async def test_a_recording_is_sent_as_a_voice_note_the_model_hears(
         r for r in await daemon.context.runtime.sessions.messages("up") if r["type"] == "user"
     ]
     assert user["content"] == "" and user["parts"][0]["text"] == "what is the weather today"
+    assert (await daemon.context.runtime.sessions.get("up")).title == "what is the weather today"
 
 
 async def test_a_document_goes_with_the_message_as_its_own_part(
@@ -69,6 +70,7 @@ async def test_a_document_goes_with_the_message_as_its_own_part(
     ]
     assert user["content"] == "How many trips?"
     assert "| Lisbon | 3 |" in user["parts"][0]["text"]
+    assert (await daemon.context.runtime.sessions.get("up")).title == "How many trips?"
 
 
 async def test_an_upload_past_the_limit_is_refused_unread(daemon: Daemon) -> None:

@@ -325,6 +325,11 @@ export class Chat {
     const transcript = this.transcript;
     switch (frame.type) {
       case "user_message":
+        if (frame.author?.kind === "subagent") {
+          transcript.reportMessage(frame.content || "", frame.author.who || "");
+          this.setRunning(true);
+          break;
+        }
         transcript.userMessage({
           content: frame.content || "",
           images: frame.media || [],
