@@ -146,6 +146,16 @@ class Filters:
             clauses.append(_OWNED)
         return " AND ".join(clauses), params
 
+    def wanted(self) -> dict[str, Any]:
+        """What the vector worker is sent (`vectors.Wanted`): it knows no authors, so
+        `owner_only` is applied to the rows of its hits (`MemoryIndex._ranked`)."""
+        return {
+            "kinds": self.kinds,
+            "since": self.since,
+            "until": self.until,
+            "exclude_session": self.exclude_session,
+        }
+
     def admits(self, kind: str, ts: float, session_id: str | None) -> bool:
         """The same test in Python, for the vector side."""
         return (

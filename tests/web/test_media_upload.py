@@ -43,9 +43,11 @@ async def test_a_recording_is_sent_as_a_voice_note_the_model_hears(
         attachment = response.json()
         await send_with(daemon, "", attachment)
         played = await http.get(f"/api/media/{attachment['file'].split('/')[-1]}")
+        page = await http.post("/api/media", params={"name": "a.html"}, content=b"<script>")
+        served = await http.get(f"/api/media/{page.json()['file'].split('/')[-1]}")
 
-    (saved,) = (daemon.settings.workspace / "media").iterdir()
-    assert saved.name.endswith("web-voice.webm") and played.content == recording
+    assert played.content == recording and played.headers["content-type"] == "audio/webm"
+    assert served.status_code == 404  # a received page is never served from the UI's origin
     asked = user_texts(model_server.requests[0])
     assert "[Transcript of a voice note" in asked and "what is the weather today" in asked
     [user] = [

@@ -6,7 +6,7 @@ it says becomes a part of the message with its own author and never the owner's 
 
 The body is the file itself (`POST /api/media?name=report.pdf&kind=voice|file`), bounded by
 `MEDIA_LIMIT` before it is read (`web/body_limits.py`). `GET /api/media/<name>` gives a saved
-file back (a voice note played in its bubble).
+recording back (a voice note played in its bubble); nothing else is served.
 """
 
 from __future__ import annotations
@@ -29,6 +29,21 @@ from countbot.web.protocol import Attachment
 # A ten-minute voice note or a long PDF; the transcription and document limits apply after.
 MEDIA_LIMIT = 25 * 1024 * 1024
 _KINDS = ("voice", "file")
+# What a voice note is saved as (the browser's WebM, the platforms' OGG, M4A, MP3, WAV).
+_RECORDINGS = {
+    ".webm": "audio/webm",
+    ".ogg": "audio/ogg",
+    ".oga": "audio/ogg",
+    ".opus": "audio/ogg",
+    ".m4a": "audio/mp4",
+    ".mp3": "audio/mpeg",
+    ".wav": "audio/wav",
+}
+_PLAYBACK_HEADERS = {
+    "Cache-Control": "private",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox",
+}
 
 
 async def _kit() -> ModuleType:
@@ -52,12 +67,16 @@ async def upload(request: Request) -> JSONResponse:
 
 
 async def download(request: Request) -> FileResponse:
+    """A saved recording, to play: only audio, never run as a page (a received HTML file
+    served from the UI's origin could script it)."""
     name = request.path_params["name"]
-    folder = daemon_of(request).runtime.settings.workspace / "media"
-    path = folder / PurePath(name).name
-    if PurePath(name).name != name or not await asyncio.to_thread(path.is_file):
-        raise ApiError(404, f"no received file {name!r}")
-    return FileResponse(path, headers={"Content-Disposition": "inline", "Cache-Control": "private"})
+    media_type = _RECORDINGS.get(PurePath(name).suffix.lower())
+    path = daemon_of(request).runtime.settings.workspace / "media" / PurePath(name).name
+    if PurePath(name).name != name or media_type is None:
+        raise ApiError(404, f"no received recording {name!r}")
+    if not await asyncio.to_thread(path.is_file):
+        raise ApiError(404, f"no received recording {name!r}")
+    return FileResponse(path, media_type=media_type, headers=_PLAYBACK_HEADERS)
 
 
 async def attachment_parts(runtime: Any, attachments: Sequence[Attachment]) -> tuple[Part, ...]:
