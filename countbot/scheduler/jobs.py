@@ -20,7 +20,16 @@ WEB = "web"
 
 
 class JobError(ValueError):
-    """A job definition that cannot work; the message says what to change."""
+    """A job definition that cannot work; the message says what to change.
+
+    `code` (with `args`) names the message for a page in another language: the web UI says the
+    same in its own words where it knows the code, and shows the message where it does not.
+    """
+
+    def __init__(self, message: str, code: str = "", **args: str | int) -> None:
+        super().__init__(message)
+        self.code = code
+        self.args_of_code = args
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +77,9 @@ class Delivery:
         if not sep or not channel.strip() or not chat_id.strip():
             raise JobError(
                 f"delivery {text!r} is not understood: use '<channel>:<chat_id>' "
-                "(e.g. telegram:12345), 'web' or 'none'"
+                "(e.g. telegram:12345), 'web' or 'none'",
+                "cron.delivery",
+                text=text,
             )
         return cls(channel.strip(), chat_id.strip())
 

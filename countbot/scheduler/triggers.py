@@ -85,7 +85,9 @@ def parse_schedule(kind: str, value: str, timezone: str, now: datetime) -> Sched
         if len(fields) != 5:
             raise JobError(
                 f"cron expression {value!r} needs five fields: minute hour day month weekday "
-                "(e.g. '0 8 * * 1-5' for 8:00 on weekdays)"
+                "(e.g. '0 8 * * 1-5' for 8:00 on weekdays)",
+                "cron.fields",
+                value=value,
             )
         schedule = Schedule("cron", " ".join(fields), timezone)
         _cron_trigger(fields, zone)  # raises JobError when a field is out of range
@@ -103,9 +105,14 @@ def parse_interval(text: str) -> int:
     elif _DURATION.sub("", text).strip() == "" and _DURATION.search(text):
         seconds = sum(int(n) * _UNITS[unit] for n, unit in _DURATION.findall(text))
     else:
-        raise JobError(f"interval {text!r} is not understood: use seconds or e.g. 15m, 2h, 1d")
+        raise JobError(
+            f"interval {text!r} is not understood: use seconds or e.g. 15m, 2h, 1d",
+            "cron.interval",
+            value=text,
+        )
     if seconds < MIN_INTERVAL:
-        raise JobError(f"the shortest interval is {MIN_INTERVAL} seconds")
+        words = f"the shortest interval is {MIN_INTERVAL} seconds"
+        raise JobError(words, "cron.shortest", seconds=MIN_INTERVAL)
     return seconds
 
 
@@ -171,7 +178,9 @@ def _zone(name: str) -> ZoneInfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise JobError(
-            f"time zone {name!r} is unknown: use an IANA name like Europe/Berlin"
+            f"time zone {name!r} is unknown: use an IANA name like Europe/Berlin",
+            "cron.zone",
+            value=name,
         ) from None
 
 
@@ -189,7 +198,10 @@ def _cron_trigger(fields: list[str], zone: ZoneInfo) -> CronTrigger:
             timezone=zone,
         )
     except ValueError as exc:
-        raise JobError(f"cron expression {' '.join(fields)!r} is invalid: {exc}") from None
+        expression = " ".join(fields)
+        raise JobError(
+            f"cron expression {expression!r} is invalid: {exc}", "cron.invalid", value=expression
+        ) from None
 
 
 def _weekdays(field: str) -> str:
@@ -233,10 +245,12 @@ def _parse_at(text: str, zone: ZoneInfo, now: datetime) -> datetime:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise JobError(
-            f"date-time {text!r} is not understood: use ISO format like 2026-05-01T09:00"
+            f"date-time {text!r} is not understood: use ISO format like 2026-05-01T09:00",
+            "cron.at",
+            value=text,
         ) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=zone)
     if when <= now:
-        raise JobError(f"{when.isoformat()} has already passed")
+        raise JobError(f"{when.isoformat()} has already passed", "cron.past", when=when.isoformat())
     return when

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -34,6 +35,17 @@ _Job = tuple[Callable[..., None], tuple[Any, ...]] | None
 
 class DatabaseClosedError(RuntimeError):
     """Raised by `run` after `close`: a late write is a bug worth seeing, not a silent drop."""
+
+
+class NewerSchemaError(RuntimeError):
+    """The file was written by a newer CountBot: this one opens nothing and changes nothing."""
+
+    def __init__(self, path: Path, version: int, known: int) -> None:
+        super().__init__(
+            f"{path} was written by a newer CountBot (its schema is version {version}; this "
+            f"CountBot knows up to version {known}). Nothing was changed. Install the newer "
+            "CountBot again, or restore a backup made by this version."
+        )
 
 
 class Database:
@@ -204,24 +216,31 @@ def _connect(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        _migrate(conn, migrations)
+        _migrate(conn, path, migrations)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
+def _migrate(conn: sqlite3.Connection, path: Path, migrations: Sequence[Migration]) -> None:
     """Bring the file to the newest schema in one transaction.
 
-    The version is read under the write lock, so two processes opening a new file at once
-    cannot both apply the same script.
+    A kill in the middle leaves the old version whole (SQLite rolls the transaction back) and
+    the next open migrates again. Before an existing file is migrated, a copy of it is kept
+    beside it (`keep_copy`). The version is read under the write lock, so two processes opening
+    a new file at once cannot both apply the same script.
     """
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version > len(migrations):
+        raise NewerSchemaError(path, version, len(migrations))
+    if 0 < version < len(migrations):
+        keep_copy(conn, path, version)
     conn.execute("BEGIN IMMEDIATE")
     try:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if version > len(migrations):
-            raise RuntimeError(f"database schema v{version} is newer than this CountBot knows")
+            raise NewerSchemaError(path, version, len(migrations))
         for script in migrations[version:]:
             if callable(script):  # a step SQL alone cannot take, inside the same transaction
                 script(conn)
@@ -233,6 +252,19 @@ def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
         conn.rollback()
         raise
     conn.commit()
+
+
+def keep_copy(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+    """`<file>.v<version>.bak`, a whole copy of the file as it is before its migration (SQLite's
+    online backup: consistent while other processes write). One per version: a migration
+    interrupted and run again keeps the same copy's contents."""
+    copy = path.with_name(f"{path.name}.v{version}.bak")
+    scratch = copy.with_name(f".{copy.name}.partial")
+    with contextlib.closing(sqlite3.connect(scratch)) as target:
+        conn.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")
+    os.replace(scratch, copy)
+    return copy
 
 
 def _statements(script: str) -> Iterator[str]:

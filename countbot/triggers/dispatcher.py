@@ -61,13 +61,14 @@ def tools_of(trigger: TriggerSettings) -> frozenset[str]:
 
 
 class Dispatcher:
-    """See the module docstring; `describe` holds each source kind's words for its events."""
+    """See the module docstring; `describe` holds each source kind's words for its events and
+    `settings` gives the triggers as configured now (a hook added in the web UI applies at once)."""
 
     def __init__(
         self,
         events: TriggerEvents,
         gateway: Gateway,
-        settings: TriggersSettings,
+        settings: Callable[[], TriggersSettings],
         outbound: OutboundRouter,
         describe: Mapping[str, Describe],
         *,
@@ -169,7 +170,7 @@ class Dispatcher:
             await self._fail(event, f"internal error: {exc}")
 
     async def _run(self, event: TriggerEvent) -> None:
-        trigger = find_trigger(self._settings, event.trigger)
+        trigger = find_trigger(self._settings(), event.trigger)
         if trigger is None or not trigger.enabled:
             await self._fail(event, "the trigger is no longer configured or is switched off")
             return

@@ -31,6 +31,7 @@ from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedd
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.scheduler.assembly import JobsFeature, start_scheduler
+from countbot.store.database import NewerSchemaError
 from countbot.subagents.feature import SubagentsFeature
 from countbot.triggers.feature import TriggersFeature
 from countbot.web.access import is_loopback
@@ -95,6 +96,9 @@ def run_daemon(settings: Settings, listening: Callable[[], object] = lambda: Non
         with listener:
             asyncio.run(_serve(settings, lock, listener, listening))
         return 0
+    except NewerSchemaError as exc:
+        _say(f"countbot: {exc}")
+        return EXIT_CONFIG
     finally:
         lock.release()
 

@@ -5,6 +5,7 @@ recorded (what the site, or an attacker's, learned)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -164,10 +165,21 @@ def send(
     headers: dict[str, str] | None = None,
 ) -> None:
     data = body.encode()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the browser moved on
+        _write(handler, status, data, kind, headers or {})
+
+
+def _write(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    data: bytes,
+    kind: str,
+    headers: dict[str, str],
+) -> None:
     handler.send_response(status)
     handler.send_header("Content-Type", kind)
     handler.send_header("Content-Length", str(len(data)))
-    for name, value in (headers or {}).items():
+    for name, value in headers.items():
         handler.send_header(name, value)
     handler.end_headers()
     handler.wfile.write(data)

@@ -44,3 +44,22 @@ async def test_a_job_is_edited_in_place(chat: ChatPage) -> None:
         (job,) = (await http.get("/api/cron/jobs")).json()["jobs"]
     assert job["prompt"] == "Remind me of green tea"
     assert job["schedule"]["kind"] == "every" and job["schedule"]["value"] == "1800"  # seconds
+
+
+async def test_a_schedule_the_daemon_refuses_is_explained_in_the_pages_language(
+    chat: ChatPage,
+) -> None:
+    await chat.by_testid("lang-switch").select_option("zh-CN")
+    await chat.page.goto(f"{chat.daemon.base}/#/cron")
+    await chat.by_testid("cron-name").fill("早安")
+    await chat.by_testid("cron-value").fill("每天早上")
+    await chat.by_testid("cron-prompt").fill("提醒我喝水")
+    await chat.by_testid("cron-create").click()
+    status = chat.by_testid("cron-form").get_by_test_id("cron-status")
+    await expect(status).to_contain_text("Cron 表达式“每天早上”需要五个字段")
+    await expect(status).not_to_contain_text("needs five fields")
+    async with chat.daemon.http() as http:
+        job = {"name": "x", "prompt": "y", "schedule": {"kind": "every", "value": "5s"}}
+        refused = (await http.post("/api/cron/jobs", json=job)).json()
+    assert refused["code"] == "cron.shortest" and refused["args"] == {"seconds": 60}
+    assert refused["error"] == "the shortest interval is 60 seconds"

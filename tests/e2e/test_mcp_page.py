@@ -58,3 +58,43 @@ async def test_the_skills_page_lists_mcp_servers_in_both_languages(
             assert not chat.errors, chat.errors
         finally:
             await context.close()
+
+
+async def test_a_server_is_added_tested_switched_off_and_removed_from_the_page(
+    browser: Browser, start_daemon: DaemonFactory
+) -> None:
+    async with start_daemon() as daemon:
+        context = await browser.new_context(locale="en-US")
+        try:
+            chat = ChatPage(await context.new_page(), daemon)
+            await chat.open()
+            await chat.by_testid("nav-skills").click()
+            section = chat.by_testid("mcp-servers")
+            await expect(section).to_contain_text("No MCP servers yet")
+            form = chat.by_testid("mcp-add-form")
+            await form.get_by_test_id("mcp-add-name").fill("notes")
+            await form.get_by_test_id("mcp-add-command").fill(sys.executable)
+            await form.get_by_test_id("mcp-add-args").fill("-m tests.support.mcp_server stdio")
+            await form.get_by_test_id("mcp-add-env").fill(f"PYTHONPATH={ROOT}")
+            await form.get_by_test_id("mcp-add-test").click()
+            status = form.get_by_test_id("mcp-add-status")
+            await expect(status).to_contain_text("It works. Tools: notes__add")
+            await form.get_by_test_id("mcp-add-save").click()
+            notes = chat.page.locator('[data-testid="mcp-server"][data-server="notes"]')
+            await expect(notes).to_have_attribute("data-state", "ready")
+            await expect(notes).to_contain_text("notes__echo")
+            assert daemon.context.runtime.tools.get("notes__echo") is not None
+            await chat.screenshot("mcp_added")
+
+            await notes.get_by_test_id("mcp-toggle").uncheck()
+            await expect(notes).to_have_attribute("data-state", "disabled")
+            assert daemon.context.runtime.tools.get("notes__echo") is None
+            chat.accept_dialogs = True
+            await notes.get_by_test_id("mcp-remove").click()
+            await expect(notes).to_have_count(0)
+            await expect(section).to_contain_text("No MCP servers yet")
+            assert daemon.settings.config_path is not None
+            assert "notes" not in daemon.settings.config_path.read_text(encoding="utf-8")
+            assert not chat.errors, chat.errors
+        finally:
+            await context.close()

@@ -20,6 +20,8 @@ class ChatPage:
     daemon: Daemon
     errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+    # Dialogs are dismissed ("Cancel") unless a test sets this to answer them "OK".
+    accept_dialogs: bool = False
 
     def __post_init__(self) -> None:
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -27,7 +29,7 @@ class ChatPage:
 
     async def _dismiss(self, dialog: Dialog) -> None:
         self.dialogs.append(dialog.message)
-        await dialog.dismiss()
+        await (dialog.accept() if self.accept_dialogs else dialog.dismiss())
 
     def by_testid(self, testid: str) -> Locator:
         return self.page.get_by_test_id(testid)

@@ -149,7 +149,7 @@ def _guarded(handler: Any) -> Any:
         try:
             return await handler(request)
         except JobError as exc:
-            raise ApiError(400, str(exc)) from None
+            raise ApiError(400, str(exc), exc.code, exc.args_of_code) from None
 
     return endpoint
 

@@ -21,12 +21,20 @@ log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
-    """A request the API refuses, with the HTTP status that says why."""
+    """A request the API refuses, with the HTTP status that says why.
 
-    def __init__(self, status: int, message: str) -> None:
+    `code` and `args` name the message for the web UI, which says it in its own language when
+    it knows the code (`error.<code>` in its tables) and shows `message` when it does not.
+    """
+
+    def __init__(
+        self, status: int, message: str, code: str = "", args: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.code = code
+        self.args_of_code = args or {}
 
 
 def daemon_of(request: Request) -> DaemonContext:
@@ -84,7 +92,10 @@ def text_param(request: Request, name: str) -> str | None:
 
 async def api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return JSONResponse({"error": exc.message}, exc.status)
+    if not exc.code:
+        return JSONResponse({"error": exc.message}, exc.status)
+    body = {"error": exc.message, "code": exc.code, "args": exc.args_of_code}
+    return JSONResponse(body, exc.status)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -1,6 +1,6 @@
 // The REST client: same-origin cookies, JSON both ways, and a trip to /login on any 401.
 
-import { t } from "./i18n.js";
+import { t, translated } from "./i18n.js";
 
 export class ApiError extends Error {
   /** `data`: the error response's JSON body (a 409 carries the current state). */
@@ -34,9 +34,17 @@ export async function api(path, { method = "GET", body, headers: extra = {} } = 
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
   if (!response.ok) {
-    throw new ApiError(response.status, data?.error || `HTTP ${response.status}`, data);
+    throw new ApiError(response.status, errorText(response.status, data), data);
   }
   return data;
+}
+
+/** What went wrong, in the page's language where the daemon named it by a code it knows. */
+function errorText(status, data) {
+  if (data?.code && translated(`error.${data.code}`, null) !== null) {
+    return t(`error.${data.code}`, data.args || {});
+  }
+  return data?.error || `HTTP ${status}`;
 }
 
 /** Build a query string from the non-empty values of `params`. */

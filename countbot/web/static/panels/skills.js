@@ -2,16 +2,18 @@
 
 import { api } from "../lib/api.js";
 import { h, label } from "../lib/dom.js";
+import { t } from "../lib/i18n.js";
 import { toast } from "../lib/toast.js";
-import { loadPanel } from "./panel.js";
+import { field, loadPanel, statusLine } from "./panel.js";
 
 export function renderSkills(root) {
   const load = async () => {
     const [skills, mcp] = await Promise.all([api("/api/skills"), api("/api/mcp")]);
     return { ...skills, servers: mcp.servers || [] };
   };
+  const reload = () => renderSkills(root);
   return loadPanel(root, "skills.title", load, (data) =>
-    h("div", {}, skillList(data), mcpSection(data.servers)),
+    h("div", {}, skillList(data), mcpSection(data.servers, reload)),
   );
 }
 
@@ -21,15 +23,104 @@ function skillList(data) {
   return h("ul", { class: "card-list" }, skills.map(skillCard));
 }
 
-// MCP servers: their state, the tools they gave the assistant, and why the last start failed.
-function mcpSection(servers) {
+// MCP servers: their state, the tools they gave the assistant, and why the last start failed;
+// each can be switched off or removed, and a new one tested and added (written to config.yaml,
+// followed by the running daemon at once).
+function mcpSection(servers, reload) {
   const body = servers.length
-    ? h("ul", { class: "card-list" }, servers.map(serverCard))
+    ? h("ul", { class: "card-list" }, servers.map((server) => serverCard(server, reload)))
     : h("p", { class: "muted", i18n: "mcp.none" });
-  return h("section", { testid: "mcp-servers" }, h("h3", { i18n: "mcp.title" }), body);
+  // A server on its way up is looked at again until it settles.
+  if (servers.some((server) => ["connecting", "restarting"].includes(server.state) && !server.last_error)) {
+    setTimeout(() => document.contains(body) && reload(), 1000);
+  }
+  return h("section", { testid: "mcp-servers" }, h("h3", { i18n: "mcp.title" }), body, addServerForm(reload));
 }
 
-function serverCard(server) {
+/** The form that tests and adds a server: a command (stdio) or a URL (streamable HTTP). */
+function addServerForm(reload) {
+  const input = (testid, placeholder) => h("input", { type: "text", testid, autocomplete: "off", i18nAttrs: placeholder ? { placeholder } : undefined });
+  const name = input("mcp-add-name");
+  const command = input("mcp-add-command", "mcp.commandPlaceholder");
+  const args = input("mcp-add-args", "mcp.argsPlaceholder");
+  const url = input("mcp-add-url", "mcp.urlPlaceholder");
+  const env = h("textarea", { rows: 2, testid: "mcp-add-env", i18nAttrs: { placeholder: "mcp.envPlaceholder" } });
+  const status = statusLine("mcp-add-status");
+  const definition = () => {
+    const body = { name: name.value.trim() };
+    if (command.value.trim()) {
+      body.command = command.value.trim();
+      body.args = args.value.trim() ? args.value.trim().split(/\s+/) : [];
+    }
+    if (url.value.trim()) body.url = url.value.trim();
+    const pairs = env.value.split("\n").map((line) => line.trim()).filter(Boolean);
+    if (pairs.length) {
+      body.env = Object.fromEntries(pairs.map((line) => [line.split("=")[0].trim(), line.slice(line.indexOf("=") + 1)]));
+    }
+    return body;
+  };
+  const test = h("button", { type: "button", testid: "mcp-add-test", i18n: "mcp.test" });
+  test.addEventListener("click", async () => {
+    status.show("busy", "mcp.testing");
+    try {
+      const row = await api("/api/mcp/test", { method: "POST", body: definition() });
+      if (row.state === "ready") status.show("ok", "mcp.testOk", { items: row.tools.join(", ") || "—" });
+      else status.show("error", "mcp.testFailed", { error: row.last_error || row.state });
+    } catch (error) {
+      status.show("error", "mcp.testFailed", { error: error.message });
+    }
+  });
+  const form = h(
+    "form",
+    { class: "settings-form", testid: "mcp-add-form", novalidate: true },
+    h(
+      "fieldset",
+      {},
+      h("legend", { i18n: "mcp.add" }),
+      field("mcp.name", name, "mcp.nameHint"),
+      field("mcp.command", command, "mcp.commandHint"),
+      field("mcp.args", args),
+      field("mcp.url", url, "mcp.urlHint"),
+      field("mcp.env", env, "mcp.envHint"),
+    ),
+    h(
+      "div",
+      { class: "form-actions" },
+      test,
+      h("button", { type: "submit", class: "primary", testid: "mcp-add-save", i18n: "mcp.addSave" }),
+      status.el,
+    ),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    status.show("busy", "common.saving");
+    try {
+      await api("/api/mcp/servers", { method: "POST", body: definition() });
+      reload();
+    } catch (error) {
+      status.show("error", "common.saveFailed", { error: error.message });
+    }
+  });
+  return form;
+}
+
+function serverCard(server, reload) {
+  const toggle = h("input", {
+    type: "checkbox",
+    role: "switch",
+    testid: "mcp-toggle",
+    checked: Boolean(server.enabled),
+    i18nAttrs: { "aria-label": "mcp.enabled" },
+  });
+  toggle.addEventListener("change", () =>
+    change(toggle, reload, { method: "PATCH", body: { enabled: toggle.checked } }, server.name),
+  );
+  const remove = h("button", { type: "button", class: "small", testid: "mcp-remove", i18n: "mcp.remove" });
+  remove.addEventListener("click", () => {
+    if (confirm(t("mcp.confirmRemove", { name: server.name }))) {
+      change(remove, reload, { method: "DELETE" }, server.name);
+    }
+  });
   const ready = server.state === "ready";
   const skipped = Object.entries(server.skipped || {}).map(([tool, why]) => `${tool}: ${why}`);
   return h(
@@ -42,6 +133,7 @@ function serverCard(server) {
       h("span", { class: "badge" }, server.transport),
       badge(`mcp.state.${server.state}`, ready ? "" : "warn"),
       server.approval === "always" ? badge("mcp.approval") : null,
+      h("label", { class: "switch" }, toggle, h("span", { class: "muted", i18n: "mcp.enabled" })),
     ),
     h("p", { class: "muted" }, server.target || ""),
     server.tools.length
@@ -53,7 +145,19 @@ function serverCard(server) {
     server.last_error
       ? h("p", { class: "muted", testid: "mcp-error", i18n: "mcp.error", i18nArgs: { error: server.last_error } })
       : null,
+    h("div", { class: "form-actions" }, remove),
   );
+}
+
+/** Send a change of one server; the section is drawn again from what the daemon says. */
+async function change(control, reload, request, name) {
+  control.disabled = true;
+  try {
+    await api(`/api/mcp/servers/${encodeURIComponent(name)}`, request);
+  } catch (error) {
+    toast(error.message);
+  }
+  reload();
 }
 
 function badge(key, kind = "") {
