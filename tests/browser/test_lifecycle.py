@@ -57,10 +57,10 @@ async def gone(pgid: int) -> bool:
     return False
 
 
-async def test_a_browser_that_died_is_started_again_and_stopped_for_good(
+async def test_a_browser_that_died_is_started_again_and_closed_when_idle(
     tmp_path: Path, site: LoopbackSite
 ) -> None:
-    host = host_in(tmp_path)
+    host = host_in(tmp_path, idle_minutes=0.02)
     tool = BrowserTool(host)
     ctx = ToolContext("s1", tmp_path / "workspace")
     try:
@@ -73,9 +73,14 @@ async def test_a_browser_that_died_is_started_again_and_stopped_for_good(
         assert again.content.startswith("The browser had stopped (exit status -9)")
         assert "# Fruit" in again.content
         second = host.chromium.process.pid
+        # Unused past tools.browser.idle_minutes: closed, every process of it gone.
+        assert await gone(second)
+        assert host.chromium is None and await gone(first)
+        assert on_profile(tmp_path) == []
+        later = await tool.execute({"action": "open", "url": site.url("/list")}, ctx)
+        assert later.status == "ok" and not later.content.startswith("The browser had stopped")
     finally:
         await host.close()
-    assert await gone(first) and await gone(second)
     assert on_profile(tmp_path) == []
 
 
