@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from countbot.llm.types import Usage
+from countbot.llm.types import ImagePart, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,8 @@ class ToolEnd:
     result: str
     status: str
     duration_ms: float
+    # Images the result carries (a browser screenshot): shown on the tool's card.
+    images: tuple[ImagePart, ...] = ()
     type: Literal["tool_result"] = "tool_result"
 
 
@@ -107,7 +109,14 @@ def event_from_dict(data: dict[str, Any]) -> AgentEvent | None:
         return ToolStart(text("tool_call_id"), text("name"), data.get("arguments", {}))
     if kind == "tool_result":
         duration = float(data.get("duration_ms", 0.0))
-        return ToolEnd(text("tool_call_id"), text("name"), text("result"), text("status"), duration)
+        images = tuple(
+            ImagePart(str(i.get("media_type", "")), str(i.get("data", "")))
+            for i in data.get("images") or ()
+            if isinstance(i, dict)
+        )
+        return ToolEnd(
+            text("tool_call_id"), text("name"), text("result"), text("status"), duration, images
+        )
     if kind == "done":
         return TurnDone(text("content"), model=text("model"))
     if kind == "notice":

@@ -9,6 +9,8 @@ with a `TurnError`, cancellation with `TurnCancelled`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -17,6 +19,7 @@ from typing import Any
 
 from countbot.agent import notices
 from countbot.agent.cancel import CancelToken, while_running
+from countbot.agent.context.fit import Fitted
 from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.metered import SideCalls
 from countbot.agent.context.tokens import bounded, schema_estimate
@@ -36,7 +39,7 @@ from countbot.agent.history import (
     ToolResultEntry,
     UserEntry,
 )
-from countbot.agent.journal import Journal
+from countbot.agent.journal import Journal, NotSavedError
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
 from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
 from countbot.agent.tool_loops import LoopGuard
@@ -117,24 +120,8 @@ class AgentLoop:
 
     async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding its events; the last one is done, error or cancelled."""
-        session_id, token = request.session_id, request.cancel_token
-        turn = _Turn(
-            session_id=session_id,
-            token=token,
-            tool_context=ToolContext(
-                session_id,
-                self.workspace,
-                request.channel,
-                request.chat_id,
-                token.event,
-                request.approver,
-            ),
-            journal=Journal(self.hooks, session_id, request.message, request.channel),
-            steering=request.steering,
-            usage=Usage(),
-            entries=[],
-            allowed=request.allowed_tools,
-        )
+        session_id = request.session_id
+        turn = self._new_turn(request)
         try:
             user, turn.prompt = await self.context.opening(request)
             try:
@@ -157,18 +144,41 @@ class AgentLoop:
                 return
             # Stored while the first model call goes out; every later write waits for it.
             turn.entries.append(turn.journal.add_soon(user))
+            shown = [economy] if economy is not None else []
             if user.images and not choice.vision:
-                await turn.journal.commit(NoteEntry(NO_VISION, code="no_vision"))
-                yield TurnNotice("no_vision", NO_VISION)
-            if economy is not None:
-                await turn.journal.commit(NoteEntry(economy.text, code=economy.code))
-                yield economy
+                shown.append(TurnNotice("no_vision", NO_VISION))
+            for notice in shown:
+                await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
+                yield notice
             async for event in self._iterate(turn, choice):
                 yield event
+        except NotSavedError as exc:  # a full disk: said as such, not as an internal error
+            yield TurnError(str(exc), retryable=True, code="not_saved")
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
-            await turn.journal.settled()
+            with contextlib.suppress(NotSavedError):  # the error said first is the one shown
+                await turn.journal.settled()
             yield TurnError(f"internal error: {exc}", retryable=False)
+
+    def _new_turn(self, request: TurnRequest) -> _Turn:
+        session_id, token = request.session_id, request.cancel_token
+        return _Turn(
+            session_id=session_id,
+            token=token,
+            tool_context=ToolContext(
+                session_id,
+                self.workspace,
+                request.channel,
+                request.chat_id,
+                token.event,
+                request.approver,
+            ),
+            journal=Journal(self.hooks, session_id, request.message, request.channel),
+            steering=request.steering,
+            usage=Usage(),
+            entries=[],
+            allowed=request.allowed_tools,
+        )
 
     def _offered_tools(
         self, turn: _Turn, choice: ModelChoice, message: str
@@ -199,7 +209,7 @@ class AgentLoop:
                 yield await self._end_cancelled(turn)
                 return
             await self._apply_steering(turn)
-            messages, estimate, stop = await self._next_request(turn, choice)
+            messages, fitted, stop = await self._next_request(turn, choice)
             if stop is not None:
                 yield await self._end_budget(turn, stop)
                 return
@@ -208,7 +218,8 @@ class AgentLoop:
                 yield event
             if model_turn.runaway:  # stopped before the server reported usage: estimate it
                 (spent,) = bounded([AssistantEntry(model_turn.text)])
-                model_turn.usage = Usage(estimate, spent.tokens)
+                model_turn.usage = Usage(fitted.tokens, spent.tokens)
+            model_turn.usage = _with_recall(model_turn.usage, fitted.recall_tokens)
             turn.usage = turn.usage + model_turn.usage
             turn.model = model_turn.model
             if model_turn.cancelled:
@@ -261,6 +272,10 @@ class AgentLoop:
             await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
             yield notice
         turn.ended = True
+        if not turn.answer.strip() and assistant.stop_reason not in ("length", "repetition"):
+            notice = notices.empty_answer(assistant.stop_reason)
+            await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
+            yield notice
         answer = _with_warnings(turn.answer, turn.warnings)
         yield TurnDone(answer, turn.usage, assistant.model)
 
@@ -329,7 +344,12 @@ class AgentLoop:
                 await self._record_tool(turn, call, result)
                 if call in shown:
                     yield ToolEnd(
-                        call.id, call.name, result.content, result.status, result.duration_ms
+                        call.id,
+                        call.name,
+                        result.content,
+                        result.status,
+                        result.duration_ms,
+                        result.images,
                     )
 
     def _is_parallel_safe(self, call: ToolCall) -> bool:
@@ -396,22 +416,23 @@ class AgentLoop:
 
     async def _next_request(
         self, turn: _Turn, choice: ModelChoice
-    ) -> tuple[list[Message], int, str | None]:
-        """The next request's messages, its estimated tokens and the budget's stop, if any.
+    ) -> tuple[list[Message], Fitted, str | None]:
+        """The next request's messages, how they were fitted (their estimated tokens) and the
+        budget's stop, if any.
 
         The estimate is an upper bound where the tokenizer has not counted: only when a spending
         limit would stop the call by it is the request counted (in the token worker) and checked
         again, so a turn within its limits waits for no count.
         """
         context, entries = self.context, turn.entries
-        messages, estimate = await context.messages(entries, choice, turn.tools, turn.prompt)
-        stop = await self._spend_check(turn, choice, estimate)
+        messages, fitted = await context.messages(entries, choice, turn.tools, turn.prompt)
+        stop = await self._spend_check(turn, choice, fitted.tokens)
         if stop is not None:
-            messages, estimate = await context.messages(
+            messages, fitted = await context.messages(
                 entries, choice, turn.tools, turn.prompt, exact=True
             )
-            stop = await self._spend_check(turn, choice, estimate)
-        return messages, estimate, stop
+            stop = await self._spend_check(turn, choice, fitted.tokens)
+        return messages, fitted, stop
 
     async def _choose_model(
         self, turn: _Turn, requested: str | None
@@ -451,6 +472,13 @@ class AgentLoop:
         await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
         written = "\n\n".join(text.strip() for text in turn.texts if text.strip())
         return TurnDone(_with_warnings(written, turn.warnings), turn.usage, turn.model)
+
+
+def _with_recall(usage: Usage, recall_tokens: int) -> Usage:
+    """A call's usage with the share of its prompt that was auto-recall's blocks (estimated)."""
+    if not usage.prompt_tokens or not recall_tokens:
+        return usage
+    return dataclasses.replace(usage, recall_tokens=min(recall_tokens, usage.prompt_tokens))
 
 
 def _with_warnings(text: str, warnings: list[str]) -> str:

@@ -58,6 +58,20 @@ def economy(model: str, text: str) -> TurnNotice:
     return TurnNotice("economy", text, {"model": model})
 
 
+# Why an answer came without text, by the call's stop reason (an answer cut at the output
+# limit has its own notice, `truncated`, with the offer to continue).
+_FILTERED = ("filter", "The provider's content filter stopped the answer.")
+_NOTHING = ("nothing", "The model ended its turn without writing an answer.")
+
+
+def empty_answer(stop_reason: str) -> TurnNotice:
+    """The turn ended with no text: why (`reason`: nothing, filter) and the offer to retry
+    (the web UI shows a Retry button; other surfaces say how)."""
+    reason, cause = _FILTERED if stop_reason == "content_filter" else _NOTHING
+    text = f"{cause} Send your message again to retry."
+    return TurnNotice("empty_answer", text, {"reason": reason, "retry": True})
+
+
 def step_limit(steps: int) -> TurnNotice:
     text = (
         f"I stopped after {steps} steps without finishing. "

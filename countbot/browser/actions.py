@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import time
 from collections import Counter
@@ -305,8 +304,7 @@ class Actions:
 
 async def _opened(tab: Tab, deadline: float) -> str:
     """A tab the page opened, once it has loaded (or the deadline passed)."""
-    with contextlib.suppress(TimeoutError):
-        await tab.loaded(deadline)
+    await tab.first_page(deadline)
     return (
         f"It opened a new tab, now the current one: {tab.url} "
         f"{_quoted(await tab.title())} (take a snapshot to read it; `close` returns here)."

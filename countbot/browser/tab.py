@@ -19,10 +19,10 @@ from countbot.browser.cdp import CdpConnection, CdpError
 
 _SCRIPT = resources.files("countbot.browser").joinpath("page.js").read_text(encoding="utf-8")
 _WORLD = "countbot"
-# How long an action's consequences may take to begin (a navigation, a download, a new tab).
-_START_WINDOW = 0.2
-# The page is settled when no request ran and nothing in the DOM changed for this long.
-_QUIET = 0.15
+# The page is settled when nothing in its DOM changed for this long, and no request ran for
+# `_IDLE_GRACE`.
+_QUIET = 0.1
+_IDLE_GRACE = 0.05
 _SETTLE_CAP = 3.0
 
 
@@ -41,6 +41,8 @@ class Happenings:
     dialogs: list[str] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
     opened: list[Tab] = field(default_factory=list)
+    # Tabs the page asked to open (`Page.windowOpen`); each joins `opened` once attached.
+    windows: int = 0
     refused: list[str] = field(default_factory=list)
 
 
@@ -104,6 +106,7 @@ class Tab:
             return
         self._new_page(frame.get("url", self.url))
         self._world = None
+        self._activity.set()
 
     def _navigated_within(self, params: dict[str, Any]) -> None:
         if params.get("frameId") == self.target_id:
@@ -125,6 +128,7 @@ class Tab:
     def _stopped(self, params: dict[str, Any]) -> None:
         if params.get("frameId") == self.target_id:
             self._loaded.set()
+            self._activity.set()
 
     def _response(self, params: dict[str, Any]) -> None:
         if params.get("type") == "Document" and params.get("frameId") == self.target_id:
@@ -143,8 +147,10 @@ class Tab:
 
     def _failed(self, params: dict[str, Any]) -> None:
         self._request_done(params)
-        if params.get("type") == "Document" and not params.get("canceled"):
-            self.failure = params.get("blockedReason") or params.get("errorText", "")
+        if params.get("type") == "Document" and params.get("frameId") == self.target_id:
+            if not params.get("canceled"):
+                self.failure = params.get("blockedReason") or params.get("errorText", "")
+            self._loaded.set()  # no frameStoppedLoading follows every failed navigation
 
     def _dialog(self, params: dict[str, Any]) -> None:
         kind, message = params.get("type", "alert"), params.get("message", "")
@@ -154,6 +160,21 @@ class Tab:
             f"{kind} {json.dumps(message[:300], ensure_ascii=False)} ({verb})"
         )
         self.spawn(self.send("Page.handleJavaScriptDialog", {"accept": accept}))
+
+    def _requested(self, params: dict[str, Any]) -> None:
+        """A navigation was asked for (a link, a form, a script): the page counts as loading from
+        now, or its start (a moment later) could be missed; a new tab or a download ends it."""
+        if params.get("frameId") != self.target_id:
+            return
+        if params.get("disposition", "currentTab") == "currentTab":
+            self._loaded.clear()
+            self._loading.set()
+        self.wake()
+
+    def _window_open(self, params: dict[str, Any]) -> None:
+        """The page opens a tab; the host attaches it and adds it to `happened.opened`."""
+        self.happened.windows += 1
+        self.wake()
 
     def _contexts_cleared(self, params: dict[str, Any]) -> None:
         self._world = None
@@ -246,27 +267,47 @@ class Tab:
         """Wait until the action's consequences are over: a navigation has loaded, requests are
         done and the DOM has stopped changing (each bounded by the action's deadline)."""
         loop = asyncio.get_running_loop()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(_START_WINDOW):
-                await self._begun.wait()
+        cap = min(deadline, loop.time() + _SETTLE_CAP)
+        await self._quiet_or_begun(cap)
+        while len(self.happened.opened) < self.happened.windows and loop.time() < cap:
+            self._activity.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout_at(cap):
+                    await self._activity.wait()
         if self._loading.is_set():
             async with asyncio.timeout_at(deadline):
                 await self._loaded.wait()
-        cap = min(deadline, loop.time() + _SETTLE_CAP)
         if self.downloading:  # a download may take up to the whole deadline
-            await self._network_quiet(deadline)
-        await self._network_quiet(cap)
+            await self._network_idle(deadline)
+        if self._inflight or self._loading.is_set():
+            await self._network_idle(cap)
+            await self._dom_quiet(cap)  # what the responses and the new page's scripts render
+
+    async def _quiet_or_begun(self, cap: float) -> None:
+        """The DOM going quiet, or a navigation, download or new tab beginning: whichever is
+        first (a navigation ends the page's quiet wait anyway)."""
+        quiet = asyncio.ensure_future(self._dom_quiet(cap))
+        begun = asyncio.ensure_future(self._begun.wait())
+        try:
+            await asyncio.wait({quiet, begun}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in (quiet, begun):
+                waiting.cancel()
+            await asyncio.gather(quiet, begun, return_exceptions=True)
+
+    async def _dom_quiet(self, cap: float) -> None:
         with contextlib.suppress(CdpError, StaleReference, TimeoutError):
             async with asyncio.timeout_at(cap):
                 await self.call("quiet", int(_QUIET * 1000), 1500, wait=True)
 
-    async def _network_quiet(self, cap: float) -> None:
+    async def _network_idle(self, cap: float) -> None:
+        """No request in flight (nor download) for a moment, or `cap`."""
         loop = asyncio.get_running_loop()
         while loop.time() < cap:
             self._activity.clear()
             if not self._inflight and not self.downloading:
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(_QUIET):
+                    async with asyncio.timeout(_IDLE_GRACE):
                         await self._activity.wait()
                 if not self._activity.is_set():
                     return
@@ -278,6 +319,15 @@ class Tab:
     async def loaded(self, deadline: float) -> None:
         async with asyncio.timeout_at(deadline):
             await self._loaded.wait()
+
+    async def first_page(self, deadline: float) -> None:
+        """A tab the page opened: wait until its first page has loaded (or the deadline)."""
+        loop = asyncio.get_running_loop()
+        while (self.epoch == 0 or not self._loaded.is_set()) and loop.time() < deadline:
+            self._activity.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.05):  # a navigation and its load both wake it
+                    await self._activity.wait()
 
     async def title(self) -> str:
         with contextlib.suppress(CdpError, PageGone):
@@ -307,4 +357,7 @@ _HANDLERS = {
     "Network.loadingFailed": Tab._failed,
     "Page.javascriptDialogOpening": Tab._dialog,
     "Runtime.executionContextsCleared": Tab._contexts_cleared,
+    "Page.frameRequestedNavigation": Tab._requested,
+    "Page.frameClearedScheduledNavigation": Tab._stopped,
+    "Page.windowOpen": Tab._window_open,
 }

@@ -30,6 +30,7 @@ _GROUPS = {
     name: f"countbot.cli.{name}:{name}"
     for name in ("cron", "subagents", "mcp", "skills", "models", "memory", "backup")
 }
+_GROUPS["import"] = "countbot.cli.import_from:import_command"  # `import` cannot name a module
 
 
 @click.group(cls=CommandsGroup, lazy=_GROUPS)

@@ -32,6 +32,9 @@ from countbot.tools.approval import Approver
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", ":q"}
 T = TypeVar("T")
 
+# Typed at the prompt: the last message again (what an answer without text offers).
+RETRY = "/retry"
+
 
 async def run_once(
     settings: Settings, message: str, session_id: str, local: Callable[[], Settings]
@@ -146,6 +149,7 @@ async def _prompt_loop(
     click.echo(
         f"CountBot ({settings.model.name}) — session {session_id}{suffix}. Type 'exit' to leave."
     )
+    asked = ""
     while True:
         try:
             line = await reader.read("\nyou › ")
@@ -154,7 +158,10 @@ async def _prompt_loop(
             return
         if line.strip().lower() in EXIT_WORDS:
             return
+        if line.strip().lower() == RETRY and asked:  # offered after an answer without text
+            line = asked
         if line.strip():
+            asked = line
             await _one_turn(turns, line, _render)
 
 
@@ -213,7 +220,8 @@ def _show(event: AgentEvent) -> None:
     elif isinstance(event, ToolEnd):
         click.secho(f"  ↳ {event.status} ({event.duration_ms:.0f} ms)", fg="bright_black", err=True)
     elif isinstance(event, TurnNotice):
-        click.secho(f"\n  ℹ {event.text}", fg="yellow", err=True)
+        offer = f" (or type {RETRY})" if event.details.get("retry") else ""
+        click.secho(f"\n  ℹ {event.text}{offer}", fg="yellow", err=True)
     elif isinstance(event, TurnDone) and event.model:
         click.secho(f"\n  — {event.model}", fg="bright_black", err=True)
     elif isinstance(event, TurnError):

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import click
 
-from countbot.config.settings import Settings
+from countbot.browser.chromium import MISSING, find_chromium
+from countbot.browser.jail import jail_argv
+from countbot.config.settings import Settings, ToolsSettings
 from countbot.execution.sandbox import SandboxStatus
 from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
@@ -81,6 +83,7 @@ async def run_checks(settings: Settings) -> int:
         ("sandbox", sandbox),
         ("skills", skills),
         ("mcp", mcp),
+        ("browser", lambda: _browser_line(settings.tools)),
         ("triggers", triggers),
         ("model", lambda: _model_answers(settings)),
     ]
@@ -156,6 +159,35 @@ def _sandbox_line(status: SandboxStatus) -> str:
         else "install bubblewrap (apt-get install bubblewrap)"
     )
     raise CheckWarning(f"exec is NOT sandboxed: {status.detail}; {hint}")
+
+
+async def _browser_line(tools: ToolsSettings) -> str:
+    """The Chromium the `browser` tool would start, its version and whether it runs in bwrap;
+    missing is a warning (the rest of CountBot works; nothing is downloaded in its place)."""
+    settings = tools.browser
+    if not settings.enabled:
+        return "off (tools.browser.enabled: false)"
+    executable = find_chromium(settings.executable)
+    if executable is None:
+        raise CheckWarning(MISSING)
+    process = await asyncio.create_subprocess_exec(
+        str(executable),
+        "--version",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(30):
+            out, _ = await process.communicate()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise CheckFailed(f"{executable} --version did not answer; is it a browser?") from None
+    version = out.decode(errors="replace").strip() or f"exit status {process.returncode}"
+    where = (
+        "in the bwrap sandbox" if jail_argv(tools.exec.sandbox, Path("/"), ()) else "unsandboxed"
+    )
+    return f"{executable} ({version}), {where}, started at the browser tool's first use"
 
 
 async def _writable(folder: Path) -> str:

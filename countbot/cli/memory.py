@@ -131,7 +131,7 @@ async def _via_daemon(
 
 @contextlib.asynccontextmanager
 async def _index_here(settings: Settings) -> AsyncIterator[MemoryIndex]:
-    from countbot.memory_index.assembly import INDEX_FILE, embedder_for
+    from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_for
     from countbot.memory_index.index import MemoryIndex
     from countbot.store.database import Database
     from countbot.store.sessions import SessionStore
@@ -139,7 +139,11 @@ async def _index_here(settings: Settings) -> AsyncIterator[MemoryIndex]:
     db = await Database.open(settings.data_dir / "countbot.db")
     embedder = embedder_for(settings.memory)
     index = await MemoryIndex.open(
-        settings.data_dir / INDEX_FILE, settings.workspace, SessionStore(db), embedder
+        settings.data_dir / INDEX_FILE,
+        settings.workspace,
+        SessionStore(db),
+        embedder,
+        kept_out_for(settings.memory),
     )
     try:
         yield index

@@ -501,6 +501,11 @@ class MemorySettings(Strict):
     recall_tokens: Annotated[
         int, Meta(ge=50, le=4000, description="token budget of auto-recall")
     ] = 400
+    # Conversations kept out of memory (neither indexed nor recalled into): those of these chat
+    # channels ("email", "telegram", "web": all web chats) and of these jobs (their ids). A chat
+    # of the web UI has a switch of its own.
+    private_channels: list[str] = msgspec.field(default_factory=list)
+    private_jobs: list[str] = msgspec.field(default_factory=list)
 
     # `wordllama` named the offline model before USE replaced it: it means the offline one.
     former_values: ClassVar = {"embeddings": {"wordllama": "use-multilingual"}}

@@ -146,7 +146,9 @@ class StreamAccumulator:
         # Some providers finish a tool-calling response with "stop".
         if has_tool_calls or self._finish_reason in ("tool_calls", "function_call"):
             return "tool_calls"
-        return "length" if self._finish_reason == "length" else "stop"
+        if self._finish_reason in ("length", "content_filter"):
+            return self._finish_reason
+        return "stop"
 
     def _add_text(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-StopReason = Literal["stop", "tool_calls", "length", "error", "cancelled"]
+StopReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from countbot.memory.cited import KINDS, MemorySearch
@@ -203,16 +205,26 @@ class MemoryForgetTool(Tool):
     )
     parameters = params(required={"text": text(minLength=3)}, closed=False)
 
-    def __init__(self, files: Sequence[MemoryFile], index: MemorySearch | None) -> None:
+    def __init__(
+        self,
+        files: Sequence[MemoryFile],
+        index: MemorySearch | None,
+        notes_folder: Path | None = None,
+    ) -> None:
         self._files = files
         self._index = index
+        self._notes_folder = notes_folder  # the dated notes, `memory/*.md`, as they are then
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = str(args.get("text", "")).strip()
         if len(text) < 3:
             return ToolResult.error("give at least three characters of the fact to forget")
+        # The index logs the forgetting first (a crash after it still forgets the past
+        # conversations), then the files lose their entries.
+        dropped = await self._index.forget(text) if self._index is not None else 0
+        notes = await asyncio.to_thread(_notes, self._notes_folder)
         removed = 0
-        for memory in self._files:
+        for memory in [*self._files, *(MemoryFile(path) for path in notes)]:
             counted: list[int] = []
 
             def change(content: str, counted: list[int] = counted) -> str:
@@ -222,7 +234,6 @@ class MemoryForgetTool(Tool):
 
             await memory.update(change)
             removed += sum(counted)
-        dropped = await self._index.forget(text) if self._index is not None else 0
         if not removed and not dropped:
             return ToolResult(f"Nothing in memory holds: {text}")
         return ToolResult(
@@ -232,6 +243,11 @@ class MemoryForgetTool(Tool):
 
 
 _SCOPES = {"notes": ("note",), "conversations": ("conversation",), "all": KINDS}
+
+
+def _notes(folder: Path | None) -> list[Path]:
+    """The dated notes in `folder` (none without one)."""
+    return sorted(folder.glob("*.md")) if folder is not None and folder.is_dir() else []
 
 
 def _day(value: object) -> date | None:

@@ -12,11 +12,17 @@ from countbot.memory_index.embeddings import (
     offline_model_available,
     vectors_available,
 )
+from countbot.memory_index.scope import KeptOut
 
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "memory_index.db"
 ENDPOINT_TIMEOUT = 30.0
+
+
+def kept_out_for(settings: MemorySettings) -> KeptOut:
+    """The channels and jobs whose conversations the settings keep out of memory."""
+    return KeptOut(frozenset(settings.private_channels), frozenset(settings.private_jobs))
 
 
 def embedder_for(settings: MemorySettings) -> Embedder | None:

@@ -25,6 +25,7 @@ from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
 from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
+from countbot.memory_index.scope import KeptOut
 from countbot.memory_index.sources import MemoryPaths, file_entries, message_entries
 from countbot.memory_index.text import match_expression
 from countbot.memory_index.vector_process import VectorProcess
@@ -58,6 +59,9 @@ SEARCH_WAIT = 10.0
 
 
 MAX_QUERY_CHARS = 4_000
+# Sessions whose being kept out of memory is remembered (`kept_out`) before the answers are
+# read again.
+SCOPES_REMEMBERED = 4_096
 # The follower indexes once the store has had no new record for FOLLOW_QUIET seconds, or
 # FOLLOW_LATEST seconds after a record came in: a burst of records (a turn's tool calls, many
 # sessions at once) is read and indexed in one batch, not a round trip each, and not while a
@@ -76,6 +80,7 @@ class MemoryIndex:
         sessions: SessionStore,
         embedder: Embedder | None,
         vectors: VectorProcess | None = None,
+        kept_out: KeptOut | None = None,
     ) -> None:
         self._db = db
         self._workspace = workspace
@@ -103,16 +108,27 @@ class MemoryIndex:
         # the store's count of other processes' writes when the log was last read through.
         self._pending: dict[str, int] = {}
         self._outside_seen = -1
+        self._kept_out = kept_out or KeptOut()
+        # Whether each session recalled into lately is kept out (`kept_out`), as of the store's
+        # count of other processes' writes; a change to the session drops its answer.
+        self._scopes: dict[str, bool] = {}
+        self._scopes_seen = -1
 
     @classmethod
     async def open(
-        cls, path: Path, workspace: Path, sessions: SessionStore, embedder: Embedder | None
+        cls,
+        path: Path,
+        workspace: Path,
+        sessions: SessionStore,
+        embedder: Embedder | None,
+        kept_out: KeptOut | None = None,
     ) -> MemoryIndex:
         db = await Database.open(path, index_db.MIGRATIONS)
         vectors = VectorProcess(path, embedder) if embedder is not None else None
-        index = cls(db, workspace, sessions, embedder, vectors)
+        index = cls(db, workspace, sessions, embedder, vectors, kept_out)
         sessions.on_append(index._appended)
         sessions.on_forget(index._forget_logged)
+        sessions.on_change(lambda session_id, _change: index._scopes.pop(session_id, None))
         return index
 
     def start(self) -> None:
@@ -231,6 +247,20 @@ class MemoryIndex:
             files_changed.extend(self._changed_files())
         return index_db.text_hits_with_rows(conn, expression, filters, CANDIDATES)
 
+    async def kept_out(self, session_id: str) -> bool:
+        """Whether the session is kept out of memory, so nothing is recalled into it (read from
+        the store once, then remembered until the session changes)."""
+        outside = self._sessions.outside_writes
+        if outside != self._scopes_seen or len(self._scopes) > SCOPES_REMEMBERED:
+            self._scopes.clear()
+            self._scopes_seen = outside
+        known = self._scopes.get(session_id)
+        if known is None:
+            info = await self._sessions.get(session_id)
+            channel, off = (info.channel, bool(info.memory_off)) if info else (None, False)
+            known = self._scopes[session_id] = self._kept_out.covers(session_id, channel, off)
+        return known
+
     def run_blocking(self, fn: Callable[[], T]) -> Awaitable[T]:
         """Run `fn`, blocking work that is not the index's (the system prompt's look at its
         files), on the index's thread with a search queued in the same pass of the loop: a
@@ -343,6 +373,7 @@ class MemoryIndex:
                 entries = [
                     entry
                     for m in found
+                    if not self._kept_out.covers(m.session_id, m.channel, m.memory_off)
                     for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
                 ]
                 added, dropped = await self._db.run(
@@ -481,6 +512,10 @@ class MemoryIndex:
         )
 
     async def recalls(self, session_id: str | None, limit: int = 20) -> list[dict[str, object]]:
+        """What auto-recall put into turns, newest first (what was forgotten since is applied
+        first: a rewound turn's recall, or a deleted chat's words, never show)."""
+        if self._forgets_pending:
+            await self.sync_messages()
         return await self._db.run(index_db.recalls, session_id, limit)
 
 

@@ -57,6 +57,8 @@ class AutoRecall:
         # below the model's close cosine; one found by its words must cover the message.
         cosine = self._index.relevant_cosine
         try:
+            if await self._index.kept_out(session_id):  # the user keeps this chat out of memory
+                return None
             found = await self._index.search(
                 query, limit=self._hits, exclude_session=session_id, min_similarity=cosine
             )

@@ -22,7 +22,7 @@ from countbot.config.structs import replaced
 from countbot.execution.sandbox import Sandbox
 from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
-from countbot.memory_index.assembly import INDEX_FILE, embedder_for
+from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_for
 from countbot.memory_index.index import MemoryIndex
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
@@ -316,7 +316,11 @@ async def _memory_index(settings: Settings, sessions: SessionStore, vectors: boo
     """The memory index, open and catching up with the files and the store in the background."""
     embedder = embedder_for(settings.memory) if vectors else None
     index = await MemoryIndex.open(
-        settings.data_dir / INDEX_FILE, settings.workspace, sessions, embedder
+        settings.data_dir / INDEX_FILE,
+        settings.workspace,
+        sessions,
+        embedder,
+        kept_out_for(settings.memory),
     )
     index.start()
     return index

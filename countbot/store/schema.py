@@ -304,4 +304,8 @@ MIGRATIONS: list[Migration] = [
     ALTER TABLE usage_new RENAME TO usage;
     CREATE INDEX usage_by_session ON usage (session_id);
     """,
+    # 13: a conversation kept out of memory (the web UI's switch): not indexed, not recalled into.
+    """
+    ALTER TABLE sessions ADD COLUMN memory_off INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

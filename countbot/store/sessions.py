@@ -39,7 +39,7 @@ Write = Callable[[sqlite3.Connection], object]
 
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
-    " message_count, summarized_through, summary, model"
+    " message_count, summarized_through, summary, model, memory_off"
 )
 
 
@@ -57,6 +57,8 @@ class SessionInfo:
     summary: str | None
     # The model this chat picked (web UI); None: the configured one.
     model: str | None = None
+    # Kept out of memory (the web UI's switch): neither indexed nor recalled into.
+    memory_off: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,8 @@ class StoredMessage:
     channel: str | None
     title: str
     record: dict[str, Any]
+    # The session is kept out of memory (`SessionInfo.memory_off`).
+    memory_off: bool = False
 
 
 @dataclass(slots=True)  # not frozen: the agent's HistoryWindow protocol declares plain attributes
@@ -246,6 +250,16 @@ class SessionStore:
             self._forgot()
         return refusal
 
+    async def set_memory_off(self, session_id: str, off: bool) -> bool:
+        """Keep the session out of memory (or let it in again from now on); False if there is
+        no such session. Keeping it out forgets what it holds, in the same commit."""
+        found = await self._db.run(_set_memory_off, session_id, off)
+        if found:
+            self._changed(session_id, "updated")
+            if off:
+                self._forgot()
+        return found
+
     async def forget_text(self, text: str) -> None:
         """Log that conversation passages holding `text` are forgotten (`memory_forget`)."""
         await self._db.run(forget_log.record_text, text)
@@ -302,6 +316,15 @@ def _get_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo | Non
 
 def _set_model(conn: sqlite3.Connection, session_id: str, model: str | None) -> None:
     conn.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
+
+
+def _set_memory_off(conn: sqlite3.Connection, session_id: str, off: bool) -> bool:
+    changed = conn.execute(
+        "UPDATE sessions SET memory_off = ? WHERE id = ?", (int(off), session_id)
+    ).rowcount
+    if changed and off:
+        forget_log.record_session(conn, session_id, 0)
+    return changed > 0
 
 
 def _list_sessions(
@@ -476,12 +499,15 @@ def _messages_after(
     (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
     marks = ", ".join("?" * len(types))
     rows = conn.execute(
-        "SELECT m.id, m.session_id, s.channel, s.title, m.record FROM messages m"
+        "SELECT m.id, m.session_id, s.channel, s.title, m.record, s.memory_off FROM messages m"
         f" JOIN sessions s ON s.id = m.session_id WHERE m.id > ? AND m.type IN ({marks})"
         " ORDER BY m.id LIMIT ?",
         (after_id, *types, limit),
     ).fetchall()
-    found = [StoredMessage(i, sid, ch, title, json.loads(data)) for i, sid, ch, title, data in rows]
+    found = [
+        StoredMessage(i, sid, ch, title, json.loads(data), bool(off))
+        for i, sid, ch, title, data, off in rows
+    ]
     through = found[-1].id if len(found) == limit else max(int(last), after_id)
     return found, through
 

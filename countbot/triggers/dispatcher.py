@@ -32,6 +32,8 @@ READ_ONLY_TOOLS = frozenset(
     {"read_file", "list_dir", "memory_read", "memory_search", "read_skill", "read_result"}
 )
 ALARM_AFTER = 60.0
+# How often a running daemon drops events past the ledger's 30 days (besides at each start).
+FORGET_EVERY = 86400.0
 
 # A source's words for one of its events: (a heading, the data) for the turn.
 Describe = Callable[[TriggerEvent], Awaitable[tuple[str, str]]]
@@ -61,13 +63,14 @@ def tools_of(trigger: TriggerSettings) -> frozenset[str]:
 
 
 class Dispatcher:
-    """See the module docstring; `describe` holds each source kind's words for its events."""
+    """See the module docstring; `describe` holds each source kind's words for its events and
+    `settings` gives the triggers as configured now (a hook added in the web UI applies at once)."""
 
     def __init__(
         self,
         events: TriggerEvents,
         gateway: Gateway,
-        settings: TriggersSettings,
+        settings: Callable[[], TriggersSettings],
         outbound: OutboundRouter,
         describe: Mapping[str, Describe],
         *,
@@ -86,14 +89,15 @@ class Dispatcher:
         self._alarm_timer: asyncio.TimerHandle | None = None
         self._raised: set[int] = set()
         self._closing = False
+        self._forgot_at = 0.0
 
     async def start(self) -> None:
         """Resume what an earlier run left received or running."""
-        await self._events.resume(self._clock())
+        now = self._forgot_at = self._clock()
+        await self._events.resume(now)
         for event in await self._events.waiting_since(float("inf")):
-            self.received(event.id, event.trigger, event.received_at)
-        for trigger in {trigger for trigger, _ in self._waiting.values()}:
-            self.poke(trigger)
+            # The alarm counts the time waited while a daemon was up: from now, for these.
+            self.received(event.id, event.trigger, max(event.received_at, now))
 
     def received(self, event_id: int, trigger: str, at: float) -> None:
         """A source recorded an event: watch it until a worker claims it, and wake the worker."""
@@ -156,6 +160,9 @@ class Dispatcher:
                     return
                 self._waiting.pop(event.id, None)
                 await self._run_safely(event)
+                if self._clock() - self._forgot_at > FORGET_EVERY:  # a daemon up for months
+                    self._forgot_at = self._clock()
+                    await self._events.forget(self._forgot_at)
         finally:
             self._workers.pop(trigger, None)
 
@@ -169,7 +176,7 @@ class Dispatcher:
             await self._fail(event, f"internal error: {exc}")
 
     async def _run(self, event: TriggerEvent) -> None:
-        trigger = find_trigger(self._settings, event.trigger)
+        trigger = find_trigger(self._settings(), event.trigger)
         if trigger is None or not trigger.enabled:
             await self._fail(event, "the trigger is no longer configured or is switched off")
             return
@@ -185,6 +192,7 @@ class Dispatcher:
         if not outcome.ok:
             await self._fail(event, outcome.error)
             return
+        await self._events.answered(event.id, outcome.text)  # never run again from here on
         delivered, detail = await self._deliver(trigger, event.trigger, outcome)
         status = "delivered" if delivered else "failed"
         await self._events.finish(event.id, status, detail, outcome.text, self._clock())

@@ -84,9 +84,14 @@ class TriggersFeature:
             from countbot.triggers import mail
 
             describe["mailbox"] = mail.describe
-        dispatcher = Dispatcher(events, gateway, settings, ports.outbound, describe)
+        live = ports.settings  # a change to `triggers` replaces the section on this object
+
+        def now() -> TriggersSettings:
+            return live.triggers
+
+        dispatcher = Dispatcher(events, gateway, now, ports.outbound, describe)
         await dispatcher.start()
-        running = Triggers(events, dispatcher, HookDoor(settings, events, dispatcher))
+        running = Triggers(events, dispatcher, HookDoor(now, events, dispatcher))
         if settings.folders:
             running.watchers.extend(await _watch_folders(settings, workspace, events, dispatcher))
         if settings.mailboxes:

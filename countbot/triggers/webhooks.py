@@ -42,11 +42,12 @@ class Accepted:
 
 
 class HookDoor:
-    """Checks and records webhook deliveries for the dispatcher (see the module docstring)."""
+    """Checks and records webhook deliveries for the dispatcher (see the module docstring);
+    `settings` gives the triggers as configured now."""
 
     def __init__(
         self,
-        settings: TriggersSettings,
+        settings: Callable[[], TriggersSettings],
         events: TriggerEvents,
         dispatcher: Dispatcher,
         *,
@@ -59,7 +60,7 @@ class HookDoor:
 
     def hook(self, name: str) -> HookSettings:
         """The enabled hook called `name`; `HookRefused` (404) when there is none."""
-        hook = self._settings.hooks.get(name)
+        hook = self._settings().hooks.get(name)
         if hook is None or not hook.enabled:
             raise HookRefused(404, f"no webhook named {name!r}")
         return hook
@@ -67,7 +68,8 @@ class HookDoor:
     async def accept(self, name: str, headers: Mapping[str, str], body: bytes) -> Accepted:
         """Record the delivery (`headers` by lower-case name); `HookRefused` says why not."""
         hook = self.hook(name)
-        limit = self._settings.max_body_bytes
+        settings = self._settings()
+        limit = settings.max_body_bytes
         if len(body) > limit:
             raise HookRefused(413, f"request body too large (limit {limit:,} bytes)")
         now = self._clock()
@@ -78,7 +80,7 @@ class HookDoor:
                 headers,
                 body,
                 now=now,
-                tolerance=self._settings.tolerance_seconds,
+                tolerance=settings.tolerance_seconds,
             )
         except SignatureRefused as exc:
             raise HookRefused(401, str(exc)) from None

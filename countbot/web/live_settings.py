@@ -14,8 +14,9 @@ from countbot.web.context import DaemonContext
 # settings) read their fields on every use.
 IN_PLACE = ("persona", "gateway")
 # Replaced: read through `runtime.settings` on every use (the model resolver, the budget guard,
-# the outbound data-flow policy).
-REPLACED = ("model", "budget", "security")
+# the outbound data-flow policy, the webhook door and the triggers' dispatcher: a hook's change
+# applies at once; a watched folder's or mailbox's, and the body limit, wait for a restart).
+REPLACED = ("model", "budget", "security", "triggers")
 # Followed by the running servers: added ones start, removed or switched-off ones stop.
 FOLLOWED = ("mcp",)
 # Not settings of the running daemon: where the file itself lives.
@@ -26,6 +27,7 @@ async def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
     """Apply `fresh` where it differs from the running settings; returns the sections that
     changed but take effect only after a restart (sorted)."""
     live = daemon.runtime.settings
+    restart = ["triggers"] if _watched(fresh) != _watched(live) else []
     if fresh.model != live.model:
         # Failures of the model as configured before say nothing about it as configured now.
         daemon.runtime.models.cooldowns.clear()
@@ -43,7 +45,16 @@ async def apply_settings(daemon: DaemonContext, fresh: Settings) -> list[str]:
     await daemon.runtime.models.release_unused()  # a local model no longer chosen stops now
     live_here = {*IN_PLACE, *REPLACED, *FOLLOWED, *_NOT_SECTIONS}
     return sorted(
-        name
-        for name in Settings.__struct_fields__
-        if name not in live_here and getattr(fresh, name) != getattr(live, name)
+        restart
+        + [
+            name
+            for name in Settings.__struct_fields__
+            if name not in live_here and getattr(fresh, name) != getattr(live, name)
+        ]
     )
+
+
+def _watched(settings: Settings) -> tuple[object, ...]:
+    """What of `triggers` is set up once at start: the watchers and the body limit."""
+    triggers = settings.triggers
+    return (triggers.folders, triggers.mailboxes, triggers.max_body_bytes)

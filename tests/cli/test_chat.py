@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -219,6 +220,8 @@ def test_onboard_then_doctor(tmp_path: Path, model_server: ScriptedModelServer) 
     assert "✓ workspace" in doctor.stdout and "✓ store" in doctor.stdout
     assert "✓ model" in doctor.stdout, doctor.stdout
     assert "✓ sandbox: exec runs in the sandbox (bubblewrap" in doctor.stdout
+    if shutil.which("chromium"):
+        assert "✓ browser: " in doctor.stdout and "Chromium" in doctor.stdout, doctor.stdout
     # What the first page shows, with the extras the tests install.
     able = doctor.stdout.split("capabilities (as the first page shows them):\n", 1)[1]
     assert "  ✓ model: openai/test-model\n" in able
@@ -368,3 +371,21 @@ def test_chat_message_reads_its_config_once(
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Hello."
     assert result.stderr.count("config read") == 1
+
+
+def test_an_answer_without_text_says_why_and_retry_asks_again(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    write_config(tmp_path, model_server)
+    model_server.script(Reply.text(""))
+    once = run("chat", "-m", "tell me a joke", cwd=tmp_path)
+    assert once.returncode == 0, once.stderr
+    assert once.stdout.strip() == (
+        "The model ended its turn without writing an answer. Send your message again to retry."
+    )
+    model_server.script(Reply.text(""), Reply.text("Why did the chicken cross the road?"))
+    result = run("chat", cwd=tmp_path, stdin="tell me a joke\n/retry\nexit\n")
+    assert "without writing an answer" in result.stderr and "/retry" in result.stderr
+    assert "Why did the chicken cross the road?" in result.stdout
+    asked = [body["messages"][-1]["content"] for body in model_server.requests[-2:]]
+    assert all(str(text).endswith("tell me a joke") for text in asked)

@@ -106,3 +106,17 @@ async def test_copy_regenerate_and_edit_replace_the_conversations_tail(
     await chat.reload()
     await expect(chat.messages("user")).to_have_text(["how tall is the tower, in metres?"])
     await expect(chat.answer_text(chat.messages("assistant"))).to_have_text("An answer in metres.")
+
+
+async def test_an_answer_without_text_says_why_and_retry_asks_again(
+    chat: ChatPage, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text(""), Reply.text("Why did the chicken cross the road?"))
+    await chat.send("tell me a joke")
+    notice = chat.page.locator('[data-code="empty_answer"]')
+    await expect(notice).to_contain_text("The model ended its turn without writing an answer.")
+    await notice.get_by_test_id("notice-retry").click()
+    answer = chat.answer_text(chat.messages("assistant").last)
+    await expect(answer).to_have_text("Why did the chicken cross the road?")
+    await expect(chat.messages("user")).to_have_text(["tell me a joke"])
+    await expect(notice).to_have_count(0)  # the retried turn replaced the empty one

@@ -79,6 +79,19 @@ async def test_a_memory_save_never_overwrites_a_note_saved_meanwhile(chat: ChatP
     saved = await memory.read()
     assert "birthday on 3 May" in saved and "lives in Lyon" in saved
 
+    # Another conflict, settled with "Keep both": every line of either version, then saved.
+    await editor.fill(f"{saved}- plays chess\n")
+    await memory.append("- allergic to nuts")
+    await chat.by_testid("memory-save").click()
+    await expect(chat.by_testid("memory-status")).to_contain_text("changed since you opened it")
+    await chat.by_testid("memory-keep-both").click()
+    await expect(chat.by_testid("memory-status")).to_contain_text("Both versions are in the editor")
+    await chat.by_testid("memory-save").click()
+    await expect(chat.by_testid("memory-status")).to_have_text("Saved")
+    both = await memory.read()
+    for line in ("birthday on 3 May", "lives in Lyon", "plays chess", "allergic to nuts"):
+        assert both.count(line) == 1, both
+
 
 async def test_leaving_the_memory_page_with_unsaved_edits_asks_first(chat: ChatPage) -> None:
     await chat.by_testid("nav-memory").click()

@@ -8,23 +8,31 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from playwright.async_api import expect
 
 from countbot.config.loader import load_settings
-from countbot.config.settings import TriggersSettings
-from countbot.config.structs import validate
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.e2e.ui import ChatPage
 from tests.support.scripted_model import Reply, ScriptedModelServer
-from tests.triggers.conftest import ISSUE, body_of, github_headers, hooks_config
+from tests.triggers.conftest import (
+    ISSUE,
+    body_of,
+    github_headers,
+    hooks_config,
+    standard_headers,
+)
 from tests.web.conftest import Daemon, write_config
 
 
 @pytest.fixture
 async def daemon(tmp_path: Path, model_server: ScriptedModelServer) -> AsyncIterator[Daemon]:
     """The page's daemon, with the tests' webhooks (no Telegram: `issues` answers stay owed)."""
-    settings = load_settings(write_config(tmp_path, model_server))
-    settings.triggers = validate(TriggersSettings, hooks_config())
+    path = write_config(tmp_path, model_server)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["triggers"] = hooks_config()
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    settings = load_settings(path)
     with bind_listener("127.0.0.1", 0) as listener:
         async with serve_daemon(settings, listener) as running:
             yield Daemon(running.port, running.context, settings)
@@ -56,3 +64,28 @@ async def test_the_triggers_page_lists_an_event_and_runs_it_again(
                 break
             await asyncio.sleep(0.1)
     assert [e["answer"] for e in events] == ["Issue 7, again.", "Someone opened issue 7."]
+
+
+async def test_a_webhook_added_on_the_page_shows_its_secret_once_and_works(
+    chat: ChatPage, daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text("A form arrived."))
+    await chat.by_testid("nav-triggers").click()
+    await chat.by_testid("hook-name").fill("forms")
+    await chat.by_testid("hook-prompt").fill("Summarize this form.")
+    await chat.by_testid("hook-create").click()
+    secret = await chat.by_testid("hook-secret").text_content()
+    assert secret and secret.startswith("whsec_")
+    await chat.screenshot("triggers_new_hook")
+    body = body_of({"form": "contact"})
+    async with httpx.AsyncClient(base_url=daemon.base, trust_env=False) as http:
+        sent = await http.post(
+            "/hooks/forms", content=body, headers=standard_headers(body, secret=secret)
+        )
+    assert sent.status_code == 202
+    await chat.by_testid("hook-copied").click()
+    await expect(chat.by_testid("hook-secret")).to_have_count(0)
+    forms = chat.by_testid("trigger-item").filter(has_text="forms")
+    await expect(forms).to_contain_text("Summarize this form.")
+    await forms.get_by_test_id("trigger-switch").click()
+    await expect(forms.get_by_test_id("trigger-switch")).to_have_text("Switch on")

@@ -95,3 +95,19 @@ async def test_an_attached_pdf_goes_with_the_question_as_text(
     asked = user_texts(model_server.requests[0])
     assert "what was the revenue?\n\n[The user sent 'q3.pdf'" in asked
     assert "Quarterly revenue was 42 million" in asked
+
+
+async def test_a_recording_shows_its_time_and_can_be_thrown_away(
+    ui: ChatPage, model_server: ScriptedModelServer
+) -> None:
+    microphone, timer = ui.by_testid("voice-button"), ui.by_testid("voice-timer")
+    await expect(timer).to_be_hidden()
+    await microphone.click()
+    await expect(microphone).to_have_attribute("data-state", "recording")
+    await expect(timer).to_have_text("0:01")  # it counts while the person speaks
+    await ui.by_testid("voice-discard").click()
+    await expect(microphone).to_have_attribute("data-state", "idle")
+    await expect(timer).to_be_hidden()
+    await ui.page.wait_for_timeout(1500)  # a recording sent would be transcribed by now
+    await expect(ui.messages("user")).to_have_count(0)
+    assert model_server.requests == []

@@ -56,9 +56,15 @@ async def test_a_fact_told_in_one_chat_is_recalled_into_another(
 
     async with daemon.http() as http:
         response = await http.get("/api/memory/recalls", params={"session_id": "second"})
+        spent = {
+            row["session_id"]: row for row in (await http.get("/api/usage")).json()["by_session"]
+        }
     (recall,) = response.json()["recalls"]
     assert recall["query"] == "Remind me, who is my dentist?"
     assert recall["hits"][0]["session_id"] == "first" and "Okafor" in recall["hits"][0]["text"]
+    # What the block cost is counted apart in usage (a share of the prompt's tokens).
+    assert spent["first"]["recall_tokens"] == 0
+    assert 0 < spent["second"]["recall_tokens"] <= spent["second"]["prompt_tokens"]
 
 
 async def test_a_fact_asked_for_in_other_words_is_recalled_by_the_offline_model(
@@ -133,6 +139,9 @@ async def test_notes_are_not_repeated_corrections_are_dated_and_forget_forgets(
     assert memory.lower().count("aisle seats") == 1  # the repeat was not added
     assert "Prefers window seats _(corrected " in memory and "was: Prefers aisle seats)_" in memory
     await say(daemon, "chat", "By the way my locker code is 4417.")
+    dated = runtime.settings.workspace / "memory" / "2026-05-01.md"
+    dated.parent.mkdir(exist_ok=True)
+    dated.write_text("# 2026-05-01\n\n- Gym locker 4417 on the left\n- Swim at 7\n")
     async with daemon.http() as http:
         before = (await http.get("/api/memory/search", params={"q": "4417"})).json()["hits"]
         await say(daemon, "forget", "Please forget my locker code 4417.")
@@ -140,6 +149,7 @@ async def test_notes_are_not_repeated_corrections_are_dated_and_forget_forgets(
     assert {hit["kind"] for hit in before if "4417" in hit["text"]} == {"note", "conversation"}
     assert not [hit for hit in after if "4417" in hit["text"]]
     assert "4417" not in await runtime.memory.read()
+    assert dated.read_text() == "# 2026-05-01\n\n- Swim at 7\n"  # the dated notes too
 
 
 async def test_a_jobs_summary_stays_out_of_memory_md(

@@ -43,8 +43,7 @@ def user(content: str, context: str) -> dict[str, Any]:
 async def test_old_marks_become_authors_and_parts_once(tmp_path: Path) -> None:
     path = tmp_path / "countbot.db"
     old = await Database.open(path, MIGRATIONS[: MIGRATIONS.index(derive_authors)])
-    sessions = SessionStore(old)
-    await sessions.create("s", title="old")
+    sessions = SessionStore(old)  # only appends: its reads know the newest schema's columns
     stored = [
         user("What is in the memo?", f"{TIME}\n{RECALL}"),
         user(f"Summarize the attached document.\n\n{DOCUMENT}", TIME),

@@ -17,10 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from countbot.config.loader import load_settings
-from countbot.config.settings import Settings, TriggersSettings
-from countbot.config.structs import validate
+from countbot.config.settings import Settings
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, use_fake_telegram
@@ -97,8 +97,11 @@ def trigger_daemon(
     async def start(
         config: dict[str, Any] | None = None, configure: Callable[[Settings], None] | None = None
     ) -> AsyncIterator[Daemon]:
-        settings = load_settings(write_config(tmp_path, model_server))
-        settings.triggers = validate(TriggersSettings, config or hooks_config())
+        path = write_config(tmp_path, model_server)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["triggers"] = config or hooks_config()  # in the file: the web UI's changes add to it
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        settings = load_settings(path)
         if configure is not None:
             configure(settings)
         use_fake_telegram(settings, fake_telegram)

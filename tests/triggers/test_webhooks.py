@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 
 import httpx
 
@@ -135,3 +136,34 @@ async def test_each_trigger_spends_its_own_conversation_budget(
     assert second["answer"].startswith("Budget reached")
     assert other["answer"] == "unused"  # the other trigger's session still had its budget
     assert len(model_server.requests) == 2
+
+
+async def test_a_webhook_added_in_the_web_ui_works_at_once_and_can_be_switched_off(
+    trigger_daemon: DaemonWithTriggers, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    model_server.script(Reply.text("A form was sent."))
+    body = body_of({"form": "contact", "message": "hello"})
+    async with trigger_daemon() as daemon, daemon.http() as http:
+        new = {"name": "forms", "prompt": "Summarize this form.", "deliver": "web"}
+        made = await http.post("/api/triggers/hooks", json=new)
+        assert made.status_code == 201
+        secret = made.json()["secret"]
+        sent = await http.post(
+            "/hooks/forms", content=body, headers=standard_headers(body, secret=secret)
+        )
+        assert sent.status_code == 202
+        event = await settled(http, sent.json()["event"])
+        listed = (await http.get("/api/triggers")).json()["triggers"]
+        twice = await http.post("/api/triggers/hooks", json=new)
+        off = await http.patch("/api/triggers/hooks/forms", json={"enabled": False})
+        assert off.status_code == 200
+        refused = await http.post(
+            "/hooks/forms", content=body, headers=standard_headers(body, secret=secret)
+        )
+        bad_name = await http.post("/api/triggers/hooks", json={**new, "name": "no spaces"})
+    assert event["answer"] == "A form was sent."
+    assert {t["name"] for t in listed} == {"issues", "github", "forms"}
+    assert twice.status_code == 409 and refused.status_code == 404 and bad_name.status_code == 400
+    # The secret went to secrets.yaml; config.yaml names it only.
+    assert secret not in (tmp_path / "config.yaml").read_text(encoding="utf-8")
+    assert secret in (tmp_path / "secrets.yaml").read_text(encoding="utf-8")

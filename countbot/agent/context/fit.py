@@ -3,7 +3,10 @@
 Levels of detail, applied only as far as needed (each keeps tool calls paired with results):
 
 1. always: a file read again with the same content as an earlier copy still in full in the
-   request is answered "unchanged since the earlier read"; a changed one says so;
+   request is answered "unchanged since the earlier read" (that earlier copy stays whole); a
+   changed one says so; a long tool result of a finished exchange keeps its head and tail and
+   says how to read the rest (`read_result`): it is shortened once, when its exchange is over,
+   and stays so, so the prefix a prompt cache holds changes once per exchange at most;
 2. tool results of older exchanges become a gist (tool, arguments, status, size, first lines)
    with a pointer: `read_result` with the call's `tool_call_id` reads the stored result again;
 3. the same for every exchange before the current one, then for the current one's results too;
@@ -26,7 +29,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from countbot.agent.context.memo import IdentityMemo
-from countbot.agent.context.tokens import MESSAGE_OVERHEAD, TOOL_RESULT_OVERHEAD, text_size
+from countbot.agent.context.tokens import (
+    MESSAGE_OVERHEAD,
+    TOOL_RESULT_OVERHEAD,
+    estimate_tokens,
+    text_size,
+)
 from countbot.agent.history import (
     AssistantEntry,
     HistoryEntry,
@@ -58,6 +66,9 @@ class Fitted:
     tokens: int  # the estimate, fixed cost included
     gisted: int  # tool results shown as a gist
     overflow: bool  # exchanges had to be left out: summarize them (phase 2)
+    # Estimated tokens of the auto-recall blocks the kept user entries carry (shown apart in
+    # usage: what recall costs).
+    recall_tokens: int = 0
 
 
 def fit(
@@ -72,8 +83,9 @@ def fit(
     """The least reduced projection of `entries` (each with its `tokens`) within `budget`;
     `made` keeps each entry's message (for this `vision`) between requests."""
     calls = _calls_by_id(entries)  # the same after rereads are deduped (only results change)
-    shown = _dedupe_rereads(list(entries), calls, count)
+    shown, referred = _dedupe_rereads(list(entries), calls, count)
     starts = [i for i, e in enumerate(shown) if isinstance(e, UserEntry)] or [0]
+    shown = _shrink_finished(shown, starts[-1], referred, count)
     # The boundaries before which results become gists: older exchanges, all but the current
     # one, then everything.
     levels = [0, starts[max(len(starts) - RECENT_EXCHANGES, 0)], starts[-1], len(shown)]
@@ -104,7 +116,14 @@ def _done(
     gisted = sum(
         1 for e in entries[:boundary] if isinstance(e, ToolResultEntry) and _is_gist(e.content)
     )
-    return Fitted(project(entries, one=one), total, gisted, overflow)
+    recall = sum(
+        estimate_tokens(part.for_model())
+        for e in entries
+        if isinstance(e, UserEntry)
+        for part in e.parts
+        if part.kind == "recall"
+    )
+    return Fitted(project(entries, one=one), total, gisted, overflow, recall)
 
 
 def _projector(vision: bool, made: IdentityMemo[Message] | None) -> Projector:
@@ -136,9 +155,12 @@ def _calls_by_id(entries: Sequence[HistoryEntry]) -> dict[str, ToolCall]:
 
 def _dedupe_rereads(
     entries: list[HistoryEntry], calls: dict[str, ToolCall], count: Counter
-) -> list[HistoryEntry]:
+) -> tuple[list[HistoryEntry], set[str]]:
+    """`entries` with unchanged re-reads pointing at the earlier read, and the tool call ids of
+    the earlier reads pointed at (kept whole)."""
+    referred: set[str] = set()
     if not any(call.name in FILE_READ_TOOLS for call in calls.values()):
-        return entries  # no file was read: nothing to dedupe (most requests)
+        return entries, referred  # no file was read: nothing to dedupe (most requests)
     seen: dict[str, tuple[str, str]] = {}  # path -> (content hash, tool_call_id)
     shown: list[HistoryEntry] = []
     for entry in entries:
@@ -152,6 +174,8 @@ def _dedupe_rereads(
         if earlier is None:
             shown.append(entry)
         elif earlier[0] == digest:
+            referred.add(earlier[1])
+            seen[path] = earlier  # a later re-read points at the copy that is whole
             note = (
                 f"[{path} is unchanged since the earlier read (tool call {earlier[1]}); "
                 "its content is above.]"
@@ -160,7 +184,44 @@ def _dedupe_rereads(
         else:
             note = f"[{path} changed since the earlier read (tool call {earlier[1]}).]\n"
             shown.append(_with_content(entry, note + entry.content, count, extra=True))
-    return shown
+    return shown, referred
+
+
+# A tool result of a finished exchange longer than this (characters) keeps only its head and
+# tail; a read file's start and end usually say what it is, and `read_result` brings it back.
+SHRINK_OVER = 3_000
+HEAD_CHARS = 1_600
+TAIL_CHARS = 600
+
+
+def _shrink_finished(
+    entries: list[HistoryEntry], current: int, referred: set[str], count: Counter
+) -> list[HistoryEntry]:
+    """Long results before the current exchange (index `current`), head and tail only, except
+    those a later re-read points at."""
+    return [
+        _shrunk(e, count)
+        if i < current
+        and isinstance(e, ToolResultEntry)
+        and len(e.content) > SHRINK_OVER
+        and e.tool_call_id not in referred
+        and not _is_gist(e.content)
+        else e
+        for i, e in enumerate(entries)
+    ]
+
+
+def _shrunk(entry: ToolResultEntry, count: Counter) -> ToolResultEntry:
+    """`entry`'s head and tail and how to read the rest: made from the entry alone, so every
+    request shows it the same bytes."""
+    content = entry.content
+    left_out = len(content) - HEAD_CHARS - TAIL_CHARS
+    middle = (
+        f"\n[… {left_out:,} characters of this result left out (the turn that needed them is "
+        f'over); to read it whole, call read_result with tool_call_id="{entry.tool_call_id}". '
+        "…]\n"
+    )
+    return _with_content(entry, content[:HEAD_CHARS] + middle + content[-TAIL_CHARS:], count)
 
 
 def _read_path(entry: HistoryEntry, calls: dict[str, ToolCall]) -> str | None:

@@ -200,11 +200,11 @@ class ContextKeeper:
         prompt: str,
         *,
         exact: bool = False,
-    ) -> tuple[list[Message], int]:
-        """The next request's messages (the system `prompt`, then the fitted history) and their
-        estimated prompt tokens (an upper bound unless `exact`)."""
+    ) -> tuple[list[Message], Fitted]:
+        """The next request's messages (the system `prompt`, then the fitted history) and how
+        they were fitted: their estimated prompt tokens (an upper bound unless `exact`)."""
         fitted = await self.fit(entries, choice, tools, prompt, exact=exact)
-        return [SystemMessage(prompt), *fitted.messages], fitted.tokens
+        return [SystemMessage(prompt), *fitted.messages], fitted
 
     async def _overflows(
         self,

@@ -70,6 +70,13 @@ def bound(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+def estimate_tokens(text: str) -> int:
+    """A model-agnostic estimate for figures shown, not for fitting: a Latin token is about four
+    characters, every other character about one token."""
+    wide = sum(1 for char in text if not char.isascii())
+    return wide + (len(text) - wide + 3) // 4
+
+
 def entry_tokens(entry: HistoryEntry, measure: Counter) -> int:
     """What `entry` costs in a request, `measure` counting each text (notes cost nothing: they
     are never sent)."""

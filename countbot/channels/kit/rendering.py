@@ -123,7 +123,9 @@ class TurnRenderer:
                 self._notices.append(event.text)
             return
         elif isinstance(event, TurnDone):
-            answer = event.content.strip() or self._streamed.strip() or "(no answer)"
+            # An answer without text comes with a notice saying why (`empty_answer`).
+            empty = "" if self._notices else "(no answer)"
+            answer = event.content.strip() or self._streamed.strip() or empty
             self._answer = answer
             self._final = _with_note(answer, " ".join(f"_{n}_" for n in self._notices))
         elif isinstance(event, TurnError) and event.code == "no_model":

@@ -41,6 +41,6 @@ def api_mount(daemon: DaemonContext) -> Mount:
         *channel_setup.routes,
         *approvals.routes,
         *subagents.routes(daemon.subagents),
-        *triggers.routes(daemon.triggers, daemon.runtime.settings.triggers),
+        *triggers.routes(daemon.triggers),
     ]
     return Mount("/api", routes=routes)

@@ -28,6 +28,8 @@ def session_json(info: SessionInfo, parent: str | None = None) -> dict[str, Any]
         "model": info.model,
         # The session that spawned this one (a subagent's), else null.
         "parent": parent,
+        # False: kept out of memory by its switch (neither indexed nor recalled into).
+        "memory": not info.memory_off,
     }
 
 
@@ -49,11 +51,26 @@ async def create_session(request: Request) -> JSONResponse:
     return JSONResponse(session_json(info), 201)
 
 
-async def rename_session(request: Request) -> JSONResponse:
+async def get_session(request: Request) -> JSONResponse:
+    session_id = request.path_params["session_id"]
+    info = await daemon_of(request).runtime.sessions.get(session_id)
+    if info is None:
+        raise ApiError(404, f"no session {session_id!r}")
+    return JSONResponse(session_json(info))
+
+
+async def change_session(request: Request) -> JSONResponse:
+    """Rename (`title`) and/or keep out of memory (`memory`: false) or let in again (true)."""
     store = daemon_of(request).runtime.sessions
     session_id = request.path_params["session_id"]
-    title = _title(await json_object(request), required=True)
-    if not await store.rename(session_id, title):
+    body = await json_object(request)
+    memory = body.get("memory")
+    if memory is not None and not isinstance(memory, bool):
+        raise ApiError(400, "'memory' must be true or false")
+    title = _title(body, required=memory is None)
+    if title and not await store.rename(session_id, title):
+        raise ApiError(404, f"no session {session_id!r}")
+    if memory is not None and not await store.set_memory_off(session_id, not memory):
         raise ApiError(404, f"no session {session_id!r}")
     info = await store.get(session_id)
     if info is None:
@@ -117,7 +134,8 @@ routes = [
     Route("/chat/models", chat_models, methods=["GET"]),
     Route("/sessions", list_sessions, methods=["GET"]),
     Route("/sessions", create_session, methods=["POST"]),
-    Route("/sessions/{session_id}", rename_session, methods=["PATCH"]),
+    Route("/sessions/{session_id}", get_session, methods=["GET"]),
+    Route("/sessions/{session_id}", change_session, methods=["PATCH"]),
     Route("/sessions/{session_id}", delete_session, methods=["DELETE"]),
     Route("/sessions/{session_id}/messages", session_messages, methods=["GET"]),
 ]

@@ -4,6 +4,7 @@
 import { showCapabilities } from "./chat/capabilities.js";
 import { Chat } from "./chat/chat.js";
 import { Composer } from "./chat/composer.js";
+import { MemorySwitch } from "./chat/memorySwitch.js";
 import { ModelPicker } from "./chat/modelPicker.js";
 import { SessionList } from "./chat/sessions.js";
 import { SubagentStrip } from "./chat/subagents.js";
@@ -225,6 +226,7 @@ function start() {
     transcript,
     subagents,
     models: new ModelPicker(byTestId("chat-model")),
+    memory: new MemorySwitch(byTestId("chat-memory")),
     onRunning: (running) => composer.setRunning(running),
     onSessionChange: (sessionId) => {
       sessions.setActive(sessionId);

@@ -61,16 +61,32 @@ def test_under_budget_nothing_changes() -> None:
     assert result.messages[2] == ToolResultMessage("c1", "exec", "small output", False)
 
 
+def test_finished_exchanges_results_keep_head_and_tail_the_current_one_stays_whole() -> None:
+    big = "\n".join(f"row {i} of a long listing with some words" for i in range(600))
+    entries = counted(*exchange(1, big), *exchange(2, big), *exchange(3, "short"))
+    result = fitted(entries, 1_000_000)  # room for everything: shortened all the same
+    tools = [m.content for m in result.messages if isinstance(m, ToolResultMessage)]
+    for shown, call in zip(tools[:2], ("c1", "c2"), strict=True):
+        assert shown.startswith("row 0 of a long listing") and shown.endswith(big[-300:])
+        assert f'call read_result with tool_call_id="{call}"' in shown
+        assert len(shown) < 2_500
+    assert tools[2] == "short" and result.gisted == 0
+    again = fitted(counted(*exchange(1, big), *exchange(2, big), *exchange(3, big)), 1_000_000)
+    latest = [m.content for m in again.messages if isinstance(m, ToolResultMessage)]
+    assert latest[:2] == tools[:2]  # the same bytes in every request: caches keep hitting
+    assert latest[2] == big  # the current exchange's result stays whole
+
+
 def test_old_results_become_gists_with_a_pointer_recent_ones_stay() -> None:
     big = "\n".join(f"row {i} of a long listing with some words" for i in range(600))
     entries = counted(*exchange(1, big), *exchange(2, big), *exchange(3, big))
-    total = sum(e.tokens for e in entries)
+    total = fitted(entries, 1_000_000).tokens  # the finished exchanges' results shortened
     result = fitted(entries, total - 100)
     tools = [m for m in result.messages if isinstance(m, ToolResultMessage)]
     assert tools[0].content.startswith("[Earlier result of exec(")
     assert 'call read_result with tool_call_id="c1"' in tools[0].content
     assert "row 0 of a long listing" in tools[0].content
-    assert tools[1].content == big and tools[2].content == big
+    assert "left out" in tools[1].content and tools[2].content == big
     assert result.tokens <= total - 100 and not result.overflow
 
 
@@ -124,8 +140,29 @@ def test_messages_remembered_between_requests_are_the_messages_made_afresh() -> 
         AssistantEntry(tool_calls=(call,)),
     )
     made: IdentityMemo[Message] = IdentityMemo()
-    for budget in (100_000, 100_000, sum(e.tokens for e in entries) - 100):
+    shortened = fit(entries, budget=100_000, fixed=0, count=count, vision=False).tokens
+    for budget in (100_000, 100_000, shortened - 100):
         fresh = fit(entries, budget=budget, fixed=0, count=count, vision=False)
         kept = fit(entries, budget=budget, fixed=0, count=count, vision=False, made=made)
         assert kept == fresh
     assert kept.gisted == 1 and kept.messages[-1].content == "Error: no result (interrupted)"
+
+
+def test_a_result_a_later_reread_points_at_stays_whole() -> None:
+    big = "\n".join(f"row {i} of a long listing with some words" for i in range(600))
+
+    def read(n: int) -> list[HistoryEntry]:
+        call = ToolCall(f"r{n}", "read_file", '{"path": "log.txt"}', {"path": "log.txt"})
+        return [
+            UserEntry(f"read it {n}"),
+            AssistantEntry(tool_calls=(call,)),
+            ToolResultEntry(f"r{n}", "read_file", big),
+            AssistantEntry(f"read {n}"),
+        ]
+
+    before = fitted(counted(*read(1), UserEntry("thanks")), 1_000_000)
+    (shortened,) = [m.content for m in before.messages if isinstance(m, ToolResultMessage)]
+    assert "left out" in shortened  # nothing refers to it yet
+    after = fitted(counted(*read(1), *read(2), UserEntry("thanks")), 1_000_000)
+    first, second = [m.content for m in after.messages if isinstance(m, ToolResultMessage)]
+    assert first == big and "unchanged since the earlier read (tool call r1)" in second

@@ -144,6 +144,18 @@ async def test_a_photo_for_a_model_without_vision_is_answered_with_a_notice(
     assert "[image attached: image/jpeg]" in user_texts(model_server.requests[0])
 
 
+async def test_an_answer_without_text_says_why_and_offers_a_retry(
+    bot: Bot, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text(""))
+    bot.fake.user_says("tell me a joke")
+
+    (answer,) = await bot.fake.wait_for_messages(ALICE)
+    assert visible(answer) == (
+        "The model ended its turn without writing an answer. Send your message again to retry."
+    )
+
+
 async def test_a_document_is_saved_and_described_to_the_model(
     bot: Bot, model_server: ScriptedModelServer, settings: Settings
 ) -> None:

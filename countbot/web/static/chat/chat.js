@@ -18,11 +18,22 @@ export class Chat {
   /**
    * onRunning(bool): a turn started or ended. onSessionChange(id | null): another session is
    * shown. onActivity(): sessions changed (new, renamed by the agent, updated). `subagents`
-   * shows the session's running subagents; `models` is the chat's model selector.
+   * shows the session's running subagents; `models` is the chat's model selector, `memory` its
+   * "Remember this chat" switch.
    */
-  constructor({ socket, transcript, subagents, models, onRunning, onSessionChange, onActivity }) {
+  constructor({
+    socket,
+    transcript,
+    subagents,
+    models,
+    memory,
+    onRunning,
+    onSessionChange,
+    onActivity,
+  }) {
     this.socket = socket;
     this.models = models; // the model selector (ModelPicker)
+    this.memory = memory; // the "Remember this chat" switch (MemorySwitch)
     this.transcript = transcript;
     this.subagents = subagents;
     this.onRunning = onRunning;
@@ -73,6 +84,7 @@ export class Chat {
     this.remember(sessionId);
     this.subagents.show(sessionId);
     this.models.show(sessionId);
+    this.memory.show(sessionId);
     if (!sessionId) return;
     this.socket.watch(sessionId);
     await this.reload();
@@ -295,6 +307,7 @@ export class Chat {
     this.sessionId = sessionId;
     this.creating = false;
     this.remember(sessionId);
+    this.memory.show(sessionId);
     for (const frame of this.held.splice(0)) {
       frame.session_id = sessionId;
       this.socket.send(frame);
@@ -348,6 +361,7 @@ export class Chat {
           result: frame.result,
           status: frame.status,
           durationMs: frame.duration_ms,
+          images: frame.images,
         });
         if (this.running) transcript.working.show("waiting");
         break;

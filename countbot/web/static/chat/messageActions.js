@@ -24,11 +24,12 @@ export function actionRow(role) {
 export function bindMessageActions(list, { textOf, replace }) {
   list.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-action]");
-    const message = button?.closest(".message");
+    // A notice's Retry (an answer that came without text) asks the same question again.
+    const message = button?.closest(".message, .notice");
     if (!message) return;
     const action = button.dataset.action;
     if (action === "copy") copy(textOf(message));
-    else if (action === "regenerate") {
+    else if (action === "regenerate" || action === "retry") {
       const asked = previousUser(message);
       if (asked) replace(asked, textOf(asked));
     } else if (action === "edit") edit(message, textOf(message), replace);

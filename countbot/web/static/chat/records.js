@@ -62,6 +62,7 @@ export function renderRecords(transcript, records) {
           result: record.content,
           status: record.status,
           durationMs: record.duration_ms,
+          images: record.images,
         });
         break;
       case "summary":

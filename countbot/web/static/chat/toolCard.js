@@ -4,6 +4,7 @@ import { h, label } from "../lib/dom.js";
 import { formatDuration } from "../lib/format.js";
 
 const PREVIEW_CHARS = 60;
+const SHOWN_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const STATUSES = new Set(["running", "missing", "ok", "error", "timeout", "cancelled", "skipped"]);
 
 /** Arguments as readable text: pretty JSON when they parse, else the raw string. */
@@ -93,10 +94,19 @@ export class ToolCard {
   }
 
   /** Fill in how the call ended. */
-  finish({ name, result, status, durationMs }) {
+  finish({ name, result, status, durationMs, images = [] }) {
     if (name) this.name.textContent = name;
     this.result.textContent = result ?? "";
     this.resultSection.hidden = false;
+    // A result's images (a browser screenshot) are shown inline, below the collapsed card.
+    for (const old of this.images ?? []) old.remove();
+    this.images = (images ?? [])
+      .filter((image) => SHOWN_TYPES.has(image.media_type) && image.data)
+      .map((image) => {
+        const src = `data:${image.media_type};base64,${image.data}`;
+        return h("img", { class: "tool-image", testid: "tool-image", src, alt: name || "" });
+      });
+    this.el.after(...this.images);
     this.duration.textContent = durationMs === undefined ? "" : formatDuration(durationMs);
     this.setStatus(status || "ok");
   }

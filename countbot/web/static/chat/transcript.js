@@ -42,6 +42,12 @@ const CODED_NOTICES = {
           ? "chat.truncatedContinuing"
           : "chat.truncated",
   },
+  // An answer without text: why, and a Retry button (sends the question again, as regenerate).
+  empty_answer: {
+    kind: "note",
+    key: (details) => (details.reason === "filter" ? "chat.emptyFiltered" : "chat.emptyAnswer"),
+    retry: true,
+  },
   step_limit: { kind: "note", key: "chat.stepLimit" },
   tool_loop: { kind: "note", key: "chat.toolLoop" },
 };
@@ -207,9 +213,9 @@ export class Transcript {
     return card;
   }
 
-  toolResult({ id, name, result, status, durationMs }) {
+  toolResult({ id, name, result, status, durationMs, images }) {
     const card = this.cards.get(id) ?? this.toolCall({ id, name, args: undefined, status });
-    card.finish({ name, result, status, durationMs });
+    card.finish({ name, result, status, durationMs, images });
   }
 
   notice(kind, { text, key, args }) {
@@ -239,6 +245,10 @@ export class Transcript {
     if (known.settings) {
       const link = { href: "#/settings", testid: "notice-settings", i18n: "banner.openSettings" };
       el.append(" ", h("a", link));
+    }
+    if (known.retry) {
+      const retry = { type: "button", class: "secondary", testid: "notice-retry", i18n: "common.retry" };
+      el.append(" ", h("button", { ...retry, dataset: { action: "retry" } }));
     }
     this.add(el);
   }

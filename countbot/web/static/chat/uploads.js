@@ -3,6 +3,7 @@
 // carries (a voice note's transcript, a document's text). The microphone button records with
 // MediaRecorder (WebM/Opus in Chromium and Firefox) and sends the transcript as a message.
 
+import { h } from "../lib/dom.js";
 import { t } from "../lib/i18n.js";
 
 export class UploadError extends Error {}
@@ -26,12 +27,28 @@ export async function uploadMedia(blob, name, kind = "file") {
   return data.note;
 }
 
-/** The microphone button: press to record, press again to stop; `onNote(note)` gets the
- * transcript note once the daemon has heard it, `onError(message)` anything that failed. */
+/** The microphone button: press to record, press again to send; while it records, a timer
+ * shows how long and ✕ throws the recording away. `onNote(note)` gets the transcript note
+ * once the daemon has heard it, `onError(message)` anything that failed. */
 export class VoiceButton {
   constructor(button, { onNote, onError }) {
     Object.assign(this, { button, onNote, onError });
     this.recorder = null;
+    this.discarded = false;
+    this.timer = h("span", { class: "voice-timer", testid: "voice-timer", role: "timer", hidden: true });
+    this.discardButton = h(
+      "button",
+      {
+        type: "button",
+        class: "icon-button voice-discard",
+        testid: "voice-discard",
+        hidden: true,
+        i18nAttrs: { title: "voice.discard", "aria-label": "voice.discard" },
+        onclick: () => this.discard(),
+      },
+      "✕",
+    );
+    button.after(this.timer, this.discardButton);
     button.hidden = !(navigator.mediaDevices?.getUserMedia && window.MediaRecorder);
     button.addEventListener("click", () => (this.recorder ? this.stop() : this.start()));
   }
@@ -50,19 +67,50 @@ export class VoiceButton {
     }
     const chunks = [];
     const recorder = (this.recorder = new MediaRecorder(stream, { audioBitsPerSecond: 64000 }));
+    this.discarded = false;
     recorder.addEventListener("dataavailable", (event) => chunks.push(event.data));
     recorder.addEventListener("stop", () => {
       for (const track of stream.getTracks()) track.stop();
-      this.send(new Blob(chunks, { type: recorder.mimeType || "audio/webm" }));
+      if (this.discarded) this.show("idle");
+      else this.send(new Blob(chunks, { type: recorder.mimeType || "audio/webm" }));
     });
     recorder.start();
+    this.startClock();
     this.show("recording");
   }
 
   stop() {
     this.recorder.stop();
     this.recorder = null;
+    this.stopClock();
     this.show("transcribing");
+  }
+
+  /** Stop recording and send nothing. */
+  discard() {
+    if (!this.recorder) return;
+    this.discarded = true;
+    this.recorder.stop();
+    this.recorder = null;
+    this.stopClock();
+  }
+
+  startClock() {
+    const started = Date.now();
+    const tick = () => {
+      const seconds = Math.floor((Date.now() - started) / 1000);
+      this.timer.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+    };
+    tick();
+    this.clock = setInterval(tick, 500);
+    this.timer.hidden = false;
+    this.discardButton.hidden = false;
+  }
+
+  stopClock() {
+    clearInterval(this.clock);
+    this.timer.hidden = true;
+    this.discardButton.hidden = true;
   }
 
   async send(blob) {

@@ -69,6 +69,14 @@ function memoryEditor(data) {
       version = current.version; // saving now replaces exactly what they have seen
       save();
     };
+    // Every line of both, in the order the comparison shows them: the user reads and saves it.
+    const keepBoth = () => {
+      const lines = lineDiff(theirs, editor.value);
+      saved = theirs;
+      version = current.version;
+      editor.value = lines ? lines.map((line) => line.text).join("\n") : `${theirs}\n${editor.value}`;
+      status.show("busy", "memory.mergedBoth");
+    };
     conflictBox.replaceChildren(
       h("p", { i18n: "memory.conflictHint" }),
       diffView(theirs, editor.value),
@@ -82,6 +90,7 @@ function memoryEditor(data) {
         "div",
         { class: "form-actions" },
         button("memory-keep-mine", "memory.keepMine", keepMine, "primary"),
+        button("memory-keep-both", "memory.keepBoth", keepBoth),
         button("memory-use-theirs", "memory.useTheirs", useTheirs),
       ),
     );
