@@ -512,6 +512,10 @@ class MemoryIndex:
         )
 
     async def recalls(self, session_id: str | None, limit: int = 20) -> list[dict[str, object]]:
+        """What auto-recall put into turns, newest first (what was forgotten since is applied
+        first: a rewound turn's recall, or a deleted chat's words, never show)."""
+        if self._forgets_pending:
+            await self.sync_messages()
         return await self._db.run(index_db.recalls, session_id, limit)
 
 
