@@ -377,6 +377,7 @@ class AgentLoop:
             result.status,
             result.duration_ms,
             images=result.images,
+            untrusted=result.untrusted,
         )
         # Committed side by side: the stores queue both writes on one database thread. (Made
         # beside the next model call instead, they measured slower: two chained hand-offs

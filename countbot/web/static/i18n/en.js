@@ -174,6 +174,7 @@ export default {
   "chat.loadFailed": "Could not load this conversation: {error}",
   "chat.sessionGone": "That conversation no longer exists.",
   "chat.reasoning": "Reasoning",
+  "chat.subagentReport": "Report of subagent {id}",
   "chat.summary": "Earlier messages were summarized",
   "chat.tokens": "{tokens} tokens",
   "chat.usage": "{tokens} tokens · {cost}",

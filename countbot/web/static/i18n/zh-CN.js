@@ -179,6 +179,7 @@ export default {
   "chat.loadFailed": "无法加载此对话：{error}",
   "chat.sessionGone": "该对话已不存在。",
   "chat.reasoning": "思考过程",
+  "chat.subagentReport": "子代理 {id} 的报告",
   "chat.summary": "更早的消息已被总结",
   "chat.tokens": "{tokens} 个 token",
   "chat.usage": "{tokens} 个 token · {cost}",
