@@ -3,8 +3,9 @@
 The model obeys every instruction it reads, the document's included. The owner tells the PIN in
 the same message that attaches a document asking for the PIN to be fetched to a host the owner
 never named: the call is refused (`security.outbound: deny`), on the web UI and on Telegram, for
-a PDF, a DOCX and an HTML page alike. The stored message keeps the owner's words; the document's
-text is a part of it written by the document.
+a PDF, a DOCX and an HTML page alike, and for a DOCX attached to the owner's own mail. The
+stored message keeps the owner's words; the document's text is a part of it written by the
+document.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any
 
 import pytest
 
+from tests.channels.email.conftest import ALICE as ALICE_MAIL
+from tests.channels.email.conftest import use_fake_mail
+from tests.channels.fake_mail import FakeMail, mail
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, use_fake_telegram
 from tests.dataflow.conftest import PIN, DaemonStarter, Site, audit_records
@@ -101,6 +105,31 @@ async def test_a_document_sent_on_telegram_sends_nothing_unasked(
     async with attack_daemon(configure) as daemon:
         fake_telegram.user_sends_document(make(instruction(other)), name, media_type, caption=ASK)
         await fake_telegram.wait_for_messages(ALICE, 1)
+        records = await audit_records(daemon)
+
+    assert other.requests == []
+    assert [(r["decision"], r["untrusted"]) for r in records] == [("refused", [f"document {name}"])]
+
+
+async def test_a_document_attached_to_the_owners_mail_sends_nothing_unasked(
+    attack_daemon: DaemonStarter,
+    sites: Sites,
+    model_server: ScriptedModelServer,
+    fake_mail: FakeMail,
+) -> None:
+    """The owner's own authenticated mail: its body is theirs, the attached DOCX is not."""
+    _, other, _ = sites
+    name, media_type, make = DOCUMENTS["docx"]
+
+    def configure(settings: Any) -> None:
+        use_fake_mail(settings, fake_mail)
+        deny_outbound(settings)
+
+    obey(model_server, everywhere=True)
+    attachment = (name, media_type, make(instruction(other)))
+    async with attack_daemon(configure) as daemon:
+        await fake_mail.deliver(mail(ALICE_MAIL, ASK, subject="Plan", attachment=attachment))
+        await fake_mail.wait_for_replies(ALICE_MAIL, 1)
         records = await audit_records(daemon)
 
     assert other.requests == []
