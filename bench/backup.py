@@ -120,7 +120,7 @@ async def in_child(instance: Instance, target: Path) -> None:
     """`countbot backup create` in a child process, as the daemon's schedule runs it."""
     assert instance.config is not None
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "countbot", "backup", "create", str(target),
+        sys.executable, "-m", "countbot", "backup", "create", str(target), "--low-priority",
         "--config", str(instance.config), stdout=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     assert await child.wait() == 0

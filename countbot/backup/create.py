@@ -37,7 +37,7 @@ def create_backup(instance: Instance, target: Path, *, include_secrets: bool = F
     manifest = Manifest(created_at=datetime.now(UTC).isoformat(), countbot=countbot.__version__)
     try:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".backup-") as scratch:
-            with tarfile.open(partial, "w:gz", compresslevel=6) as tar:
+            with tarfile.open(partial, "w:gz", compresslevel=6, copybufsize=_CHUNK) as tar:
                 writer = _Writer(tar, manifest, skip={target.parent.resolve()})
                 _add_config(writer, instance, include_secrets)
                 _add_databases(writer, instance, Path(scratch))

@@ -60,7 +60,15 @@ class BackupSchedule:
 
     async def _backup(self, target: Path) -> Path:
         """`countbot backup create TARGET` for this instance, in a child process."""
-        command = [sys.executable, "-m", "countbot", "backup", "create", str(target)]
+        command = [
+            sys.executable,
+            "-m",
+            "countbot",
+            "backup",
+            "create",
+            str(target),
+            "--low-priority",
+        ]
         if self._settings.config_path is not None:
             command += ["--config", str(self._settings.config_path)]
         if self._settings.backup.include_secrets:
