@@ -60,7 +60,13 @@ class AutoRecall:
             if await self._index.kept_out(session_id):  # the user keeps this chat out of memory
                 return None
             found = await self._index.search(
-                query, limit=self._hits, exclude_session=session_id, min_similarity=cosine
+                query,
+                limit=self._hits,
+                exclude_session=session_id,
+                min_similarity=cosine,
+                # Only what the owner wrote comes back unasked; others' words are found by an
+                # explicit memory_search, marked as theirs (docs/architecture.md).
+                owner_only=True,
             )
         except Exception:  # recall is a help: a failure must not cost the turn
             log.exception("auto-recall failed in session %s", session_id)
