@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,7 +111,7 @@ class BrowserHost:
         return tabs[-1] if tabs else None
 
     @contextlib.asynccontextmanager
-    async def using(self) -> Any:
+    async def using(self) -> AsyncIterator[None]:
         """Marks the browser busy (the idle reaper waits) for the length of one action."""
         self._busy += 1
         try:

@@ -84,7 +84,9 @@ class RowFile:
             return
         size = max(1, rows) * self._dims * 4
         if self._file is not None:
-            os.ftruncate(self._file.fileno(), size)
+            # Blocks allocated now: a full disk is an OSError here, not a SIGBUS at a write
+            # into the map.
+            os.posix_fallocate(self._file.fileno(), 0, size)
             grown = mmap.mmap(self._file.fileno(), size)
         else:
             grown = mmap.mmap(-1, size)
@@ -251,11 +253,11 @@ class VectorSet:
         if rows <= len(self._columns["ids"]):
             return
         capacity = rows + rows // 4 + SPARE_ROWS
+        self._rows.reserve(capacity)  # first: a full disk leaves the set as it was
         grown = _columns(self._words, capacity)
         for name, column in self._columns.items():
             grown[name][: self._size] = column[: self._size]
         self._columns = grown
-        self._rows.reserve(capacity)
 
     def _compact(self) -> None:
         """Drop removed rows (the arrays and the file keep their room)."""

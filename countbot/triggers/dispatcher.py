@@ -192,6 +192,7 @@ class Dispatcher:
         if not outcome.ok:
             await self._fail(event, outcome.error)
             return
+        await self._events.answered(event.id, outcome.text)  # never run again from here on
         delivered, detail = await self._deliver(trigger, event.trigger, outcome)
         status = "delivered" if delivered else "failed"
         await self._events.finish(event.id, status, detail, outcome.text, self._clock())

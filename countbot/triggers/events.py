@@ -4,7 +4,9 @@ A row is written (and durable) before the source is acknowledged: a webhook's `2
 new file version, a mail's UID. The same source key twice is one row, so a repeated delivery is
 acknowledged and never run again. A restart finds what was received and not finished; an event
 whose turn was cut off by the restart runs once more, a second cut-off fails it (a turn that
-takes the daemon down must not do so forever). Rows are kept 30 days.
+takes the daemon down must not do so forever). A turn's answer is written to its row before it
+is handed to the outbound path: an event cut off after that is not run again (the channel's
+outbox owes the answer from then on, and sends it once). Rows are kept 30 days.
 """
 
 from __future__ import annotations
@@ -89,6 +91,10 @@ class TriggerEvents:
         self, event_id: int, status: EventStatus, detail: str, answer: str, now: float
     ) -> None:
         await self._db.run(_finish, event_id, status, detail, answer, now)
+
+    async def answered(self, event_id: int, answer: str) -> None:
+        """The turn ended with `answer`, about to be delivered: a restart does not run it again."""
+        await self._db.run(_answered, event_id, answer)
 
     async def release(self, event_id: int) -> None:
         """A claimed event goes back to received (the daemon stopped before its turn ended)."""
@@ -175,6 +181,10 @@ def _finish(
     )
 
 
+def _answered(conn: sqlite3.Connection, event_id: int, answer: str) -> None:
+    conn.execute("UPDATE trigger_events SET answer = ? WHERE id = ?", (answer, event_id))
+
+
 def _release(conn: sqlite3.Connection, event_id: int) -> None:
     conn.execute(
         "UPDATE trigger_events SET status = 'received' WHERE id = ? AND status = 'running'",
@@ -183,6 +193,12 @@ def _release(conn: sqlite3.Connection, event_id: int) -> None:
 
 
 def _resume(conn: sqlite3.Connection, now: float) -> list[str]:
+    conn.execute(
+        "UPDATE trigger_events SET status = 'delivered', ended_at = ?,"
+        " detail = 'answered before a restart; the channel outbox sends what it still owes'"
+        " WHERE status = 'running' AND answer != ''",
+        (now,),
+    )
     conn.execute(
         "UPDATE trigger_events SET status = 'failed', ended_at = ?,"
         " detail = 'a restart cut its turn off twice; not run again (use run again)'"

@@ -8,6 +8,8 @@ of a few topics plus noise, and so are the queries.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,30 @@ def test_the_narrowed_search_finds_what_an_exact_one_finds_with_filters_and_remo
     vectors.close()
     if in_file:  # the rows' file is unlinked from the start: nothing is left behind
         assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_no_room_on_the_disk_for_the_rows_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """The rows' file takes its disk blocks when it grows: a full disk (here a file-size limit)
+    fails that step with an OSError the worker answers with, instead of killing it at a write."""
+    script = f"""
+import resource, signal
+from pathlib import Path
+import numpy as np
+from countbot.memory_index.vectors import VectorSet
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+vectors = VectorSet({DIMS}, folder=Path({str(tmp_path)!r}))
+vectors.add([1], [("note", 0.0, None)], np.ones((1, {DIMS}), np.float32))
+try:
+    vectors.add(list(range(2, 10_002)), [("note", 0.0, None)] * 10_000,
+                np.ones((10_000, {DIMS}), np.float32))
+except OSError as exc:
+    print("refused:", exc.strerror)
+vectors.add([2], [("note", 0.0, None)], np.ones((1, {DIMS}), np.float32))  # room for it
+print("rows", len(vectors))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["refused: File too large", "rows 2"]

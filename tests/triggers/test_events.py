@@ -45,6 +45,18 @@ async def test_a_cut_off_turn_is_resumed_once_then_failed(events: TriggerEvents)
     assert ended is not None and ended.status == "failed" and "twice" in ended.detail
 
 
+async def test_an_event_answered_before_a_restart_is_not_run_again(
+    events: TriggerEvents,
+) -> None:
+    recorded = await events.record("gh", "hook", "d", {}, NOW)
+    await events.claim("gh", NOW)
+    await events.answered(recorded.id, "The summary.")  # then the daemon died while sending
+    assert await events.resume(NOW + 10) == []
+    ended = await events.get(recorded.id)
+    assert ended is not None and (ended.status, ended.answer) == ("delivered", "The summary.")
+    assert "outbox" in ended.detail
+
+
 async def test_ended_events_are_kept_thirty_days(events: TriggerEvents) -> None:
     old = await events.record("gh", "hook", "old", {}, NOW)
     await events.finish(old.id, "delivered", "sent", "answer", NOW)
