@@ -8,7 +8,8 @@ message, and keeps the pick for all its calls (the request prefix stays stable):
 - a capable model gets every core tool; grouped tools (an MCP server's) all while the schemas fit
   `agent.tool_budget` tokens, else those of a group the message names, then the most relevant;
 - a small model (`ModelChoice.small`) gets only the few tools the message asks for, none for a
-  greeting or a plain question.
+  greeting, a plain question or a text to compose: `requested_tools` reads everyday requests in
+  English and Chinese, the scoring below the rest.
 
 Relevance is word overlap between the message and a tool's name and description, plus the
 intent words below for the core tools (a message says "save a note", not "memory_write").
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from countbot.agent.requested_tools import requested_tools
 from countbot.llm.types import ToolSpec
 from countbot.tools.base import Tool
 from countbot.tools.registry import ToolRegistry
@@ -30,7 +32,7 @@ _FILE_NAME = re.compile(r"\b[\w-]+\.[a-z0-9]{1,5}\b", re.IGNORECASE)
 _FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file"})
 _INTENTS = {
     "read_file": "read open show view contents content cat look inside",
-    "write_file": "write create save make new put file",
+    "write_file": "write create save make new put",
     "edit_file": "edit change replace modify update fix rename",
     "list_dir": "list files folder folders directory directories dir ls workspace",
     "exec": "run command shell execute install script bash terminal",
@@ -74,6 +76,9 @@ def select_tools(
     message = message[:_MESSAGE_CHARS]
     words = _words(message) | ({"file"} if _FILE_NAME.search(message) else set())
     if small:
+        asked = requested_tools(message)
+        if asked is not None:  # what the message asks for, in its words (any language)
+            return tuple(spec for _, spec in offered if spec.name in asked)
         return _few(offered, words)
     spent = sum(cost(s) for t, s in offered if not t.group)
     if spent + sum(cost(s) for _, s in grouped) <= budget:

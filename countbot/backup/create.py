@@ -29,12 +29,6 @@ log = logging.getLogger(__name__)
 _CHUNK = 1 << 20
 
 
-def default_name(now: datetime | None = None) -> str:
-    """`countbot-backup-20261129-063000.tar.gz`: sorts by time, one a second at most."""
-    moment = now or datetime.now(UTC)
-    return f"countbot-backup-{moment:%Y%m%d-%H%M%S}.tar.gz"
-
-
 def create_backup(instance: Instance, target: Path, *, include_secrets: bool = False) -> Manifest:
     """Write the archive of `instance` to `target`; its manifest. Nothing is left at `target`
     (nor beside it) when this fails: a full disk leaves the older backups as they were."""
@@ -43,7 +37,7 @@ def create_backup(instance: Instance, target: Path, *, include_secrets: bool = F
     manifest = Manifest(created_at=datetime.now(UTC).isoformat(), countbot=countbot.__version__)
     try:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".backup-") as scratch:
-            with tarfile.open(partial, "w:gz", compresslevel=6) as tar:
+            with tarfile.open(partial, "w:gz", compresslevel=6, copybufsize=_CHUNK) as tar:
                 writer = _Writer(tar, manifest, skip={target.parent.resolve()})
                 _add_config(writer, instance, include_secrets)
                 _add_databases(writer, instance, Path(scratch))

@@ -97,6 +97,8 @@ class LaunchPlan:
     headless: bool
     log_file: Path
     pid_file: Path
+    # A sandbox's command line the browser runs under (`jail.py`); empty: none.
+    jail: tuple[str, ...] = ()
 
 
 async def launch(plan: LaunchPlan) -> Chromium:
@@ -116,6 +118,7 @@ async def launch(plan: LaunchPlan) -> Chromium:
         move,
         "bash",
         *_death_signal(),
+        *plan.jail,
         str(plan.executable),
         *_flags(plan),
     ]
@@ -155,7 +158,7 @@ def _flags(plan: LaunchPlan) -> list[str]:
     flags = [*_FLAGS, f"--user-data-dir={plan.profile}"]
     if plan.headless:
         flags.append("--headless")
-    if os.geteuid() == 0:  # Chromium refuses its own sandbox as root
+    if os.geteuid() == 0 or plan.jail:  # as root, or inside bwrap, its own sandbox cannot run
         flags.append("--no-sandbox")
     return [*flags, "about:blank"]
 

@@ -36,12 +36,17 @@ class BrowserFeature:
         from countbot.tools.workspace_guard import WorkspaceGuard
 
         web = settings.tools.web
+        hidden = [settings.data_dir, settings.workspace]
+        if settings.config_path is not None:  # the config file and the secrets beside it
+            hidden += [settings.config_path, settings.config_path.parent / "secrets.yaml"]
         self.host = BrowserHost(
             settings.tools.browser,
             HostPlan(
                 folder=settings.data_dir / "browser",
                 workspace=WorkspaceGuard(settings.workspace),
                 allow_private=lambda: web.allow_private,
+                sandbox=settings.tools.exec.sandbox,
+                hidden=tuple(hidden),
             ),
         )
         return [BrowserTool(self.host)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from countbot.browser.chromium import (
     find_chromium,
     launch,
 )
+from countbot.browser.jail import jail_argv
 from countbot.browser.tab import Tab
 from countbot.browser.workspace_files import clean_name, move_in
 from countbot.config.settings import BrowserSettings
@@ -44,6 +45,9 @@ class HostPlan:
     workspace: WorkspaceGuard
     # Read at each request: tools.web.allow_private may change while the daemon runs.
     allow_private: Callable[[], bool]
+    # tools.exec.sandbox (the browser runs in bwrap where exec does), and what it must not see.
+    sandbox: str = "off"
+    hidden: tuple[Path, ...] = ()
 
 
 @dataclass(slots=True)
@@ -107,7 +111,7 @@ class BrowserHost:
         return tabs[-1] if tabs else None
 
     @contextlib.asynccontextmanager
-    async def using(self) -> Any:
+    async def using(self) -> AsyncIterator[None]:
         """Marks the browser busy (the idle reaper waits) for the length of one action."""
         self._busy += 1
         try:
@@ -142,6 +146,7 @@ class BrowserHost:
             raise BrowserUnavailable(MISSING)
         folder = self.plan.folder
         await asyncio.to_thread(_make_folders, folder)
+        jail = await asyncio.to_thread(jail_argv, self.plan.sandbox, folder, self.plan.hidden)
         chromium = await launch(
             LaunchPlan(
                 executable=executable,
@@ -149,6 +154,7 @@ class BrowserHost:
                 headless=self.settings.headless,
                 log_file=folder / "chromium.log",
                 pid_file=folder / "chromium.pid",
+                jail=tuple(jail),
             )
         )
         cdp = chromium.cdp

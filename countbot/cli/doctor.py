@@ -14,7 +14,8 @@ from pathlib import Path
 import click
 
 from countbot.browser.chromium import MISSING, find_chromium
-from countbot.config.settings import BrowserSettings, Settings
+from countbot.browser.jail import jail_argv
+from countbot.config.settings import Settings, ToolsSettings
 from countbot.execution.sandbox import SandboxStatus
 from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
@@ -82,7 +83,7 @@ async def run_checks(settings: Settings) -> int:
         ("sandbox", sandbox),
         ("skills", skills),
         ("mcp", mcp),
-        ("browser", lambda: _browser_line(settings.tools.browser)),
+        ("browser", lambda: _browser_line(settings.tools)),
         ("triggers", triggers),
         ("model", lambda: _model_answers(settings)),
     ]
@@ -160,9 +161,10 @@ def _sandbox_line(status: SandboxStatus) -> str:
     raise CheckWarning(f"exec is NOT sandboxed: {status.detail}; {hint}")
 
 
-async def _browser_line(settings: BrowserSettings) -> str:
-    """The Chromium the `browser` tool would start, and its version; missing is a warning (the
-    rest of CountBot works, and nothing is ever downloaded in its place)."""
+async def _browser_line(tools: ToolsSettings) -> str:
+    """The Chromium the `browser` tool would start, its version and whether it runs in bwrap;
+    missing is a warning (the rest of CountBot works; nothing is downloaded in its place)."""
+    settings = tools.browser
     if not settings.enabled:
         return "off (tools.browser.enabled: false)"
     executable = find_chromium(settings.executable)
@@ -182,7 +184,10 @@ async def _browser_line(settings: BrowserSettings) -> str:
         await process.wait()
         raise CheckFailed(f"{executable} --version did not answer; is it a browser?") from None
     version = out.decode(errors="replace").strip() or f"exit status {process.returncode}"
-    return f"{executable} ({version}), started at the browser tool's first use"
+    where = (
+        "in the bwrap sandbox" if jail_argv(tools.exec.sandbox, Path("/"), ()) else "unsandboxed"
+    )
+    return f"{executable} ({version}), {where}, started at the browser tool's first use"
 
 
 async def _writable(folder: Path) -> str:

@@ -23,6 +23,8 @@ class SessionLog:
         self.session_id = session_id
         self._ring: deque[SessionEvent] = deque(maxlen=size)
         self._next = first_seq
+        # Whether a turn is under way: a message came in and no done/error/cancelled since.
+        self.turn_open = False
 
     @property
     def last_seq(self) -> int:
@@ -33,6 +35,10 @@ class SessionLog:
         numbered = SessionEvent(self.session_id, self._next, event)
         self._next += 1
         self._ring.append(numbered)
+        if event.type in TERMINAL_TYPES:
+            self.turn_open = False
+        elif event.type != "subagent":  # a subagent's news is not part of the chat's turn
+            self.turn_open = True
         return numbered
 
     def since(self, last_seq: int) -> tuple[list[SessionEvent], bool]:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 # Seconds between the watchdog's cancel-token step and its task-cancel step.
 KILL_GRACE = 5.0
+# Sessions remembered as registered (least recent forgotten: its next message registers again).
+REGISTERED_SESSIONS = 1024
 
 
 class TurnSource(Protocol):
@@ -81,7 +84,7 @@ class Gateway:
         self._settings = settings
         self._kill_grace = kill_grace
         self._lanes: dict[str, SessionLane] = {}
-        self._registered: set[str] = set()
+        self._registered: OrderedDict[str, None] = OrderedDict()
         self._accepting = True
         self._cancel_listeners: list[Callable[[str], bool]] = []
         # How many turns have ended since start (the daemon trims its heap after a busy spell).
@@ -115,12 +118,16 @@ class Gateway:
         if not self._accepting:
             raise GatewayClosedError("the daemon is shutting down")
         session_id = message.session_key or uuid.uuid4().hex[:12]
-        if session_id not in self._registered:
+        if session_id in self._registered:
+            self._registered.move_to_end(session_id)
+        else:
             await self._sessions.ensure(
                 session_id, channel=message.channel, chat_id=message.chat_id
             )
             # Once is enough: storing a message recreates a session deleted in the meantime.
-            self._registered.add(session_id)
+            self._registered[session_id] = None
+            if len(self._registered) > REGISTERED_SESSIONS:
+                self._registered.popitem(last=False)
             if not self._accepting:
                 raise GatewayClosedError("the daemon is shutting down")
         mode = message.mode or self._settings.queue_mode
@@ -131,7 +138,15 @@ class Gateway:
         if origin is not None:
             self.hub.subscribe(session_id, origin)
         accepted = MessageAccepted(
-            message.content, message.channel, queued, mode, message.media, origin, client_id
+            message.content,
+            message.channel,
+            queued,
+            mode,
+            message.media,
+            origin,
+            client_id,
+            message.parts,
+            message.author,
         )
         lane.accepted(message, self.hub.publish(session_id, accepted).seq)
         return Submission(session_id, queued, mode)

@@ -21,7 +21,9 @@ WATCHER_QUEUE = 4096
 # What a watcher's queue holds: live events, and frames its surface queues itself (replies,
 # replayed events already rendered) so everything reaches the consumer in one order.
 Outbound = SessionEvent | dict[str, Any]
-# Logs of sessions nobody watches are kept for replay, up to this many (least recent go first).
+# Logs of sessions at rest (no turn under way, or nobody watching) are kept for replay, up to this
+# many (least recent go first). A connection stays subscribed to every session it sent a message
+# in: keeping those logs for it would grow with the sessions it touched (each a turn's events).
 IDLE_LOGS = 64
 
 
@@ -132,6 +134,9 @@ class EventHub:
         return log
 
     def _evict_idle(self) -> None:
-        idle = [s for s in self._logs if s not in self._watchers]
+        """Drop the least recent logs at rest beyond `idle_logs`. A watcher of a dropped log
+        still gets its session's next events (numbered after every earlier one); a client that
+        reconnects with an older `last_seq` is told to reload the history, which is stored."""
+        idle = [s for s, log in self._logs.items() if not log.turn_open or s not in self._watchers]
         for session_id in idle[: max(0, len(idle) - self._idle_logs)]:
             self._high_water = max(self._high_water, self._logs.pop(session_id).last_seq)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Sequence
 from datetime import date
+from pathlib import Path
 from typing import Any
 
-from countbot.memory.cited import KINDS, MemorySearch
+from countbot.authorship import external
+from countbot.memory.cited import KINDS, CitedHit, MemorySearch
 from countbot.memory.hygiene import corrected, repeats, without
 from countbot.memory.memory_file import MemoryEditError, MemoryFile
 from countbot.memory.notes import add_note, date_heading
@@ -175,9 +179,12 @@ class MemorySearchTool(Tool):
         )
         if not hits:
             return ToolResult(f"Nothing in memory matches: {query}. Try other words.")
+        now = time.time()
         blocks = [f"{len(hits)} hit(s) in memory for: {query}"]
-        blocks.extend(f"[{n}] ({hit.citation()}) {hit.text}" for n, hit in enumerate(hits, 1))
-        return ToolResult("\n\n".join(blocks))
+        blocks.extend(_shown(n, hit, now) for n, hit in enumerate(hits, 1))
+        # What others wrote counts for the turn as a fetched page does (the data-flow ledger).
+        others = [hit.written_by(now) for hit in hits if not hit.author.owned]
+        return ToolResult("\n\n".join(blocks), untrusted=tuple(dict.fromkeys(others)))
 
     async def _keyword_search(self, query: str, limit: int) -> ToolResult:
         """Without an index (a bare registry): every word must occur in a MEMORY.md entry."""
@@ -203,16 +210,26 @@ class MemoryForgetTool(Tool):
     )
     parameters = params(required={"text": text(minLength=3)}, closed=False)
 
-    def __init__(self, files: Sequence[MemoryFile], index: MemorySearch | None) -> None:
+    def __init__(
+        self,
+        files: Sequence[MemoryFile],
+        index: MemorySearch | None,
+        notes_folder: Path | None = None,
+    ) -> None:
         self._files = files
         self._index = index
+        self._notes_folder = notes_folder  # the dated notes, `memory/*.md`, as they are then
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = str(args.get("text", "")).strip()
         if len(text) < 3:
             return ToolResult.error("give at least three characters of the fact to forget")
+        # The index logs the forgetting first (a crash after it still forgets the past
+        # conversations), then the files lose their entries.
+        dropped = await self._index.forget(text) if self._index is not None else 0
+        notes = await asyncio.to_thread(_notes, self._notes_folder)
         removed = 0
-        for memory in self._files:
+        for memory in [*self._files, *(MemoryFile(path) for path in notes)]:
             counted: list[int] = []
 
             def change(content: str, counted: list[int] = counted) -> str:
@@ -222,7 +239,6 @@ class MemoryForgetTool(Tool):
 
             await memory.update(change)
             removed += sum(counted)
-        dropped = await self._index.forget(text) if self._index is not None else 0
         if not removed and not dropped:
             return ToolResult(f"Nothing in memory holds: {text}")
         return ToolResult(
@@ -231,7 +247,19 @@ class MemoryForgetTool(Tool):
         )
 
 
+def _shown(number: int, hit: CitedHit, now: float) -> str:
+    """A hit as the model reads it: what others wrote inside the marker text from outside gets,
+    named by what it is ("a message forwarded on telegram, 3 days ago")."""
+    text = hit.text if hit.author.owned else external(hit.written_by(now), hit.text)
+    return f"[{number}] ({hit.citation()}) {text}"
+
+
 _SCOPES = {"notes": ("note",), "conversations": ("conversation",), "all": KINDS}
+
+
+def _notes(folder: Path | None) -> list[Path]:
+    """The dated notes in `folder` (none without one)."""
+    return sorted(folder.glob("*.md")) if folder is not None and folder.is_dir() else []
 
 
 def _day(value: object) -> date | None:

@@ -94,8 +94,9 @@ class ContentUnits:
             return 0.0
         held = sum(char in text for char in self.chars)
         if self.words:
-            found = _words(text.lower())
-            held += sum(_has_word(word, found) for word in self.words)
+            lowered = text.lower()
+            found = set(_words(lowered))
+            held += sum(_has_word(word, lowered, found) for word in self.words)
         return held / (len(self.words) + len(self.chars))
 
 
@@ -125,15 +126,24 @@ def _words(text: str) -> list[str]:
     return (_ascii_word() if text.isascii() else _patterns()[2]).findall(text)
 
 
-def _has_word(word: str, found: list[str]) -> bool:
-    if word.isdigit():
-        return word in found
-    for other in found:
-        if other == word:
+def _has_word(word: str, text: str, found: set[str]) -> bool:
+    """Whether lowercased `text` (its words `found`) has `word`, or a word sharing its first
+    letters with it: as many as the shorter has, up to `_STEM_PREFIX`, and at least three
+    ("allergies" has "allergic", "planned" has "plan", as the stemmer would). Set lookups and
+    a substring search: auto-recall checks a few hits per turn, on the event loop."""
+    if word in found:
+        return True
+    if word.isdigit() or len(word) < 3:
+        return False
+    cut = min(len(word), _STEM_PREFIX)
+    if any(word[:k] in found for k in range(3, cut)):
+        return True  # a shorter word of the text that the word starts with
+    prefix = word[:cut]
+    at = text.find(prefix)
+    while at >= 0:  # a word of the text starting with the word's first letters
+        if at == 0 or not text[at - 1].isalnum():
             return True
-        short = min(len(word), len(other))
-        if short >= 3 and word[: min(short, _STEM_PREFIX)] == other[: min(short, _STEM_PREFIX)]:
-            return True
+        at = text.find(prefix, at + 1)
     return False
 
 

@@ -11,7 +11,6 @@ full-text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,8 @@ from countbot.memory_index.index_db import Filters
 # starts Python, loads the model and reads every vector (a few seconds at 100,000 entries).
 REQUEST_TIMEOUT = 120.0
 _WORKER = "countbot.memory_index.vector_worker"
-# Files the worker derives from its model, beside the index file: `<data_dir>/cache`.
+# Files the worker derives from its model and the file its vectors' rows are mapped from (unlinked:
+# gone when the worker ends), beside the index file: `<data_dir>/cache`.
 CACHE_DIR = "cache"
 # One BLAS thread: the child shares the machine with the daemon it serves, and a product over
 # the vectors is memory-bound (a second thread measured slower).
@@ -41,6 +41,7 @@ def worker_setup(index: Path, embedder: Embedder) -> dict[str, Any]:
         "model": embedder.model_id,
         "factory": embedder.factory,
         "options": options,
+        "rows_dir": str(index.parent / CACHE_DIR),
     }
 
 
@@ -69,12 +70,13 @@ class VectorProcess:
         self, query: str, filters: Filters, limit: int, wait: float | None = None
     ) -> list[tuple[int, float, float]]:
         """(entry id, cosine, time) of the nearest entries the filters admit, best first."""
-        request = {"op": "search", "query": query, "filters": asdict(filters), "limit": limit}
+        request = {"op": "search", "query": query, "filters": filters.wanted(), "limit": limit}
         answer = await self._call(request, wait)
         return [(int(i), float(score), float(ts)) for i, score, ts in answer["hits"]]
 
     async def stats(self) -> dict[str, Any]:
-        """The worker's rows, their bytes and the seconds it took to read them at start."""
+        """The worker's rows, the bytes of their codes in memory and of their mapped file, and the
+        seconds it took to read them at start."""
         return await self._call({"op": "stats"})
 
     def remove(self, ids: Sequence[int]) -> None:

@@ -9,13 +9,14 @@ itself, and is ended when idle, taking all of it with it. The daemon remains the
 entries; the worker writes vectors only, each with a check that its entry still exists.
 
 Its stdin carries one JSON line of set-up (`index`: the index file, `model`: the vector space's
-id, `factory`: "module:name" of the model's loader, `options`: its arguments), then one JSON line
+id, `factory`: "module:name" of the model's loader, `options`: its arguments, `rows_dir`: the
+folder of the memory-mapped file its vectors' rows are read from, vectors.py), then one JSON line
 per request, each answered by one JSON line on stdout:
 
     {"op": "embed_pending", "limit": n}          -> {"embedded": k} (k = 0: none is left)
     {"op": "search", "query": text, "filters": {kinds, since, until, exclude_session},
      "limit": n}                                  -> {"hits": [[entry id, cosine, ts], ...]}
-    {"op": "stats"}                               -> {"rows", "bytes", "load_seconds"}
+    {"op": "stats"}                   -> {"rows", "bytes", "file_bytes", "load_seconds"}
     {"op": "remove", "ids": [...]}                -> no answer (sent as entries go, unawaited)
 
 A failed request answers {"error": "..."} and the worker stays up. Nothing of the daemon is
@@ -30,6 +31,7 @@ import signal
 import sqlite3
 import sys
 import time
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -51,7 +53,14 @@ RELEASE_AFTER = 1_000
 class Worker:
     """The vectors of one model over one index file, and the model, loaded at its first use."""
 
-    def __init__(self, index: str, model: str, factory: str, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        index: str,
+        model: str,
+        factory: str,
+        options: dict[str, Any],
+        rows_dir: str | None = None,
+    ) -> None:
         self._conn = sqlite3.connect(index, timeout=30.0, isolation_level=None)
         self._conn.execute("PRAGMA foreign_keys=ON")
         # As the daemon's connection: in WAL mode a commit need not wait for the disk (derived
@@ -60,6 +69,7 @@ class Worker:
         self._model_id = model
         self._factory = factory
         self._options = options
+        self._rows_dir = Path(rows_dir) if rows_dir else None
         self._model: Any = None
         self._through = 0  # entries up to this id have a vector (or were embedded here)
         self._unreleased = 0  # entries embedded since the model last let go of its pages
@@ -76,7 +86,7 @@ class Worker:
             matrix = np.frombuffer(b"".join(r[4] for r in batch), dtype=np.float16)
             matrix = matrix.reshape(len(batch), -1)
             if vectors is None:
-                vectors = VectorSet(matrix.shape[1], capacity)
+                vectors = VectorSet(matrix.shape[1], capacity, self._rows_dir)
             vectors.add([r[0] for r in batch], [(r[1], r[2], r[3]) for r in batch], matrix)
         return vectors
 
@@ -110,7 +120,7 @@ class Worker:
         kept = [i for i, row in enumerate(pending) if row[0] in stored]
         if kept:
             if self._vectors is None:
-                self._vectors = VectorSet(rows.shape[1])
+                self._vectors = VectorSet(rows.shape[1], folder=self._rows_dir)
             meta = [(pending[i][1], pending[i][2], pending[i][3]) for i in kept]
             self._vectors.add([pending[i][0] for i in kept], meta, rows[kept])
         self._through = pending[-1][0]
@@ -131,6 +141,7 @@ class Worker:
         return {
             "rows": len(vectors) if vectors else 0,
             "bytes": vectors.nbytes if vectors else 0,
+            "file_bytes": vectors.file_bytes if vectors else 0,
             "load_seconds": self.load_seconds,
         }
 
@@ -150,7 +161,13 @@ def serve(requests: IO[bytes], out: IO[bytes]) -> None:
     setup = json.loads(requests.readline() or b"null")
     if not isinstance(setup, dict):
         return
-    worker = Worker(setup["index"], setup["model"], setup["factory"], setup.get("options", {}))
+    worker = Worker(
+        setup["index"],
+        setup["model"],
+        setup["factory"],
+        setup.get("options", {}),
+        setup.get("rows_dir"),
+    )
     for line in requests:
         request = json.loads(line)
         if request.get("op") == "remove":  # unanswered: the daemon does not wait for it

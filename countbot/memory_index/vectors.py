@@ -1,32 +1,49 @@
 """The vectors of one model, searched where the model runs: in the vector worker, never the daemon.
 
-Every row is kept as two halves of its dimensions: the first in float32, the second in float16.
-A search ranks every admitted row by its first half (one BLAS product: ~100 MB read at 100,000
-rows of 512 dimensions), then completes the best `SHORTLIST` with the second half and ranks those
-by their full cosine. On the bench's year of 100,000 entries (docs/memory_recall.md) that finds
-every fact the exact product finds, in a third of its time. The second half is float16 because
-only 2,000 of its rows are read per search; the first stays float32 because numpy has no BLAS
-product in float16, and converting 100,000 half rows per search costs several times the product
-itself (47 ms against 8.5 measured). The stored vectors are float16 already (index_db), so the
-cosines are the ones the index always ranked by.
+Memory grows with a small code per row, not with the rows: each row's full float32 values live in
+a memory-mapped file (`RowFile`: an unlinked file beside the index, so the kernel can write its
+pages out and read them back, and nothing is left on disk when the worker ends), and memory holds
+only each row's sign bits (one bit a dimension: 64 bytes at 512) beside its filter columns. A
+search narrows in three steps, each over fewer rows with a finer score:
+
+1. the Hamming distance of every admitted row's signs to the query's (`FIRST_SHARE` of the rows
+   or `4 * SHORTLIST` at least are kept: a histogram's cut, no sort);
+2. the query's own values against those rows' signs (asymmetric: a lookup table per byte of the
+   code), keeping the best `SHORTLIST`;
+3. the exact cosine of those against their full rows, read from the file.
+
+bench/vector_search.py measures it against an exact search (the hits, and what they score) and
+its time and memory at 100,000 and 1,000,000 rows; docs/vector_search.md has the figures.
 
 A filter (kinds, a date range, a session left out) is a mask over per-row columns, applied before
-the shortlist: its hits are the nearest it admits. Rows live in arrays with room to spare, so an
-append does not copy the matrix; removed rows are masked and dropped once they are a quarter.
+the first step: its hits are the nearest it admits. Rows live in arrays (and the file) with room
+to spare, so an append does not copy them; removed rows are masked and dropped once they are a
+quarter.
 """
 
 from __future__ import annotations
 
+import mmap
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-# Rows whose full cosine is computed after the first half's ranking.
-SHORTLIST = 2_000
+# Rows whose exact cosine is computed (at least 20 per hit asked for).
+SHORTLIST = 1_000
+# The share of rows (1 / FIRST_SHARE) the sign bits' distance keeps for the second step.
+FIRST_SHARE = 32
 # Rows of room added when the arrays grow, beyond a quarter of what they hold.
 SPARE_ROWS = 1_024
+# Rows moved at a time when removed rows are dropped from the file (bounded memory for it).
+MOVE_ROWS = 8_192
 _NO_SESSION = -1
+_FAR = np.iinfo(np.uint16).max  # the distance given to rows a filter leaves out
+# Each byte value's eight bits, the first dimension's the highest (np.packbits' order).
+_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,25 +56,82 @@ class Wanted:
     exclude_session: str | None = None
 
 
-class VectorSet:
-    """Unit rows of `dims` dimensions with the facts a filter needs (kind, time, session)."""
+class RowFile:
+    """Float32 rows in a shared memory map: of an unlinked file in `folder`, or anonymous."""
 
-    def __init__(self, dims: int, capacity: int = 0) -> None:
+    def __init__(self, dims: int, folder: Path | None, capacity: int) -> None:
+        self._dims = dims
+        self._file = None
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            # Closed by `close`, or with the process: an unlinked file needs no cleanup.
+            self._file = tempfile.TemporaryFile(dir=folder, prefix="vectors-")  # noqa: SIM115
+        self._map: mmap.mmap | None = None
+        self.rows = np.empty((0, dims), dtype=np.float32)
+        self.reserve(capacity)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.rows)
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes
+
+    def reserve(self, rows: int) -> None:
+        """Room for `rows` rows (what is held stays)."""
+        if rows <= self.capacity:
+            return
+        size = max(1, rows) * self._dims * 4
+        if self._file is not None:
+            # Blocks allocated now: a full disk is an OSError here, not a SIGBUS at a write
+            # into the map.
+            os.posix_fallocate(self._file.fileno(), 0, size)
+            grown = mmap.mmap(self._file.fileno(), size)
+        else:
+            grown = mmap.mmap(-1, size)
+            grown[: self.nbytes] = self._map[: self.nbytes] if self._map else b""
+        # The old map is unmapped once no array views it any more.
+        self._map = grown
+        self.rows = np.frombuffer(grown, dtype=np.float32).reshape(-1, self._dims)[:rows]
+
+    def keep(self, kept: np.ndarray) -> None:
+        """Move the rows numbered `kept` (ascending) to the front, a bounded piece at a time."""
+        for start in range(0, len(kept), MOVE_ROWS):
+            piece = kept[start : start + MOVE_ROWS]
+            self.rows[start : start + len(piece)] = self.rows[piece]
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class VectorSet:
+    """Unit rows of `dims` dimensions with the facts a filter needs (kind, time, session); the
+    rows themselves in a `RowFile` in `folder` (None: in memory, for a set that stays small)."""
+
+    def __init__(self, dims: int, capacity: int = 0, folder: Path | None = None) -> None:
         self.dims = dims
-        self._half = dims // 2
+        self._words = -(-dims // 64)  # the sign code's 64-bit words
         self._size = 0
         self._removed = 0
         self._kinds: dict[str, int] = {}
         self._sessions: dict[str, int] = {}
-        self._columns = _columns(dims, capacity)
+        self._columns = _columns(self._words, capacity)
+        self._rows = RowFile(dims, folder, capacity)
 
     def __len__(self) -> int:
         return self._size - self._removed
 
     @property
     def nbytes(self) -> int:
-        """Memory the rows and their columns hold (room to spare included)."""
+        """Memory the codes and columns hold (room to spare included): not the rows' file."""
         return sum(column.nbytes for column in self._columns.values())
+
+    @property
+    def file_bytes(self) -> int:
+        """The mapped rows' size (room to spare included)."""
+        return self._rows.nbytes
 
     def add(
         self,
@@ -71,9 +145,11 @@ class VectorSet:
             return
         self._reserve(self._size + count)
         span = slice(self._size, self._size + count)
+        self._rows.rows[span] = rows
+        codes = self._codes(rows)
         c = self._columns
-        c["head"][span] = rows[:, : self._half]
-        c["tail"][span] = rows[:, self._half :]
+        for word in range(self._words):
+            c[f"code{word}"][span] = codes[:, word]
         c["ids"][span] = ids
         c["kinds"][span] = [self._kinds.setdefault(kind, len(self._kinds)) for kind, _, _ in meta]
         c["ts"][span] = [ts for _, ts, _ in meta]
@@ -98,18 +174,61 @@ class VectorSet:
         time, the index ranks by recency without reading these entries' rows."""
         admitted = self._admitted(wanted)
         count = int(np.count_nonzero(admitted))
-        short = min(count, max(limit * 20, SHORTLIST))
-        if not short:
+        if not count:
             return []
-        c, n = self._columns, self._size
-        first = np.where(admitted, c["head"][:n] @ query[: self._half], -np.inf)
-        picked = np.argpartition(-first, short - 1)[:short] if short < n else np.arange(n)
-        tail = c["tail"][picked].astype(np.float32)
-        scores = first[picked] + tail @ query[self._half :]
-        order = np.argsort(-scores)[:limit]
-        rows = picked[order]
-        found = zip(c["ids"][rows], scores[order], c["ts"][rows], strict=True)
+        query = np.asarray(query, dtype=np.float32)
+        short = max(limit * 20, SHORTLIST)
+        first = max(4 * short, self._size // FIRST_SHARE)
+        if count <= first:
+            picked = np.flatnonzero(admitted)
+        else:
+            picked = self._nearest_signs(query, admitted, first)
+        if len(picked) > short:
+            scores = self._sign_scores(query, picked)
+            picked = picked[np.argpartition(-scores, short - 1)[:short]]
+        cosines = self._rows.rows[picked] @ query
+        order = np.argsort(-cosines, kind="stable")[:limit]
+        rows, c = picked[order], self._columns
+        found = zip(c["ids"][rows], cosines[order], c["ts"][rows], strict=True)
         return [(int(i), float(s), float(t)) for i, s, t in found]
+
+    def close(self) -> None:
+        """Let go of the rows' file (it is gone from the disk once unmapped)."""
+        self._rows.close()
+
+    def _codes(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's sign bits as `_words` 64-bit words (zero bits past the last dimension)."""
+        packed = np.packbits(np.asarray(rows) > 0, axis=1)
+        padded = np.zeros((len(packed), self._words * 8), dtype=np.uint8)
+        padded[:, : packed.shape[1]] = packed
+        return padded.view(np.uint64)
+
+    def _nearest_signs(self, query: np.ndarray, admitted: np.ndarray, keep: int) -> np.ndarray:
+        """The admitted rows whose signs differ least from the query's: about `keep` of them
+        (all those at the cut's distance), found by a histogram of the distances."""
+        n, c = self._size, self._columns
+        code = self._codes(query[None, :])[0]
+        distance = np.bitwise_count(c["code0"][:n] ^ code[0]).astype(np.uint16)
+        for word in range(1, self._words):
+            distance += np.bitwise_count(c[f"code{word}"][:n] ^ code[word])
+        distance[~admitted] = _FAR
+        cumulative = np.cumsum(np.bincount(distance, minlength=self._words * 64 + 1))
+        cut = int(np.searchsorted(cumulative, keep))
+        return np.flatnonzero(distance <= min(cut, _FAR - 1))
+
+    def _sign_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The query's values summed over the dimensions each row's sign is positive in (its
+        dot product with the row's signs, up to a constant), by a table per code byte."""
+        padded = np.zeros(self._words * 64, dtype=np.float32)
+        padded[: self.dims] = query
+        tables = padded.reshape(-1, 8) @ _BITS.T  # (byte position, byte value)
+        scores = np.zeros(len(rows), dtype=np.float32)
+        for word in range(self._words):
+            # A word's bytes in memory order are the code's bytes 8 * word onwards.
+            code = self._columns[f"code{word}"][rows].view(np.uint8).reshape(len(rows), 8)
+            for byte, values in enumerate(code.T.copy()):  # each byte's values, contiguous
+                scores += tables[8 * word + byte][values]
+        return scores
 
     def _admitted(self, wanted: Wanted) -> np.ndarray:
         c, n = self._columns, self._size
@@ -133,24 +252,26 @@ class VectorSet:
         """Room for `rows` rows: grown by a quarter and SPARE_ROWS, so appends copy rarely."""
         if rows <= len(self._columns["ids"]):
             return
-        grown = _columns(self.dims, rows + rows // 4 + SPARE_ROWS)
+        capacity = rows + rows // 4 + SPARE_ROWS
+        self._rows.reserve(capacity)  # first: a full disk leaves the set as it was
+        grown = _columns(self._words, capacity)
         for name, column in self._columns.items():
             grown[name][: self._size] = column[: self._size]
         self._columns = grown
 
     def _compact(self) -> None:
-        """Drop removed rows (the arrays keep their room)."""
+        """Drop removed rows (the arrays and the file keep their room)."""
         keep = np.flatnonzero(self._columns["alive"][: self._size])
         for column in self._columns.values():
             column[: len(keep)] = column[keep]
+        self._rows.keep(keep)
         self._size, self._removed = len(keep), 0
 
 
-def _columns(dims: int, rows: int) -> dict[str, np.ndarray]:
-    half = dims // 2
+def _columns(words: int, rows: int) -> dict[str, np.ndarray]:
+    codes = {f"code{word}": np.empty(rows, dtype=np.uint64) for word in range(words)}
     return {
-        "head": np.empty((rows, half), dtype=np.float32),
-        "tail": np.empty((rows, dims - half), dtype=np.float16),
+        **codes,  # one array per word of the sign code: the distance runs down whole arrays
         "ids": np.empty(rows, dtype=np.int64),
         "kinds": np.empty(rows, dtype=np.uint8),
         "ts": np.empty(rows, dtype=np.float64),

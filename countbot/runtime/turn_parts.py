@@ -282,7 +282,7 @@ def _register_memory_tools(
         MemoryReadTool(memory),
         MemoryWriteTool(memory),
         MemorySearchTool(memory, index),
-        MemoryForgetTool(files, index),
+        MemoryForgetTool(files, index, workspace / "memory"),
     ):
         registry.register(tool)
 

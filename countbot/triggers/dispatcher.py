@@ -32,6 +32,8 @@ READ_ONLY_TOOLS = frozenset(
     {"read_file", "list_dir", "memory_read", "memory_search", "read_skill", "read_result"}
 )
 ALARM_AFTER = 60.0
+# How often a running daemon drops events past the ledger's 30 days (besides at each start).
+FORGET_EVERY = 86400.0
 
 # A source's words for one of its events: (a heading, the data) for the turn.
 Describe = Callable[[TriggerEvent], Awaitable[tuple[str, str]]]
@@ -87,14 +89,15 @@ class Dispatcher:
         self._alarm_timer: asyncio.TimerHandle | None = None
         self._raised: set[int] = set()
         self._closing = False
+        self._forgot_at = 0.0
 
     async def start(self) -> None:
         """Resume what an earlier run left received or running."""
-        await self._events.resume(self._clock())
+        now = self._forgot_at = self._clock()
+        await self._events.resume(now)
         for event in await self._events.waiting_since(float("inf")):
-            self.received(event.id, event.trigger, event.received_at)
-        for trigger in {trigger for trigger, _ in self._waiting.values()}:
-            self.poke(trigger)
+            # The alarm counts the time waited while a daemon was up: from now, for these.
+            self.received(event.id, event.trigger, max(event.received_at, now))
 
     def received(self, event_id: int, trigger: str, at: float) -> None:
         """A source recorded an event: watch it until a worker claims it, and wake the worker."""
@@ -157,6 +160,9 @@ class Dispatcher:
                     return
                 self._waiting.pop(event.id, None)
                 await self._run_safely(event)
+                if self._clock() - self._forgot_at > FORGET_EVERY:  # a daemon up for months
+                    self._forgot_at = self._clock()
+                    await self._events.forget(self._forgot_at)
         finally:
             self._workers.pop(trigger, None)
 
@@ -186,6 +192,7 @@ class Dispatcher:
         if not outcome.ok:
             await self._fail(event, outcome.error)
             return
+        await self._events.answered(event.id, outcome.text)  # never run again from here on
         delivered, detail = await self._deliver(trigger, event.trigger, outcome)
         status = "delivered" if delivered else "failed"
         await self._events.finish(event.id, status, detail, outcome.text, self._clock())

@@ -4,7 +4,9 @@ A row is written (and durable) before the source is acknowledged: a webhook's `2
 new file version, a mail's UID. The same source key twice is one row, so a repeated delivery is
 acknowledged and never run again. A restart finds what was received and not finished; an event
 whose turn was cut off by the restart runs once more, a second cut-off fails it (a turn that
-takes the daemon down must not do so forever). Rows are kept 30 days.
+takes the daemon down must not do so forever). A turn's answer is written to its row before it
+is handed to the outbound path: an event cut off after that is not run again (the channel's
+outbox owes the answer from then on, and sends it once). Rows are kept 30 days.
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ class TriggerEvents:
     ) -> None:
         await self._db.run(_finish, event_id, status, detail, answer, now)
 
+    async def answered(self, event_id: int, answer: str) -> None:
+        """The turn ended with `answer`, about to be delivered: a restart does not run it again."""
+        await self._db.run(_answered, event_id, answer)
+
     async def release(self, event_id: int) -> None:
         """A claimed event goes back to received (the daemon stopped before its turn ended)."""
         await self._db.run(_release, event_id)
@@ -98,6 +104,10 @@ class TriggerEvents:
         """At start: events a stopped daemon left running go back to received (or fail after
         `MAX_ATTEMPTS`); old rows are forgotten. The triggers that have events waiting."""
         return await self._db.run(_resume, now)
+
+    async def forget(self, now: float) -> None:
+        """Drop ended events older than `KEEP_FOR` (the ledger stays bounded)."""
+        await self._db.run(_forget, now)
 
     async def again(self, event_id: int, now: float) -> TriggerEvent | None:
         """A new event with the same payload ("run again"); None when there is no such event."""
@@ -171,6 +181,10 @@ def _finish(
     )
 
 
+def _answered(conn: sqlite3.Connection, event_id: int, answer: str) -> None:
+    conn.execute("UPDATE trigger_events SET answer = ? WHERE id = ?", (answer, event_id))
+
+
 def _release(conn: sqlite3.Connection, event_id: int) -> None:
     conn.execute(
         "UPDATE trigger_events SET status = 'received' WHERE id = ? AND status = 'running'",
@@ -180,20 +194,30 @@ def _release(conn: sqlite3.Connection, event_id: int) -> None:
 
 def _resume(conn: sqlite3.Connection, now: float) -> list[str]:
     conn.execute(
+        "UPDATE trigger_events SET status = 'delivered', ended_at = ?,"
+        " detail = 'answered before a restart; the channel outbox sends what it still owes'"
+        " WHERE status = 'running' AND answer != ''",
+        (now,),
+    )
+    conn.execute(
         "UPDATE trigger_events SET status = 'failed', ended_at = ?,"
         " detail = 'a restart cut its turn off twice; not run again (use run again)'"
         " WHERE status = 'running' AND attempts >= ?",
         (now, MAX_ATTEMPTS),
     )
     conn.execute("UPDATE trigger_events SET status = 'received' WHERE status = 'running'")
-    conn.execute(
-        "DELETE FROM trigger_events WHERE received_at < ? AND status IN ('delivered', 'failed')",
-        (now - KEEP_FOR,),
-    )
+    _forget(conn, now)
     rows = conn.execute(
         "SELECT DISTINCT trigger FROM trigger_events WHERE status = 'received'"
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def _forget(conn: sqlite3.Connection, now: float) -> None:
+    conn.execute(
+        "DELETE FROM trigger_events WHERE received_at < ? AND status IN ('delivered', 'failed')",
+        (now - KEEP_FOR,),
+    )
 
 
 def _again(conn: sqlite3.Connection, event_id: int, now: float) -> TriggerEvent | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import McpServerSettings
 from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.scheduler.assembly import JobsFeature
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
 
@@ -53,6 +54,50 @@ async def test_a_small_model_gets_no_tools_for_a_greeting_and_the_right_one_for_
     assert "response_format" not in model_server.requests[0]  # a plain answer, no JSON asked
     # Bounded answers: a sixteenth of the window, not the default max_tokens of 4,096.
     assert {body["max_tokens"] for body in model_server.requests} == {256}
+
+
+# Everyday requests as people write them, in English and Chinese, and what each is offered:
+# a reading request never only a writing tool, composing text no tool at all.
+EVERYDAY = {
+    "Read notes.txt": ["read_file"],
+    "Show me report.md": ["read_file"],
+    "What's in notes.txt?": ["read_file"],
+    "Summarize report.md": ["read_file"],
+    "List the files in my workspace": ["list_dir"],
+    "Delete old.txt": ["exec"],
+    "Remember that my sister's birthday is May 3": ["memory_write"],
+    "Remind me to call mom every day at 6pm": ["cron"],
+    "Write one sentence about cats.": [],
+    "Write an email to my boss asking for Friday off": [],
+    "读一下 notes.txt": ["read_file"],
+    "给我看看 report.md": ["read_file"],
+    "notes.txt 里有什么？": ["read_file"],
+    "总结一下 report.md": ["read_file"],
+    "列出工作区里的文件": ["list_dir"],
+    "删除 old.txt": ["exec"],
+    "记住我妹妹的生日是5月3日": ["memory_write"],
+    "每天下午6点提醒我给妈妈打电话": ["cron"],
+    "写一首关于猫的短诗": [],
+    "创建一个文件 todo.txt，内容是买面包": ["write_file"],
+}
+
+
+async def test_a_small_model_is_offered_what_everyday_requests_ask_in_either_language(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    settings = make_settings(tmp_path, model_server)
+    settings.model.tool_calls = "constrained"
+    settings.model.context_window = 4096
+    settings.memory.recall = False
+    model_server.responder = lambda body: Reply.text('{"answer": "OK."}')
+    runtime = await open_runtime(settings, features=[JobsFeature()])  # the daemon's `cron`
+    try:
+        for index, text in enumerate(EVERYDAY):
+            await ask(runtime, text, session=f"s{index}")
+    finally:
+        await runtime.close()
+    picks = dict(zip(EVERYDAY, (offered(body) for body in model_server.requests), strict=True))
+    assert picks == EVERYDAY
 
 
 async def test_web_search_without_a_backend_is_never_offered(

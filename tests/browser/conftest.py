@@ -62,7 +62,7 @@ async def shared_host(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator
     folder = tmp_path_factory.mktemp("browser")
     (folder / "workspace").mkdir()
     host = BrowserHost(
-        BrowserSettings(action_timeout=10),
+        BrowserSettings(action_timeout=10, max_download_bytes=1_000_000),
         HostPlan(folder / "data", WorkspaceGuard(folder / "workspace"), lambda: True),
     )
     try:

@@ -14,11 +14,11 @@ from countbot.tools.base import ToolContext
 from countbot.tools.workspace_guard import WorkspaceGuard
 
 
-def host_in(folder: Path) -> BrowserHost:
+def host_in(folder: Path, idle_minutes: float = 10.0) -> BrowserHost:
     """A browser host keeping its data in `folder` (the same one across processes)."""
     (folder / "workspace").mkdir(parents=True, exist_ok=True)
     return BrowserHost(
-        BrowserSettings(action_timeout=15),
+        BrowserSettings(action_timeout=15, idle_minutes=idle_minutes),
         HostPlan(folder / "data", WorkspaceGuard(folder / "workspace"), lambda: True),
     )
 

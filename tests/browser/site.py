@@ -13,6 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 PASSWORD = "swordfish"
 DOWNLOAD = "name,count\napples,3\npears,5\n"
+# A download larger than the tests' tools.browser.max_download_bytes.
+BIG = 3_000_000
 
 
 def _page(title: str, body: str) -> str:
@@ -66,7 +68,9 @@ PAGES = {
         "<p>Inside the frame.</p><button onclick=\"this.textContent = 'Pressed'\">Press me"
         "</button>",
     ),
-    "/download": _page("Files", "<a href='/report.csv'>The report</a>"),
+    "/download": _page(
+        "Files", "<a href='/report.csv'>The report</a> <a href='/big.bin'>Everything</a>"
+    ),
     "/long": _page(
         "Long",
         "".join(
@@ -123,6 +127,14 @@ class LoopbackSite:
         if path == "/slow":
             time.sleep(1.0)
             send(handler, 200, _page("Slow", "<p>Finally loaded.</p>"))
+        elif path == "/big.bin":
+            send(
+                handler,
+                200,
+                "x" * BIG,
+                "application/octet-stream",
+                {"Content-Disposition": 'attachment; filename="big.bin"'},
+            )
         elif path == "/api/more":
             send(handler, 200, '["Cherry", "Damson"]', "application/json")
         elif path == "/report.csv":

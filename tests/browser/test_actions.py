@@ -102,6 +102,12 @@ async def test_a_download_lands_in_the_workspace(browse: Browse, site: LoopbackS
     assert "downloaded report.csv" in result.content and "to downloads/report" in result.content
     saved = sorted((browse.workspace / "downloads").glob("report*.csv"))
     assert saved and saved[-1].read_text() == DOWNLOAD
+    await browse("snapshot")
+    big = await browse("click", ref=browse.ref("Everything"))
+    assert "big.bin was not kept: it is larger than tools.browser.max_download_bytes" in (
+        big.content
+    )
+    assert not list((browse.workspace / "downloads").glob("big*"))
 
 
 async def test_a_form_is_filled_and_the_login_kept(browse: Browse, site: LoopbackSite) -> None:

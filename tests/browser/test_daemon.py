@@ -15,6 +15,8 @@ from countbot.config.loader import load_settings
 from countbot.web.daemon import bind_listener, serve_daemon
 from tests.browser.conftest import needs_chromium
 from tests.browser.site import PASSWORD, LoopbackSite
+from tests.channels.fake_telegram import FakeTelegram
+from tests.channels.harness import ALICE, use_fake_telegram
 from tests.dataflow.conftest import PIN, audit_records, turn
 from tests.support.obedient_model import obey
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -111,3 +113,37 @@ async def test_a_page_cannot_make_the_browser_send_the_pin(
     assert all("it carries private data" in question["reason"] for question in asked)
     assert [r["decision"] for r in records] == ["allowed", "refused", "refused"]
     assert all("not sent to" in result for result in results(client)[1:])
+
+
+async def test_a_screenshot_reaches_a_telegram_chat_as_a_photo(
+    tmp_path: Path, model_server: ScriptedModelServer, sites: tuple[LoopbackSite, LoopbackSite]
+) -> None:
+    site = sites[0]
+
+    def respond(body: dict[str, Any]) -> Reply:
+        done = [m for m in body["messages"] if m["role"] == "tool"]
+        if not done:
+            return browser(action="open", url=site.url("/"))
+        if len(done) == 1:
+            return browser(action="screenshot")
+        if len(done) == 2:
+            saved = str(done[-1]["content"]).split(" saved to ")[1].split(" in the workspace")[0]
+            return Reply.tool_calls(("message", json.dumps({"files": [saved]})))
+        return Reply.text("There it is.")
+
+    model_server.responder = respond
+    fake = FakeTelegram()
+    await fake.start()
+    try:
+        settings = load_settings(write_config(tmp_path, model_server))
+        settings.tools.web.allow_private = True
+        use_fake_telegram(settings, fake)
+        with bind_listener("127.0.0.1", 0) as listener:
+            async with serve_daemon(settings, listener):
+                fake.user_says(f"Show me {site.url('/')}")
+                await fake.wait_for_messages(ALICE, 2)
+        (photo,) = fake.calls_to("sendPhoto")
+    finally:
+        await fake.stop()
+    assert photo.chat_id == str(ALICE)
+    assert photo.files["photo"].startswith(b"\x89PNG")

@@ -20,7 +20,7 @@ async def test_usage_page_shows_spend_against_the_limits_and_settings_the_window
     chat: ChatPage, daemon: Daemon, model_server: ScriptedModelServer
 ) -> None:
     daemon.settings.budget.daily_tokens = 10_000
-    daemon.settings.budget.turn_tokens = 4_000
+    daemon.settings.budget.turn_tokens = 8_000
     daemon.settings.model.context_window = 8192
     model_server.script(Reply("text", content="fine", usage=(2_000, 500)))
     await run_turn(daemon, "spend", "hi")
@@ -31,6 +31,16 @@ async def test_usage_page_shows_spend_against_the_limits_and_settings_the_window
     await expect(table).to_contain_text("10,000")
     await expect(table).to_contain_text("25%")
     await expect(table).to_contain_text("budget.turn_tokens")
+    # Housekeeping is shown apart from the answers, once there is some.
+    await expect(chat.by_testid("usage-by-purpose")).to_have_count(0)
+    usage = daemon.context.runtime.usage
+    await usage.add("spend", "openai/test-model", 3_000, 120, 0.0, purpose="summary")
+    await chat.by_testid("nav-settings").click()
+    await chat.by_testid("nav-usage").click()
+    purposes = chat.by_testid("usage-by-purpose")
+    await expect(purposes).to_contain_text("Answers")
+    await expect(purposes).to_contain_text("Summaries")
+    await expect(purposes).to_contain_text("3,000")
     await chat.by_testid("nav-settings").click()
     await expect(chat.by_testid("settings-model-status")).to_contain_text(
         "Context window: 8,192 tokens"

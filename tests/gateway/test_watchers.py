@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from countbot.agent.events import TextChunk
+from countbot.agent.events import TextChunk, TurnDone
 from countbot.gateway.events import SessionEvent
 from countbot.gateway.watchers import EventHub, Watcher
 
@@ -59,3 +59,26 @@ def test_a_session_created_again_after_eviction_never_reuses_a_seq() -> None:
     hub.publish("b", TextChunk("x"))
     hub.publish("c", TextChunk("x"))  # pushes "a" out
     assert hub.publish("a", TextChunk("again")).seq > last
+
+
+def test_a_connection_keeps_no_log_of_every_finished_chat_it_watched() -> None:
+    """A tab left open over many chats: the finished ones beyond the hub's few recent logs are
+    let go (a client that missed their end reloads the history), a chat whose turn runs and
+    the recent ones keep theirs."""
+    hub = EventHub(idle_logs=2)
+    tab = Watcher()
+    hub.subscribe("running", tab)
+    started = hub.publish("running", TextChunk("streaming")).seq
+    seen = {}
+    for name in ("old", "recent 1", "recent 2"):
+        hub.subscribe(name, tab)
+        hub.publish(name, TextChunk("answer"))
+        seen[name] = hub.publish(name, TurnDone("answer")).seq
+    hub.publish("running", TextChunk("more"))
+    second = Watcher()  # another tab, that missed the ends of these chats
+    assert hub.subscribe("recent 2", second, last_seq=seen["recent 2"] - 2)
+    assert hub.subscribe("running", second, last_seq=started)
+    assert [f["type"] for f in _drain(second)] == ["stream", "done", "stream"]  # type: ignore[index]
+    assert not hub.subscribe("old", second, last_seq=seen["old"] - 2)  # gone: it reloads
+    assert _drain(second) == []
+    assert hub.publish("old", TextChunk("next turn")).seq > seen["old"]

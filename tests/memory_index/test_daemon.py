@@ -139,6 +139,9 @@ async def test_notes_are_not_repeated_corrections_are_dated_and_forget_forgets(
     assert memory.lower().count("aisle seats") == 1  # the repeat was not added
     assert "Prefers window seats _(corrected " in memory and "was: Prefers aisle seats)_" in memory
     await say(daemon, "chat", "By the way my locker code is 4417.")
+    dated = runtime.settings.workspace / "memory" / "2026-05-01.md"
+    dated.parent.mkdir(exist_ok=True)
+    dated.write_text("# 2026-05-01\n\n- Gym locker 4417 on the left\n- Swim at 7\n")
     async with daemon.http() as http:
         before = (await http.get("/api/memory/search", params={"q": "4417"})).json()["hits"]
         await say(daemon, "forget", "Please forget my locker code 4417.")
@@ -146,6 +149,7 @@ async def test_notes_are_not_repeated_corrections_are_dated_and_forget_forgets(
     assert {hit["kind"] for hit in before if "4417" in hit["text"]} == {"note", "conversation"}
     assert not [hit for hit in after if "4417" in hit["text"]]
     assert "4417" not in await runtime.memory.read()
+    assert dated.read_text() == "# 2026-05-01\n\n- Swim at 7\n"  # the dated notes too
 
 
 async def test_a_jobs_summary_stays_out_of_memory_md(
@@ -185,3 +189,24 @@ async def test_the_index_is_rebuilt_on_request_and_finds_the_same(
     assert rebuilt.status_code == 200 and rebuilt.json()["entries"] == 3  # a note, two messages
     texts = [hit["text"] for hit in found.json()["hits"]]
     assert "User: I switched to oolong last week." in texts and "- Likes green tea" in texts
+
+
+async def test_a_block_recalled_into_a_conversation_is_not_paid_for_again_after_a_restart(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    settings = make_settings(tmp_path, model_server)
+    settings.workspace.mkdir(parents=True)
+    (settings.workspace / "MEMORY.md").write_text(f"# Memory\n\n- {FACT}\n")
+    model_server.default = Reply.text("Dr. Okafor.")
+    question = "Which clinic is my dentist Dr. Okafor at?"
+    for _ in range(2):  # each round is a new runtime: a restarted daemon
+        runtime = await open_runtime(settings)
+        try:
+            await runtime.agent.process_direct(TurnRequest(question, "asking"))
+            await runtime.agent.process_direct(TurnRequest(question, "other"))
+        finally:
+            await runtime.close()
+    asked = [user_text(body) for body in model_server.requests]
+    # The note comes once into each conversation: not again in the same one after the restart
+    # (what the other conversation said since is new, and may come).
+    assert [text.count("MEMORY.md L3") for text in asked] == [1, 1, 0, 0]

@@ -40,7 +40,8 @@ class TriggerProcess(ChannelDaemon):
     def events(self) -> list[tuple[str, int]]:
         path = self.settings.data_dir / "countbot.db"
         with sqlite3.connect(path, timeout=5) as conn:
-            rows = conn.execute("SELECT status, attempts FROM trigger_events").fetchall()
+            query = "SELECT status, attempts FROM trigger_events ORDER BY id"
+            rows = conn.execute(query).fetchall()
         return [(str(status), int(attempts)) for status, attempts in rows]
 
 
@@ -54,27 +55,36 @@ async def telegram() -> AsyncIterator[TelegramDriver]:
         await driver.close()
 
 
-async def test_a_delivery_cut_off_by_kill_9_runs_once_after_the_restart(
+async def test_deliveries_cut_off_by_kill_9_run_once_after_the_restart(
     settings: Settings, tmp_path: Path, model_server: ScriptedModelServer, telegram: TelegramDriver
 ) -> None:
-    # The first turn's model call never answers: the daemon dies with the turn under way.
-    model_server.script(Reply.hang(WAIT), Reply.text("Issue #7: the app crashes on start."))
+    # The first turn's model call never answers: the daemon dies with that turn under way and
+    # the second delivery recorded (202) but not started, waiting behind it.
+    model_server.script(
+        Reply.hang(WAIT),
+        Reply.text("Issue #7: the app crashes on start."),
+        Reply.text("Issue #8: the logo is blurry."),
+    )
     body = body_of(ISSUE)
     headers = standard_headers(body)
+    later = body_of({**ISSUE, "issue": {"number": 8, "title": "Blurry logo"}})
     daemon = TriggerProcess(telegram, settings, tmp_path)
     try:
         await daemon.start()
         async with httpx.AsyncClient(base_url=daemon.base, trust_env=False, timeout=WAIT) as http:
             answer = await http.post("/hooks/issues", content=body, headers=headers)
-        assert answer.status_code == 202
-        await _until(lambda: len(model_server.requests) == 1)
+            await _until(lambda: len(model_server.requests) == 1)
+            signed = standard_headers(later)
+            second = await http.post("/hooks/issues", content=later, headers=signed)
+        assert answer.status_code == second.status_code == 202
         await daemon.kill()
-        assert daemon.events() == [("running", 1)]
+        assert daemon.events() == [("running", 1), ("received", 0)]
         await daemon.start()
-        assert await telegram.fake.wait_for_messages(ALICE) == [
-            "Issue #7: the app crashes on start."
+        assert await telegram.fake.wait_for_messages(ALICE, count=2) == [
+            "Issue #7: the app crashes on start.",
+            "Issue #8: the logo is blurry.",
         ]
-        await _until(lambda: daemon.events() == [("delivered", 2)])
+        await _until(lambda: daemon.events() == [("delivered", 2), ("delivered", 1)])
         async with httpx.AsyncClient(base_url=daemon.base, trust_env=False, timeout=WAIT) as http:
             repeated = await http.post("/hooks/issues", content=body, headers=headers)
         assert repeated.status_code == 200
@@ -83,8 +93,8 @@ async def test_a_delivery_cut_off_by_kill_9_runs_once_after_the_restart(
         if daemon.process is not None and daemon.process.returncode is None:
             daemon.process.kill()
             await daemon.process.wait()
-    assert len(model_server.requests) == 2
-    assert telegram.fake.chat_messages(ALICE) == ["Issue #7: the app crashes on start."]
+    assert len(model_server.requests) == 3
+    assert len(telegram.fake.chat_messages(ALICE)) == 2
 
 
 async def _until(check: object) -> None:

@@ -1,4 +1,5 @@
-"""GET /api/usage: tokens and cost by day and by session, recorded by the runtime per request."""
+"""GET /api/usage: tokens and cost by day, by session and by purpose (answers, summaries, the
+memory flush), recorded by the runtime per request."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ async def usage(request: Request) -> JSONResponse:
         {
             "by_day": await log.by_day(days),
             "by_session": by_session,
+            "by_purpose": await log.by_purpose(days),
             "totals": await log.totals(),
             "today": await budget_report(runtime.settings.budget, log, DailyCounters(runtime.db)),
         }

@@ -61,6 +61,8 @@ function usageReport(data, openSession) {
       stat("usage.promptTokens", formatNumber(totals.prompt_tokens)),
       stat("usage.completionTokens", formatNumber(totals.completion_tokens)),
       stat("usage.totalTokens", formatNumber(totals.total_tokens ?? tokens(totals))),
+      stat("usage.cachedTokens", formatNumber(totals.cached_tokens || 0)),
+      stat("usage.recallTokens", formatNumber(totals.recall_tokens || 0)),
       stat("usage.cost", formatCost(totals.cost_usd)),
     ),
     budgetTable(data.today),
@@ -72,6 +74,7 @@ function usageReport(data, openSession) {
           "usage-by-day",
         )
       : h("p", { class: "muted", i18n: "usage.none" }),
+    purposeTable(data.by_purpose || [], numbers),
     h("h3", { i18n: "usage.bySession" }),
     bySession.length
       ? dataTable(
@@ -81,6 +84,21 @@ function usageReport(data, openSession) {
         )
       : h("p", { class: "muted", i18n: "usage.none" }),
   );
+}
+
+/** What the answers cost against housekeeping (summaries, the memory flush); nothing when only
+ * answers were paid for. */
+function purposeTable(byPurpose, numbers) {
+  if (!byPurpose.some((row) => row.purpose !== "answer")) return null;
+  const name = (purpose) => h("td", { i18n: `usage.purpose.${purpose}` });
+  return [
+    h("h3", { i18n: "usage.byPurpose" }),
+    dataTable(
+      ["usage.purpose", "usage.prompt", "usage.completion", "usage.cost"],
+      byPurpose.map((row) => h("tr", {}, name(row.purpose), numbers(row))),
+      "usage-by-purpose",
+    ),
+  ];
 }
 
 function sessionLink(row, openSession) {
