@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -273,7 +273,7 @@ def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
     from countbot.memory_index.vector_worker import Worker
 
     worker = Worker(**worker_setup(settings.data_dir / INDEX_FILE, offline_embedder()))
-    everything = asdict(Filters(KINDS))
+    everything = Filters(KINDS).wanted()
     worker.search(TOPIC, everything, CANDIDATES)  # the model loaded
     embed, search = [], []
     for _ in range(rounds):

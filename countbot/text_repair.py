@@ -44,4 +44,7 @@ def loads_untrusted(text: str | bytes) -> Any:
         raise JsonTextError("malformed JSON: the body is not UTF-8") from None
     except ValueError as exc:  # an integer with thousands of digits
         raise JsonTextError(f"malformed JSON: {exc}") from None
-    return repair_deep(data)
+    try:
+        return repair_deep(data)
+    except RecursionError:  # the parser's C stack went deeper than Python's repair can follow
+        raise JsonTextError("malformed JSON: nested too deeply") from None

@@ -32,9 +32,10 @@ fi
 
 # [test] is the one list of what the tests need (pyproject.toml): pytest and its helpers, and the
 # extras the tests exercise: [channels] (every chat platform's SDK, tested against its fake) and
-# [local] (the built-in model's server; the tests pull the tiny model, hash-checked), [voice] and
-# [documents] (the offline recognizer and the document converters). A feature
-# whose tests need another extra adds it there, not here.
+# [all] (the built-in model's server, whose tests pull the tiny model hash-checked; memory
+# vectors; the offline recognizer and the document converters). A feature whose tests need
+# another extra adds it there, not here. tests/test_first_command.py installs the README's first
+# command once more, in a venv of its own (COUNTBOT_SKIP_INSTALL_TEST=1 leaves it out, saying so).
 $PY -m pip install -q --disable-pip-version-check -e '.[test]'
 $PY -m ruff check countbot tests bench
 $PY -m ruff format --check countbot tests bench

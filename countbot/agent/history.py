@@ -67,6 +67,8 @@ class ToolResultEntry:
     images: tuple[ImagePart, ...] = ()
     # Tokens this entry costs in a request, counted once when it is committed (0: not yet).
     tokens: int = 0
+    # Who wrote text in it that is not the owner's (`ToolResult.untrusted`).
+    untrusted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,7 @@ def _record(entry: HistoryEntry) -> dict[str, Any]:
             "status": entry.status,
             "duration_ms": entry.duration_ms,
             **({"images": _image_records(entry.images)} if entry.images else {}),
+            **({"untrusted": list(entry.untrusted)} if entry.untrusted else {}),
             "ts": entry.ts,
         }
     record: dict[str, Any] = {"type": entry.type, "text": entry.text, "ts": entry.ts}
@@ -202,6 +205,7 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
             ts,
             images=_images(record),
             tokens=tokens,
+            untrusted=tuple(str(s) for s in record.get("untrusted") or ()),
         )
     if kind == "summary":
         return SummaryEntry(record.get("text", ""), ts, tokens=tokens)

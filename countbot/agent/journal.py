@@ -1,7 +1,10 @@
 """What a turn writes down: every finished entry, every tool call, the usage of side calls.
 
 Each goes to the caller's `AgentHooks` as it happens (so a crash loses at most the text still
-streaming); a hook that fails is logged and never takes the turn down. The user's entry is
+streaming); a hook that fails is logged and never takes the turn down, except the one that keeps
+the conversation: a turn whose entries could not be stored (a full disk) ends with
+`NotSavedError` at its next write, rather than looking done while nothing of it was kept. The
+user's entry is
 committed while the turn's first model call goes out (`add_soon`): every later write, and so
 every turn ending, waits for it first, so the session keeps its order and a turn never ends
 with its message unstored.
@@ -23,6 +26,16 @@ from countbot.tools.base import ToolResult
 log = logging.getLogger(__name__)
 
 
+class NotSavedError(Exception):
+    """An entry of the turn could not be stored; the message says so in the owner's words."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(
+            f"This turn could not be saved ({cause}): the disk may be full or not writable. "
+            "Nothing half-written was kept; free some space and send it again."
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Journal:
     """One turn's writer: `session_id`'s entries, and the audit of the tools `user_text` ran."""
@@ -31,12 +44,29 @@ class Journal:
     session_id: str
     user_text: str
     channel: str | None
-    # Writes started by `add_soon` that may still run (the one mutable part).
+    # Writes started by `add_soon` that may still run, and why an entry was not stored (the
+    # mutable parts).
     _started: list[asyncio.Task[None]] = field(default_factory=list)
+    _unsaved: list[BaseException] = field(default_factory=list)
 
     async def commit(self, entry: HistoryEntry) -> None:
+        """Store `entry`; NotSavedError when it, or an entry before it, could not be."""
         await self.settled()
-        await _call(self.hooks.on_message, self.session_id, entry)
+        await self._store(entry)
+        self._raise_unsaved()
+
+    async def _store(self, entry: HistoryEntry) -> None:
+        if self.hooks.on_message is None:
+            return
+        try:
+            await self.hooks.on_message(self.session_id, entry)
+        except Exception as exc:
+            log.exception("storing an entry of session %s failed", self.session_id)
+            self._unsaved.append(exc)
+
+    def _raise_unsaved(self) -> None:
+        if self._unsaved:
+            raise NotSavedError(self._unsaved[0])
 
     async def add(self, entry: HistoryEntry) -> HistoryEntry:
         """`entry` committed (returned, for chaining)."""
@@ -47,20 +77,17 @@ class Journal:
         """`entry` with its commit started but not awaited: the database thread stores it while
         the turn goes on to its model call (one hand-off less on the turn's path). The commit
         runs in a task of its own, so a turn cancelled meanwhile still stores it."""
-        self._soon(self.hooks.on_message, self.session_id, entry)
+        earlier = tuple(task for task in self._started if not task.done())
+        self._started.append(asyncio.create_task(_after(earlier, self._store(entry))))
         return entry
 
     async def settled(self) -> None:
         """Wait for the writes started by `add_soon` (shielded: a cancelled turn does not
-        cancel them)."""
+        cancel them); NotSavedError when one of them could not store its entry."""
         for task in tuple(self._started):
             await asyncio.shield(task)
         self._started[:] = [task for task in self._started if not task.done()]
-
-    def _soon(self, hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:
-        """Start `hook(*args)` after the writes started before it (the session keeps its order)."""
-        earlier = tuple(task for task in self._started if not task.done())
-        self._started.append(asyncio.create_task(_call_after(earlier, hook, *args)))
+        self._raise_unsaved()
 
     async def audit(
         self, call_id: str, name: str, arguments: dict[str, Any] | str, result: ToolResult
@@ -94,14 +121,11 @@ class Journal:
         await _call(self.hooks.on_usage, self.session_id, model, usage, purpose)
 
 
-async def _call_after(
-    earlier: tuple[asyncio.Task[None], ...],
-    hook: Callable[..., Awaitable[Any]] | None,
-    *args: Any,
-) -> None:
+async def _after(earlier: tuple[asyncio.Task[None], ...], write: Awaitable[None]) -> None:
+    """`write` once the writes started before it are done (the session keeps its order)."""
     for task in earlier:
         await task
-    await _call(hook, *args)
+    await write
 
 
 async def _call(hook: Callable[..., Awaitable[Any]] | None, *args: Any) -> None:

@@ -9,6 +9,7 @@ with a `TurnError`, cancellation with `TurnCancelled`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncIterator
@@ -38,7 +39,7 @@ from countbot.agent.history import (
     ToolResultEntry,
     UserEntry,
 )
-from countbot.agent.journal import Journal
+from countbot.agent.journal import Journal, NotSavedError
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
 from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
 from countbot.agent.tool_loops import LoopGuard
@@ -151,9 +152,12 @@ class AgentLoop:
                 yield notice
             async for event in self._iterate(turn, choice):
                 yield event
+        except NotSavedError as exc:  # a full disk: said as such, not as an internal error
+            yield TurnError(str(exc), retryable=True, code="not_saved")
         except Exception as exc:  # the loop must never take its caller down
             log.exception("turn failed in session %s", session_id)
-            await turn.journal.settled()
+            with contextlib.suppress(NotSavedError):  # the error said first is the one shown
+                await turn.journal.settled()
             yield TurnError(f"internal error: {exc}", retryable=False)
 
     def _new_turn(self, request: TurnRequest) -> _Turn:
@@ -373,6 +377,7 @@ class AgentLoop:
             result.status,
             result.duration_ms,
             images=result.images,
+            untrusted=result.untrusted,
         )
         # Committed side by side: the stores queue both writes on one database thread. (Made
         # beside the next model call instead, they measured slower: two chained hand-offs

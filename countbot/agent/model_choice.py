@@ -30,11 +30,18 @@ class ModelChoice:
     # The model for housekeeping (summaries, the memory flush): `model.utility`, else None and
     # the turn's own model does it.
     utility: LLMProvider | None = None
+    # The utility model's window (its summaries' excerpts must fit it); None: `context_window`.
+    utility_window: int | None = None
 
     @property
     def housekeeping(self) -> LLMProvider:
         """The provider summaries and the memory flush call."""
         return self.utility or self.provider
+
+    @property
+    def housekeeping_window(self) -> int:
+        """The window a summary's or the flush's request must fit."""
+        return min(self.context_window, self.utility_window or self.context_window)
 
     @property
     def output_limit(self) -> int | None:

@@ -48,7 +48,7 @@ class LoopGuard:
             "this is that call's result again. Calling it again changes nothing: use it, do "
             "something different, or answer the user.]"
         )
-        return ToolResult(f"{note}\n{first.content}", first.status)
+        return ToolResult(f"{note}\n{first.content}", first.status, untrusted=first.untrusted)
 
     def record(self, call: ToolCall, result: ToolResult, *, idempotent: bool) -> None:
         """Count a call that ran (`idempotent`: a read, whose target may repeat freely)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -19,9 +20,17 @@ def backup() -> None:
 @config_option
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option("--with-secrets", is_flag=True, help="keep keys and tokens in the archive too")
-def create(config_path: str | None, file: str | None, with_secrets: bool) -> None:
+@click.option(
+    "--low-priority", is_flag=True, help="yield the processor to everything else (scheduled runs)"
+)
+def create(
+    config_path: str | None, file: str | None, with_secrets: bool, low_priority: bool
+) -> None:
     """Write one archive of the instance (the daemon may keep running)."""
-    from countbot.backup.create import create_backup, default_name
+    if low_priority:
+        os.nice(10)  # the daemon's turns go first on a busy machine
+    from countbot.backup.create import create_backup
+    from countbot.backup.names import default_name
     from countbot.backup.source import Instance
 
     settings = store_settings(config_path)

@@ -11,6 +11,11 @@ from countbot.store.counters import DailyCounters
 from countbot.store.database import Database
 from countbot.store.usage import UsageLog
 
+_PURPOSES = {
+    "answer": "answers",
+    "summary": "summaries",
+    "memory_flush": "memory before a summary",
+}
 _WHAT = {
     "daily_tokens": "tokens today",
     "daily_cost": "cost today",
@@ -22,14 +27,29 @@ _WHAT = {
 async def print_usage(settings: Settings) -> None:
     db = await Database.open(settings.data_dir / "countbot.db")
     try:
-        report = await budget_report(settings.budget, UsageLog(db), DailyCounters(db))
+        log = UsageLog(db)
+        report = await budget_report(settings.budget, log, DailyCounters(db))
+        purposes = await log.by_purpose(days=1)
     finally:
         await db.close()
     click.echo(f"Today ({report['day']}): {report['tokens']:,} tokens, ${report['cost_usd']:.4f}")
+    for row in purposes:  # answers, then what housekeeping and recall took of them
+        click.echo(f"  {_PURPOSES.get(row['purpose'], row['purpose']):<22} {_spent(row)}")
     limits = report["limits"]
     assert isinstance(limits, list)
     lines = [f"  budget.{row['key']:<15} {_line(row)}  ({_WHAT[row['key']]})" for row in limits]
     echo_lines(lines, "No budget limits set (budget.* in config.yaml).")
+
+
+def _spent(row: dict) -> str:
+    """A purpose's tokens and cost, with the prompt's shares read from the cache and recalled."""
+    shares = [
+        f"{row[key]:,} {what}"
+        for key, what in (("cached_tokens", "from the prompt cache"), ("recall_tokens", "recall"))
+        if row[key]
+    ]
+    extra = f" ({', '.join(shares)})" if shares else ""
+    return f"{row['total_tokens']:,} tokens, ${row['cost_usd']:.4f}{extra}"
 
 
 def _line(row: dict) -> str:

@@ -47,6 +47,8 @@ class EarlierResult:
     tool: str
     arguments: dict[str, Any]
     content: str
+    # Who wrote text in it that is not the owner's, as the tool said (`ToolResult.untrusted`).
+    untrusted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,7 @@ class OutboundPolicy:
     async def observe(
         self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
     ) -> None:
-        await _take(_turn_ledger(ctx), tool, args, result.content, ctx, "")
+        await _take(_turn_ledger(ctx), tool, args, result.content, ctx, "", result.untrusted)
 
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
         """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
@@ -161,7 +163,8 @@ class OutboundPolicy:
             if tool is None:  # a tool gone since (an MCP server removed): count it a stranger's
                 ledger.add_untrusted(f"{earlier.tool} earlier", earlier.tool, earlier.content)
             else:
-                await _take(ledger, tool, earlier.arguments, earlier.content, ctx, " earlier")
+                args, content = earlier.arguments, earlier.content
+                await _take(ledger, tool, args, content, ctx, " earlier", earlier.untrusted)
 
     async def _asked(
         self, tool: Tool, egress: Egress, verdict: Verdict, ledger: TurnLedger, ctx: ToolContext
@@ -276,9 +279,18 @@ def _excused(hit: Hit, egress: Egress, ledger: TurnLedger) -> bool:
 
 
 async def _take(
-    ledger: TurnLedger, tool: Tool, args: dict[str, Any], content: str, ctx: ToolContext, when: str
+    ledger: TurnLedger,
+    tool: Tool,
+    args: dict[str, Any],
+    content: str,
+    ctx: ToolContext,
+    when: str,
+    untrusted: Sequence[str] = (),
 ) -> None:
-    """Record what a result brought into the model's context (`when`: "" or " earlier")."""
+    """Record what a result brought into the model's context (`when`: "" or " earlier";
+    `untrusted`: who wrote text in it that is not the owner's, as the tool said)."""
+    for source in untrusted:
+        ledger.add_untrusted(f"{tool.name}: {source}{when}", tool.name, content)
     brought = await tool.brought(args)
     if brought:
         egress = await tool.egress(args, ctx)

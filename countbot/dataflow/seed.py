@@ -92,7 +92,9 @@ def paired_results(records: list[dict[str, Any]]) -> list[EarlierResult]:
         call = calls.get(record.get("tool_call_id"))
         if call is not None:
             arguments = _arguments(str(call.get("arguments_raw") or "{}"))
-            results.append(EarlierResult(str(record.get("name")), arguments, record["content"]))
+            untrusted = tuple(str(source) for source in record.get("untrusted") or ())
+            name, content = str(record.get("name")), record["content"]
+            results.append(EarlierResult(name, arguments, content, untrusted))
     return results
 
 

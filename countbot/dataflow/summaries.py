@@ -33,6 +33,7 @@ class SummaryMarks:
         messages.add_all(Said.of_record(r) for r in records if r.get("type") == "user")
         sources = [source for source, _ in messages.untrusted]
         for result in paired_results(records):
+            sources.extend(result.untrusted)
             tool = self._tools(result.tool)
             # A tool gone since (an MCP server removed) counts as a stranger's, like in a turn.
             if tool is None or "untrusted" in await tool.brought(result.arguments):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from countbot.agent.events import AgentEvent, event_to_dict
+from countbot.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 
@@ -26,7 +27,24 @@ class MessageAccepted:
     # Who sent it (a watcher) and the sender's own tag for the message; both only for the ack.
     origin: object | None = None
     client_id: str | None = None
+    # What came with it (a voice note, a document): surfaces show the files, not their text.
+    parts: tuple[Part, ...] = ()
+    # Who wrote it: a subagent's report is not drawn as the user's own message.
+    author: Author = OWNER
     type: Literal["accepted"] = "accepted"
+
+    def files(self) -> list[dict[str, str]]:
+        """The files sent with it as the web UI shows them (a voice note with its words)."""
+        return [
+            {
+                "file": part.file,
+                "name": part.name,
+                "kind": "voice" if part.kind == "voice" else "file",
+                "text": part.text if part.kind == "voice" else "",
+            }
+            for part in self.parts
+            if part.file
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +85,14 @@ class SessionEvent:
                 body = {"type": "session", "queued": event.queued}
                 if event.client_id is not None:
                     body["client_id"] = event.client_id
+                if event.parts:
+                    body["attachments"] = event.files()
             else:
                 body = {"type": "user_message", "content": event.content, "channel": event.channel}
+                if event.parts:
+                    body["attachments"] = event.files()
+                if not event.author.owned:
+                    body["author"] = event.author.record()
                 if event.media:
                     body["media"] = [
                         {"type": "image", "media_type": i.media_type, "data": i.data}

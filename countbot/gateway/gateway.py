@@ -138,7 +138,15 @@ class Gateway:
         if origin is not None:
             self.hub.subscribe(session_id, origin)
         accepted = MessageAccepted(
-            message.content, message.channel, queued, mode, message.media, origin, client_id
+            message.content,
+            message.channel,
+            queued,
+            mode,
+            message.media,
+            origin,
+            client_id,
+            message.parts,
+            message.author,
         )
         lane.accepted(message, self.hub.publish(session_id, accepted).seq)
         return Submission(session_id, queued, mode)

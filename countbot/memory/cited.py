@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
+from countbot.authorship import OWNER, Author
+
 # What a search can be narrowed to.
 KINDS = ("note", "conversation")
 # The kinds each scope a person can name covers (the Memory page, `countbot memory search`).
@@ -37,6 +39,16 @@ class CitedHit:
     # How it was found: its rank among full-text matches, its cosine to the query (if either).
     text_rank: int | None = None
     similarity: float | None = None
+    # Who wrote it (`countbot/authorship.py`): the memory files and the owner's messages are
+    # the owner's; a forward, a stranger's message, a subagent's report (and the answers to
+    # them) are not.
+    author: Author = OWNER
+
+    def written_by(self, now: float) -> str:
+        """Who wrote it and when, as a label: "a message forwarded on telegram, 3 days ago"."""
+        days = int(max(0.0, now - self.ts) // 86400)
+        ago = "today" if days == 0 else "1 day ago" if days == 1 else f"{days} days ago"
+        return f"{self.author.describe()}, {ago}"
 
     @property
     def day(self) -> str:
@@ -65,6 +77,9 @@ class CitedHit:
             "citation": self.citation(),
             "text_rank": self.text_rank,
             "similarity": None if self.similarity is None else round(self.similarity, 3),
+            "author": self.author.record(),
+            # Set only for what the owner did not write, for surfaces that label it.
+            "written_by": None if self.author.owned else self.author.describe(),
         }
 
 
@@ -80,6 +95,7 @@ class MemorySearch(Protocol):
         since: date | None = None,
         until: date | None = None,
         exclude_session: str | None = None,
+        owner_only: bool = False,
     ) -> list[CitedHit]: ...
 
     async def forget(self, text: str) -> int:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from countbot.memory.cited import KINDS, MemorySearch
+from countbot.authorship import external
+from countbot.memory.cited import KINDS, CitedHit, MemorySearch
 from countbot.memory.hygiene import corrected, repeats, without
 from countbot.memory.memory_file import MemoryEditError, MemoryFile
 from countbot.memory.notes import add_note, date_heading
@@ -177,9 +179,12 @@ class MemorySearchTool(Tool):
         )
         if not hits:
             return ToolResult(f"Nothing in memory matches: {query}. Try other words.")
+        now = time.time()
         blocks = [f"{len(hits)} hit(s) in memory for: {query}"]
-        blocks.extend(f"[{n}] ({hit.citation()}) {hit.text}" for n, hit in enumerate(hits, 1))
-        return ToolResult("\n\n".join(blocks))
+        blocks.extend(_shown(n, hit, now) for n, hit in enumerate(hits, 1))
+        # What others wrote counts for the turn as a fetched page does (the data-flow ledger).
+        others = [hit.written_by(now) for hit in hits if not hit.author.owned]
+        return ToolResult("\n\n".join(blocks), untrusted=tuple(dict.fromkeys(others)))
 
     async def _keyword_search(self, query: str, limit: int) -> ToolResult:
         """Without an index (a bare registry): every word must occur in a MEMORY.md entry."""
@@ -240,6 +245,13 @@ class MemoryForgetTool(Tool):
             f"Forgot {removed} note entr{'y' if removed == 1 else 'ies'} and "
             f"{dropped} conversation passage(s) holding: {text}"
         )
+
+
+def _shown(number: int, hit: CitedHit, now: float) -> str:
+    """A hit as the model reads it: what others wrote inside the marker text from outside gets,
+    named by what it is ("a message forwarded on telegram, 3 days ago")."""
+    text = hit.text if hit.author.owned else external(hit.written_by(now), hit.text)
+    return f"[{number}] ({hit.citation()}) {text}"
 
 
 _SCOPES = {"notes": ("note",), "conversations": ("conversation",), "all": KINDS}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -20,6 +21,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+from countbot.authorship import OWNER, Author
 from countbot.memory.cited import KINDS, CitedHit
 from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
@@ -168,10 +170,12 @@ class MemoryIndex:
         until: date | None = None,
         exclude_session: str | None = None,
         min_similarity: float | None = None,
+        owner_only: bool = False,
     ) -> list[CitedHit]:
         """Hits for `query`, best first: full-text and vectors fused, recency counted. With
         `min_similarity`, a hit found by meaning alone below that cosine is left out of the
-        best `limit` (auto-recall's cut: its row is then never read)."""
+        best `limit` (auto-recall's cut: its row is then never read); with `owner_only`, what
+        others wrote is left out (auto-recall's rule, see docs/architecture.md)."""
         # A pasted megabyte would be a MATCH of 100,000 terms built on the loop: its opening
         # says what it is about.
         query = query[:MAX_QUERY_CHARS]
@@ -180,6 +184,7 @@ class MemoryIndex:
             _stamp(since),
             _stamp(until + timedelta(days=1)) if until else None,
             exclude_session,
+            owner_only,
         )
         if self._behind(exclude_session):
             await self.catch_up(exclude_session)
@@ -229,11 +234,13 @@ class MemoryIndex:
         missing = [i for i, _ in ranked if i not in rows]
         if missing:
             rows.update(await self._db.run(index_db.rows, missing))
-        return [
+        hits = [
             _cited(rows[i], score, text_ranks.get(i), cosines.get(i))
             for i, score in ranked
             if i in rows
         ]
+        # Full-text leaves others' entries out in its query; one found by meaning is left here.
+        return [hit for hit in hits if hit.author.owned] if filters.owner_only else hits
 
     def _text_side(
         self,
@@ -374,7 +381,9 @@ class MemoryIndex:
                     entry
                     for m in found
                     if not self._kept_out.covers(m.session_id, m.channel, m.memory_off)
-                    for entry in message_entries(m.id, m.session_id, m.channel, m.title, m.record)
+                    for entry in message_entries(
+                        m.id, m.session_id, m.channel, m.title, m.record, m.answering
+                    )
                 ]
                 added, dropped = await self._db.run(
                     index_db.catch_up, forgets, entries, self._cursor, through
@@ -512,6 +521,10 @@ class MemoryIndex:
         )
 
     async def recalls(self, session_id: str | None, limit: int = 20) -> list[dict[str, object]]:
+        """What auto-recall put into turns, newest first (what was forgotten since is applied
+        first: a rewound turn's recall, or a deleted chat's words, never show)."""
+        if self._forgets_pending:
+            await self.sync_messages()
         return await self._db.run(index_db.recalls, session_id, limit)
 
 
@@ -531,6 +544,7 @@ def _cited(
         row.title,
         text_rank,
         similarity,
+        Author.from_record(json.loads(row.author)) if row.author else OWNER,
     )
 
 

@@ -76,12 +76,22 @@ MIGRATIONS: list[str] = [
     INSERT INTO entries_fts (rowid, body, session) SELECT id, body, session FROM fts_copy;
     DROP TABLE fts_copy;
     """,
+    # Who wrote each entry (`sources.py`; '' for the owner's memory files): conversation entries
+    # are indexed again from the store, each with its author (the index is derived data).
+    """
+    ALTER TABLE entries ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    DELETE FROM entries_fts WHERE rowid IN (SELECT id FROM entries WHERE kind = 'conversation');
+    DELETE FROM entries WHERE kind = 'conversation';
+    DELETE FROM state WHERE key = 'messages_through';
+    """,
 ]
 
+# An entry the owner wrote: a memory file's (no author) or an owned author's (authorship.py).
+_OWNED = "(e.author = '' OR json_extract(e.author, '$.kind') IN ('owner', 'job'))"
 MESSAGES_CURSOR = "messages_through"
 # The last row of the store's forget log applied (`countbot/store/forget_log.py`).
 FORGETS_CURSOR = "forgets_through"
-_ROW = "id, kind, source, locator, ts, text, heading, session_id, channel, title"
+_ROW = "id, kind, source, locator, ts, text, heading, session_id, channel, title, author"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +108,20 @@ class Row:
     session_id: str | None
     channel: str | None
     title: str
+    # Its author's stored form (JSON; '' for the owner's memory files).
+    author: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """What a search may return: kinds of entry, a date range, sessions left out."""
+    """What a search may return: kinds of entry, a date range, sessions left out, and whether
+    only what the owner wrote (auto-recall)."""
 
     kinds: tuple[str, ...] = ("note", "conversation")
     since: float | None = None
     until: float | None = None
     exclude_session: str | None = None
+    owner_only: bool = False
 
     def match(self, expression: str) -> str:
         """The full-text `expression` over the entries' text, the session left out in the same
@@ -128,7 +142,19 @@ class Filters:
         if self.until is not None:
             clauses.append("e.ts < ?")
             params.append(self.until)
+        if self.owner_only:
+            clauses.append(_OWNED)
         return " AND ".join(clauses), params
+
+    def wanted(self) -> dict[str, Any]:
+        """What the vector worker is sent (`vectors.Wanted`): it knows no authors, so
+        `owner_only` is applied to the rows of its hits (`MemoryIndex._ranked`)."""
+        return {
+            "kinds": self.kinds,
+            "since": self.since,
+            "until": self.until,
+            "exclude_session": self.exclude_session,
+        }
 
     def admits(self, kind: str, ts: float, session_id: str | None) -> bool:
         """The same test in Python, for the vector side."""
@@ -179,7 +205,7 @@ def insert_entries(conn: sqlite3.Connection, entries: Iterable[Entry]) -> list[i
     for entry in entries:
         (entry_id,) = conn.execute(
             "INSERT INTO entries (kind, source, locator, ts, text, heading, session_id, channel,"
-            " title, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " title, digest, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 entry.kind,
                 entry.source,
@@ -191,6 +217,7 @@ def insert_entries(conn: sqlite3.Connection, entries: Iterable[Entry]) -> list[i
                 entry.channel,
                 entry.title,
                 entry.digest,
+                "" if entry.kind == "note" else json.dumps(entry.author.record()),
             ),
         ).fetchone()
         body = indexable(f"{entry.heading}\n{entry.text}" if entry.heading else entry.text)

@@ -2,7 +2,10 @@
 
 An entry is one paragraph or list item of a Markdown file (with the date of the heading it sits
 under), or the text of one user or assistant message (with its session, channel and time). Each
-carries what a citation needs, so a hit can say where and when it was written.
+carries what a citation needs, so a hit can say where and when it was written, and who wrote it:
+a message's author as stored with it (`countbot/authorship.py`); an answer's is the author of
+the message it answers (it may repeat what a stranger asked); everything in a subagent's own
+session is the subagent's; the memory files are the owner's.
 """
 
 from __future__ import annotations
@@ -17,15 +20,18 @@ from pathlib import Path
 from stat import S_ISDIR
 from typing import Any
 
+from countbot.authorship import OWNER, Author
 from countbot.memory.search import split_entries
 
 # The files of long-term memory, relative to the workspace; dated notes live in memory/*.md.
 MEMORY_FILES = ("MEMORY.md", "USER.md")
 NOTES_FOLDER = "memory"
+# The channel of a subagent's own session (`countbot/subagents/`).
+SUBAGENT_CHANNEL = "subagent"
 # Longer messages are cut into pieces of about this many characters, each an entry.
 CHUNK_CHARS = 1200
 
-_SPEAKER_OR_MARK = re.compile(r"^(?:User: |Assistant: |\s*(?:[-*+]|\d+[.)])\s+)")
+_SPEAKER_OR_MARK = re.compile(r"^(?:User: |Message: |Assistant: |\s*(?:[-*+]|\d+[.)])\s+)")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -43,6 +49,7 @@ class Entry:
     session_id: str | None = None
     channel: str | None = None
     title: str = ""
+    author: Author = OWNER
 
     @property
     def digest(self) -> str:
@@ -106,8 +113,10 @@ def message_entries(
     channel: str | None,
     title: str,
     record: dict[str, Any],
+    answering: dict[str, Any] | None = None,
 ) -> list[Entry]:
-    """The entries of one stored user or assistant record (none for an empty one)."""
+    """The entries of one stored user or assistant record (none for an empty one); `answering`
+    is the stored author of the message an assistant record answers."""
     kind = record.get("type")
     text = record.get("content") if kind == "user" else record.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -115,7 +124,10 @@ def message_entries(
     if kind == "assistant" and record.get("stop_reason") == "cancelled":
         return []  # the user stopped it: an answer they rejected is never recalled
     ts = float(record.get("ts") or 0.0)
-    speaker = "User" if kind == "user" else "Assistant"
+    author = Author.from_record(record.get("author") if kind == "user" else answering)
+    if channel == SUBAGENT_CHANNEL:  # its task and its work: its words and what it read
+        author = Author("subagent", session_id.rpartition(":")[2])
+    speaker = "Assistant" if kind != "user" else "User" if author.owned else "Message"
     return [
         Entry(
             "conversation",
@@ -126,6 +138,7 @@ def message_entries(
             session_id=session_id,
             channel=channel,
             title=title,
+            author=author,
         )
         for index, piece in enumerate(_chunks(text.strip()))
     ]

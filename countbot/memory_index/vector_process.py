@@ -11,7 +11,6 @@ full-text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +70,7 @@ class VectorProcess:
         self, query: str, filters: Filters, limit: int, wait: float | None = None
     ) -> list[tuple[int, float, float]]:
         """(entry id, cosine, time) of the nearest entries the filters admit, best first."""
-        request = {"op": "search", "query": query, "filters": asdict(filters), "limit": limit}
+        request = {"op": "search", "query": query, "filters": filters.wanted(), "limit": limit}
         answer = await self._call(request, wait)
         return [(int(i), float(score), float(ts)) for i, score, ts in answer["hits"]]
 

@@ -10,7 +10,7 @@ from countbot.config.settings import ModelSettings
 from countbot.constrained_calls.mode import tool_form
 from countbot.llm.cooldown import Cooldowns
 from countbot.llm.local_endpoint import LocalEndpoint
-from countbot.llm.model_info import supports_vision
+from countbot.llm.model_info import fetch_model_info, supports_vision
 from countbot.llm.provider_choice import open_provider
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.retrying_provider import RetryingProvider
@@ -41,7 +41,7 @@ async def model_choice(
     )
     form = tool_form(settings.tool_calls, name)
     provider = open_provider(settings.provider_path, name, options, tool_form=form, local=local)
-    utility = None
+    utility, utility_window = None, None
     if settings.utility and settings.utility != name:
         # Same key and endpoint; when it fails, the turn's own model does the work.
         chain = [m for m in (name, *settings.fallbacks) if m != settings.utility]
@@ -50,6 +50,7 @@ async def model_choice(
         utility = open_provider(
             settings.provider_path, settings.utility, utility_options, tool_form=utility_form
         )
+        utility_window = (await fetch_model_info(settings.utility)).context_window
     vision = settings.vision
     if vision is None:
         vision = False if local else await supports_vision(name)
@@ -61,5 +62,6 @@ async def model_choice(
         window,
         small=local is not None or form is not None,
         utility=utility,
+        utility_window=utility_window,
     )
     return choice, provider

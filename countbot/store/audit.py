@@ -128,16 +128,27 @@ class AuditLog:
     def _append(self, lines: list[str]) -> None:
         if not lines:
             return
+        whole = None  # the file's size before this write: what a failed write is cut back to
         try:
             if self._file is None:
                 self._file = self._open()
+            whole = self._file.tell()
             self._file.write("".join(lines))
             self._file.flush()
             if self._file.tell() >= self.max_bytes:
                 self._rotate()
         except OSError:
             log.exception("audit: could not write %d line(s) to %s", len(lines), self.path)
+            self._drop_partial(whole)
+
+    def _drop_partial(self, whole: int | None) -> None:
+        """After a failed write (a full disk), leave no half line: close without retrying the
+        buffered rest, and cut the file back to its last whole line."""
+        with contextlib.suppress(OSError):
             self._close_file()
+        if whole is not None:
+            with contextlib.suppress(OSError):
+                os.truncate(self.path, whole)
 
     def _open(self) -> TextIO:
         self.path.parent.mkdir(parents=True, exist_ok=True)

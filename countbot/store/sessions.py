@@ -72,6 +72,8 @@ class StoredMessage:
     record: dict[str, Any]
     # The session is kept out of memory (`SessionInfo.memory_off`).
     memory_off: bool = False
+    # For an assistant record: the stored author of the user message it answers (None: none).
+    answering: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)  # not frozen: the agent's HistoryWindow protocol declares plain attributes
@@ -430,8 +432,12 @@ def _rewind(conn: sqlite3.Connection, session_id: str, from_id: int) -> str:
 
 
 def _title_of(record: dict[str, Any]) -> str:
-    """A title from a user message's text: one line, at most TITLE_LENGTH characters."""
-    content = record.get("content") if record.get("type") == "user" else None
+    """A title from a user message's own words (typed, else spoken; never what came with them,
+    a document's text): one line, at most TITLE_LENGTH characters."""
+    if record.get("type") != "user":
+        return ""
+    spoken = [p.get("text") for p in record.get("parts") or () if p.get("kind") == "voice"]
+    content = record.get("content") or next((text for text in spoken if text), "")
     return " ".join(content.split())[:TITLE_LENGTH] if isinstance(content, str) else ""
 
 
@@ -499,14 +505,19 @@ def _messages_after(
     (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
     marks = ", ".join("?" * len(types))
     rows = conn.execute(
-        "SELECT m.id, m.session_id, s.channel, s.title, m.record, s.memory_off FROM messages m"
+        "SELECT m.id, m.session_id, s.channel, s.title, m.record, s.memory_off, CASE WHEN"
+        " m.type = 'assistant' THEN (SELECT json_extract(u.record, '$.author') FROM messages u"
+        " WHERE u.session_id = m.session_id AND u.type = 'user' AND u.id < m.id"
+        " ORDER BY u.id DESC LIMIT 1) END FROM messages m"
         f" JOIN sessions s ON s.id = m.session_id WHERE m.id > ? AND m.type IN ({marks})"
         " ORDER BY m.id LIMIT ?",
         (after_id, *types, limit),
     ).fetchall()
     found = [
-        StoredMessage(i, sid, ch, title, json.loads(data), bool(off))
-        for i, sid, ch, title, data, off in rows
+        StoredMessage(
+            i, sid, ch, title, json.loads(data), bool(off), json.loads(answering or "null")
+        )
+        for i, sid, ch, title, data, off, answering in rows
     ]
     through = found[-1].id if len(found) == limit else max(int(last), after_id)
     return found, through

@@ -32,6 +32,9 @@ class ToolResult:
     status: ToolStatus = "ok"
     duration_ms: float = 0.0
     images: tuple[ImagePart, ...] = ()
+    # Who wrote text in it that is not the owner's, when the tool knows it from where the text
+    # was stored (memory_search's hits of a forward): the ledger counts each as untrusted.
+    untrusted: tuple[str, ...] = ()
 
     @property
     def is_error(self) -> bool:

@@ -95,11 +95,17 @@ class FolderTrigger:
         self._polling: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Look at the folder once (what changed while the daemon was down), then watch it."""
-        await asyncio.to_thread(self._folder.mkdir, parents=True, exist_ok=True)
+        """Look at the folder once (what changed while the daemon was down), then watch it. A
+        folder that cannot be made or read is logged and not watched: the daemon starts anyway."""
+        try:
+            await asyncio.to_thread(self._folder.mkdir, parents=True, exist_ok=True)
+            listing = await asyncio.to_thread(_listing, self._folder)
+        except OSError as exc:
+            log.warning("folder trigger %s: cannot watch %s: %s", self.name, self._folder, exc)
+            return
         self._versions = await self._events.versions(self.name)
         if _WATCHED not in self._versions:  # first watched: what is there is no news
-            for name, version in (await asyncio.to_thread(_listing, self._folder)).items():
+            for name, version in listing.items():
                 await self._events.set_version(self.name, name, version)
             await self._events.set_version(self.name, _WATCHED, "watched")
             self._versions = await self._events.versions(self.name)

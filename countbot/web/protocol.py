@@ -20,7 +20,12 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_SESSION_ID = 200
 MAX_CLIENT_ID = 64
 MAX_MODEL = 200
+MAX_ATTACHMENTS = 8
+MAX_FILE_NAME = 300
+_ATTACHMENT = ("file", "name", "kind")
 _VIA = re.compile(r"[a-z][a-z0-9:_-]{0,31}")
+# The daemon's own surfaces a message frame may come from.
+SURFACES = ("web", "cli")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +39,20 @@ class SendMessage:
     replace_from: int | None = None
     # The model this chat picks (remembered for the session); checked against the configured.
     model: str | None = None
+    # Files uploaded before (`POST /api/media`), named by where they were saved.
+    attachments: tuple[Attachment, ...] = ()
+    # Which of the daemon's own surfaces sent it: "cli" for `countbot chat`, else "web". The
+    # turn is told where the person is reading; a client cannot claim a chat platform.
+    via: str = "web"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file `POST /api/media` saved (`file`, workspace-relative), sent with a message."""
+
+    file: str
+    name: str
+    kind: str  # "voice" or "file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +133,8 @@ def _message(data: dict[str, Any]) -> SendMessage:
         if not isinstance(content, str):
             raise ProtocolError("message: 'content' must be a string")
         media = _media(data.get("media"))
-        if not content.strip() and not media:
+        attachments = _attachments(data.get("attachments"))
+        if not content.strip() and not media and not attachments:
             raise ProtocolError("message: 'content' is empty and there is no media")
         mode = data.get("mode")
         if mode is not None and mode not in QUEUE_MODES:
@@ -123,9 +143,14 @@ def _message(data: dict[str, Any]) -> SendMessage:
         model = data.get("model")
         if model is not None and (not isinstance(model, str) or not 0 < len(model) <= MAX_MODEL):
             raise ProtocolError(f"message: 'model' must be a string of 1 to {MAX_MODEL} characters")
+        via = data.get("via", "web")
+        if via not in SURFACES:
+            raise ProtocolError(f"message: 'via' must be one of {', '.join(SURFACES)}")
     except ProtocolError as exc:
         raise ProtocolError(str(exc), client_id) from None
-    return SendMessage(session_id, content, media, mode, client_id, replace_from, model)
+    return SendMessage(
+        session_id, content, media, mode, client_id, replace_from, model, attachments, via
+    )
 
 
 def _replace_from(value: Any, session_id: str | None) -> int | None:
@@ -136,6 +161,25 @@ def _replace_from(value: Any, session_id: str | None) -> int | None:
     if session_id is None:
         raise ProtocolError("message: 'replace_from' needs a 'session_id'")
     return value
+
+
+def _attachments(value: Any) -> tuple[Attachment, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_ATTACHMENTS:
+        raise ProtocolError(f"message: 'attachments' must be a list of at most {MAX_ATTACHMENTS}")
+    found = []
+    for index, item in enumerate(value):
+        fields = [item.get(key) if isinstance(item, dict) else None for key in _ATTACHMENT]
+        if not all(isinstance(f, str) and 0 < len(f) <= MAX_FILE_NAME for f in fields):
+            raise ProtocolError(
+                f"message: attachments[{index}] must have 'file', 'name' and 'kind' strings"
+            )
+        file, name, kind = fields
+        if kind not in ("voice", "file"):
+            raise ProtocolError(f"message: attachments[{index}]: 'kind' must be voice or file")
+        found.append(Attachment(file, name, kind))
+    return tuple(found)
 
 
 def _media(value: Any) -> tuple[ImagePart, ...]:

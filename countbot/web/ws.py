@@ -19,6 +19,7 @@ from countbot.gateway.gateway import GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.llm.unicode_repair import json_text
+from countbot.web.api.media import attachment_parts
 from countbot.web.chat_model import turn_model
 from countbot.web.context import DaemonContext
 from countbot.web.notices import status_frame
@@ -118,16 +119,22 @@ class Connection:
         except ProtocolError as exc:
             self._error(str(exc), exc.client_id)
             return
+        try:
+            parts = await attachment_parts(self._daemon.runtime, frame.attachments)
+        except ValueError as exc:
+            self._error(f"message: {exc}", frame.client_id)
+            return
         if frame.replace_from is not None and not await self._rewind(frame):
             return
         message = InboundMessage(
-            channel="web",
+            channel=frame.via,
             content=frame.content,
-            sender="web",
+            sender=frame.via,
             media=frame.media,
             session_key=frame.session_id,
             mode=frame.mode,
             model=model,
+            parts=parts,
         )
         try:
             submission = await self._daemon.gateway.submit(

@@ -124,13 +124,20 @@ async def test_secrets_travel_only_when_asked_for(
     home = tmp_path / "home"
     home.mkdir()
     config = _config(home, model_server)
+    # A pulled local model is named in the manifest, its weights left out.
+    models = home / "data" / "models"
+    models.mkdir(parents=True)
+    (models / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF weights " * 1000)
     archive = tmp_path / "with-keys.tar.gz"
     status, _, err = await countbot(
         "backup", "create", str(archive), "--with-secrets", config=config
     )
     assert status == 0, err
-    restored = await restore_backup(archive, tmp_path / "again")
-    settings = load_settings(restored.config)
+    assert b"GGUF weights" not in gzip.decompress(archive.read_bytes())
+    status, out, err = await _run("backup", "restore", str(archive), "--to", str(tmp_path / "x"))
+    assert status == 0, err
+    assert "countbot models pull smollm2-135m" in out
+    settings = load_settings(tmp_path / "x" / "config.yaml")
     assert settings.model.api_key is not None
     assert settings.model.api_key.get_secret_value() == KEY
     token = settings.channels.telegram.token

@@ -7,6 +7,7 @@ Two "hosts" are two loopback addresses (127.0.0.1 and 127.0.0.2), each with its 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -81,3 +82,12 @@ async def audit_records(daemon: Daemon, kind: str = "outbound") -> list[dict[str
     path = daemon.settings.data_dir / "audit.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     return [record for line in lines if (record := json.loads(line)).get("type") == kind]
+
+
+async def wait_for_tools(daemon: Daemon, *names: str) -> None:
+    """Until the MCP servers' tools `names` are in the registry (they start in the background)."""
+    for _ in range(200):
+        if set(names) <= set(daemon.context.runtime.tools.names()):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the MCP tools {names} never appeared")

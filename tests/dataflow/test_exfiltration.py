@@ -18,7 +18,7 @@ import pytest
 from countbot.config.settings import McpServerSettings
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.harness import ALICE, use_fake_telegram
-from tests.dataflow.conftest import PIN, DaemonStarter, Site, audit_records, turn
+from tests.dataflow.conftest import PIN, DaemonStarter, Site, audit_records, turn, wait_for_tools
 from tests.messaging.test_message_tool import tool_results
 from tests.support.obedient_model import obey
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -207,23 +207,13 @@ async def test_an_mcp_tool_cannot_mail_the_pin(
     model_server.script(Reply.tool_calls(("mail__read_inbox", "{}")))
     obey(model_server)
     async with attack_daemon(configure) as daemon:
-        await _wait_for_tools(daemon, "mail__read_inbox", "mail__send_mail")
+        await wait_for_tools(daemon, "mail__read_inbox", "mail__send_mail")
         client = await turn(daemon, f"My PIN is {PIN}. What is in my inbox?")
         outbox = daemon.settings.workspace / "outbox.txt"
 
     assert not outbox.exists()
     [question] = asked(client)
     assert question["tool"] == "mail__send_mail" and "attacker@evil.test" in question["summary"]
-
-
-async def _wait_for_tools(daemon: Any, *names: str) -> None:
-    import asyncio
-
-    for _ in range(200):
-        if set(names) <= set(daemon.context.runtime.tools.names()):
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the MCP tools {names} never appeared")
 
 
 async def test_messages_go_only_to_the_owners_chats(

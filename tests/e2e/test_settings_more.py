@@ -27,6 +27,7 @@ async def test_settings_beyond_the_model_are_saved_and_applied(chat: ChatPage) -
     await chat.by_testid("settings-outbound").select_option("deny")
     await chat.by_testid("settings-budget-daily_tokens").fill("50000")
     await chat.by_testid("settings-exec-approval").select_option("always")
+    await chat.by_testid("settings-utility").fill("openai/small-model")
     await chat.by_testid("settings-save").click()
     await expect(chat.by_testid("settings-model-check")).to_contain_text("The model answers")
     await expect(chat.by_testid("settings-model-check")).to_have_attribute("data-kind", "ok")
@@ -34,6 +35,7 @@ async def test_settings_beyond_the_model_are_saved_and_applied(chat: ChatPage) -
     await expect(chat.by_testid("settings-restart")).to_contain_text("tools")
     live = chat.daemon.context.runtime.settings
     assert live.security.outbound == "deny" and live.budget.daily_tokens == 50000
+    assert (live.model.utility, live.model.economy) == ("openai/small-model", "")
     await expect(chat.by_testid("settings-outbound")).to_have_value("deny")
     await chat.screenshot("settings_more_en")
     await chat.by_testid("lang-switch").select_option("zh-CN")

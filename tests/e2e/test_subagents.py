@@ -14,7 +14,7 @@ async def test_a_running_subagent_shows_under_the_chat_and_its_report_follows(
 ) -> None:
     conv = Conversations()
     conv.main.extend([Reply.tool_calls(spawn("Get the weather", "weather")), Reply.text("On it.")])
-    conv.subagent("weather", Reply.text("Sunny and 21 degrees.", chunks=3, delay=0.8))
+    conv.subagent("weather", Reply.text("**Sunny** and 21 degrees.", chunks=3, delay=0.8))
     model_server.responder = conv
     await chat.send("What's the weather? Ask a helper.")
     running = chat.by_testid("subagent")
@@ -25,12 +25,19 @@ async def test_a_running_subagent_shows_under_the_chat_and_its_report_follows(
     await expect(running).to_contain_text("Working")
     in_sidebar = chat.by_testid("session-item").filter(has_text="Subagent: weather")
     await expect(in_sidebar).to_contain_text("Subagent of")
-    # It ends: the list empties, the report shows in the chat and the assistant relays it.
+    # It ends: the list empties, the report shows in the chat (the subagent's words in their own
+    # rendered bubble, not the user's) and the assistant relays it; a reload shows the same.
     await expect(running).to_have_count(0)
     await expect(chat.by_testid("subagents")).to_be_hidden()
-    await expect(chat.messages("user").last).to_contain_text("Subagent report: weather")
-    await expect(chat.messages("user").last).to_contain_text("Sunny and 21 degrees.")
-    await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text("Relayed: weather")
+    for _ in range(2):
+        report = chat.by_testid("report").last
+        await expect(report).to_contain_text("Subagent report: weather")
+        await expect(report.locator("strong")).to_have_text("Sunny")
+        await expect(report.locator("button")).to_have_count(0)
+        await expect(chat.messages("user")).to_have_count(1)
+        relayed = chat.answer_text(chat.messages("assistant").last)
+        await expect(relayed).to_have_text("Relayed: weather")
+        await chat.reload()
 
 
 async def test_the_stop_button_cancels_a_subagent(
@@ -49,7 +56,7 @@ async def test_the_stop_button_cancels_a_subagent(
     await expect(running).to_have_attribute("data-status", "running")
     await running.get_by_test_id("subagent-stop").click()
     await expect(running).to_have_count(0)
-    await expect(chat.messages("user").last).to_contain_text("was cancelled")
+    await expect(chat.by_testid("report").last).to_contain_text("was cancelled")
     await expect(chat.answer_text(chat.messages("assistant").last)).to_have_text("Relayed: sheep")
 
 

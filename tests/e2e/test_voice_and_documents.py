@@ -1,6 +1,8 @@
 """The microphone button and document attachments in the real UI: Chromium records from a fake
-microphone playing speech made by espeak-ng, the daemon transcribes it offline, and the
-transcript is sent as the user's message; an attached PDF's text goes with the typed question.
+microphone playing speech made by espeak-ng, the daemon transcribes it offline, and the voice
+note is the user's message (played in its bubble with its words); an attached PDF goes with the
+typed question as a file chip, its text beside the words (never pasted into them), also after a
+reload.
 """
 
 from __future__ import annotations
@@ -76,8 +78,10 @@ async def test_a_spoken_message_is_transcribed_and_sent(
 
     mine = ui.messages("user").last
     await expect(mine).to_contain_text("what is the weather today", timeout=WAIT_MS * 3)
+    await expect(mine.locator("audio")).to_have_count(1)
     await expect(ui.messages("assistant").last).to_contain_text("Sunny, 21 degrees.")
     assert user_texts(model_server.requests[0]).endswith("\nwhat is the weather today")
+    assert "[Transcript of a voice note" not in await mine.inner_text()
 
 
 async def test_an_attached_pdf_goes_with_the_question_as_text(
@@ -93,8 +97,12 @@ async def test_an_attached_pdf_goes_with_the_question_as_text(
 
     await expect(ui.messages("assistant").last).to_contain_text("It says 42 million.")
     asked = user_texts(model_server.requests[0])
-    assert "what was the revenue?\n\n[The user sent 'q3.pdf'" in asked
-    assert "Quarterly revenue was 42 million" in asked
+    assert asked.endswith("\n\nwhat was the revenue?") and "[The user sent 'q3.pdf'" in asked
+    assert '<external source="document q3.pdf">\nQuarterly revenue was 42 million' in asked
+    await ui.reload()
+    mine = ui.messages("user").last
+    await expect(mine.get_by_test_id("document-attachment")).to_contain_text("q3.pdf")
+    assert await mine.locator(".message-text").inner_text() == "what was the revenue?"
 
 
 async def test_a_recording_shows_its_time_and_can_be_thrown_away(

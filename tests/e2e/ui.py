@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Dialog, Locator, Page, expect
+from playwright.async_api import Dialog, Locator, Page, Response, WebSocket, expect
 
 from tests.web.conftest import Daemon
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+# A raw exception's text reaching the page: what a person can do nothing with. Every answer of
+# the daemon's API and every WebSocket frame is looked at for these across the browser suite.
+RAW_EXCEPTION = re.compile(
+    r"\b(?:Errno|Traceback|(?:httpx|httpcore|aiohttp|anyio|asyncio|sqlite3)\.\w+|"
+    r"(?:Connect|Connection|Timeout|Value|Type|Key|Attribute|Runtime|OS|FileNotFound|"
+    r"Permission|Index|Assertion|Import|NotImplemented|Lookup|JSONDecode)Error)\b"
+)
 
 
 @dataclass
 class ChatPage:
-    """One browser tab on the daemon's UI, recording script errors and dialogs it raised."""
+    """One browser tab on the daemon's UI, recording script errors, dialogs it raised, and raw
+    exception text that reached it (`RAW_EXCEPTION`, counted among its errors)."""
 
     page: Page
     daemon: Daemon
@@ -26,6 +35,26 @@ class ChatPage:
     def __post_init__(self) -> None:
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("dialog", self._dismiss)
+        self.page.on("response", self._look_at_response)
+        self.page.on("websocket", self._look_at_frames)
+
+    async def _look_at_response(self, response: Response) -> None:
+        if "/api/" not in response.url:
+            return
+        try:
+            text = await response.text()
+        except Exception:  # the page moved on and the body is gone: nothing was shown
+            return
+        self._look_at(f"{response.request.method} {response.url}", text)
+
+    def _look_at_frames(self, socket: WebSocket) -> None:
+        socket.on("framereceived", lambda payload: self._look_at("a frame", str(payload)))
+
+    def _look_at(self, where: str, text: str) -> None:
+        found = RAW_EXCEPTION.search(text)
+        if found:
+            start = max(0, found.start() - 80)
+            self.errors.append(f"raw exception text in {where}: …{text[start : found.end() + 80]}…")
 
     async def _dismiss(self, dialog: Dialog) -> None:
         self.dialogs.append(dialog.message)

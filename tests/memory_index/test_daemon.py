@@ -189,3 +189,24 @@ async def test_the_index_is_rebuilt_on_request_and_finds_the_same(
     assert rebuilt.status_code == 200 and rebuilt.json()["entries"] == 3  # a note, two messages
     texts = [hit["text"] for hit in found.json()["hits"]]
     assert "User: I switched to oolong last week." in texts and "- Likes green tea" in texts
+
+
+async def test_a_block_recalled_into_a_conversation_is_not_paid_for_again_after_a_restart(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    settings = make_settings(tmp_path, model_server)
+    settings.workspace.mkdir(parents=True)
+    (settings.workspace / "MEMORY.md").write_text(f"# Memory\n\n- {FACT}\n")
+    model_server.default = Reply.text("Dr. Okafor.")
+    question = "Which clinic is my dentist Dr. Okafor at?"
+    for _ in range(2):  # each round is a new runtime: a restarted daemon
+        runtime = await open_runtime(settings)
+        try:
+            await runtime.agent.process_direct(TurnRequest(question, "asking"))
+            await runtime.agent.process_direct(TurnRequest(question, "other"))
+        finally:
+            await runtime.close()
+    asked = [user_text(body) for body in model_server.requests]
+    # The note comes once into each conversation: not again in the same one after the restart
+    # (what the other conversation said since is new, and may come).
+    assert [text.count("MEMORY.md L3") for text in asked] == [1, 1, 0, 0]

@@ -4,6 +4,7 @@ removed words to find, after a kill between the store's change and the index's t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from countbot.memory_index.index import MemoryIndex
+from countbot.memory_index.recall import AutoRecall
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 from tests.memory_index.test_daemon import say, user_text, vectors_caught_up
@@ -182,3 +184,28 @@ async def stored(daemon: Daemon, session_id: str) -> list[dict]:
     async with daemon.http() as http:
         page = (await http.get(f"/api/sessions/{session_id}/messages")).json()
     return page["messages"]
+
+
+async def test_the_memory_pages_recalls_forget_with_the_conversation(tmp_path: Path) -> None:
+    (tmp_path / "workspace").mkdir()
+    db = await Database.open(tmp_path / "countbot.db")
+    sessions = SessionStore(db)
+    index = await MemoryIndex.open(tmp_path / "index.db", tmp_path / "workspace", sessions, None)
+    recall = AutoRecall(index)
+    try:
+        await sessions.append("told", {"type": "user", "content": "The walnut gate code is 7781"})
+        await sessions.append("asked", {"type": "user", "content": "Before that: the ferry"})
+        asked = await sessions.append("asked", {"type": "user", "content": "Gate code, walnut?"})
+        part = await recall.recall("What is the walnut gate code?", "asked")
+        assert part is not None and "7781" in part.text
+        await sessions.append("other", {"type": "user", "content": "The heron gate is blue"})
+        assert await recall.recall("Which gate code is the walnut one?", "other") is not None
+        assert "7781" in json.dumps(await index.recalls(None))
+
+        assert await sessions.rewind("asked", asked) == ""  # that turn, and what it recalled
+        assert [r["session_id"] for r in await index.recalls(None)] == ["other"]
+        assert await sessions.delete("told")  # and what was recalled from it, anywhere
+        assert "7781" not in json.dumps(await index.recalls(None))
+    finally:
+        await index.close()
+        await db.close()

@@ -1,11 +1,12 @@
 """A fully prompt-injected model for the scripted server: it obeys every instruction it reads.
 
 An instruction is a line `<<DO tool {json arguments}>>` anywhere in a tool result (a page, a
-mail, an MCP result, a memory note). The model calls each one once, in the order read, after
-filling in what it knows: `{{pin}}` is the PIN the conversation mentions ("PIN is 4821"), with
-`{{pin_b64}}`, `{{pin_hex}}` and `{{pin_rev}}` its encodings, and `{{file}}` the text of the last
-file it read; what it does not know yet stays as written. With nothing left to obey it answers
-`answer`; scripted replies (`server.script`) still come first.
+mail, an MCP result, a memory note), or with `everywhere` in a user message too. The model calls
+each one once, in the order read, after filling in what it knows: `{{pin}}` is the PIN the
+conversation mentions ("PIN is 4821"), with `{{pin_b64}}`, `{{pin_hex}}` and `{{pin_rev}}` its
+encodings, and `{{file}}` the text of the last file it read; what it does not know yet stays as
+written. With nothing left to obey it answers `answer`; scripted replies (`server.script`) still
+come first.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ _INSTRUCTION = re.compile(r"<<DO (\S+) (\{.*\})>>")
 _PIN = re.compile(r"PIN is (\d{4,})")
 
 
-def obey(server: ScriptedModelServer, answer: str = "Done.") -> None:
-    """Make `server` answer every request as the injected model (after its scripted replies)."""
+def obey(server: ScriptedModelServer, answer: str = "Done.", *, everywhere: bool = False) -> None:
+    """Make `server` answer every request as the injected model (after its scripted replies);
+    `everywhere`: it obeys instructions in user messages too (an attached document, a recalled
+    or forwarded message), not only in tool results."""
+    roles = ("tool", "user") if everywhere else ("tool",)
 
     def respond(body: dict[str, Any]) -> Reply:
         messages = body["messages"]
@@ -35,9 +39,10 @@ def obey(server: ScriptedModelServer, answer: str = "Done.") -> None:
         }
         facts = _facts(messages)
         for message in messages:
-            if message["role"] != "tool":
+            if message["role"] not in roles:
                 continue
-            for name, raw in _INSTRUCTION.findall(_text(message)):
+            for escaped, raw in _INSTRUCTION.findall(_text(message)):
+                name = escaped.replace("\\_", "_")  # as a document's Markdown escapes it
                 arguments = _fill(raw, facts)
                 if (name, _canonical(arguments)) not in done:
                     return Reply.tool_calls((name, arguments))

@@ -80,3 +80,13 @@ async def test_restarts_take_in_what_changed_while_down_and_nothing_twice(
     texts = [_user_text(r) for r in model_server.requests]
     assert sum("second version, longer" in t for t in texts) == 1
     assert sum("(changed," in t for t in texts) == 1 and sum("a new file" in t for t in texts) == 1
+
+
+async def test_a_folder_that_cannot_be_watched_does_not_stop_the_daemon(
+    trigger_daemon: DaemonWithTriggers, tmp_path: Path
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    config = {"folders": {"bad": {"path": str(tmp_path / "a-file" / "inbox"), "prompt": "x"}}}
+    async with trigger_daemon(config) as daemon, daemon.http() as http:
+        listed = (await http.get("/api/triggers")).json()["triggers"]
+    assert [t["name"] for t in listed] == ["bad"]

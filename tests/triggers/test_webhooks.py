@@ -65,6 +65,7 @@ async def test_what_is_not_a_signed_delivery_never_reaches_the_model(
 ) -> None:
     body = body_of(ISSUE)
     wrong_key = "whsec_" + "QUJD" * 8
+    deep = b"[" * 950 + b"]" * 950  # parsed by json, deeper than a recursive walk can follow
     cases = {
         "bad signature": ("/hooks/issues", body, standard_headers(body, secret=wrong_key)),
         "no signature": ("/hooks/issues", body, {"content-type": "application/json"}),
@@ -73,6 +74,7 @@ async def test_what_is_not_a_signed_delivery_never_reaches_the_model(
         "github, bad": ("/hooks/github", body, github_headers(body, secret="guess")),
         "github as standard": ("/hooks/github", body, standard_headers(body)),
         "malformed JSON": ("/hooks/issues", b'{"issue": ', standard_headers(b'{"issue": ')),
+        "nested too deeply": ("/hooks/issues", deep, standard_headers(deep)),
     }
     async with trigger_daemon() as daemon, daemon.http() as http:
         statuses = {}
@@ -91,6 +93,7 @@ async def test_what_is_not_a_signed_delivery_never_reaches_the_model(
     assert statuses["github as standard"][0] == 401
     status, error = statuses["malformed JSON"]
     assert status == 400 and "malformed JSON" in error
+    assert statuses["nested too deeply"] == (400, "malformed JSON: nested too deeply")
     assert too_big.status_code == 413
     assert wrong_method.status_code == 405
     assert events == [] and model_server.requests == []

@@ -6,52 +6,22 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import signal
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 
-from countbot.config.instance import SHIPPED_ROOT, create_from_example
+from countbot.config.instance import create_from_example
 from countbot.config.loader import save_settings_patch
+from tests.support.checkout import clean_checkout, git
 from tests.web.conftest import WAIT
 
 KEY = "sk-typed-on-the-settings-page-0123456789"
 # A loaded 2-core machine starts the daemon (litellm's import included) in tens of seconds.
 START = 120.0
-
-
-def git(*args: str, cwd: Path) -> str:
-    result = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout
-
-
-def clean_checkout(target: Path) -> Path:
-    """A new repository holding this checkout's files as they are now (tracked, and new ones
-    git would add), committed."""
-    if shutil.which("git") is None or not (SHIPPED_ROOT / ".git").exists():
-        pytest.skip("not a git checkout")
-    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=SHIPPED_ROOT)
-    for name in filter(None, listed.split("\0")):
-        source = SHIPPED_ROOT / name
-        if source.is_file():  # a file deleted in the working tree is not copied
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    git("init", "-q", cwd=target)
-    git("add", "-A", cwd=target)
-    git("commit", "-qm", "clean copy", cwd=target)
-    return target
 
 
 async def test_saving_a_model_and_key_leaves_the_checkout_clean(tmp_path: Path) -> None:

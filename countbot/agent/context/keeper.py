@@ -112,6 +112,11 @@ class ContextKeeper:
         share = self.settings.context_budget
         return request_budget(choice.context_window, share, choice.output_limit)
 
+    def excerpt_budget(self, choice: ModelChoice) -> int:
+        """Tokens a summary's excerpt may take: the housekeeping model's window may be smaller."""
+        share = self.settings.context_budget
+        return request_budget(choice.housekeeping_window, share, choice.output_limit)
+
     async def load(
         self,
         session_id: str,
@@ -287,7 +292,7 @@ class ContextKeeper:
             metered[SUMMARY],
             summary,
             keep=keep,
-            max_chars=int(budget * EXCERPT_CHARS_PER_TOKEN),
+            max_chars=int(self.excerpt_budget(choice) * EXCERPT_CHARS_PER_TOKEN),
             before=flush,
         )
         return done is not None

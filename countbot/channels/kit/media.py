@@ -12,6 +12,7 @@ is its unknown author's, never the words of whoever sent it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 import logging
@@ -79,11 +80,32 @@ class MediaFolder:
             reading = await self._read(item)
             if reading is not None:
                 text = text.replace(note, "").strip()
-                author = sender if reading.kind == "voice" else Author("document", item.name)
-                where = self.shown(item.path)
-                kind: PartKind = "voice" if reading.kind == "voice" else "document"
-                parts.append(Part(kind, reading.text, author, reading.note, where, item.name))
+                parts.append(self._part(item, reading, sender))
         return text, parts
+
+    async def read_saved(self, shown: str, name: str, kind: str, sender: Author) -> Part:
+        """A file saved here before (`shown`: its workspace-relative path, as `shown` gave it)
+        as a part of a message, read now; raises ValueError for a path outside this folder or a
+        file that is not there."""
+        path = await asyncio.to_thread(self._received, shown)
+        item = _Unread(path, path.name, name, "", kind, "")
+        reading = await self._read(item) if self.reader is not None else None
+        if reading is None:  # neither voice nor document: the model reads it with its tools
+            note = f"[The user sent a file {name!r}, saved as {shown}; read it if needed.]"
+            return Part("file", "", Author("document", name), note, shown, name)
+        return self._part(item, reading, sender)
+
+    def _received(self, shown: str) -> Path:
+        """The file `shown` names, if it is one saved in this folder; blocking (it resolves)."""
+        path = (self.workspace / shown).resolve()
+        if not path.is_relative_to(self.root.resolve()) or not path.is_file():
+            raise ValueError(f"{shown} is not a file received before")
+        return path
+
+    def _part(self, item: _Unread, reading: Reading, sender: Author) -> Part:
+        author = sender if reading.kind == "voice" else Author("document", item.name)
+        kind: PartKind = "voice" if reading.kind == "voice" else "document"
+        return Part(kind, reading.text, author, reading.note, self.shown(item.path), item.name)
 
     async def _read(self, item: _Unread) -> Reading | None:
         assert self.reader is not None

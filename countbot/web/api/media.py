@@ -1,27 +1,55 @@
 """Files the web UI uploads to go with a message: a recording from the microphone button or a
 document (PDF, DOCX, XLSX, PPTX, HTML, text). Saved under `<workspace>/media/` like a file sent on
-a channel and read the same way (`channels.kit.media.take_in`); the answer's `note` is what the
-UI puts into the message: a voice note's transcript or a document's text.
+a channel; the answer names where (`file`), and the message names that file among its
+`attachments`: the daemon reads it then (`channels.kit.media.MediaFolder.read_saved`), so what
+it says becomes a part of the message with its own author and never the owner's typed words.
 
 The body is the file itself (`POST /api/media?name=report.pdf&kind=voice|file`), bounded by
-`MEDIA_LIMIT` before it is read (`web/body_limits.py`).
+`MEDIA_LIMIT` before it is read (`web/body_limits.py`). `GET /api/media/<name>` gives a saved
+recording back (a voice note played in its bubble); nothing else is served.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Sequence
 from pathlib import PurePath
+from types import ModuleType
+from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
+from countbot.authorship import OWNER, Part
 from countbot.web.api.errors import ApiError, daemon_of
+from countbot.web.protocol import Attachment
 
 # A ten-minute voice note or a long PDF; the transcription and document limits apply after.
 MEDIA_LIMIT = 25 * 1024 * 1024
 _KINDS = ("voice", "file")
+# What a voice note is saved as (the browser's WebM, the platforms' OGG, M4A, MP3, WAV).
+_RECORDINGS = {
+    ".webm": "audio/webm",
+    ".ogg": "audio/ogg",
+    ".oga": "audio/ogg",
+    ".opus": "audio/ogg",
+    ".m4a": "audio/mp4",
+    ".mp3": "audio/mpeg",
+    ".wav": "audio/wav",
+}
+_PLAYBACK_HEADERS = {
+    "Cache-Control": "private",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox",
+}
+
+
+async def _kit() -> ModuleType:
+    # The channels' media intake, imported at the first upload (a worker thread's job): an idle
+    # daemon without channels never loads their pipeline.
+    return await asyncio.to_thread(importlib.import_module, "countbot.channels.kit.media")
 
 
 async def upload(request: Request) -> JSONResponse:
@@ -33,16 +61,34 @@ async def upload(request: Request) -> JSONResponse:
     if not data:
         raise ApiError(400, "the upload is empty")
     runtime = daemon_of(request).runtime
-    # The channels' media intake, imported at the first upload (a worker thread's job): an idle
-    # daemon without channels never loads their pipeline.
-    kit = await asyncio.to_thread(importlib.import_module, "countbot.channels.kit.media")
-    folder = kit.MediaFolder(runtime.settings.workspace, runtime.media)
-    media_type = request.headers.get("content-type", "").split(";")[0].strip()
-    _, notes = await kit.take_in(
-        folder, f"web-{name}", data, name=name, media_type=media_type, kind=kind
-    )
-    note, _ = await folder.read_notes("\n\n".join(notes))
-    return JSONResponse({"name": name, "note": note})
+    folder = (await _kit()).MediaFolder(runtime.settings.workspace, runtime.media)
+    saved = await folder.save(f"web-{name}", data)
+    return JSONResponse({"name": name, "file": folder.shown(saved), "kind": kind})
 
 
-routes = [Route("/media", upload, methods=["POST"])]
+async def download(request: Request) -> FileResponse:
+    """A saved recording, to play: only audio, never run as a page (a received HTML file
+    served from the UI's origin could script it)."""
+    name = request.path_params["name"]
+    media_type = _RECORDINGS.get(PurePath(name).suffix.lower())
+    path = daemon_of(request).runtime.settings.workspace / "media" / PurePath(name).name
+    if PurePath(name).name != name or media_type is None:
+        raise ApiError(404, f"no received recording {name!r}")
+    if not await asyncio.to_thread(path.is_file):
+        raise ApiError(404, f"no received recording {name!r}")
+    return FileResponse(path, media_type=media_type, headers=_PLAYBACK_HEADERS)
+
+
+async def attachment_parts(runtime: Any, attachments: Sequence[Attachment]) -> tuple[Part, ...]:
+    """The files a web message names, read now: the owner's voice notes are their words, a
+    document's text is its own author's. Raises ValueError for a file not received before."""
+    if not attachments:
+        return ()
+    folder = (await _kit()).MediaFolder(runtime.settings.workspace, runtime.media)
+    return tuple([await folder.read_saved(a.file, a.name, a.kind, OWNER) for a in attachments])
+
+
+routes = [
+    Route("/media", upload, methods=["POST"]),
+    Route("/media/{name}", download, methods=["GET"]),
+]

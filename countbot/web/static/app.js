@@ -215,7 +215,7 @@ function start() {
     imageInput: byTestId("image-input"),
     voiceButton: byTestId("voice-button"),
     attachments: $("#attachments"),
-    onSend: (content, media, mode) => chat.send(content, media, mode),
+    onSend: (content, media, mode, attachments) => chat.send(content, media, mode, 0, attachments),
     onStop: () => chat.cancel(),
   });
   const subagents = new SubagentStrip($("#subagents"), {

@@ -211,7 +211,7 @@ export class Chat {
     }
     this.transcript.cutFrom(el);
     this.unstored = this.unstored.filter((u) => u.el.isConnected);
-    this.send(content, [], undefined, recordId);
+    this.send(content, [], undefined, recordId, el.attachments || []);
   }
 
   /** The stored id of a user message sent live: the same place, counted from the end. */
@@ -225,14 +225,15 @@ export class Chat {
   }
 
   /** Send a message; while a turn runs, `mode` says how it joins (followup/steer/interrupt). */
-  send(content, media, mode, replaceFrom = 0) {
+  send(content, media, mode, replaceFrom = 0, attachments = []) {
     const clientId = `m${Date.now().toString(36)}-${(this.sent += 1)}`;
-    const el = this.transcript.userMessage({ content, images: media });
+    const el = this.transcript.userMessage({ content, images: media, attachments });
     this.transcript.scrollToEnd();
     const frame = { type: "message", session_id: this.sessionId, content, client_id: clientId };
     if (media.length) {
       frame.media = media.map(({ media_type, data }) => ({ type: "image", media_type, data }));
     }
+    if (attachments.length) frame.attachments = attachments;
     if (this.running) frame.mode = mode;
     if (replaceFrom) frame.replace_from = replaceFrom;
     const model = this.models.pick();
@@ -294,6 +295,7 @@ export class Chat {
     if (entry?.creates && entry.view === this.view) this.adopt(frame.session_id);
     else if (frame.session_id !== this.sessionId) this.socket.unwatch(frame.session_id);
     if (entry) {
+      if (frame.attachments) this.transcript.showAttachments(entry.el, frame.attachments);
       this.transcript.markUser(entry.el, frame.queued ? "queued" : "");
       if (frame.queued) this.queued.push(entry.el);
       else this.started(entry.el);
@@ -336,7 +338,16 @@ export class Chat {
     const transcript = this.transcript;
     switch (frame.type) {
       case "user_message":
-        transcript.userMessage({ content: frame.content || "", images: frame.media || [] });
+        if (frame.author?.kind === "subagent") {
+          transcript.reportMessage(frame.content || "", frame.author.who || "");
+          this.setRunning(true);
+          break;
+        }
+        transcript.userMessage({
+          content: frame.content || "",
+          images: frame.media || [],
+          attachments: frame.attachments || [],
+        });
         this.setRunning(true);
         break;
       case "reasoning":

@@ -1,7 +1,7 @@
 // The message box: Enter sends (Shift+Enter and IME composition do not), images come from the
-// file picker, paste or drop, documents go to the daemon and come back as text the message
-// carries, the microphone button sends a voice note's transcript, and while a turn runs a stop
-// button and a queue mode appear.
+// file picker, paste or drop, documents are uploaded to the daemon and go with the message as
+// attachments, the microphone button sends a voice note, and while a turn runs a stop button
+// and a queue mode appear.
 
 import { h, labelAttrs } from "../lib/dom.js";
 import { toastKey } from "../lib/toast.js";
@@ -12,15 +12,15 @@ const MAX_IMAGES = 4;
 const MAX_INPUT_HEIGHT_PX = 220;
 
 export class Composer {
-  /** onSend(content, media, mode) sends; onStop() cancels the running turn. */
+  /** onSend(content, media, mode, attachments) sends; onStop() cancels the running turn. */
   constructor({ form, input, stop, mode, imageInput, voiceButton, attachments, onSend, onStop }) {
     Object.assign(this, { form, input, stop, mode, imageInput, attachments });
     this.onSend = onSend;
     this.images = [];
-    // Documents: {name, note: Promise of the text the message carries}.
+    // Documents: {name, upload: Promise of the attachment the message names}.
     this.files = [];
     this.voice = new VoiceButton(voiceButton, {
-      onNote: (note) => this.onSend(note, [], this.mode.value),
+      onNote: (voice) => this.onSend("", [], this.mode.value, [voice]),
       onError: (message) => toastKey("voice.failed", { reason: message }),
     });
     form.addEventListener("submit", (event) => {
@@ -66,9 +66,11 @@ export class Composer {
     this.renderImages();
     this.fit();
     this.input.focus();
-    const notes = await Promise.all(files.map((file) => file.note.catch(() => "")));
-    const content = [typed, ...notes].filter(Boolean).join("\n\n");
-    if (content || media.length) this.onSend(content, media, this.mode.value);
+    const uploads = await Promise.all(files.map((file) => file.upload.catch(() => null)));
+    const attachments = uploads.filter(Boolean);
+    if (typed || media.length || attachments.length) {
+      this.onSend(typed, media, this.mode.value, attachments);
+    }
   }
 
   pasted(event) {
@@ -100,10 +102,10 @@ export class Composer {
     }
   }
 
-  /** Upload a document now; its text joins the message when it is sent. */
+  /** Upload a document now; the message names it when it is sent. */
   attachDocument(file) {
-    const entry = { name: file.name, note: uploadMedia(file, file.name) };
-    entry.note.catch((error) => {
+    const entry = { name: file.name, upload: uploadMedia(file, file.name) };
+    entry.upload.catch((error) => {
       toastKey("upload.failed", { name: file.name, reason: error.message });
       this.files = this.files.filter((item) => item !== entry);
       this.renderImages();

@@ -33,9 +33,15 @@ export function renderRecords(transcript, records) {
   for (const record of records) {
     switch (record.type) {
       case "user":
+        if (record.author?.kind === "subagent") {
+          // A subagent's report: its words, not the user's (no Copy/Edit as if they wrote it).
+          transcript.reportMessage(record.content, record.author.who || "");
+          break;
+        }
         transcript.userMessage({
           content: record.content,
           images: record.images || [],
+          attachments: (record.parts || []).filter((part) => part.file).map(attachmentOf),
         }).dataset.recordId = record.id;
         break;
       case "assistant":
@@ -78,4 +84,11 @@ export function renderRecords(transcript, records) {
         break;
     }
   }
+}
+
+/** A stored part's file as the attachment the message named ({file, name, kind, text}). */
+function attachmentOf(part) {
+  const kind = part.kind === "voice" ? "voice" : "file";
+  const text = part.kind === "voice" ? part.text || "" : "";
+  return { file: part.file, name: part.name || part.file.split("/").pop(), kind, text };
 }

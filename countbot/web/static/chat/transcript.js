@@ -13,6 +13,20 @@ const STICKY_PX = 80; // this close to the bottom counts as reading the newest o
 const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
 const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
 
+/** A file sent with a message: a voice note plays (with its words), a document is a chip. */
+function attachmentNode({ file, name, kind, text = "" }) {
+  if (kind === "voice") {
+    const src = `/api/media/${encodeURIComponent(file.split("/").pop())}`;
+    return h(
+      "div",
+      { class: "attachment voice", testid: "voice-attachment" },
+      h("audio", { controls: true, preload: "none", src }),
+      text ? h("div", { class: "voice-transcript" }, text) : null,
+    );
+  }
+  return h("span", { class: "attachment document", testid: "document-attachment" }, `📄 ${name}`);
+}
+
 /** An <img> for a stored or attached image; only inline image data and http(s) URLs load. */
 function imageNode(image) {
   let src = "";
@@ -134,15 +148,37 @@ export class Transcript {
 
   // --- entries ------------------------------------------------------------------------------
 
-  userMessage({ content = "", images = [] }) {
+  userMessage({ content = "", images = [], attachments = [] }) {
     const pictures = images.map(imageNode).filter(Boolean);
     const el = h(
       "div",
       { class: "message user", testid: "message", dataset: { role: "user" } },
       pictures.length ? h("div", { class: "message-images" }, pictures) : null,
+      h("div", { class: "message-files" }),
       content ? h("div", { class: "message-text" }, content) : null,
       h("div", { class: "message-meta" }),
       actionRow("user"),
+    );
+    this.showAttachments(el, attachments);
+    this.add(el);
+    return el;
+  }
+
+  /** Show the files a user message carries (again once the daemon has heard a voice note). */
+  showAttachments(el, attachments) {
+    const box = el.querySelector(".message-files");
+    box.hidden = !attachments.length;
+    box.replaceChildren(...attachments.map(attachmentNode));
+    el.attachments = attachments.map(({ file, name, kind }) => ({ file, name, kind }));
+  }
+
+  /** A subagent's report: Markdown, marked as the subagent's, without the user's actions. */
+  reportMessage(text, who) {
+    const el = h(
+      "div",
+      { class: "message assistant report", testid: "report", dataset: { role: "report" } },
+      h("div", { class: "message-meta", i18n: "chat.subagentReport", i18nArgs: { id: who } }),
+      h("div", { class: "markdown" }, renderMarkdown(text)),
     );
     this.add(el);
     return el;

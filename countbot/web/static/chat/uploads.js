@@ -1,14 +1,15 @@
 // Files that go with a message but are not pictures: documents and recordings are sent to
-// POST /api/media, which keeps the original under media/ and answers with the note the message
-// carries (a voice note's transcript, a document's text). The microphone button records with
-// MediaRecorder (WebM/Opus in Chromium and Firefox) and sends the transcript as a message.
+// POST /api/media, which keeps the original under media/ and answers where; the message names
+// that file among its attachments and the daemon reads it (a voice note's words, a document's
+// text kept apart from what the user typed). The microphone button records with MediaRecorder
+// (WebM/Opus in Chromium and Firefox) and sends the recording as a message.
 
 import { h } from "../lib/dom.js";
 import { t } from "../lib/i18n.js";
 
 export class UploadError extends Error {}
 
-/** The note for `blob` (named `name`; kind "voice" or "file"), from the daemon. */
+/** Upload `blob` (named `name`; kind "voice" or "file"); the attachment {file, name, kind}. */
 export async function uploadMedia(blob, name, kind = "file") {
   const query = new URLSearchParams({ name, kind });
   let response;
@@ -24,12 +25,12 @@ export async function uploadMedia(blob, name, kind = "file") {
   }
   const data = await response.json().catch(() => null);
   if (!response.ok) throw new UploadError(data?.error || `HTTP ${response.status}`);
-  return data.note;
+  return { file: data.file, name: data.name, kind: data.kind };
 }
 
 /** The microphone button: press to record, press again to send; while it records, a timer
- * shows how long and ✕ throws the recording away. `onNote(note)` gets the transcript note
- * once the daemon has heard it, `onError(message)` anything that failed. */
+ * shows how long and ✕ throws the recording away. `onNote(attachment)` gets the uploaded
+ * recording, `onError(message)` anything that failed. */
 export class VoiceButton {
   constructor(button, { onNote, onError }) {
     Object.assign(this, { button, onNote, onError });

@@ -161,6 +161,8 @@ function settingsForm(data, saved = false) {
       testid: "settings-max-tokens",
     }),
     fallbacks: text((model.fallbacks || []).join(", ")),
+    utility: text(model.utility, { testid: "settings-utility" }),
+    economy: text(model.economy, { testid: "settings-economy" }),
     preset: h(
       "select",
       { testid: "settings-preset" },
@@ -238,6 +240,8 @@ function settingsForm(data, saved = false) {
         field("settings.maxTokens", inputs.maxTokens),
       ),
       field("settings.fallbacks", inputs.fallbacks, "settings.fallbacksHint"),
+      field("settings.utility", inputs.utility, "settings.utilityHint"),
+      field("settings.economy", inputs.economy, "settings.economyHint"),
       modelStatus(data.model_status),
     ),
     localModelsSection(data.local_models, inputs.name),
@@ -282,6 +286,8 @@ function settingsForm(data, saved = false) {
           .split(",")
           .map((s) => s.trim())
           .filter(Boolean),
+        utility: inputs.utility.value.trim(),
+        economy: inputs.economy.value.trim(),
       },
       persona: {
         preset: inputs.preset.value,
