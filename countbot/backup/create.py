@@ -36,26 +36,35 @@ def create_backup(instance: Instance, target: Path, *, include_secrets: bool = F
     partial = target.with_name(f".{target.name}.partial")
     manifest = Manifest(created_at=datetime.now(UTC).isoformat(), countbot=countbot.__version__)
     try:
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".backup-") as scratch:
-            with tarfile.open(partial, "w:gz", compresslevel=6, copybufsize=_CHUNK) as tar:
-                writer = _Writer(tar, manifest, skip={target.parent.resolve()})
-                _add_config(writer, instance, include_secrets)
-                _add_databases(writer, instance, Path(scratch))
-                _add_audit(writer, instance.data_dir)
-                writer.add_tree("workspace", instance.workspace)
-                for part, folder in (("skills", instance.skills), ("personas", instance.personas)):
-                    if folder is not None:
-                        writer.add_tree(part, folder)
-                manifest.local_models = instance.local_models()
-                writer.add_bytes(MANIFEST, manifest.to_json(), record=False)
-            with open(partial, "rb") as done:
-                os.fsync(done.fileno())
+        with (
+            tempfile.TemporaryDirectory(dir=target.parent, prefix=".backup-") as scratch,
+            tarfile.open(partial, "w:gz", compresslevel=6, copybufsize=_CHUNK) as tar,
+        ):
+            writer = _Writer(tar, manifest, skip={target.parent.resolve()})
+            _add_instance(writer, instance, Path(scratch), include_secrets)
+        # Only once the scratch copies are gone: an fsync has the file system flush the dirty
+        # blocks it holds, and the store's writers waited behind the copy's (docs/backup.md).
+        with open(partial, "rb") as done:
+            os.fsync(done.fileno())
         os.replace(partial, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
         raise
     return manifest
+
+
+def _add_instance(writer: _Writer, instance: Instance, scratch: Path, secrets: bool) -> None:
+    """Every part of the instance, then the manifest, last."""
+    _add_config(writer, instance, secrets)
+    _add_databases(writer, instance, scratch)
+    _add_audit(writer, instance.data_dir)
+    writer.add_tree("workspace", instance.workspace)
+    for part, folder in (("skills", instance.skills), ("personas", instance.personas)):
+        if folder is not None:
+            writer.add_tree(part, folder)
+    writer.manifest.local_models = instance.local_models()
+    writer.add_bytes(MANIFEST, writer.manifest.to_json(), record=False)
 
 
 def _add_config(writer: _Writer, instance: Instance, include_secrets: bool) -> None:

@@ -101,7 +101,7 @@ class DaemonChat:
         """
         from websockets.exceptions import ConnectionClosed
 
-        frame = {"type": "message", "session_id": session_id, "content": message}
+        frame = {"type": "message", "session_id": session_id, "content": message, "via": "cli"}
         try:
             await self._connection.send(json.dumps(frame))
             async for raw in self._connection:

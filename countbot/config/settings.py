@@ -29,6 +29,9 @@ class LocalModelSettings(Strict):
         int, Meta(ge=0, description="RAM for the server's prompt cache, MiB")
     ] = 256
     models_dir: Annotated[Path, Meta(description="None: <data_dir>/models")] | None = None
+    idle_stop: Annotated[
+        float, Meta(ge=0, description="s a model one chat picked may sit unused before it stops")
+    ] = 600.0
 
 
 class ModelSettings(Strict):

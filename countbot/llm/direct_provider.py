@@ -154,22 +154,26 @@ class DirectProvider(RetryingProvider):
         self, model: str, request: ChatRequest, facts: StreamFacts
     ) -> AsyncIterator[Any]:
         endpoint = await self._endpoint_of(model)
-        client = await self._http()
-        import httpx  # loaded by `_http` (in a worker thread): here for the name only
-
+        local = self._local if endpoint.provider == "local" else None
         try:
-            async with aclosing(self._sse_chunks(client, endpoint, request, facts)) as chunks:
-                async for chunk in chunks:
-                    yield chunk
-        except httpx.TransportError:
-            local = self._local if endpoint.provider == "local" else None
-            code = await local.exit_code() if local is not None else None
-            if code is None:
-                raise
-            raise LocalServerError(
-                f"The local model server stopped while answering (exit code {code}); "
-                "it is being restarted, send the message again in a moment"
-            ) from None
+            client = await self._http()
+            import httpx  # loaded by `_http` (in a worker thread): here for the name only
+
+            try:
+                async with aclosing(self._sse_chunks(client, endpoint, request, facts)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+            except httpx.TransportError:
+                code = await local.exit_code() if local is not None else None
+                if code is None:
+                    raise
+                raise LocalServerError(
+                    f"The local model server stopped while answering (exit code {code}); "
+                    "it is being restarted, send the message again in a moment"
+                ) from None
+        finally:
+            if local is not None:
+                local.done()
 
     async def _sse_chunks(
         self,

@@ -19,7 +19,12 @@ class LocalEndpoint(Protocol):
     api_key: str
 
     async def url(self) -> str:
-        """The base URL of its OpenAI-compatible API (`.../v1`), started if needed."""
+        """The base URL of its OpenAI-compatible API (`.../v1`), started if needed; a request
+        begins (the server is not stopped for idleness until its `done()`)."""
+        ...
+
+    def done(self) -> None:
+        """The request that `url()` began has ended."""
         ...
 
     async def exit_code(self, wait: float = 1.0) -> int | None:

@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,10 @@ class LocalServer:
         self._stopping = False
         self._crash: tuple[float, int] | None = None  # (loop time, exit code) of the last crash
         self.restarts = 0
+        # When a request last started or ended (`time.monotonic()`), and how many are under way:
+        # what idleness counts from.
+        self.last_used = time.monotonic()
+        self.in_flight = 0
 
     @property
     def pid(self) -> int | None:
@@ -65,7 +70,15 @@ class LocalServer:
         return self.pid is not None and self._base is not None
 
     async def url(self) -> str:
-        """The base URL of the child's OpenAI-compatible API (`.../v1`), started if needed."""
+        """The base URL of the child's OpenAI-compatible API (`.../v1`), started if needed; a
+        request begins, under way until its `done()`."""
+        base = await self._started()
+        self.last_used = time.monotonic()
+        self.in_flight += 1
+        return base + "/v1"
+
+    async def _started(self) -> str:
+        """The child's address, started first if it is not running."""
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
@@ -73,7 +86,24 @@ class LocalServer:
                 self._stopping = False
                 await self._start()
         assert self._base is not None
-        return self._base + "/v1"
+        return self._base
+
+    def done(self) -> None:
+        """A request that `url()` began has ended (answered, failed or cancelled)."""
+        self.in_flight = max(0, self.in_flight - 1)
+        self.last_used = time.monotonic()
+
+    async def stop_if_idle(self, idle: float) -> bool:
+        """Stop the child if no request is under way and none ended in the last `idle` seconds
+        (never while it is starting); whether it stopped."""
+        if self._starting is None:
+            return False
+        async with self._starting:
+            unused = time.monotonic() - self.last_used >= idle
+            if self.in_flight or not self.running() or not unused:
+                return False
+            await self.stop()
+            return True
 
     async def _start(self) -> None:
         import httpx  # imported at first use: the daemon loads this module at start-up
@@ -141,7 +171,7 @@ class LocalServer:
         if self._stopping:
             return
         try:
-            await self.url()
+            await self._started()
         except LocalServerError as exc:
             log.error("%s", exc)
 

@@ -74,7 +74,8 @@ class ModelResolver:
     async def _resolve(self, model: str | None = None) -> ModelChoice:
         settings = self._current()
         name = effective_model(settings, self._data_dir)  # the embedded default may appear
-        if model and model != name:
+        picked = bool(model) and model != name  # a chat's own pick, not the configured model
+        if picked:
             settings, name = await self._override(settings, model, name)
         if not name:
             raise ModelNotConfiguredError
@@ -83,7 +84,10 @@ class ModelResolver:
             return self._cached[1]
         # A chat that picks a remote model leaves the local server to the chats that use it; a
         # settings change away from the local model stops it (`release_unused`).
-        local = await self.local.server_for(name, settings) if is_local(name) else None
+        local = None
+        if is_local(name):
+            idle_stop = settings.local.idle_stop if picked else 0.0
+            local = await self.local.server_for(name, settings, idle_stop=idle_stop)
         providers = self._providers or await self._load_providers()
         window = await context_window(settings, name)
         choice, provider = await providers.model_choice(

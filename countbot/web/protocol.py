@@ -24,6 +24,8 @@ MAX_ATTACHMENTS = 8
 MAX_FILE_NAME = 300
 _ATTACHMENT = ("file", "name", "kind")
 _VIA = re.compile(r"[a-z][a-z0-9:_-]{0,31}")
+# The daemon's own surfaces a message frame may come from.
+SURFACES = ("web", "cli")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,9 @@ class SendMessage:
     model: str | None = None
     # Files uploaded before (`POST /api/media`), named by where they were saved.
     attachments: tuple[Attachment, ...] = ()
+    # Which of the daemon's own surfaces sent it: "cli" for `countbot chat`, else "web". The
+    # turn is told where the person is reading; a client cannot claim a chat platform.
+    via: str = "web"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +143,13 @@ def _message(data: dict[str, Any]) -> SendMessage:
         model = data.get("model")
         if model is not None and (not isinstance(model, str) or not 0 < len(model) <= MAX_MODEL):
             raise ProtocolError(f"message: 'model' must be a string of 1 to {MAX_MODEL} characters")
+        via = data.get("via", "web")
+        if via not in SURFACES:
+            raise ProtocolError(f"message: 'via' must be one of {', '.join(SURFACES)}")
     except ProtocolError as exc:
         raise ProtocolError(str(exc), client_id) from None
     return SendMessage(
-        session_id, content, media, mode, client_id, replace_from, model, attachments
+        session_id, content, media, mode, client_id, replace_from, model, attachments, via
     )
 
 

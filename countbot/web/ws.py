@@ -127,9 +127,9 @@ class Connection:
         if frame.replace_from is not None and not await self._rewind(frame):
             return
         message = InboundMessage(
-            channel="web",
+            channel=frame.via,
             content=frame.content,
-            sender="web",
+            sender=frame.via,
             media=frame.media,
             session_key=frame.session_id,
             mode=frame.mode,

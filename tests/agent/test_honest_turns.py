@@ -204,3 +204,17 @@ async def test_a_small_model_repeating_itself_is_stopped_and_never_continued(
     assert answers[0]["text"] == greeting.strip() and answers[0]["stop_reason"] == "repetition"
     (final,) = notices(cut, "truncated")
     assert not final.details["continuing"] and len(model_server.requests) == 2
+
+
+async def test_an_answer_a_filter_stopped_says_so_and_offers_a_retry(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(Reply.text("", finish="content_filter"))
+    events = await collect(runtime, "Say something rude.")
+    (notice,) = notices(events, "empty_answer")
+    assert notice.details == {"reason": "filter", "retry": True}
+    assert notice.text.startswith("The provider's content filter stopped the answer.")
+    assert "Send your message again to retry." in notice.text
+    assert isinstance(events[-1], TurnDone) and events[-1].content == ""
+    window = await runtime.sessions.load_window("s1", 10)
+    assert [r.get("code") for r in window.records if r["type"] == "note"] == ["empty_answer"]

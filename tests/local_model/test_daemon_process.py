@@ -1,9 +1,11 @@
 """The built-in model's child server seen from a terminal: Ctrl-C stops the daemon and its child
-without a "crashed, restarting" warning, and choosing another model stops the child at once."""
+without a "crashed, restarting" warning, choosing another model stops the child at once, and a
+local model a chat picked stops once unused."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -12,8 +14,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+import websockets
 
+from countbot.local_model.catalogue import DEFAULT_MODEL
 from tests.local_model.conftest import MODEL_WAIT, local_config
+from tests.support.scripted_model import ScriptedModelServer
 
 pytest.importorskip("xllamacpp", reason="the local extra: pip install -e '.[local]'")
 
@@ -118,6 +123,41 @@ async def test_choosing_another_model_in_settings_stops_the_local_one(
             assert reply.status_code == 200, reply.text
         assert not alive(child)
         assert children(daemon.pid) == set()
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(daemon.wait(), START)
+
+
+async def test_a_local_model_one_chat_picked_stops_once_unused(
+    tmp_path: Path, models_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    """The configured model is remote; a chat picks the local one for a turn. Its child server
+    then holds ~290 MB for nothing: it stops after `model.local.idle_stop` unused seconds."""
+    config = local_config(
+        tmp_path,
+        models_dir,
+        name="openai/test-model",
+        api_base=model_server.base_url,
+        api_key="sk-idle-test-0123456789",
+        local={"threads": 1, "models_dir": str(models_dir), "idle_stop": 3},
+    )
+    daemon, base = await start_daemon(config)
+    try:
+        ws_url = base.replace("http://", "ws://") + "/ws"
+        async with websockets.connect(ws_url, origin=base) as socket:
+            message = {"type": "message", "session_id": "pick", "content": "Hi"}
+            await socket.send(json.dumps({**message, "model": f"local/{DEFAULT_MODEL}"}))
+            frame: dict = {}
+            while frame.get("type") not in ("done", "error"):
+                frame = json.loads(await asyncio.wait_for(socket.recv(), MODEL_WAIT))
+            assert frame["type"] == "done", frame
+        (child,) = children(daemon.pid)
+        for _ in range(300):  # well past the 3 s: the watcher's own timing is not under test
+            if not alive(child):
+                break
+            await asyncio.sleep(0.1)
+        assert not alive(child) and children(daemon.pid) == set()
+        assert model_server.requests == []  # the turn was the local model's
     finally:
         daemon.send_signal(signal.SIGTERM)
         await asyncio.wait_for(daemon.wait(), START)

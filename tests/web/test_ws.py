@@ -253,3 +253,22 @@ async def test_a_spent_budget_answers_with_the_notice_over_the_socket(
     )
     assert len(model_server.requests) == 1
     await client.close()
+
+
+async def test_a_message_says_which_of_the_daemons_surfaces_sent_it(
+    daemon: Daemon, model_server: ScriptedModelServer
+) -> None:
+    """`countbot chat` through the daemon sends `via: cli`: the model hears "channel cli" as it
+    does without a daemon, not "channel web"; no client may claim a chat platform."""
+    model_server.script(Reply.text("From the terminal."), Reply.text("From the page."))
+    client = await daemon.ws()
+    await client.send({"type": "message", "session_id": "t", "content": "hi", "via": "cli"})
+    await client.until("done")
+    await client.send({"type": "message", "session_id": "w", "content": "hi"})
+    await client.until("done", 2)
+    said = [json.dumps(request["messages"][-1]) for request in model_server.requests]
+    assert "channel cli" in said[0] and "channel web" in said[1]
+    await client.send({"type": "message", "session_id": "t", "content": "x", "via": "telegram"})
+    refused = await client.until("error")
+    assert "'via' must be one of web, cli" in refused["error"]
+    await client.close()
