@@ -51,7 +51,8 @@ def search(config_path: str | None, query: str, scope: str, limit: int) -> None:
         click.echo(f"Nothing found for {query!r}.")
         return
     for hit in hits:
-        click.echo(hit["citation"])
+        others = f"  [written by {hit['written_by']}]" if hit.get("written_by") else ""
+        click.echo(hit["citation"] + others)
         click.echo("  " + " ".join(str(hit["text"]).split())[:400])
 
 

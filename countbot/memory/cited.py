@@ -78,6 +78,8 @@ class CitedHit:
             "text_rank": self.text_rank,
             "similarity": None if self.similarity is None else round(self.similarity, 3),
             "author": self.author.record(),
+            # Set only for what the owner did not write, for surfaces that label it.
+            "written_by": None if self.author.owned else self.author.describe(),
         }
 
 

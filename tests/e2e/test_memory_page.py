@@ -27,6 +27,15 @@ async def test_memory_page_searches_opens_the_conversation_and_shows_recalls(
     # The user's own words: every hit of that chat names it by its title (its first message).
     hit = chat.by_testid("memory-hit").filter(has_text="User: My dentist is Dr. Okafor")
     await expect(hit).to_contain_text(f"session {first}")
+    await expect(hit.get_by_test_id("memory-hit-author")).to_have_count(0)
+    # A message someone forwarded on Telegram is labelled as not the user's words.
+    forward = {"kind": "forward", "via": "telegram"}
+    record = {"type": "user", "content": "The dentist moved", "author": forward, "ts": 1.0}
+    await chat.daemon.context.runtime.sessions.append("telegram:9", record)
+    await chat.by_testid("memory-search-go").click()
+    moved = chat.by_testid("memory-hit").filter(has_text="The dentist moved")
+    author = moved.get_by_test_id("memory-hit-author")
+    await expect(author).to_have_text("Not written by you: a message forwarded on telegram")
 
     await chat.by_testid("memory-search-input").fill("绿茶")
     await chat.by_testid("memory-search-scope").select_option("all")

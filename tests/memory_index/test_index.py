@@ -203,10 +203,20 @@ def test_countbot_memory_search_finds_notes_and_says_when_nothing_is_found(
             timeout=120,
         )
 
+    async def forwarded() -> None:
+        db = await Database.open(tmp_path / "data" / "countbot.db")
+        forward = {"kind": "forward", "via": "telegram"}
+        record = {"type": "user", "content": "Vet memo", "author": forward, "ts": time.time()}
+        await SessionStore(db).append("telegram:1", record)
+        await db.close()
+
+    asyncio.run(forwarded())
     found = search("Miso")
     assert found.returncode == 0, found.stderr
     assert "MEMORY.md L2" in found.stdout and "Cat is called Miso" in found.stdout
-    assert "green tea" not in found.stdout
+    assert "green tea" not in found.stdout and "written by" not in found.stdout
+    memo = search("vet memo")
+    assert "[written by a message forwarded on telegram]" in memo.stdout, memo.stderr
     nothing = search("aubergine", "--scope", "conversations")
     assert nothing.returncode == 0 and "Nothing found for 'aubergine'." in nothing.stdout
 

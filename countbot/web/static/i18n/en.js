@@ -380,6 +380,7 @@ export default {
   "memory.noHits": "Nothing found.",
   "memory.openConversation": "Open the conversation: {title}",
   "memory.recalled": "Recalled into recent turns",
+  "memory.writtenBy": "Not written by you: {who}",
   "memory.noRecalls": "Nothing recalled yet.",
 
   "skills.title": "Skills",

@@ -391,6 +391,7 @@ export default {
   "memory.noHits": "没有找到。",
   "memory.openConversation": "打开对话：{title}",
   "memory.recalled": "最近回合中自动回忆的内容",
+  "memory.writtenBy": "并非你所写：{who}",
   "memory.noRecalls": "还没有自动回忆。",
 
   "skills.title": "技能",

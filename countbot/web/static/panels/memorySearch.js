@@ -65,6 +65,14 @@ function hitItem(hit, openSession) {
     "li",
     { class: "memory-hit", testid: "memory-hit", dataset: { kind: hit.kind } },
     h("div", { class: "memory-hit-citation muted" }, hit.citation),
+    hit.written_by
+      ? h("div", {
+          class: "memory-hit-author muted",
+          testid: "memory-hit-author",
+          i18n: "memory.writtenBy",
+          i18nArgs: { who: hit.written_by },
+        })
+      : null,
     h("div", { class: "memory-hit-text" }, hit.text),
     hit.session_id ? conversationLink(hit.session_id, hit.title, openSession) : null,
   );
