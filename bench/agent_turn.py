@@ -10,13 +10,15 @@ while the bench runs. Prints medians of the turn, the floor and the own time (wa
 issue 27's target, and, when both paths ran, the direct path's CPU per turn as a share of
 litellm's.
 
-With `--embeddings`, each history also gets a "plain turn, embeddings on" row: the runtime as the
-daemon opens it by default (the offline model in the memory index's vector worker, started and
-warm, the prefill embedded before measuring; an earlier session as long as the history beside it,
-as recall leaves out the turn's own), so auto-recall's search waits for the worker's embedding of
-the message and its product over the vectors; and the worker's part alone, timed from the
-daemon's side (a request with no model work, a search) and inside a worker of the bench's own
-(the query's embedding, the vector search).
+With `--embeddings`, each history also gets two rows with the runtime as the daemon opens it by
+default (the offline model in the memory index's vector worker, started and warm, the prefill
+embedded before measuring; an earlier session as long as the history beside it, as recall leaves
+out the turn's own): "plain turn, embeddings on" says "hi" as the other rows do (auto-recall
+finds nothing to look for in a greeting and searches nothing), "topic turn, embeddings on" asks
+about a topic (`TOPIC`), so auto-recall's search waits for the worker's embedding of the message
+and its search of the vectors (nothing stored is about it: no block is added). And the worker's
+part alone, timed from the daemon's side (a request with no model work, a search) and inside a
+worker of the bench's own (the query's embedding, the vector search), for the topic's message.
 
     python bench/agent_turn.py [--turns 60] [--paths direct litellm] [--embeddings]
 """
@@ -60,6 +62,8 @@ from tests.support.settings import make_settings
 
 HISTORIES = (10, 1_000, 10_000)
 PLAIN, TOOL, EMBEDDED = "plain turn", "one-tool turn", "plain turn, embeddings on"
+SEARCHED = "topic turn, embeddings on"
+VECTOR_KINDS = (EMBEDDED, SEARCHED)
 WARMUP = 5
 # Issue 27: CountBot's own time per warm turn (turn minus floor), whatever the history's length.
 OWN_TIME_TARGET_MS = 3.0
@@ -102,6 +106,9 @@ async def timed(action: Awaitable[T]) -> tuple[T, float, float]:
 ANSWER = Reply.text("Hello there, this is a benchmark answer.", chunks=3)
 TOOL_CALL = Reply.tool_calls(("list_dir", '{"path": "."}'))
 TOOL_QUESTION = "list the files in the workspace"
+# A message auto-recall searches for (content words), about nothing the prefill holds.
+TOPIC = "what did we decide about the garden plan"
+MESSAGES = {TOOL: TOOL_QUESTION, SEARCHED: TOPIC}
 
 
 def answer(body: dict) -> Reply:
@@ -163,14 +170,14 @@ async def prefill(runtime: Runtime, session: str, count: int, window: int) -> No
 
 
 async def one_turn(
-    runtime: Runtime, server: ScriptedModelServer, session: str, tool: bool
+    runtime: Runtime, server: ScriptedModelServer, session: str, kind: str
 ) -> list[dict]:
-    """Run one turn; returns the request bodies it sent (a summary's call included)."""
+    """Run one turn of `kind`; returns the request bodies it sent (a summary's call included)."""
     sent = len(server.requests)
-    request = TurnRequest(TOOL_QUESTION if tool else "hi", session)
+    request = TurnRequest(MESSAGES.get(kind, "hi"), session)
     events = [event async for event in runtime.agent.process_message(request)]
     assert isinstance(events[-1], TurnDone), events[-1]
-    assert tool == any(isinstance(event, ToolEnd) for event in events), events
+    assert (kind == TOOL) == any(isinstance(event, ToolEnd) for event in events), events
     return server.requests[sent:]
 
 
@@ -178,14 +185,14 @@ async def paired(
     row: Row, turns: int, runtime: Runtime, server: ScriptedModelServer, replay: Replay
 ) -> None:
     """`turns` warm turns in `row`'s session, each followed by its floor."""
-    session, tool = row.session, row.kind == TOOL
+    session, kind = row.session, row.kind
     for _ in range(WARMUP):
-        await replay(await one_turn(runtime, server, session, tool))
+        await replay(await one_turn(runtime, server, session, kind))
     # A long session's history starts the token worker ahead of need (a child process loading
     # its tables for ~0.5 s): measured turns begin once it is ready, as in a warm daemon.
     await runtime.parts.ports.loops.tokens.settled()
     for _ in range(turns):
-        bodies, wall, cpu = await timed(one_turn(runtime, server, session, tool))
+        bodies, wall, cpu = await timed(one_turn(runtime, server, session, kind))
         row.turn.append(wall)
         row.turn_cpu.append(cpu)
         _, wall, cpu = await timed(replay(bodies))
@@ -209,17 +216,18 @@ async def run_path(
                 row = Row(path, kind, f"{history:,}")
                 settings = make_settings(tmp / f"{path}-{history}-{kind}", server)
                 settings.model.provider_path = path  # type: ignore[assignment]
-                runtime = await open_runtime(settings, memory_vectors=kind == EMBEDDED)
+                vectors = kind in VECTOR_KINDS
+                runtime = await open_runtime(settings, memory_vectors=vectors)
                 session = row.session
                 window = settings.agent.max_history - 10
                 await prefill(runtime, session, history, window)
-                if kind == EMBEDDED:  # memory beyond the turn's session, for recall to search
+                if vectors:  # memory beyond the turn's session, for recall to search
                     await prefill(runtime, f"{session}-earlier", history, window)
                 await runtime.memory_index.catch_up()  # the prefill indexed, as in a warm daemon
-                if kind == EMBEDDED:  # ... and embedded, the worker started and warm
+                if vectors:  # ... and embedded, the worker started and warm
                     await asyncio.wait_for(embedded(runtime), 900)
                 await paired(row, turns, runtime, server, replay)
-                if kind == EMBEDDED:
+                if kind == SEARCHED:
                     worker_rows.append(await worker_part(runtime, settings, row, turns))
                 rows.append(row)
                 await runtime.close()
@@ -250,8 +258,8 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
         return statistics.median([(await timed(call()))[1] for _ in range(rounds)])
 
     pipe = await median_ms(vectors.stats)
-    recall_ms = await median_ms(lambda: vectors.search("hi", recall, CANDIDATES))
-    full_ms = await median_ms(lambda: vectors.search("hi", everything, CANDIDATES))
+    recall_ms = await median_ms(lambda: vectors.search(TOPIC, recall, CANDIDATES))
+    full_ms = await median_ms(lambda: vectors.search(TOPIC, everything, CANDIDATES))
     embed_ms, search_ms, count = await asyncio.to_thread(in_worker, settings, rounds)
     return (
         f"| {row.history} | {count:,} | {pipe:.2f} | {recall_ms:.2f} | {full_ms:.2f} "
@@ -266,13 +274,13 @@ def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
 
     worker = Worker(**worker_setup(settings.data_dir / INDEX_FILE, offline_embedder()))
     everything = Filters(KINDS).wanted()
-    worker.search("hi", everything, CANDIDATES)  # the model loaded
+    worker.search(TOPIC, everything, CANDIDATES)  # the model loaded
     embed, search = [], []
     for _ in range(rounds):
         w0 = time.perf_counter()
-        worker.embed(["hi"])
+        worker.embed([TOPIC])
         w1 = time.perf_counter()
-        worker.search("hi", everything, CANDIDATES)  # the embedding again, then the vector search
+        worker.search(TOPIC, everything, CANDIDATES)  # the embedding again, then the search
         embed.append((w1 - w0) * 1000)
         search.append((time.perf_counter() - w1) * 1000 - embed[-1])
     return statistics.median(embed), statistics.median(search), worker.stats()["rows"]
@@ -331,7 +339,7 @@ def report_worker(worker_rows: list[str]) -> None:
 
 async def main(turns: int, paths: list[str], embeddings: bool) -> None:
     rows, worker_rows = [], []
-    kinds = (PLAIN, TOOL, EMBEDDED) if embeddings else (PLAIN, TOOL)
+    kinds = (PLAIN, TOOL, *VECTOR_KINDS) if embeddings else (PLAIN, TOOL)
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         server.responder = answer
         for path in paths:
@@ -348,7 +356,7 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--paths", nargs="+", default=["direct"])
     parser.add_argument(
-        "--embeddings", action="store_true", help="add the plain turn with the offline embedder"
+        "--embeddings", action="store_true", help="add the turns with the offline embedder"
     )
     arguments = parser.parse_args()
     asyncio.run(main(arguments.turns, arguments.paths, arguments.embeddings))

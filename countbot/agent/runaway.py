@@ -2,7 +2,8 @@
 
 SmolLM2 135M answers "Hello!" with a greeting, then the same greeting again and again until the
 output limit, minutes on a CPU. A passage of some length repeated several times in a row at the
-end of the answer ends the answer there, kept once.
+end of the answer ends the answer there, kept once. So does a wall of pictographs ("你好！" got
+🔥 after 🔥): past a dozen in a row, the first few stay.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ MIN_PASSAGE = 16
 TAIL = 900
 CHECK_EVERY = 48
 _LETTER = re.compile(r"[^\W\d_]")
+# Emoji and other pictographs (with the joiner and variation selector they come with) in a row.
+SYMBOL_RUN, SYMBOLS_KEPT = 12, 3
+_PICTOGRAPHS = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u200d\ufe0f"
+_SYMBOLS = re.compile(f"[{_PICTOGRAPHS}]{{{SYMBOL_RUN},}}$")
 
 
 class RunawayWatch:
@@ -40,4 +45,5 @@ class RunawayWatch:
                 while start > 0 and tail[start - 1] == tail[start - 1 + period]:
                     start -= 1
                 return len(window) - (start + period)
-        return 0
+        wall = _SYMBOLS.search(tail)
+        return len(window) - (wall.start() + SYMBOLS_KEPT) if wall else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import click
@@ -39,6 +40,8 @@ def create(
         manifest = create_backup(Instance.of(settings), target, include_secrets=with_secrets)
     except OSError as exc:
         fail(f"the backup could not be written to {target}: {exc.strerror or exc}", 1)
+    except sqlite3.Error as exc:  # a store that cannot be read (damaged, locked for minutes)
+        fail(f"the store could not be copied: {exc}; nothing was written to {target}", 1)
     click.echo(f"Backup written: {target} ({len(manifest.files)} files).")
     if manifest.secrets_left_out:
         keys = ", ".join(manifest.secrets_left_out)
@@ -72,11 +75,16 @@ def restore(file: str, folder: str) -> None:
     """Make a working instance in a new folder from an archive."""
     from countbot.backup.reading import BackupError
     from countbot.backup.restore import restore_backup
+    from countbot.store.database import NewerSchemaError
 
     try:
         done = run_async(lambda: restore_backup(Path(file), Path(folder)))
     except BackupError as exc:
         fail(_refusal(file, exc.problems), 1)
+    except NewerSchemaError as exc:  # made by a newer CountBot: nothing was restored
+        fail(f"{file} is refused: {exc}", 1)
+    except OSError as exc:
+        fail(f"nothing was restored into {folder}: {exc.strerror or exc}", 1)
     click.echo(f"Restored into {Path(folder).absolute()}: countbot run --config {done.config}")
     if done.settled.get("outbox"):
         click.echo(f"{done.settled['outbox']} unsent messages settled as restored, not sent.")

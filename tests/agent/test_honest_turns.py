@@ -162,6 +162,23 @@ async def test_the_system_prompt_says_where_current_facts_come_from_and_stays_th
     assert "# Current facts" in first and "comes only from a tool" in first
 
 
+async def test_a_small_models_wall_of_emoji_is_stopped_after_a_few(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    settings = make_settings(tmp_path, model_server)
+    settings.model.tool_calls = "constrained"  # a small model, as the built-in one
+    model_server.script(Reply.text("你好！" + "🔥" * 300, chunks=60, delay=0.05))
+    runtime = await open_runtime(settings)
+    try:
+        events = await collect(runtime, "你好！")
+    finally:
+        await runtime.close()
+    (runaway,) = notices(events, "truncated")
+    assert runaway.details["runaway"]
+    assert isinstance(events[-1], TurnDone) and events[-1].content == "你好！🔥🔥🔥"
+    assert model_server.wait_abandoned()  # the wall was not generated to its end
+
+
 async def test_a_small_model_repeating_itself_is_stopped_and_never_continued(
     tmp_path: Path, model_server: ScriptedModelServer
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import os
 import sqlite3
@@ -194,3 +195,22 @@ async def test_a_restore_never_writes_into_a_folder_in_use(tmp_path: Path) -> No
     with pytest.raises(BackupError, match="not an empty folder"):
         await restore_backup(tmp_path / "any.tar.gz", taken)
     assert [path.name for path in taken.iterdir()] == ["config.yaml"]
+
+
+async def test_an_archive_of_a_newer_store_is_refused_with_words(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = _config(home, model_server)
+    database = load_settings(config).data_dir / "countbot.db"
+    await (await Database.open(database)).close()
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    archive = tmp_path / "newer.tar.gz"
+    status, _, err = await countbot("backup", "create", str(archive), config=config)
+    assert status == 0, err
+    status, _, err = await _run("backup", "restore", str(archive), "--to", str(tmp_path / "r"))
+    assert status == 1
+    assert "written by a newer CountBot" in err and "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == ["home", "newer.tar.gz"]

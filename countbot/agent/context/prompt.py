@@ -218,8 +218,9 @@ class PromptBuilder:
             "weather, a web page, the user's files, this machine) comes only from a tool"
             f"{where}; the date and time are in each message's context. If no tool can tell "
             "you, say so instead of guessing.",
-            "- Greetings, small talk and questions you can answer from general knowledge need "
-            "no tool: answer them directly.",
+            "- Greetings and small talk need no tool: answer in one short, plain sentence. "
+            "Questions you can answer from general knowledge need no tool either: answer them "
+            "directly.",
         ]
         if "spawn" in self._tool_names:
             lines.append(
