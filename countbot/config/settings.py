@@ -82,7 +82,7 @@ class AgentSettings(Strict):
     context_budget: Annotated[float, Meta(gt=0.1, le=1.0)] = 0.8
     # Tokens of tool schemas a request may carry; past it, MCP servers' tools are offered only
     # when the message names their server or is about them (`agent/toolset.py`).
-    tool_budget: Annotated[int, Meta(ge=0)] = 4000
+    tool_budget: Annotated[int, Meta(ge=0)] = 5000
 
 
 class BudgetSettings(Strict):

@@ -214,10 +214,13 @@ async def test_a_subagents_report_searched_later_sends_nothing_unasked(
     model_server.responder = conv
     async with subagent_daemon(tmp_path, model_server, tune=tune) as daemon:
         await turn(daemon, "Read the ferry memo for me", session="spawned")
-        for _ in range(400):
-            if any("Relayed: memo" in json.dumps(body) for _, body in conv.requests):
+        for _ in range(400):  # until the report is in and relayed
+            stored = await daemon.context.runtime.sessions.messages("spawned")
+            if any(record.get("text") == "Relayed: memo" for record in stored):
                 break
             await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the subagent's report was never relayed")
         listed = await daemon.context.runtime.sessions.list()
         (subagent,) = [session for session in listed if session.channel == "subagent"]
         recalled = await turn(daemon, ASK, session="recalled")
