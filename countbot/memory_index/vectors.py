@@ -204,8 +204,9 @@ class VectorSet:
         return padded.view(np.uint64)
 
     def _nearest_signs(self, query: np.ndarray, admitted: np.ndarray, keep: int) -> np.ndarray:
-        """The admitted rows whose signs differ least from the query's: about `keep` of them
-        (all those at the cut's distance), found by a histogram of the distances."""
+        """The `keep` admitted rows whose signs differ least from the query's, found by a
+        histogram of the distances (rows at the cut's distance in their order, as many as fit:
+        ties there can be tens of thousands at a million rows)."""
         n, c = self._size, self._columns
         code = self._codes(query[None, :])[0]
         distance = np.bitwise_count(c["code0"][:n] ^ code[0]).astype(np.uint16)
@@ -213,8 +214,10 @@ class VectorSet:
             distance += np.bitwise_count(c[f"code{word}"][:n] ^ code[word])
         distance[~admitted] = _FAR
         cumulative = np.cumsum(np.bincount(distance, minlength=self._words * 64 + 1))
-        cut = int(np.searchsorted(cumulative, keep))
-        return np.flatnonzero(distance <= min(cut, _FAR - 1))
+        cut = min(int(np.searchsorted(cumulative, keep)), _FAR - 1)
+        closer = np.flatnonzero(distance < cut)
+        at_cut = np.flatnonzero(distance == cut)[: keep - len(closer)]
+        return np.concatenate([closer, at_cut])
 
     def _sign_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The query's values summed over the dimensions each row's sign is positive in (its
