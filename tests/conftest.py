@@ -16,7 +16,7 @@ from countbot.config.settings import Settings
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.channels.fake_telegram import FakeTelegram
 from tests.support.fake_transcriber import FakeTranscriber
-from tests.support.scripted_model import ScriptedModelServer
+from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
 
 if TYPE_CHECKING:  # aiosmtpd, which it imports, is in the test extra only
@@ -41,6 +41,7 @@ def model_server(_model_server: ScriptedModelServer) -> ScriptedModelServer:
     """The scripted OpenAI-compatible server, with an empty script for this test."""
     _model_server.reset()
     _model_server.responder = None
+    _model_server.default = Reply.text("ok")  # a test that changed it must not answer the next
     return _model_server
 
 

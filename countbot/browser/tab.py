@@ -330,10 +330,17 @@ class Tab:
                     await self._activity.wait()
 
     async def title(self) -> str:
+        """The page's title: its history entry's, or the document's own where that entry has
+        none yet (a tab the page just opened)."""
         with contextlib.suppress(CdpError, PageGone):
             history = await self.send("Page.getNavigationHistory")
             entry = history["entries"][history["currentIndex"]]
-            return str(entry.get("title", ""))
+            if entry.get("title"):
+                return str(entry["title"])
+            reply = await self.send(
+                "Runtime.evaluate", {"expression": "document.title", "returnByValue": True}
+            )
+            return str(reply.get("result", {}).get("value") or "")
         return ""
 
 

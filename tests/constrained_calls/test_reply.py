@@ -78,7 +78,8 @@ async def test_a_constrained_turn_runs_the_tool_and_answers(
     )
     runtime = await open_runtime(settings)
     try:
-        events = [e async for e in runtime.agent.process_message(TurnRequest("write hi", "s1"))]
+        request = TurnRequest("write hi into hi.txt", "s1")  # a file named: a writing request
+        events = [e async for e in runtime.agent.process_message(request)]
     finally:
         await runtime.close()
     start = next(e for e in events if isinstance(e, ToolStart))

@@ -19,8 +19,10 @@ from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.wire_tokens import wire_tokens
 from tests.web.conftest import Daemon, DaemonFactory
 
-WINDOW = 16_384
-TEXT = "Tide tables for the week. " * 400  # 10,400 bytes, 2,402 tokens
+# Room for the message and the file it reads only when counted exactly, beside the daemon's own
+# prompt and tool schemas (which grow as it gains tools: the margin is ~1,300 tokens).
+WINDOW = 20_480
+TEXT = "Tide tables for the week. " * 500  # 13,000 bytes, ~3,000 tokens
 
 
 async def tide_turn(
