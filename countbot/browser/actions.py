@@ -24,6 +24,8 @@ from countbot.llm.types import ImagePart
 from countbot.tools.base import ToolResult
 from countbot.tools.workspace_guard import WorkspaceGuard
 
+# Seconds a new tab's title is waited for after its first load (a blank page's comes first).
+_TITLE_WAIT = 1.0
 _NEW_LINES = 12
 _NEW_CHARS = 1500
 _KEYS: dict[str, tuple[str, int, str]] = {
@@ -303,11 +305,18 @@ class Actions:
 
 
 async def _opened(tab: Tab, deadline: float) -> str:
-    """A tab the page opened, once it has loaded (or the deadline passed)."""
+    """A tab the page opened, once it has loaded (or the deadline passed). Its first load may
+    be the blank page every new tab starts as: the title is looked at again for a moment."""
     await tab.first_page(deadline)
+    loop = asyncio.get_running_loop()
+    patience = min(deadline, loop.time() + _TITLE_WAIT)
+    title = await tab.title()
+    while not title and loop.time() < patience:
+        await asyncio.sleep(0.05)
+        title = await tab.title()
     return (
         f"It opened a new tab, now the current one: {tab.url} "
-        f"{_quoted(await tab.title())} (take a snapshot to read it; `close` returns here)."
+        f"{_quoted(title)} (take a snapshot to read it; `close` returns here)."
     )
 
 
