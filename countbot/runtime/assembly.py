@@ -27,7 +27,7 @@ from countbot.memory_index.index import MemoryIndex
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.features import Feature, SharedPorts
-from countbot.runtime.models import ModelResolver
+from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.outbound import OutboundRouter
 from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
@@ -77,7 +77,7 @@ class Runtime:
     outbound: OutboundRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
-    models: ModelResolver
+    models: SettingsModelResolver
     # What features take from the runtime from the start.
     ports: SharedPorts
     features: Sequence[Feature] = ()
@@ -223,12 +223,12 @@ async def open_runtime(
     `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
     process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
     `prepare_model`: resolve the model and open its HTTP client in the background from the start
-    (`ModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
+    (`SettingsModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
     `defer_turns`: build the tools, the agent loop and MCP at the first turn instead (the daemon:
     an idle one never imports them). Every tool is registered at that build, before the loop is
     made (MCP servers' tools join and leave later as their servers do).
     """
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
+    models = SettingsModelResolver(lambda: settings.model, settings.data_dir)
     if prepare_model:
         models.prepare()
     try:
@@ -286,7 +286,7 @@ def _runtime(
     stores: _Stores,
     skills: SkillsLoader,
     sandbox: Sandbox,
-    models: ModelResolver,
+    models: SettingsModelResolver,
 ) -> Runtime:
     """The runtime over the opened stores, its turn machinery not built yet."""
     db, sessions, audit = stores.db, stores.sessions, stores.audit

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from countbot.memory.memory_file import MemoryFile
     from countbot.personas.presets import PersonaLoader
     from countbot.runtime.budget import BudgetGuard
-    from countbot.runtime.models import ModelResolver
+    from countbot.runtime.models import SettingsModelResolver
     from countbot.runtime.persistence import TurnRecorder
     from countbot.skills.loader import SkillsLoader
     from countbot.tools.base import Tool
@@ -44,7 +44,7 @@ class LoopPorts:
     """What a feature needs to run turns of an AgentLoop of its own (a subagent's): the same
     model resolver, prompt sources, recorder and spending limits as the assistant's loop."""
 
-    models: ModelResolver
+    models: SettingsModelResolver
     personas: PersonaLoader
     skills: SkillsLoader
     memory: MemoryFile

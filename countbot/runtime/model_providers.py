@@ -1,4 +1,4 @@
-"""Makes the provider a `ModelChoice` talks to, for `ModelResolver` (which imports this module in
+"""Makes the provider a `ModelChoice` talks to, for `SettingsModelResolver` (which imports this module in
 a worker thread at its first resolution: an idle daemon holds none of the providers' modules)."""
 
 from __future__ import annotations

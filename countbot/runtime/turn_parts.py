@@ -42,7 +42,7 @@ from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.builtin_tools import builtin_tools
 from countbot.runtime.features import Feature, FeaturePorts, LoopPorts, SharedPorts
-from countbot.runtime.models import ModelResolver
+from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.persistence import TurnRecorder
 from countbot.runtime.sensitive import config_files, secrets_of
@@ -76,7 +76,7 @@ class OpenedRuntime(Protocol):
     outbound: OutboundRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
-    models: ModelResolver
+    models: SettingsModelResolver
     ports: SharedPorts
 
 
