@@ -117,7 +117,7 @@ class Gateway:
         """
         if not self._accepting:
             raise GatewayClosedError("the daemon is shutting down")
-        session_id = message.session_key or uuid.uuid4().hex[:12]
+        session_id = message.session_id or uuid.uuid4().hex[:12]
         if session_id in self._registered:
             self._registered.move_to_end(session_id)
         else:

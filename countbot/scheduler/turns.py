@@ -130,7 +130,7 @@ def _message(request: ScheduledTurn) -> InboundMessage:
         channel=request.channel,
         content=request.prompt,
         chat_id=request.chat_id,
-        session_key=request.session_id,
+        session_id=request.session_id,
         mode="followup",
         unattended=True,
         author=request.author,

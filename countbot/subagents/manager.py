@@ -313,7 +313,7 @@ class SubagentManager:
             content=report_text(record),
             chat_id=record.chat_id,
             sender=record.session_id,
-            session_key=record.parent_session,
+            session_id=record.parent_session,
             mode="followup",
             context=REPORT_CONTEXT.format(id=record.id),
             # Its words are the subagent's (what it read on the way), never the user's.
@@ -329,7 +329,7 @@ class SubagentManager:
         A parent that is itself a running subagent reads it before its next model call; one that
         has ended passes it on to its own parent, so a report always reaches someone.
         """
-        target = message.session_key or ""
+        target = message.session_id or ""
         if target.startswith(SESSION_PREFIX):
             subagent_id = target.removeprefix(SESSION_PREFIX)
             run = self._runs.get(subagent_id)
@@ -340,7 +340,7 @@ class SubagentManager:
             if parent is not None:
                 upward = replace(
                     message,
-                    session_key=parent.parent_session,
+                    session_id=parent.parent_session,
                     channel=parent.channel or CHANNEL,
                     chat_id=parent.chat_id,
                 )
@@ -365,7 +365,7 @@ class SubagentManager:
         """No chat shows the parent session (a job's, or a chat before its first message since
         a restart): send the report turn's answer to the parent's chat through the outbound path.
         """
-        target = message.session_key or ""
+        target = message.session_id or ""
         try:
             event = await TurnFollower(watcher).terminal(queued)
         finally:
