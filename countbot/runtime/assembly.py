@@ -2,7 +2,7 @@
 
 The CLI and the daemon both start from here, so there is exactly one way the pieces are wired.
 `open_runtime` opens what every surface uses from the start (the store, the memory index, the
-skills, the sandbox, the model resolver, the outbound router); the turn machinery (tools, agent
+skills, the sandbox, the model resolver, the delivery router); the turn machinery (tools, agent
 loop, MCP: `runtime/turn_parts.py`) is built with it, or, for the daemon, at its first turn.
 """
 
@@ -26,9 +26,9 @@ from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_fo
 from countbot.memory_index.index import MemoryIndex
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
+from countbot.runtime.deliveries import DeliveryRouter
 from countbot.runtime.features import Feature, SharedPorts
 from countbot.runtime.models import SettingsModelResolver
-from countbot.runtime.outbound import OutboundRouter
 from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.sensitive import config_files, secret_masker
@@ -74,7 +74,7 @@ class Runtime:
     memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
     models: SettingsModelResolver
@@ -290,7 +290,7 @@ def _runtime(
 ) -> Runtime:
     """The runtime over the opened stores, its turn machinery not built yet."""
     db, sessions, audit = stores.db, stores.sessions, stores.audit
-    outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
+    deliveries = DeliveryRouter(outbox=ChannelOutbox(OutboxStore(db)))
     return Runtime(
         settings,
         stores.masker,
@@ -303,11 +303,11 @@ def _runtime(
         stores.index,
         skills,
         PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
-        outbound,
+        deliveries,
         sandbox,
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
         models,
-        SharedPorts(settings, db, sessions, outbound),
+        SharedPorts(settings, db, sessions, deliveries),
         features,
     )
 

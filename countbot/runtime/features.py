@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import OutboundRouter
+from countbot.runtime.deliveries import DeliveryRouter
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
@@ -62,7 +62,7 @@ class SharedPorts:
     settings: Settings
     db: Database
     sessions: SessionStore
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
 
 
 @dataclass(frozen=True, slots=True)

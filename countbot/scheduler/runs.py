@@ -18,7 +18,7 @@ from countbot.scheduler.book import JobBook
 from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.jobs import Job, JobRun, RunTrigger
 from countbot.scheduler.triggers import DuePlan
-from countbot.scheduler.turns import TurnOutcome, ScheduledTurn, ScheduledTurnRunner
+from countbot.scheduler.turns import ScheduledTurn, ScheduledTurnRunner, TurnOutcome
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.steering import SteeringBox
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import Watcher
+from countbot.runtime.deliveries import DeliveryTarget
 from countbot.runtime.features import SharedPorts
-from countbot.runtime.outbound import DeliveryTarget
 from countbot.subagents.control import SpawnRequest, SubagentInfo
 from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
 
@@ -82,7 +82,7 @@ class SubagentManager:
         """Made when the runtime opens; `start` with the daemon's gateway runs it, and its
         tools run subagents once `use_loops` gave it the turn machinery's loop maker."""
         self._sessions = ports.sessions
-        self._outbound = ports.outbound
+        self._deliveries = ports.deliveries
         self._store = store
         self._settings = settings
         self._loops_or_none: SubagentLoops | None = None
@@ -363,7 +363,7 @@ class SubagentManager:
 
     async def _send_answer(self, message: InboundMessage, watcher: Watcher, queued: bool) -> None:
         """No chat shows the parent session (a job's, or a chat before its first message since
-        a restart): send the report turn's answer to the parent's chat through the outbound path.
+        a restart): send the report turn's answer to the parent's chat through the delivery path.
         """
         target = message.session_id or ""
         try:
@@ -374,7 +374,7 @@ class SubagentManager:
             return
         assert message.chat_id is not None
         where = DeliveryTarget(message.channel, message.chat_id)
-        result = await self._outbound.deliver(where, event.content)
+        result = await self._deliveries.deliver(where, event.content)
         if not result.delivered:
             log.info("report answer for %s not sent to %s: %s", target, where, result.detail)
 
