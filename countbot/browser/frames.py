@@ -14,12 +14,9 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from countbot.browser.cdp import CdpConnection, CdpError
-
-if TYPE_CHECKING:
-    from countbot.browser.tab import Tab
 
 _SCRIPT = resources.files("countbot.browser").joinpath("page.js").read_text(encoding="utf-8")
 _WORLD = "countbot"
@@ -229,7 +226,17 @@ class _Read:
     end: int  # the number after the last reference handed out
 
 
-async def snapshot(tab: Tab) -> list[str]:
+class Reader(Protocol):
+    """What a snapshot needs of a tab: its frames, and where references are recorded."""
+
+    main: Frame
+    frames: FrameTree
+    next_ref: int
+
+    def issue(self, frame: Frame, start: int, end: int) -> None: ...
+
+
+async def snapshot(tab: Reader) -> list[str]:
     """The tab's page as text with references, frames of other origins spliced in where they
     stand; the references are recorded on the tab with the frame each was read in."""
     return (await _read(tab, tab.main, tab.next_ref, depth=0)).lines
@@ -239,7 +246,7 @@ async def snapshot(tab: Tab) -> list[str]:
 _MAX_DEPTH = 4
 
 
-async def _read(tab: Tab, frame: Frame, start: int, depth: int) -> _Read:
+async def _read(tab: Reader, frame: Frame, start: int, depth: int) -> _Read:
     children = await tab.frames.children(frame) if depth < _MAX_DEPTH else []
     for child in children:
         with contextlib.suppress(CdpError, StaleReference):
