@@ -38,4 +38,6 @@ async def test_waiting_for_a_busy_core_is_not_the_loops_own_stall() -> None:
         for rival in rivals:
             rival.kill()
             rival.wait()
-    assert watch.worst_wall > 2 * watch.worst, watch.describe()
+    # Summed over every wake, not the single worst one: a lone collector pause of the test process
+    # must not decide it; the three spinners' share of the core dominates the clock's lateness.
+    assert watch.total_wall > 2 * watch.total, (watch.total, watch.total_wall)

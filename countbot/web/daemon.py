@@ -147,11 +147,12 @@ class RunningDaemon:
 
 @contextlib.asynccontextmanager
 async def serve_daemon(
-    settings: Settings, listener: socket.socket, *, agent: TurnSource | None = None
+    settings: Settings, listener: socket.socket, *, turns: TurnSource | None = None
 ) -> AsyncIterator[RunningDaemon]:
     """Open the runtime and serve on `listener`; on exit stop turns, connections, then the store.
 
-    `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
+    `turns` replaces the runtime as the gateway's turn source (the benchmark times the daemon's
+    own layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     browser = BrowserFeature()
@@ -163,7 +164,7 @@ async def serve_daemon(
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
     gateway = Gateway(
-        agent or runtime, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        turns or runtime, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]

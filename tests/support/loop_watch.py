@@ -6,7 +6,8 @@ machine part of that wait is the machine's load: the loop's thread, ready to run
 core. Linux counts that time per thread (`/proc/self/task/<tid>/schedstat`, its second field), so
 `worst` is each wake's lateness less what the thread waited in the run queue meanwhile: the stall
 the process caused itself (a long step, a blocking call, a worker thread holding the GIL), which
-the load neither adds to nor hides. `worst_wall` keeps the lateness as a clock saw it.
+the load neither adds to nor hides. `worst_wall` keeps the lateness as a clock saw it; `total` and
+`total_wall` sum the same over every wake.
 `health_latency` times `/api/health` of a real daemon from outside. Tests assert a generous bound
 on `worst`; `bench/hostile_inputs.py` reports the real numbers.
 """
@@ -35,6 +36,8 @@ class LoopWatch:
         self.interval = interval
         self.worst = 0.0
         self.worst_wall = 0.0
+        self.total = 0.0
+        self.total_wall = 0.0
         self.ticks = 0
         self._task: asyncio.Task[None] | None = None
 
@@ -60,8 +63,9 @@ class LoopWatch:
                 asked, waited = time.perf_counter(), queue.waited()
                 await asyncio.sleep(self.interval)
                 late = time.perf_counter() - asked - self.interval
-                self.worst = max(self.worst, late - (queue.waited() - waited))
-                self.worst_wall = max(self.worst_wall, late)
+                own = late - (queue.waited() - waited)
+                self.worst, self.worst_wall = max(self.worst, own), max(self.worst_wall, late)
+                self.total, self.total_wall = self.total + own, self.total_wall + late
                 self.ticks += 1
 
     def describe(self) -> str:
