@@ -18,6 +18,7 @@ from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
+from countbot.config.agent_view import bound_agent
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
@@ -45,7 +46,7 @@ from countbot.runtime.features import Feature, FeaturePorts, LoopPorts, SharedPo
 from countbot.runtime.models import ModelResolver
 from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
 from countbot.runtime.persistence import TurnRecorder
-from countbot.runtime.sensitive import config_files, secrets_of
+from countbot.runtime.sensitive import private_paths, secrets_of
 from countbot.skills.loader import SkillsLoader
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
@@ -104,7 +105,9 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     the event loop is using, so `Runtime` runs it in a worker thread with this module's import
     (and the features' tool modules')."""
     settings, shared = runtime.settings, runtime.ports
-    outbox = _RouterOutbox(runtime.outbound, settings, PairingStore(shared.db), runtime.sessions)
+    outbox = _RouterOutbox(
+        runtime.outbound, settings, PairingStore(shared.db), runtime.sessions, shared.agent
+    )
     web_client = WebClient()
     tools = _tool_registry(runtime, outbox, web_client)
     _register_memory_tools(tools, settings.workspace, runtime.memory, runtime.memory_index)
@@ -127,7 +130,15 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         masker=runtime.masker,
         tokens=TokenProcess(),
     )
-    ports = FeaturePorts(shared.settings, shared.db, shared.sessions, shared.outbound, tools, loops)
+    ports = FeaturePorts(
+        shared.settings,
+        shared.db,
+        shared.sessions,
+        shared.outbound,
+        tools,
+        loops,
+        agent=shared.agent,
+    )
     for feature in features:  # in the order the surface gave them
         for tool in feature.tools(ports):
             tools.register(tool)
@@ -253,7 +264,7 @@ def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = config_files(settings)
+    sensitive = private_paths(settings)
     for tool in builtin_tools(
         settings.tools,
         workspace,
@@ -304,6 +315,8 @@ class _RouterOutbox:
     settings: Settings
     pairing: PairingStore
     sessions: SessionStore
+    # The agent whose `message` tool this is.
+    agent: str
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -312,6 +325,15 @@ class _RouterOutbox:
 
     def channels(self) -> list[str]:
         return self.router.channels()
+
+    def reaches(self, channel: str, chat_id: str) -> bool:
+        """A chat the bindings give this agent (read without a sender: a binding of one sender
+        gives no chat), or one the owner allowed it."""
+        agents = self.settings.agents
+        if bound_agent(agents, channel, chat=chat_id) == self.agent:
+            return True
+        entry = agents.others.get(self.agent)
+        return entry is not None and f"{channel}:{chat_id}" in entry.may_message
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""

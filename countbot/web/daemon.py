@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.agents.houses import Houses
 from countbot.backup.schedule import BackupSchedule
 from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
@@ -162,18 +163,21 @@ async def serve_daemon(
     runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
+    houses = Houses(runtime)
+    houses.start()  # every other agent's house opens in the background (`countbot/agents/`)
     gateway = Gateway(
-        agent or runtime, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        agent or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]
-    channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
+    web_url = local_url(settings.web.host, port)
+    channels = ChannelManager(runtime, gateway, web_url=web_url, router=houses)
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
     triggers = await trigger_feature.start(gateway)
     backups = BackupSchedule(settings)
     backups.start()
-    context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers)
+    context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers, houses)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
     if watcher is not None:
@@ -201,6 +205,7 @@ async def serve_daemon(
         await asyncio.wait({serving})
         preload.cancel()
         trimming.cancel()
+        await houses.close()
         await runtime.close()
 
 
