@@ -1,8 +1,8 @@
 """The gateway: every turn of every surface goes through here, one lane per session.
 
 Surfaces hand in `InboundMessage`s and watch sessions through the `EventHub`; the gateway runs
-each turn on the agent under a watchdog and publishes its events, always ending a turn with
-exactly one terminal event (done, error or cancelled) even when the agent hangs.
+each turn on its `TurnSource` (the runtime) under a watchdog and publishes its events, always
+ending a turn with exactly one terminal event (done, error or cancelled) even when it hangs.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ REGISTERED_SESSIONS = 1024
 
 
 class TurnSource(Protocol):
-    """What the gateway needs from the agent (AgentLoop implements it)."""
+    """What the gateway runs turns on: the `Runtime` (its `AgentLoop`, built at the first turn)."""
 
     def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]: ...
 
@@ -86,7 +86,7 @@ class Gateway:
 
     def __init__(
         self,
-        agent: TurnSource,
+        turns: TurnSource,
         sessions: SessionDirectory,
         settings: GatewaySettings,
         *,
@@ -97,7 +97,7 @@ class Gateway:
         self.hub = hub or EventHub()
         # Asks the user on a turn's behalf; without it every approval is denied.
         self.approvals = approvals
-        self._agent = agent
+        self._turns = turns
         self._sessions = sessions
         # Read on every use, so a settings change applies to the next message.
         self._settings = settings
@@ -137,7 +137,7 @@ class Gateway:
         """
         if not self._accepting:
             raise GatewayClosedError("the daemon is shutting down")
-        session_id = message.session_key or uuid.uuid4().hex[:12]
+        session_id = message.session_id or uuid.uuid4().hex[:12]
         agent = await self._register(session_id, message)
         if message.agent is not None and message.agent != agent:
             log.warning(
@@ -273,7 +273,7 @@ class Gateway:
             parts=message.parts,
             agent=message.agent or MAIN_AGENT,
         )
-        events = self._agent.process_message(request)
+        events = self._turns.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]
             async for event in events:
                 if turn.silenced:

@@ -33,8 +33,8 @@ class DeliveryReport(Protocol):
     message_ids: tuple[str, ...]
 
 
-class Outbox(Protocol):
-    """Whatever delivers to channels (the runtime adapts its outbound router to this)."""
+class Deliverer(Protocol):
+    """Whatever delivers to chats (the runtime adapts its delivery router to this)."""
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -67,8 +67,8 @@ class MessageTool(Tool):
         },
     )
 
-    def __init__(self, outbox: Outbox, guard: WorkspaceGuard) -> None:
-        self._outbox = outbox
+    def __init__(self, deliverer: Deliverer, guard: WorkspaceGuard) -> None:
+        self._deliverer = deliverer
         self._guard = guard
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
@@ -87,7 +87,7 @@ class MessageTool(Tool):
             return ToolResult.error("give a text, files, or both")
         channel, chat_id = _target(args, ctx)
         if not channel or not chat_id:
-            running = ", ".join(self._outbox.channels()) or "none"
+            running = ", ".join(self._deliverer.channels()) or "none"
             return ToolResult.error(
                 f"this conversation is not in a chat: name a channel (running: {running}) "
                 "and a chat_id"
@@ -106,7 +106,7 @@ class MessageTool(Tool):
                 files = await asyncio.to_thread(self._snapshot, names, folder)
             except PathRefused as exc:
                 return ToolResult.error(exc.reason)
-            report = await self._outbox.deliver(channel, str(chat_id), text, files)
+            report = await self._deliverer.deliver(channel, str(chat_id), text, files)
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
         where = f"{channel}:{chat_id}"
@@ -119,9 +119,9 @@ class MessageTool(Tool):
         """Why the call may not reach the chat (None: it may)."""
         if channel == ctx.channel and chat_id == ctx.chat_id:
             return None
-        if not self._outbox.reaches(channel, chat_id):
+        if not self._deliverer.reaches(channel, chat_id):
             return ANOTHER_AGENTS
-        return None if await self._outbox.knows(channel, chat_id) else NOT_OWNED
+        return None if await self._deliverer.knows(channel, chat_id) else NOT_OWNED
 
     def _snapshot(self, names: list[str], folder: Path) -> list[Path]:
         """Private copies of the files, read through the guard's descriptors: what is sent is

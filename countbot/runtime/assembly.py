@@ -2,7 +2,7 @@
 
 The CLI and the daemon both start from here, so there is exactly one way the pieces are wired.
 `open_runtime` opens what every surface uses from the start (the store, the memory index, the
-skills, the sandbox, the model resolver, the outbound router); the turn machinery (tools, agent
+skills, the sandbox, the model resolver, the delivery router); the turn machinery (tools, agent
 loop, MCP: `runtime/turn_parts.py`) is built with it, or, for the daemon, at its first turn.
 """
 
@@ -27,9 +27,9 @@ from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_fo
 from countbot.memory_index.index import MemoryIndex
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
+from countbot.runtime.deliveries import DeliveryRouter
 from countbot.runtime.features import Feature, SharedPorts
-from countbot.runtime.models import ModelResolver
-from countbot.runtime.outbound import OutboundRouter
+from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
 from countbot.runtime.sensitive import private_paths, secret_masker
@@ -75,10 +75,10 @@ class Runtime:
     memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
-    models: ModelResolver
+    models: SettingsModelResolver
     # What features take from the runtime from the start.
     ports: SharedPorts
     features: Sequence[Feature] = ()
@@ -231,13 +231,13 @@ async def open_runtime(
     `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
     process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
     `prepare_model`: resolve the model and open its HTTP client in the background from the start
-    (`ModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
+    (`SettingsModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
     `defer_turns`: build the tools, the agent loop and MCP at the first turn instead (the daemon:
     an idle one never imports them). Every tool is registered at that build, before the loop is
     made (MCP servers' tools join and leave later as their servers do).
     `name`: the agent whose house this is (`settings` is its view: `config/agent_view.py`).
     """
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
+    models = SettingsModelResolver(lambda: settings.model, settings.data_dir)
     if prepare_model:
         models.prepare()
     try:
@@ -262,10 +262,10 @@ async def open_runtime(
 
 async def open_house(main: Runtime, settings: Settings, name: str) -> Runtime:
     """Another agent's house in the daemon: its own workspace, memory file and index, skills,
-    personas, sandbox and model, over `main`'s store, audit log, outbound router and approvals.
+    personas, sandbox and model, over `main`'s store, audit log, delivery router and approvals.
     Its turn machinery is built at its first turn, with no feature's tools (the scheduler's,
     the subagents' and the browser are `main`'s)."""
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
+    models = SettingsModelResolver(lambda: settings.model, settings.data_dir)
     try:
         await asyncio.to_thread(seed_workspace, settings.workspace)
         skills = skills_loader(settings)
@@ -278,7 +278,7 @@ async def open_house(main: Runtime, settings: Settings, name: str) -> Runtime:
         await models.aclose()
         raise
     stores = _Stores(main.masker, main.db, main.sessions, main.audit, memory, index)
-    house = _runtime(settings, (), stores, skills, sandbox, models, name, main.outbound)
+    house = _runtime(settings, (), stores, skills, sandbox, models, name, main.deliveries)
     house.approvals = main.approvals
     house.borrowed = True
     return house
@@ -319,13 +319,13 @@ def _runtime(
     stores: _Stores,
     skills: SkillsLoader,
     sandbox: Sandbox,
-    models: ModelResolver,
+    models: SettingsModelResolver,
     name: str,
-    outbound: OutboundRouter | None = None,
+    deliveries: DeliveryRouter | None = None,
 ) -> Runtime:
     """The runtime over the opened stores, its turn machinery not built yet."""
     db, sessions, audit = stores.db, stores.sessions, stores.audit
-    outbound = outbound or OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
+    deliveries = deliveries or DeliveryRouter(outbox=ChannelOutbox(OutboxStore(db)))
     return Runtime(
         settings,
         stores.masker,
@@ -338,11 +338,11 @@ def _runtime(
         stores.index,
         skills,
         PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
-        outbound,
+        deliveries,
         sandbox,
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
         models,
-        SharedPorts(settings, db, sessions, outbound, agent=name),
+        SharedPorts(settings, db, sessions, deliveries, agent=name),
         features,
         name,
     )

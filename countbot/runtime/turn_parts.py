@@ -37,14 +37,14 @@ from countbot.memory.tools import (
 )
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
-from countbot.messaging.message_tool import MessageTool, Outbox
+from countbot.messaging.message_tool import Deliverer, MessageTool
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.builtin_tools import builtin_tools
+from countbot.runtime.deliveries import DeliveryResult, DeliveryRouter, DeliveryTarget
 from countbot.runtime.features import Feature, FeaturePorts, LoopPorts, SharedPorts
-from countbot.runtime.models import ModelResolver
-from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.persistence import TurnRecorder
 from countbot.runtime.sensitive import private_paths, secrets_of
 from countbot.skills.loader import SkillsLoader
@@ -74,10 +74,10 @@ class OpenedRuntime(Protocol):
     memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
-    models: ModelResolver
+    models: SettingsModelResolver
     ports: SharedPorts
 
 
@@ -105,11 +105,11 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     the event loop is using, so `Runtime` runs it in a worker thread with this module's import
     (and the features' tool modules')."""
     settings, shared = runtime.settings, runtime.ports
-    outbox = _RouterOutbox(
-        runtime.outbound, settings, PairingStore(shared.db), runtime.sessions, shared.agent
+    deliverer = _MessageDeliverer(
+        runtime.deliveries, settings, PairingStore(shared.db), runtime.sessions, shared.agent
     )
     web_client = WebClient()
-    tools = _tool_registry(runtime, outbox, web_client)
+    tools = _tool_registry(runtime, deliverer, web_client)
     _register_memory_tools(tools, settings.workspace, runtime.memory, runtime.memory_index)
     tools.gate = outbound_policy(settings, runtime.sessions, runtime.audit, tools)
     recorder = TurnRecorder(
@@ -134,7 +134,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         shared.settings,
         shared.db,
         shared.sessions,
-        shared.outbound,
+        shared.deliveries,
         tools,
         loops,
         agent=shared.agent,
@@ -255,7 +255,9 @@ def mcp_manager(
     )
 
 
-def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient) -> ToolRegistry:
+def _tool_registry(
+    runtime: OpenedRuntime, deliverer: Deliverer, web_client: WebClient
+) -> ToolRegistry:
     settings, workspace, masker = runtime.settings, runtime.settings.workspace, runtime.masker
     archive: ResultArchive = runtime.sessions
     registry = ToolRegistry(
@@ -278,7 +280,7 @@ def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient
         ReadSkillTool(runtime.skills),
         ReadResultTool(registry, archive),
         # Files leave the machine: always confined to the workspace, whatever the file tools may.
-        MessageTool(outbox, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
+        MessageTool(deliverer, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
     ):
         registry.register(tool)
     return registry
@@ -308,10 +310,10 @@ def is_users_conversation(session_id: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _RouterOutbox:
-    """The `message` tool's view of the outbound router and of the owner's chats."""
+class _MessageDeliverer:
+    """The `message` tool's view of the delivery router and of the owner's chats."""
 
-    router: OutboundRouter
+    router: DeliveryRouter
     settings: Settings
     pairing: PairingStore
     sessions: SessionStore

@@ -5,7 +5,7 @@ new file version, a mail's UID. The same source key twice is one row, so a repea
 acknowledged and never run again. A restart finds what was received and not finished; an event
 whose turn was cut off by the restart runs once more, a second cut-off fails it (a turn that
 takes the daemon down must not do so forever). A turn's answer is written to its row before it
-is handed to the outbound path: an event cut off after that is not run again (the channel's
+is handed to the delivery path: an event cut off after that is not run again (the channel's
 outbox owes the answer from then on, and sends it once). Rows are kept 30 days.
 """
 

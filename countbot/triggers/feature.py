@@ -89,7 +89,7 @@ class TriggersFeature:
         def now() -> TriggersSettings:
             return live.triggers
 
-        dispatcher = Dispatcher(events, gateway, now, ports.outbound, describe)
+        dispatcher = Dispatcher(events, gateway, now, ports.deliveries, describe)
         await dispatcher.start()
         running = Triggers(events, dispatcher, HookDoor(now, events, dispatcher))
         if settings.folders:

@@ -55,7 +55,7 @@ async def run_turn(
             channel=CHANNEL,
             content=given.message,
             chat_id=trigger,
-            session_key=session_id,
+            session_id=session_id,
             mode="followup",
             unattended=True,
             context=given.context,

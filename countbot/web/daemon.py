@@ -148,11 +148,12 @@ class RunningDaemon:
 
 @contextlib.asynccontextmanager
 async def serve_daemon(
-    settings: Settings, listener: socket.socket, *, agent: TurnSource | None = None
+    settings: Settings, listener: socket.socket, *, turns: TurnSource | None = None
 ) -> AsyncIterator[RunningDaemon]:
     """Open the runtime and serve on `listener`; on exit stop turns, connections, then the store.
 
-    `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
+    `turns` replaces the runtime as the gateway's turn source (the benchmark times the daemon's
+    own layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     browser = BrowserFeature()
@@ -166,7 +167,7 @@ async def serve_daemon(
     houses = Houses(runtime)
     houses.start()  # every other agent's house opens in the background (`countbot/agents/`)
     gateway = Gateway(
-        agent or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        turns or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]

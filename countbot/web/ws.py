@@ -134,7 +134,7 @@ class Connection:
             content=frame.content,
             sender=frame.via,
             media=frame.media,
-            session_key=frame.session_id,
+            session_id=frame.session_id,
             mode=frame.mode,
             model=model,
             parts=parts,

@@ -121,7 +121,7 @@ class Intake:
             chat_id=message.chat_id,
             sender=message.sender.sender_id,
             media=message.images,
-            session_key=session_id,
+            session_id=session_id,
             author=author,
             parts=tuple(parts),
             agent=route.agent,

@@ -71,7 +71,7 @@ class ChannelWiring:
                 speech_max_chars=runtime.settings.speech.max_chars,
             ),
             name,
-            runtime.outbound.outbox,
+            runtime.deliveries.outbox,
         )
         access = AccessControl(name, lambda: settings().allow_from, self.pairing)
         media = MediaFolder(runtime.settings.workspace, runtime.media)
