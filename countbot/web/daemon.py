@@ -31,6 +31,7 @@ from countbot.llm.provider_path import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
+from countbot.runtime.features import Feature
 from countbot.scheduler.assembly import JobsFeature, start_scheduler
 from countbot.store.database import NewerSchemaError
 from countbot.subagents.feature import SubagentsFeature
@@ -157,15 +158,8 @@ async def serve_daemon(
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     browser = BrowserFeature()
-    # The tools, the agent loop and MCP are built at the first turn (the runtime is the
-    # gateway's turn source), so an idle daemon never imports them; configured MCP servers
-    # start with the daemon, and so build them now.
-    features = [subagent_feature, jobs, trigger_feature, browser]
-    runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
-    if any(server.enabled for server in settings.mcp.servers.values()):
-        await runtime.turn_parts()
-    houses = Houses(runtime)
-    houses.start()  # every other agent's house opens in the background (`countbot/agents/`)
+    houses = await _open_houses(settings, [subagent_feature, jobs, trigger_feature, browser])
+    runtime = houses.main
     gateway = Gateway(
         turns or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
@@ -208,6 +202,19 @@ async def serve_daemon(
         trimming.cancel()
         await houses.close()
         await runtime.close()
+
+
+async def _open_houses(settings: Settings, features: list[Feature]) -> Houses:
+    """`main`'s runtime with the daemon's features, and every other agent's house opening in the
+    background (`countbot/agents/`). The tools, the agent loop and MCP are built at the first
+    turn, so an idle daemon never imports them; configured MCP servers start with the daemon,
+    and so build them now."""
+    runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
+    if any(server.enabled for server in settings.mcp.servers.values()):
+        await runtime.turn_parts()
+    houses = Houses(runtime)
+    houses.start()
+    return houses
 
 
 async def _preload(daemon: DaemonContext) -> None:
