@@ -387,7 +387,7 @@ class MemoryIndex:
                     for m in found
                     if not self._kept_out.covers(m.session_id, m.channel, m.memory_off, m.agent)
                     for entry in message_entries(
-                        m.id, m.session_id, m.channel, m.title, m.record, m.answering
+                        m.id, m.session_id, m.channel, m.title, m.record, m.answering, m.after_tools
                     )
                 ]
                 added, dropped = await self._db.run(

@@ -78,6 +78,9 @@ class StoredMessage:
     memory_off: bool = False
     # For an assistant record: the stored author of the user message it answers (None: none).
     answering: dict[str, Any] | None = None
+    # For an assistant record stored before answers said what their turn read (no `read`
+    # field): whether tool results came between the message it answers and it.
+    after_tools: bool = False
     agent: str = MAIN_AGENT
 
 
@@ -549,16 +552,28 @@ def _messages_after(
         "SELECT m.id, m.session_id, s.channel, s.title, m.record, s.memory_off, s.agent, CASE WHEN"
         " m.type = 'assistant' THEN (SELECT json_extract(u.record, '$.author') FROM messages u"
         " WHERE u.session_id = m.session_id AND u.type = 'user' AND u.id < m.id"
-        " ORDER BY u.id DESC LIMIT 1) END FROM messages m"
-        f" JOIN sessions s ON s.id = m.session_id WHERE m.id > ? AND m.type IN ({marks})"
-        " ORDER BY m.id LIMIT ?",
+        " ORDER BY u.id DESC LIMIT 1) END,"
+        " m.type = 'assistant' AND json_type(m.record, '$.read') IS NULL AND EXISTS (SELECT 1"
+        " FROM messages t WHERE t.session_id = m.session_id AND t.type = 'tool_result'"
+        " AND t.id < m.id AND t.id > coalesce((SELECT max(u.id) FROM messages u"
+        " WHERE u.session_id = m.session_id AND u.type = 'user' AND u.id < m.id), 0))"
+        f" FROM messages m JOIN sessions s ON s.id = m.session_id"
+        f" WHERE m.id > ? AND m.type IN ({marks}) ORDER BY m.id LIMIT ?",
         (after_id, *types, limit),
     ).fetchall()
     found = [
         StoredMessage(
-            i, sid, ch, title, json.loads(data), bool(off), json.loads(answering or "null"), agent
+            i,
+            sid,
+            ch,
+            title,
+            json.loads(data),
+            bool(off),
+            json.loads(answering or "null"),
+            bool(tools),
+            agent,
         )
-        for i, sid, ch, title, data, off, agent, answering in rows
+        for i, sid, ch, title, data, off, agent, answering, tools in rows
     ]
     through = found[-1].id if len(found) == limit else max(int(last), after_id)
     return found, through
