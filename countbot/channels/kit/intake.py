@@ -15,7 +15,7 @@ from dataclasses import KW_ONLY, dataclass, replace
 
 from countbot.authorship import OWNER, Author
 from countbot.channels.kit.access import AccessControl
-from countbot.channels.kit.approvals import ApprovalAnswers, parse_reply
+from countbot.channels.kit.approvals import ApprovalAnswers, parse_approval_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
 from countbot.channels.kit.commands import (
     ChatCommands,
@@ -26,7 +26,7 @@ from countbot.channels.kit.commands import (
 from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import MediaFolder, taken_in
-from countbot.channels.kit.rate_limit import RateLimiter, Verdict
+from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage
 from countbot.store.channel_state import ChannelStateStore
@@ -67,7 +67,7 @@ class Intake:
             log.info("%s: message from %s refused", self.channel, message.sender.describe())
             await _reply(output, decision.reply)
             return
-        answer = parse_reply(message.text)
+        answer = parse_approval_reply(message.text)
         if answer is not None and self.answers is not None:  # a turn waits on it: no flood limit
             word, code = answer
             await _reply(
@@ -77,8 +77,8 @@ class Intake:
         command = parse_command(message.text)
         if command != "stop":
             verdict = self.limiter.check(message.sender.sender_id)
-            if verdict is not Verdict.ALLOW:
-                await _reply(output, TOO_FAST if verdict is Verdict.WARN else None)
+            if verdict is not RateVerdict.ALLOW:
+                await _reply(output, TOO_FAST if verdict is RateVerdict.WARN else None)
                 return
         session_id = await self._session_for(message.chat_id)
         if command is not None:
