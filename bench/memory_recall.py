@@ -218,8 +218,10 @@ async def auto_recall(
     estimate the budget uses)."""
     hit: dict[str, list[bool]] = {}
     tokens, estimates = [], []
-    for fact, question, kind, _lang in questions(year):
-        part = await AutoRecall(index).recall(question, "bench-session")
+    for n, (fact, question, kind, _lang) in enumerate(questions(year)):
+        # A session of its own per question: what was recalled into a session is remembered
+        # (in the index), and a fact recalled for one question is not repeated for the next.
+        part = await AutoRecall(index).recall(question, f"bench-question-{n}")
         block = part.text if part is not None else None
         hit.setdefault(kind, []).append(block is not None and fact in block)
         tokens.append(count_text(block, "gpt-4o") if block else 0)

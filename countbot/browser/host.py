@@ -229,8 +229,15 @@ class BrowserHost:
             return  # a browser being stopped
         if session is not None:
             tab = self._by_session.get(session)
-            if tab is not None:
-                tab.on_event(method, params)
+            if tab is None:
+                return
+            # A frame of another site attaches under its page (or frame) with a session of
+            # its own: its events go to the same tab.
+            if method == "Target.attachedToTarget":
+                self._by_session[params["sessionId"]] = tab
+            elif method == "Target.detachedFromTarget":
+                self._by_session.pop(params.get("sessionId", ""), None)
+            tab.on_event(method, params, session)
             return
         if method == "Target.attachedToTarget":
             self._spawn(self._set_up(cdp, params))

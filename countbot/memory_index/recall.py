@@ -67,7 +67,7 @@ class AutoRecall:
                 exclude_session=session_id,
                 min_similarity=cosine,
                 # Only what the owner wrote comes back unasked; others' words are found by an
-                # explicit memory_search, marked as theirs (docs/architecture.md).
+                # explicit memory_search, marked as theirs (docs/decisions/, owner-only recall).
                 owner_only=True,
             )
         except Exception:  # recall is a help: a failure must not cost the turn

@@ -44,6 +44,9 @@ class SendMessage:
     # Which of the daemon's own surfaces sent it: "cli" for `countbot chat`, else "web". The
     # turn is told where the person is reading; a client cannot claim a chat platform.
     via: str = "web"
+    # The agent the owner picked (the agent switcher, `countbot chat --agent`); None: the
+    # session's own, or for a new session the one the bindings give this surface.
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +149,13 @@ def _message(data: dict[str, Any]) -> SendMessage:
         via = data.get("via", "web")
         if via not in SURFACES:
             raise ProtocolError(f"message: 'via' must be one of {', '.join(SURFACES)}")
+        agent = data.get("agent")
+        if agent is not None and (not isinstance(agent, str) or not 0 < len(agent) <= MAX_MODEL):
+            raise ProtocolError(f"message: 'agent' must be a string of 1 to {MAX_MODEL} characters")
     except ProtocolError as exc:
         raise ProtocolError(str(exc), client_id) from None
     return SendMessage(
-        session_id, content, media, mode, client_id, replace_from, model, attachments, via
+        session_id, content, media, mode, client_id, replace_from, model, attachments, via, agent
     )
 
 
