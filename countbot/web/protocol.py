@@ -40,7 +40,7 @@ class SendMessage:
     # The model this chat picks (remembered for the session); checked against the configured.
     model: str | None = None
     # Files uploaded before (`POST /api/media`), named by where they were saved.
-    attachments: tuple[Attachment, ...] = ()
+    attachments: tuple[Upload, ...] = ()
     # Which of the daemon's own surfaces sent it: "cli" for `countbot chat`, else "web". The
     # turn is told where the person is reading; a client cannot claim a chat platform.
     via: str = "web"
@@ -50,7 +50,7 @@ class SendMessage:
 
 
 @dataclass(frozen=True, slots=True)
-class Attachment:
+class Upload:
     """A file `POST /api/media` saved (`file`, workspace-relative), sent with a message."""
 
     file: str
@@ -169,7 +169,7 @@ def _replace_from(value: Any, session_id: str | None) -> int | None:
     return value
 
 
-def _attachments(value: Any) -> tuple[Attachment, ...]:
+def _attachments(value: Any) -> tuple[Upload, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or len(value) > MAX_ATTACHMENTS:
@@ -184,7 +184,7 @@ def _attachments(value: Any) -> tuple[Attachment, ...]:
         file, name, kind = fields
         if kind not in ("voice", "file"):
             raise ProtocolError(f"message: attachments[{index}]: 'kind' must be voice or file")
-        found.append(Attachment(file, name, kind))
+        found.append(Upload(file, name, kind))
     return tuple(found)
 
 

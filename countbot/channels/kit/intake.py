@@ -17,7 +17,7 @@ from typing import Protocol
 from countbot.agents.houses import Route
 from countbot.authorship import OWNER, Author
 from countbot.channels.kit.access import AccessControl
-from countbot.channels.kit.approvals import ApprovalAnswers, parse_reply
+from countbot.channels.kit.approvals import ApprovalAnswers, parse_approval_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
 from countbot.channels.kit.commands import (
     ChatCommands,
@@ -28,7 +28,7 @@ from countbot.channels.kit.commands import (
 from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import MediaFolder, taken_in
-from countbot.channels.kit.rate_limit import RateLimiter, Verdict
+from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
 from countbot.config.settings import MAIN
 from countbot.gateway.gateway import Gateway, GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
@@ -82,7 +82,7 @@ class Intake:
             log.info("%s: message from %s refused", self.channel, message.sender.describe())
             await _reply(output, decision.reply)
             return
-        answer = parse_reply(message.text)
+        answer = parse_approval_reply(message.text)
         if answer is not None and self.answers is not None:  # a turn waits on it: no flood limit
             word, code = answer
             await _reply(
@@ -92,8 +92,8 @@ class Intake:
         command = parse_command(message.text)
         if command != "stop":
             verdict = self.limiter.check(message.sender.sender_id)
-            if verdict is not Verdict.ALLOW:
-                await _reply(output, TOO_FAST if verdict is Verdict.WARN else None)
+            if verdict is not RateVerdict.ALLOW:
+                await _reply(output, TOO_FAST if verdict is RateVerdict.WARN else None)
                 return
         route = self._route(message)
         if route.agent is None:
