@@ -52,7 +52,7 @@ from bench.memory_recall_data import (
     filler,
 )
 from countbot.llm.token_counter import count_text
-from countbot.memory.search import search_text
+from countbot.memory.search import search_notes
 from countbot.memory_index.embeddings import Embedder, offline_embedder, offline_model_available
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
@@ -210,7 +210,7 @@ async def recall_at_5(year: Year, index: MemoryIndex | None) -> dict[tuple[str, 
     memory = year.memory_text()
     for fact, question, kind, lang in questions(year):
         if index is None:  # the model's keywords: the question's content words
-            texts = [hit.text for hit in search_text(memory, keywords(question), 5)]
+            texts = [hit.text for hit in search_notes(memory, keywords(question), 5)]
         else:
             texts = [hit.text for hit in await index.search(question, limit=5)]
         found.setdefault((kind, lang), []).append(any(fact in t for t in texts))

@@ -217,7 +217,7 @@ class OutboundPolicy:
             log.exception("auditing an outbound decision failed")
 
 
-def explain(mode: OutboundMode, exec_network: bool) -> str:
+def explain_policy(mode: OutboundMode, exec_network: bool) -> str:
     """The policy in a user's words, for `countbot doctor --security`."""
     if mode == "off":
         return (

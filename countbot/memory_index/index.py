@@ -275,8 +275,13 @@ class MemoryIndex:
         known = self._scopes.get(session_id)
         if known is None:
             info = await self._sessions.get(session_id)
-            channel, off = (info.channel, bool(info.memory_off)) if info else (None, False)
-            known = self._scopes[session_id] = self._kept_out.covers(session_id, channel, off)
+            if info is None:
+                known = self._kept_out.covers(session_id, None, False, self._kept_out.agent)
+            else:
+                known = self._kept_out.covers(
+                    session_id, info.channel, bool(info.memory_off), info.agent
+                )
+            self._scopes[session_id] = known
         return known
 
     def run_blocking(self, fn: Callable[[], T]) -> Awaitable[T]:
@@ -391,7 +396,7 @@ class MemoryIndex:
                 entries = [
                     entry
                     for m in found
-                    if not self._kept_out.covers(m.session_id, m.channel, m.memory_off)
+                    if not self._kept_out.covers(m.session_id, m.channel, m.memory_off, m.agent)
                     for entry in message_entries(
                         m.id, m.session_id, m.channel, m.title, m.record, m.answering, m.after_tools
                     )
