@@ -56,7 +56,7 @@ from countbot.memory.search import search_notes
 from countbot.memory_index.embeddings import Embedder, offline_embedder, offline_model_available
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
-from countbot.memory_index.text import STOPWORDS, estimate_tokens
+from countbot.memory_index.text import STOPWORDS, estimate_recall_tokens
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
@@ -232,7 +232,7 @@ async def auto_recall(
         block = part.text if part is not None else None
         hit.setdefault(kind, []).append(block is not None and fact in block)
         tokens.append(count_text(block, "gpt-4o") if block else 0)
-        estimates.append(estimate_tokens(block) if block else 0)
+        estimates.append(estimate_recall_tokens(block) if block else 0)
     shares = {kind: sum(v) / len(v) for kind, v in hit.items()}
     bench = hit["word"] + hit["paraphrase"]
     return shares, sum(bench) / len(bench), statistics.median(tokens), max(tokens), max(estimates)
