@@ -32,6 +32,7 @@ from countbot.store.pairing import PairingStore
 if TYPE_CHECKING:
     from countbot.channels.kit.base import Channel
     from countbot.channels.kit.feed import SessionFeed
+    from countbot.channels.kit.intake import Router
     from countbot.channels.kit.wiring import ChannelWiring
 
 log = logging.getLogger(__name__)
@@ -116,9 +117,12 @@ class ChannelManager:
         *,
         restart_delay: float = 1.0,
         web_url: str = "",
+        router: Router | None = None,
     ) -> None:
-        """`web_url` is where the daemon serves its UI (guidance links to its pages)."""
+        """`web_url` is where the daemon serves its UI (guidance links to its pages); `router`
+        picks each message's agent (None: `main` answers every message)."""
         self._runtime = runtime
+        self._router = router
         self._web_url = web_url
         self._gateway = gateway
         self._restart_delay = restart_delay
@@ -217,7 +221,7 @@ class ChannelManager:
         if self._wiring is None:
             runtime = self._runtime
             parts = (runtime, self._gateway, self._state, self._pairing, self._web_url)
-            self._wiring = wiring.of(*parts)
+            self._wiring = wiring.of(*parts, self._router)
         entry.channel, entry.feed = self._wiring.build(
             entry.name, kind, lambda: self._section(entry.name)
         )

@@ -41,6 +41,9 @@ class InboundMessage:
     # transcript), as the surface knows them from the platform's own facts.
     author: Author = OWNER
     parts: tuple[Part, ...] = ()
+    # The agent the surface routed it to (`countbot/agents/`); None: the session's own (a new
+    # session without one is `main`'s). A session never changes agent: a mismatch is refused.
+    agent: str | None = None
 
     def __post_init__(self) -> None:
         # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client

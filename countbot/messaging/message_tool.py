@@ -21,6 +21,10 @@ from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 MAX_FILES = 10
 NOT_OWNED = "not one of the owner's chats (not on the allow-list, not paired, never talked in)"
+ANOTHER_AGENTS = (
+    "bound to another agent: this assistant may message only the chats bound to it (the owner "
+    "can allow a chat in agents.others.<name>.may_message)"
+)
 
 
 class DeliveryReport(Protocol):
@@ -40,6 +44,10 @@ class Deliverer(Protocol):
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Whether the owner has this chat: on the channel's allow-list, paired, or talked in."""
+        ...
+
+    def reaches(self, channel: str, chat_id: str) -> bool:
+        """Whether the chat is this agent's: bound to it, or allowed to it by the owner."""
         ...
 
 
@@ -69,7 +77,7 @@ class MessageTool(Tool):
         if not channel or not chat_id:
             return None
         text = str(args.get("text") or "")
-        refused = None if await self._owned(channel, chat_id, ctx) else NOT_OWNED
+        refused = await self._refusal(channel, chat_id, ctx)
         return Egress("chat", f"{channel}:{chat_id}", text, bool(args.get("files")), refused)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -84,7 +92,10 @@ class MessageTool(Tool):
                 f"this conversation is not in a chat: name a channel (running: {running}) "
                 "and a chat_id"
             )
-        if not await self._owned(channel, chat_id, ctx):
+        refused = await self._refusal(channel, chat_id, ctx)
+        if refused == ANOTHER_AGENTS:
+            return ToolResult.error(f"{channel}:{chat_id} is {ANOTHER_AGENTS}.")
+        if refused is not None:
             return ToolResult.error(
                 f"{channel}:{chat_id} is {NOT_OWNED}; messages go only to those. The owner can "
                 "allow it in the channel settings."
@@ -104,9 +115,13 @@ class MessageTool(Tool):
         ids = ", ".join(report.message_ids)
         return ToolResult(f"Delivered to {where}" + (f" (message ids {ids})." if ids else "."))
 
-    async def _owned(self, channel: str, chat_id: str, ctx: ToolContext) -> bool:
-        own = channel == ctx.channel and chat_id == ctx.chat_id
-        return own or await self._deliverer.knows(channel, chat_id)
+    async def _refusal(self, channel: str, chat_id: str, ctx: ToolContext) -> str | None:
+        """Why the call may not reach the chat (None: it may)."""
+        if channel == ctx.channel and chat_id == ctx.chat_id:
+            return None
+        if not self._deliverer.reaches(channel, chat_id):
+            return ANOTHER_AGENTS
+        return None if await self._deliverer.knows(channel, chat_id) else NOT_OWNED
 
     def _snapshot(self, names: list[str], folder: Path) -> list[Path]:
         """Private copies of the files, read through the guard's descriptors: what is sent is

@@ -18,7 +18,7 @@ only for the type checker: an idle daemon has not imported them (`runtime/turn_p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from countbot.config.settings import Settings
@@ -63,6 +63,8 @@ class SharedPorts:
     db: Database
     sessions: SessionStore
     deliveries: DeliveryRouter
+    # The agent whose house these are (`countbot/agents/`).
+    agent: str = field(default="main", kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
+from countbot.config.agent_view import bound_agent
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
@@ -45,7 +46,7 @@ from countbot.runtime.deliveries import DeliveryResult, DeliveryRouter, Delivery
 from countbot.runtime.features import Feature, FeaturePorts, LoopPorts, SharedPorts
 from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.persistence import TurnRecorder
-from countbot.runtime.sensitive import config_files, secrets_of
+from countbot.runtime.sensitive import private_paths, secrets_of
 from countbot.skills.loader import SkillsLoader
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
@@ -105,7 +106,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     (and the features' tool modules')."""
     settings, shared = runtime.settings, runtime.ports
     deliverer = _MessageDeliverer(
-        runtime.deliveries, settings, PairingStore(shared.db), runtime.sessions
+        runtime.deliveries, settings, PairingStore(shared.db), runtime.sessions, shared.agent
     )
     web_client = WebClient()
     tools = _tool_registry(runtime, deliverer, web_client)
@@ -130,7 +131,13 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         tokens=TokenProcess(),
     )
     ports = FeaturePorts(
-        shared.settings, shared.db, shared.sessions, shared.deliveries, tools, loops
+        shared.settings,
+        shared.db,
+        shared.sessions,
+        shared.deliveries,
+        tools,
+        loops,
+        agent=shared.agent,
     )
     for feature in features:  # in the order the surface gave them
         for tool in feature.tools(ports):
@@ -259,7 +266,7 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = config_files(settings)
+    sensitive = private_paths(settings)
     for tool in builtin_tools(
         settings.tools,
         workspace,
@@ -310,6 +317,8 @@ class _MessageDeliverer:
     settings: Settings
     pairing: PairingStore
     sessions: SessionStore
+    # The agent whose `message` tool this is.
+    agent: str
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -318,6 +327,15 @@ class _MessageDeliverer:
 
     def channels(self) -> list[str]:
         return self.router.channels()
+
+    def reaches(self, channel: str, chat_id: str) -> bool:
+        """A chat the bindings give this agent (read without a sender: a binding of one sender
+        gives no chat), or one the owner allowed it."""
+        agents = self.settings.agents
+        if bound_agent(agents, channel, chat=chat_id) == self.agent:
+            return True
+        entry = agents.others.get(self.agent)
+        return entry is not None and f"{channel}:{chat_id}" in entry.may_message
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""

@@ -23,7 +23,7 @@ from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.runtime.deliveries import DeliveryRouter, DeliveryTarget
 from countbot.triggers.events import MAX_ATTEMPTS, TriggerEvent, TriggerEvents
 from countbot.triggers.payload import turn_input
-from countbot.triggers.turns import Outcome, run_turn, session_of
+from countbot.triggers.turns import TriggerOutcome, run_turn, session_of
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ class Dispatcher:
         await self._events.finish(event.id, status, detail, outcome.text, self._clock())
 
     async def _deliver(
-        self, trigger: TriggerSettings, name: str, outcome: Outcome
+        self, trigger: TriggerSettings, name: str, outcome: TriggerOutcome
     ) -> tuple[bool, str]:
         target = trigger.deliver
         if not target or target == "web":
