@@ -212,13 +212,17 @@ class FrameTree:
         self._hosted_in.pop(frame.frame_id, None)
 
     async def children(self, frame: Frame) -> list[Frame]:
-        """The frames whose `<iframe>` is in `frame`'s document: those in its process (from its
-        frame tree) and those attached out of process."""
+        """The frames of other origins whose `<iframe>` is in `frame`'s document: those in its
+        process (from its frame tree; one of its own origin its helper reads itself) and those
+        attached out of process."""
         tree = (await frame.send("Page.getFrameTree"))["frameTree"]
         found = _subtree(tree, frame.frame_id)
+        origin = found["frame"].get("securityOrigin") if found else None
         children = []
         for node in found.get("childFrames", []) if found else []:
             info = node["frame"]
+            if info.get("securityOrigin") == origin:
+                continue
             child = self._by_id.get(info["id"])
             if child is None or child.session != frame.session:
                 child = Frame(
@@ -265,15 +269,22 @@ class Reader(Protocol):
 async def snapshot(tab: Reader) -> list[str]:
     """The tab's page as text with references, frames of other origins spliced in where they
     stand; the references are recorded on the tab with the frame each was read in."""
-    return (await _read(tab, tab.main, tab.next_ref, depth=0)).lines
+    return (await _read(tab, tab.main, tab.next_ref, depth=0, left=[_MAX_FRAMES])).lines
 
 
 # Frames inside frames inside frames: enough for real pages, bounded for hostile ones.
 _MAX_DEPTH = 4
+# Frames of other origins read per snapshot (each costs round trips): a page of a hundred ad
+# frames shows the rest as not read.
+_MAX_FRAMES = 20
 
 
-async def _read(tab: Reader, frame: Frame, start: int, depth: int) -> _Read:
+async def _read(tab: Reader, frame: Frame, start: int, depth: int, left: list[int]) -> _Read:
+    """`frame`'s snapshot from reference `start`, with its frames' spliced in (`left`: how many
+    more frames this snapshot may read, shared by the whole tree)."""
     children = await tab.frames.children(frame) if depth < _MAX_DEPTH else []
+    children = children[: max(0, left[0])]
+    left[0] -= len(children)
     for child in children:
         with contextlib.suppress(CdpError, StaleReference):
             await frame.on_owner(child, "tagFrame", child.frame_id)
@@ -285,10 +296,11 @@ async def _read(tab: Reader, frame: Frame, start: int, depth: int) -> _Read:
     by_id = {child.frame_id: child for child in children}
     for index, key in read.get("frames", []):
         child = by_id.get(key)
-        if child is None:
+        if child is None:  # tagged by an earlier snapshot, past this one's reach
+            spliced.append((index, ["(not read)"]))
             continue
         try:
-            inner = await _read(tab, child, end, depth + 1)
+            inner = await _read(tab, child, end, depth + 1, left)
         except (CdpError, StaleReference):
             spliced.append((index, ["(the frame changed while it was read)"]))
             continue
