@@ -110,14 +110,18 @@ async def turn(ws: object, session: str, n: int, phase: Phase) -> None:
 async def run_phase(connections: list[object], sessions: list[str], turns: int) -> Phase:
     """`turns` turns spread over `sessions`, each connection taking its share in turn."""
     phase = Phase()
-    per_session = max(1, turns // len(sessions))
+    # Turn n goes to session n mod S, and a session always to the same connection, so each
+    # session has one turn at a time and the phase runs exactly `turns` turns.
+    order = [(n, sessions[n % len(sessions)]) for n in range(turns)]
+    shares = [
+        [(n, s) for n, s in order if n % len(sessions) % len(connections) == i]
+        for i in range(len(connections))
+    ]
 
-    async def client(ws: object, mine: list[str]) -> None:
-        for n in range(per_session):
-            for session in mine:
-                await turn(ws, session, n, phase)
+    async def client(ws: object, mine: list[tuple[int, str]]) -> None:
+        for n, session in mine:
+            await turn(ws, session, n, phase)
 
-    shares = [sessions[i :: len(connections)] for i in range(len(connections))]
     await asyncio.gather(*(client(ws, mine) for ws, mine in zip(connections, shares, strict=True)))
     return phase
 
@@ -202,8 +206,13 @@ async def soak(mode: str, url: str, pid: int, data: Path, args: argparse.Namespa
             phase.data_mib = databases_mib(data)
             phases.append(phase)
             memory = ", ".join(f"{k} {v:.1f}" for k, v in phase.memory.items())
+            ms = [t * 1000 for t in phase.turns] or [float("nan")]
+            # The figures as they come: a long run stopped early still leaves its rows.
             print(
-                f"  {mode} phase {number + 1}: {len(phase.turns)} turns; MiB {memory}", flush=True
+                f"  {time.strftime('%H:%M:%S')} {mode} phase {number + 1}: {len(phase.turns)} "
+                f"turns, p50 {statistics.median(ms):.1f} ms, p95 {percentile(ms, 0.95):.1f} ms; "
+                f"MiB {memory}; databases {phase.data_mib:.1f} MiB",
+                flush=True,
             )
     finally:
         for ws in kept:

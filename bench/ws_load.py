@@ -90,7 +90,7 @@ def serve_echo_daemon(config: str) -> None:
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         with bind_listener("127.0.0.1", 0) as listener:
-            async with serve_daemon(settings, listener, agent=EchoAgent()) as daemon:
+            async with serve_daemon(settings, listener, turns=EchoAgent()) as daemon:
                 print(f"serving http://127.0.0.1:{daemon.port}/", flush=True)
                 await stop.wait()
 

@@ -15,9 +15,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # owner: the owner's typed or spoken words; job: the prompt of a job the owner scheduled (its
-# words are the owner's standing request). Every other kind is someone else's text.
+# words are the owner's standing request); answer: the assistant's answer in a turn that had
+# read untrusted content (it may repeat what it read). Every other kind is someone else's text.
 AuthorKind = Literal[
-    "owner", "job", "forward", "member", "mail", "subagent", "document", "skill", "trigger", "other"
+    "owner",
+    "job",
+    "forward",
+    "member",
+    "mail",
+    "subagent",
+    "document",
+    "skill",
+    "trigger",
+    "answer",
+    "other",
 ]
 PartKind = Literal["document", "voice", "file", "skill", "recall", "payload"]
 _OWNED = frozenset({"owner", "job"})
@@ -50,6 +61,7 @@ class Author:
             "document": f"document {self.who}".rstrip(),
             "skill": f"workspace skill {self.who}".rstrip(),
             "trigger": f"what trigger {self.who} received".replace("  ", " "),
+            "answer": f"an answer written after reading {self.who or 'untrusted content'}",
         }
         return labels.get(self.kind, f"a message the user did not write{on}{who}")
 

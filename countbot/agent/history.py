@@ -53,6 +53,9 @@ class AssistantEntry:
     type: Literal["assistant"] = "assistant"
     # Tokens this entry costs in a request, counted once when it is committed (0: not yet).
     tokens: int = 0
+    # The untrusted content the turn had read when this was written (the data-flow ledger's
+    # sources): memory keeps such an answer as not the owner's (it may repeat what it read).
+    read: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,9 @@ def _record(entry: HistoryEntry) -> dict[str, Any]:
             # from_record reads it back as Usage(**usage); asdict's deep copy took 10 us
             "usage": {name: getattr(entry.usage, name) for name in _USAGE_FIELDS},
             "stop_reason": entry.stop_reason,
+            # Always written: a record without it was stored before answers said what their
+            # turn had read (`memory_index/sources.py` then judges by its turn's tool results).
+            "read": list(entry.read),
             "ts": entry.ts,
         }
     if isinstance(entry, ToolResultEntry):
@@ -194,6 +200,7 @@ def from_record(record: dict[str, Any]) -> HistoryEntry:
             stop_reason=record.get("stop_reason", "stop"),
             ts=ts,
             tokens=tokens,
+            read=tuple(str(source) for source in record.get("read") or ()),
         )
     if kind == "tool_result":
         return ToolResultEntry(

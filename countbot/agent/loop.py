@@ -240,7 +240,7 @@ class AgentLoop:
         if outcome.error is not None:
             yield await self._end_error(turn, outcome)
             return
-        assistant = outcome.entry()
+        assistant = await self._marked(turn, outcome.entry())
         await self._add(turn, assistant)
         turn.texts.append(assistant.text)
         turn.answer += assistant.text
@@ -403,6 +403,14 @@ class AgentLoop:
             await self._add(turn, entry)
             turn.tool_context.steered.append(replace(said, context=context))
 
+    async def _marked(self, turn: _Turn, entry: AssistantEntry) -> AssistantEntry:
+        """`entry` with the untrusted content its turn had read (the gate's ledger), so memory
+        never keeps an answer that may repeat a page's words as the owner's own."""
+        if not entry.text.strip():
+            return entry  # tool calls only: nothing memory keeps
+        read = await self.tools.untrusted_read(turn.tool_context)
+        return replace(entry, read=read) if read else entry
+
     async def _add(self, turn: _Turn, entry: HistoryEntry) -> None:
         """Commit `entry` and add it to the turn's history."""
         turn.context.entries.append(await turn.journal.add(entry))
@@ -419,7 +427,7 @@ class AgentLoop:
         error = outcome.error
         assert error is not None
         if outcome.text:
-            await turn.journal.commit(outcome.partial_entry("error"))
+            await turn.journal.commit(await self._marked(turn, outcome.partial_entry("error")))
         await turn.journal.commit(NoteEntry(f"Error: {error.message}"))
         return TurnError(error.message, error.retryable)
 

@@ -39,3 +39,5 @@ class TurnRequest:
     allowed_tools: frozenset[str] | None = None
     author: Author = OWNER
     parts: tuple[Part, ...] = ()
+    # The agent whose house runs the turn (its session's agent).
+    agent: str = "main"

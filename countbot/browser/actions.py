@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from countbot.browser import frames
 from countbot.browser.cdp import CdpError
 from countbot.browser.snapshot import pages
 from countbot.browser.tab import StaleReference, Tab
@@ -71,9 +72,7 @@ class Actions:
         """The page as text with references, part `page` of it."""
         tab = self.tab
         if page == 1 or tab.snapshot is None or tab.snapshot[0] != tab.epoch:
-            read = await tab.call("snapshot", tab.next_ref)
-            tab.issue(read["next"] - tab.next_ref, tab.next_ref)
-            tab.snapshot = (tab.epoch, read["lines"])
+            tab.snapshot = (tab.epoch, await frames.snapshot(tab))
         parts = pages(tab.snapshot[1], self.snapshot_tokens)
         if page > len(parts):
             raise ActionFailed(f"the snapshot has {len(parts)} part(s); there is no part {page}")
@@ -100,26 +99,30 @@ class Actions:
 
     async def click(self, ref: str) -> ToolResult:
         tab = self.tab
-        spot = await self._element(ref, "target")
+        frame = tab.check(ref)
+        spot = _checked(await frame.call("target", ref), ref)
+        # The point in the frame's own viewport, placed on the tab's screen.
+        point = _checked(await frame.offset(spot["x"], spot["y"]), ref, spot["what"])
         before = await self._seen()
         tab.mark()
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             await tab.send(
                 "Input.dispatchMouseEvent",
-                {"type": kind, "x": spot["x"], "y": spot["y"], "button": "left", "clickCount": 1},
+                {"type": kind, "x": point["x"], "y": point["y"], "button": "left", "clickCount": 1},
             )
         return await self._after(f"Clicked {spot['what']} [{ref}].", before)
 
     async def type(self, ref: str, text: str, submit: bool) -> ToolResult:
         tab = self.tab
-        field = await self._element(ref, "focus")
+        frame = tab.check(ref)
+        field = _checked(await frame.call("focus", ref), ref)
         before = await self._seen()
         tab.mark()
         if text:
             await tab.send("Input.insertText", {"text": text})
         else:
             await self._key("Delete")
-        typed = await tab.call("valueOf", ref)
+        typed = await frame.call("valueOf", ref)
         shown = typed.get("value", "") if isinstance(typed, dict) else ""
         holds = _quoted(shown[:200])
         if shown and set(shown) == {"•"}:
@@ -132,10 +135,10 @@ class Actions:
 
     async def select(self, ref: str, option: str) -> ToolResult:
         tab = self.tab
-        tab.check(ref)
+        frame = tab.check(ref)
         before = await self._seen()
         tab.mark()
-        chosen = _checked(await tab.call("choose", ref, option), ref)
+        chosen = _checked(await frame.call("choose", ref, option), ref)
         return await self._after(
             f"Selected {_quoted(chosen['chosen'])} in {chosen['what']}.", before
         )
@@ -201,10 +204,6 @@ class Actions:
 
     # Parts ------------------------------------------------------------------------------------
 
-    async def _element(self, ref: str, function: str) -> dict[str, Any]:
-        self.tab.check(ref)
-        return _checked(await self.tab.call(function, ref), ref)
-
     async def _key(self, key: str) -> None:
         code, number, text = _KEYS[key]
         name = " " if key == "Space" else key
@@ -224,8 +223,10 @@ class Actions:
 
     async def _seen(self) -> _Seen:
         tab = self.tab
+        if tab.epoch == 0:  # the blank page a new tab starts with: nothing to read
+            return _Seen(tab.url, "", 0, "")
         try:
-            text = await tab.call("pageText")
+            text = await tab.page_text()
         except (CdpError, StaleReference):
             text = ""
         return _Seen(tab.url, await tab.title(), tab.epoch, text or "")
@@ -324,14 +325,15 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _checked(found: Any, ref: str) -> dict[str, Any]:
-    """The helper's answer, or the reason it gave turned into words."""
+def _checked(found: Any, ref: str, what: str = "") -> dict[str, Any]:
+    """The helper's answer, or the reason it gave turned into words (`what`: the element, when
+    the answer is about the frame around it)."""
     if not isinstance(found, dict):
         raise ActionFailed(f"{ref} could not be found on the page")
     error = found.get("error")
     if error is None:
         return found
-    what = f"{found.get('what') or 'the element'} [{ref}]"
+    what = f"{what or found.get('what') or 'the element'} [{ref}]"
     reasons = {
         "unknown": f"{ref} is not known on this page (it was reloaded); take a snapshot",
         "detached": f"{ref} is no longer in the page (the page replaced it); take a snapshot",

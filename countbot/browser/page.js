@@ -12,6 +12,8 @@
   const ROLES = new Set(["button", "link", "checkbox", "radio", "textbox", "combobox", "menuitem",
     "tab", "switch", "option", "searchbox", "slider", "spinbutton", "treeitem", "listbox"]);
   const refs = new Map();
+  // `<iframe>`s of another origin, by the frame id the daemon reads them under (tagFrame).
+  const frameKeys = new WeakMap();
   const clip = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
   const squash = (text) => (text || "").replace(/\s+/g, " ").trim();
 
@@ -126,6 +128,7 @@
   function snapshot(start) {
     let next = start;
     const lines = [];
+    const frames = [];
     let buf = [];
     let prefix = "";
     const flush = () => {
@@ -167,6 +170,11 @@
             walk(inner.body, depth + 1);
             flush();
             lines.push("end of frame");
+          } else if (frameKeys.has(el)) {
+            // Another origin: the daemon splices the frame's own snapshot in at this line.
+            lines.push(`frame ${JSON.stringify(clip(title, 80))}:`);
+            frames.push([lines.length, frameKeys.get(el)]);
+            lines.push("end of frame");
           } else lines.push(`frame ${JSON.stringify(clip(title, 80))} (another site: not read)`);
           return;
         }
@@ -186,7 +194,38 @@
     };
     walk(document.body || document.documentElement, 0);
     flush();
-    return { lines, next };
+    return { lines, next, frames };
+  }
+
+  function tagFrame(el, key) {
+    frameKeys.set(el, key);
+    return true;
+  }
+
+  // Where the point (x, y) of the frame `el` holds lies in this document's viewport (and in
+  // the viewports of same-origin frames around it), or what covers the frame there.
+  function frameBox(el, x, y) {
+    if (!el.isConnected) return { error: "detached" };
+    const rect = el.getBoundingClientRect();
+    const style = el.ownerDocument.defaultView.getComputedStyle(el);
+    let px = rect.left + el.clientLeft + parseFloat(style.paddingLeft || "0") + x;
+    let py = rect.top + el.clientTop + parseFloat(style.paddingTop || "0") + y;
+    const doc = el.ownerDocument;
+    const hit = doc.elementFromPoint(px, py);
+    if (hit && hit !== el) {
+      let cover = hit;
+      while (cover.parentElement && cover.parentElement !== doc.body &&
+             !cover.parentElement.contains(el)) cover = cover.parentElement;
+      return { error: "covered", what: describe(el), by: describe(cover) };
+    }
+    let win = doc.defaultView;
+    while (win && win.frameElement) {
+      const box = win.frameElement.getBoundingClientRect();
+      px += box.left + win.frameElement.clientLeft;
+      py += box.top + win.frameElement.clientTop;
+      win = win.parent;
+    }
+    return { x: px, y: py };
   }
 
   function element(ref) {
@@ -302,7 +341,9 @@
     return { url: form.action || document.URL, data: data.join("&") };
   }
 
-  function sendsFocused() {
+  // `onlyIfFocused`: a frame of another origin answers only when the keyboard is in it.
+  function sendsFocused(onlyIfFocused) {
+    if (onlyIfFocused && !document.hasFocus()) return null;
     let el = document.activeElement;
     while (el && el.tagName === "IFRAME" && el.contentDocument) el = el.contentDocument.activeElement;
     if (!el || !el.form) return null;
@@ -354,6 +395,6 @@
       view: window.innerHeight };
   }
 
-  return { snapshot, target, focus, valueOf, choose, sends, sendsFocused, pageText, quiet, scrollBy,
+  return { snapshot, tagFrame, frameBox, target, focus, valueOf, choose, sends, sendsFocused, pageText, quiet, scrollBy,
     describe: (ref) => { const f = element(ref); return f.error ? "" : describe(f.el); } };
 })()

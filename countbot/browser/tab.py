@@ -2,8 +2,10 @@
 
 The tab follows Chromium's events for its page: every navigation (a new document, or a change
 of URL inside the same one) starts a new epoch, and references are only honoured in the epoch
-they were read in. It also keeps what happened during an action (dialogs, downloads, tabs the
-page opened, requests refused), so an action's result can say all of it.
+they were read in (and, for a frame's element, while that frame shows the same document). It
+also keeps what happened during an action (dialogs, downloads, tabs the page opened, requests
+refused), so an action's result can say all of it. Frames of other sites run in processes of
+their own: the tab attaches each over its own session (`frames.py` reads them).
 """
 
 from __future__ import annotations
@@ -12,22 +14,17 @@ import asyncio
 import contextlib
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from countbot.browser.cdp import CdpConnection, CdpError
+from countbot.browser.frames import ATTACH, Frame, FrameTree, StaleReference
 
-_SCRIPT = resources.files("countbot.browser").joinpath("page.js").read_text(encoding="utf-8")
-_WORLD = "countbot"
+__all__ = ["PageGone", "StaleReference", "Tab"]
 # The page is settled when nothing in its DOM changed for this long, and no request ran for
 # `_IDLE_GRACE`.
 _QUIET = 0.1
 _IDLE_GRACE = 0.05
 _SETTLE_CAP = 3.0
-
-
-class StaleReference(Exception):
-    """A reference read from an earlier page than the one shown now."""
 
 
 class PageGone(Exception):
@@ -60,12 +57,14 @@ class Tab:
         self.failure = ""
         self.happened = Happenings()
         self.closed = False
-        # References handed out, by name, with the epoch of the page they were read from.
-        self.refs: dict[str, tuple[int, str]] = {}
+        # References handed out, by name: the page's epoch and address, the frame and the
+        # frame's document they were read from.
+        self.refs: dict[str, tuple[int, str, Frame, int]] = {}
         self.next_ref = 1
         # The last snapshot's lines, kept for reading it page by page.
         self.snapshot: tuple[int, list[str]] | None = None
-        self._world: int | None = None
+        self.main = Frame(cdp, session, target_id, self.url)
+        self.frames = FrameTree(cdp)
         self._loading = asyncio.Event()
         self._loaded = asyncio.Event()
         self._loaded.set()
@@ -84,6 +83,7 @@ class Tab:
             self.send("Page.enable"),
             self.send("Network.enable"),
             self.send("Runtime.enable"),
+            self.send("Target.setAutoAttach", ATTACH),
             self.send("Runtime.runIfWaitingForDebugger"),
         )
 
@@ -94,18 +94,24 @@ class Tab:
 
     # Events --------------------------------------------------------------------------------
 
-    def on_event(self, method: str, params: dict[str, Any]) -> None:
-        """Chromium's events for this tab's session (the host routes them here)."""
+    def on_event(self, method: str, params: dict[str, Any], session: str | None = None) -> None:
+        """Chromium's events for this tab's session and its frames' (the host routes them)."""
+        if method in _FRAME_HANDLERS:
+            _FRAME_HANDLERS[method](self, params, session or self.session)
+            return
+        if session is not None and session != self.session:
+            if method in _NETWORK:  # a frame's requests keep the page from being settled
+                _HANDLERS[method](self, params)
+            return
         handler = _HANDLERS.get(method)
         if handler is not None:
             handler(self, params)
 
     def _navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame", {})
-        if frame.get("parentId"):
-            return
         self._new_page(frame.get("url", self.url))
-        self._world = None
+        self.main.navigated(self.url)
+        self.frames.page_changed(self.session)
         self._activity.set()
 
     def _navigated_within(self, params: dict[str, Any]) -> None:
@@ -152,14 +158,44 @@ class Tab:
                 self.failure = params.get("blockedReason") or params.get("errorText", "")
             self._loaded.set()  # no frameStoppedLoading follows every failed navigation
 
-    def _dialog(self, params: dict[str, Any]) -> None:
+    def _dialog(self, params: dict[str, Any], session: str) -> None:
         kind, message = params.get("type", "alert"), params.get("message", "")
         accept = kind in ("alert", "beforeunload")
         verb = "accepted" if accept else "dismissed"
         self.happened.dialogs.append(
             f"{kind} {json.dumps(message[:300], ensure_ascii=False)} ({verb})"
         )
-        self.spawn(self.send("Page.handleJavaScriptDialog", {"accept": accept}))
+        self.spawn(self.cdp.send("Page.handleJavaScriptDialog", {"accept": accept}, session))
+
+    # Frames -------------------------------------------------------------------------------------
+
+    def _frame_navigated(self, params: dict[str, Any], session: str) -> None:
+        info = params.get("frame", {})
+        if session == self.session and not info.get("parentId"):
+            self._navigated(params)
+        elif self.frames.navigated(info.get("id", ""), info.get("url", "")):
+            self._activity.set()
+
+    def _frame_detached(self, params: dict[str, Any], session: str) -> None:
+        self.frames.detached(params.get("frameId", ""), session)
+
+    def _attached(self, params: dict[str, Any], session: str) -> None:
+        """A frame of another site (or a worker) attached paused: set it up, then let it run."""
+        child = params["sessionId"]
+        commands = self.frames.attached(params["targetInfo"], child)
+        self.spawn(asyncio.gather(*(self.cdp.send(m, p, child) for m, p in commands)))
+
+    def _detached(self, params: dict[str, Any], session: str) -> None:
+        self.frames.session_ended(params.get("sessionId", ""))
+
+    async def page_text(self) -> str:
+        """The text a reader sees: the page's (with its same-origin frames), then the text of
+        each frame of another origin read so far."""
+        texts = [await self.call("pageText")]
+        for frame in self.frames.read():
+            with contextlib.suppress(CdpError, StaleReference):
+                texts.append(await frame.call("pageText"))
+        return "\n".join(t for t in texts if t)
 
     def _requested(self, params: dict[str, Any]) -> None:
         """A navigation was asked for (a link, a form, a script): the page counts as loading from
@@ -177,7 +213,7 @@ class Tab:
         self.wake()
 
     def _contexts_cleared(self, params: dict[str, Any]) -> None:
-        self._world = None
+        self.main.world = None
 
     def wake(self) -> None:
         """Something began or ended (the host calls it for downloads and new tabs)."""
@@ -194,66 +230,40 @@ class Tab:
 
     async def call(self, function: str, *args: Any, wait: bool = False) -> Any:
         """Call `function` of the helper in this page's isolated world, with JSON arguments."""
-        world = await self._helper_world()
-        expression = f"globalThis.__countbot.{function}({', '.join(json.dumps(a) for a in args)})"
-        try:
-            reply = await self.send(
-                "Runtime.evaluate",
-                {
-                    "expression": expression,
-                    "contextId": world,
-                    "returnByValue": True,
-                    "awaitPromise": wait,
-                },
-            )
-        except CdpError as exc:
-            if "context" in str(exc).lower():  # the page changed under the call
-                self._world = None
-                raise StaleReference("the page changed while it was being read") from exc
-            raise
-        if "exceptionDetails" in reply:
-            details = reply["exceptionDetails"]
-            text = details.get("exception", {}).get("description") or details.get("text", "")
-            raise CdpError(f"the page helper failed: {text[:300]}")
-        return reply.get("result", {}).get("value")
-
-    async def _helper_world(self) -> int:
-        if self._world is None:
-            made = await self.send(
-                "Page.createIsolatedWorld",
-                {"frameId": self.target_id, "worldName": _WORLD, "grantUniveralAccess": True},
-            )
-            world = made["executionContextId"]
-            await self.send(
-                "Runtime.evaluate",
-                {"expression": f"globalThis.__countbot = {_SCRIPT}; true", "contextId": world},
-            )
-            self._world = world
-        return self._world
+        if self.closed:
+            raise PageGone("the tab was closed")
+        return await self.main.call(function, *args, wait=wait)
 
     # References --------------------------------------------------------------------------------
 
-    def issue(self, count: int, start: int) -> None:
-        """Record the references a snapshot handed out (e<start> .. e<start+count-1>)."""
-        for number in range(start, start + count):
-            self.refs[f"e{number}"] = (self.epoch, self.url)
-        self.next_ref = start + count
+    def issue(self, frame: Frame, start: int, end: int) -> None:
+        """Record the references a snapshot read in `frame` (e<start> .. e<end - 1>)."""
+        for number in range(start, end):
+            self.refs[f"e{number}"] = (self.epoch, self.url, frame, frame.generation)
+        self.next_ref = max(self.next_ref, end)
 
-    def check(self, ref: str) -> None:
-        """Refuse a reference that was never given, or was read from an earlier page."""
+    def check(self, ref: str) -> Frame:
+        """The frame `ref` was read in; refuses a reference that was never given, or was read
+        from an earlier page (or an earlier document of its frame)."""
         issued = self.refs.get(ref)
         if issued is None:
             raise StaleReference(
                 f"there is no reference {ref} on this page; take a snapshot to see the "
                 "references of the page as it is now"
             )
-        epoch, url = issued
+        epoch, url, frame, generation = issued
         if epoch != self.epoch:
             where = f"from {url}" if url != self.url else "from this page before it changed"
             raise StaleReference(
                 f"{ref} was read {where}; the tab has navigated since (now {self.url}), so it "
                 "no longer points at anything. Take a snapshot and use its references"
             )
+        if frame.gone or frame.generation != generation:
+            raise StaleReference(
+                f"{ref} was read in a frame that has changed since (now {frame.url or 'gone'}), "
+                "so it no longer points at anything. Take a snapshot and use its references"
+            )
+        return frame
 
     # Waiting for the page --------------------------------------------------------------------
 
@@ -353,8 +363,10 @@ def _finished(tasks: set[asyncio.Task[Any]]) -> Any:
     return done
 
 
+_NETWORK = frozenset(
+    {"Network.requestWillBeSent", "Network.loadingFinished", "Network.loadingFailed"}
+)
 _HANDLERS = {
-    "Page.frameNavigated": Tab._navigated,
     "Page.navigatedWithinDocument": Tab._navigated_within,
     "Page.frameStartedLoading": Tab._started,
     "Page.frameStoppedLoading": Tab._stopped,
@@ -362,9 +374,15 @@ _HANDLERS = {
     "Network.responseReceived": Tab._response,
     "Network.loadingFinished": Tab._request_done,
     "Network.loadingFailed": Tab._failed,
-    "Page.javascriptDialogOpening": Tab._dialog,
     "Runtime.executionContextsCleared": Tab._contexts_cleared,
     "Page.frameRequestedNavigation": Tab._requested,
     "Page.frameClearedScheduledNavigation": Tab._stopped,
     "Page.windowOpen": Tab._window_open,
+}
+_FRAME_HANDLERS = {
+    "Page.frameNavigated": Tab._frame_navigated,
+    "Page.frameDetached": Tab._frame_detached,
+    "Page.javascriptDialogOpening": Tab._dialog,
+    "Target.attachedToTarget": Tab._attached,
+    "Target.detachedFromTarget": Tab._detached,
 }

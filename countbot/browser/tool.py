@@ -73,8 +73,10 @@ class BrowserTool(Tool):
         if tab is None:
             return None
         if action in ("type", "select"):
+            # The page's scripts see every key: those of the frame the field is in.
             payload = str(args.get("text" if action == "type" else "option", ""))
-            return Egress("url", _host(tab.url) or "(no host)", payload)
+            url = _frame_url(tab, str(args.get("ref", "")))
+            return Egress("url", _host(url) or "(no host)", payload)
         sent = await self._sends(tab, args)
         if not sent or not sent.get("url"):
             return None
@@ -84,10 +86,15 @@ class BrowserTool(Tool):
     async def _sends(self, tab: Tab, args: dict[str, Any]) -> dict[str, Any] | None:
         try:
             if args.get("action") == "click":
-                tab.check(str(args.get("ref", "")))
-                return await tab.call("sends", str(args.get("ref", "")))
+                frame = tab.check(str(args.get("ref", "")))
+                return await frame.call("sends", str(args.get("ref", "")))
             if args.get("key") == "Enter":
-                return await tab.call("sendsFocused")
+                sent = await tab.call("sendsFocused")
+                for frame in [] if sent else tab.frames.read():
+                    sent = await frame.call("sendsFocused", True)
+                    if sent:
+                        break
+                return sent
         except (StaleReference, CdpError, PageGone):
             return None  # the action itself will refuse, with its reason
         return None
@@ -170,6 +177,15 @@ def _missing(action: str, args: dict[str, Any]) -> str:
     if field and field not in args:
         return f"{action} needs `{field}`"
     return ""
+
+
+def _frame_url(tab: Tab, ref: str) -> str:
+    """The address of the document `ref` is in (the tab's, unless it is in a frame)."""
+    try:
+        frame = tab.check(ref)
+    except StaleReference:
+        return tab.url  # the action itself will refuse
+    return tab.url if frame is tab.main else frame.url
 
 
 def _host(url: str) -> str:

@@ -65,7 +65,7 @@ from countbot.config.settings import (
 )
 from countbot.declared_charset import decode_declared
 from countbot.html_text import html_to_text
-from countbot.runtime.outbound import DeliveryResult
+from countbot.runtime.deliveries import DeliveryResult
 from countbot.store.pairing import SenderInfo
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 Each enabled channel gets its shared pieces (intake, session feed, access, commands: wired by
 `kit/wiring.py`, imported with the first enabled channel) and a supervisor task: while it runs,
-its sender is registered with the outbound path; when it crashes it is restarted after an
+its sender is registered with the delivery path; when it crashes it is restarted after an
 exponential backoff (reset after a run that lasted a while), and the reason is shown in words
 (`kit/failures.py`). A channel that cannot work as configured (no token) is reported, not
 started; one whose platform rejected its credentials is stopped and says so, not retried; the
@@ -32,6 +32,7 @@ from countbot.store.pairing import PairingStore
 if TYPE_CHECKING:
     from countbot.channels.kit.base import Channel
     from countbot.channels.kit.feed import SessionFeed
+    from countbot.channels.kit.intake import Router
     from countbot.channels.kit.wiring import ChannelWiring
 
 log = logging.getLogger(__name__)
@@ -116,9 +117,12 @@ class ChannelManager:
         *,
         restart_delay: float = 1.0,
         web_url: str = "",
+        router: Router | None = None,
     ) -> None:
-        """`web_url` is where the daemon serves its UI (guidance links to its pages)."""
+        """`web_url` is where the daemon serves its UI (guidance links to its pages); `router`
+        picks each message's agent (None: `main` answers every message)."""
         self._runtime = runtime
+        self._router = router
         self._web_url = web_url
         self._gateway = gateway
         self._restart_delay = restart_delay
@@ -143,7 +147,7 @@ class ChannelManager:
     def _start_one(self, name: str) -> None:
         entry = self._entries[name] = _Entry(name, ChannelStatus("disabled"))
         if self._section(name).enabled:
-            self._runtime.outbound.expect(name)
+            self._runtime.deliveries.expect(name)
             entry.status.move("starting")
             entry.tasks.append(asyncio.create_task(self._boot(entry), name=name))
 
@@ -177,7 +181,7 @@ class ChannelManager:
                 )
         entry.tasks.clear()
         entry.status.move("stopped")
-        self._runtime.outbound.forget(entry.name)
+        self._runtime.deliveries.forget(entry.name)
 
     def states(self) -> list[dict[str, Any]]:
         """Every known channel for GET /api/channels; secrets read `********`."""
@@ -217,7 +221,7 @@ class ChannelManager:
         if self._wiring is None:
             runtime = self._runtime
             parts = (runtime, self._gateway, self._state, self._pairing, self._web_url)
-            self._wiring = wiring.of(*parts)
+            self._wiring = wiring.of(*parts, self._router)
         entry.channel, entry.feed = self._wiring.build(
             entry.name, kind, lambda: self._section(entry.name)
         )
@@ -227,14 +231,14 @@ class ChannelManager:
     async def _supervise(self, entry: _Entry, channel: Channel) -> None:
         loop = asyncio.get_running_loop()
         backoff = Backoff(self._restart_delay, MAX_RESTART_DELAY)
-        outbound = self._runtime.outbound
+        deliveries = self._runtime.deliveries
         while True:
             entry.status.move("starting")
             began = loop.time()
 
             def started() -> None:
                 entry.status.move("running")
-                outbound.register(channel.sender)
+                deliveries.register(channel.sender)
                 self._catch_up(entry, channel)
 
             problem = ""
@@ -251,7 +255,7 @@ class ChannelManager:
                     entry.status.move("rejected", detail, problem=problem)
                     return  # a token the platform refused stays refused: Set up restarts it
             finally:
-                outbound.unregister(channel.sender.name)
+                deliveries.unregister(channel.sender.name)
             if loop.time() - began >= STABLE_RUN:
                 backoff.reset()
             delay = backoff.next()
@@ -261,7 +265,7 @@ class ChannelManager:
 
     def _catch_up(self, entry: _Entry, channel: Channel) -> None:
         """Deliver, in the background, what earlier runs of the daemon owed this channel."""
-        outbox = self._runtime.outbound.outbox
+        outbox = self._runtime.deliveries.outbox
         if outbox is None:
             return
         task = asyncio.create_task(outbox.catch_up(channel.sender), name=f"{entry.name}-owed")

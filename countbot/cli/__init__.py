@@ -183,9 +183,9 @@ def pairing() -> None:
 @click.argument("code")
 def pairing_approve(config_path: str | None, channel: str, code: str) -> None:
     """Let the sender who was given CODE on CHANNEL (e.g. telegram) talk to the assistant."""
-    from countbot.cli.pairing import approve
+    from countbot.cli.pairing import approve_code
 
-    status, line = run_async(lambda: approve(store_settings(config_path), channel, code))
+    status, line = run_async(lambda: approve_code(store_settings(config_path), channel, code))
     click.echo(line, err=status != 0)
     sys.exit(status)
 

@@ -78,7 +78,7 @@ def _settle(future: asyncio.Future[str], line: str | None, exc: BaseException | 
         future.set_result(line or "")
 
 
-def describe(tool: str, summary: str, reason: str, timeout: float) -> None:
+def print_question(tool: str, summary: str, reason: str, timeout: float) -> None:
     """Print the question to stderr, apart from the answer streaming on stdout."""
     click.secho(f"\n  ? {tool} needs your approval ({reason}):", fg="yellow", err=True)
     click.secho(f"    {summary}", bold=True, err=True)
@@ -87,7 +87,7 @@ def describe(tool: str, summary: str, reason: str, timeout: float) -> None:
 
 async def ask(reader: LineReader | None, frame: dict[str, Any]) -> ApprovalDecision:
     """Ask about one `approval_request` (as a frame); deny at once when there is no terminal."""
-    describe(frame["tool"], frame["summary"], frame["reason"], float(frame["timeout"]))
+    print_question(frame["tool"], frame["summary"], frame["reason"], float(frame["timeout"]))
     if reader is None:
         click.secho(
             "    Denied: no terminal to ask (answer in the web UI, or run `countbot chat`).",

@@ -52,7 +52,7 @@ def create(
 
 @backup.command("verify")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-def verify(file: str) -> None:
+def backup_verify(file: str) -> None:
     """Check an archive: safe paths, every file matching its manifest."""
     from countbot.backup.reading import BackupError, verify_backup
 

@@ -77,7 +77,7 @@ def add(config_path: str | None, **options: Any) -> None:
 @cron.command("remove")
 @config_option
 @click.argument("job_id")
-def remove(config_path: str | None, job_id: str) -> None:
+def remove_job(config_path: str | None, job_id: str) -> None:
     """Delete a job and its history."""
     settings = store_settings(config_path)
     if not _run(_with_book(settings, lambda book: book.remove(job_id))):
@@ -100,7 +100,7 @@ switch_commands(
 @cron.command("run")
 @config_option
 @click.argument("job_id")
-def run(config_path: str | None, job_id: str) -> None:
+def run_job_now(config_path: str | None, job_id: str) -> None:
     """Run a job now and print its answer (through the daemon if one is running)."""
     settings = settings_or_exit(config_path, require_model=True)
     result = _run(lambda: _run_job(settings, job_id))

@@ -23,7 +23,7 @@ from countbot.local_model.pull import sha256_of
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.runtime.capabilities import CAPABILITY_NAMES, capabilities
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
-from countbot.runtime.models import ModelResolver
+from countbot.runtime.models import SettingsModelResolver
 from countbot.triggers.dispatcher import ALARM_AFTER
 from countbot.triggers.events import TriggerEvents
 from countbot.web.instance import read_daemon_info
@@ -205,7 +205,7 @@ async def _model_answers(settings: Settings) -> str:
     if not name:
         raise CheckFailed("no model configured: set model.name in the config file")
     probe = probe_settings(settings.model)
-    resolver = ModelResolver(lambda: probe, settings.data_dir)
+    resolver = SettingsModelResolver(lambda: probe, settings.data_dir)
     try:
         try:
             answer = await ask_ok(resolver, name)

@@ -65,7 +65,7 @@ def import_servers(config_path: str | None, file: Path, yes: bool) -> None:
 @mcp.command("list")
 @config_option
 @WAIT_OPTION
-def list_servers(config_path: str | None, wait: float) -> None:
+def mcp_list(config_path: str | None, wait: float) -> None:
     """Each server's state, tools and last error."""
     settings = settings_or_exit(config_path, require_model=False)
     if not settings.mcp.servers:
@@ -84,7 +84,7 @@ def list_servers(config_path: str | None, wait: float) -> None:
 @config_option
 @click.argument("name")
 @WAIT_OPTION
-def test_server(config_path: str | None, name: str, wait: float) -> None:
+def mcp_test(config_path: str | None, name: str, wait: float) -> None:
     """Start one server, list its tools, stop it; exit status 1 if it does not connect."""
     settings = settings_or_exit(config_path, require_model=False)
     if name not in settings.mcp.servers:

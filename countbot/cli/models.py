@@ -78,11 +78,11 @@ def models_pull(config_path: str | None, name: str) -> None:
 @click.argument("name")
 def models_remove(config_path: str | None, name: str) -> None:
     """Delete NAME's file from the models folder."""
-    from countbot.local_model.pull import remove
+    from countbot.local_model.pull import remove_model
 
     entry = _entry(name)
     folder = _folder(config_path)
-    if remove(entry, folder):
+    if remove_model(entry, folder):
         click.echo(f"Removed {entry.name} from {folder}")
     else:
         click.echo(f"{entry.name} is not pulled (nothing in {folder})")

@@ -15,7 +15,7 @@ from countbot.store.database import Database
 from countbot.store.pairing import PairingStore
 
 
-async def approve(settings: Settings, channel: str, code: str) -> tuple[int, str]:
+async def approve_code(settings: Settings, channel: str, code: str) -> tuple[int, str]:
     """Pair the sender holding `code`; returns the exit status and the line to print."""
     if channel not in CHANNEL_TYPES:
         return 2, f"countbot: unknown channel {channel!r} (known: {', '.join(CHANNEL_TYPES)})"

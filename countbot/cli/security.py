@@ -22,7 +22,7 @@ import click
 from countbot.cli import security_files
 from countbot.cli.security_files import Finding
 from countbot.config.settings import Settings
-from countbot.dataflow.policy import explain
+from countbot.dataflow.policy import explain_policy
 from countbot.mcp.host_start import command_line
 from countbot.runtime.assembly import exec_sandbox
 from countbot.web.access import is_loopback
@@ -254,7 +254,7 @@ def _private_addresses(settings: Settings) -> Finding:
 
 def _outbound(settings: Settings) -> Finding:
     mode = settings.security.outbound
-    detail = explain(mode, settings.tools.exec.network)
+    detail = explain_policy(mode, settings.tools.exec.network)
     if mode != "off":
         return Finding("ok", "outbound data", detail)
     return Finding("danger", "outbound data", detail, "set security.outbound: ask")

@@ -29,7 +29,7 @@ def skills() -> None:
 
 @skills.command("list")
 @config_option
-def list_skills(config_path: str | None) -> None:
+def skills_list(config_path: str | None) -> None:
     """Every skill, whether it is on and available, and what it still needs."""
     catalog = _catalog(settings_or_exit(config_path, require_model=False))
     if not catalog.skills:
@@ -49,7 +49,7 @@ def list_skills(config_path: str | None) -> None:
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--yes", is_flag=True, help="install without asking (for scripts)")
 @click.option("--replace", is_flag=True, help="replace an installed skill of the same name")
-def install(config_path: str | None, source: Path, yes: bool, replace: bool) -> None:
+def skills_install(config_path: str | None, source: Path, yes: bool, replace: bool) -> None:
     """Copy a skill (folder, .zip or .skill) into the workspace after showing what it holds."""
     settings = settings_or_exit(config_path, require_model=False)
     with tempfile.TemporaryDirectory() as scratch:
@@ -71,7 +71,7 @@ def install(config_path: str | None, source: Path, yes: bool, replace: bool) -> 
 @config_option
 @click.argument("name")
 @click.option("--yes", is_flag=True, help="remove without asking")
-def remove(config_path: str | None, name: str, yes: bool) -> None:
+def skills_remove(config_path: str | None, name: str, yes: bool) -> None:
     """Delete a skill from the workspace (built-in skills can only be disabled)."""
     settings = settings_or_exit(config_path, require_model=False)
     if not yes and not click.confirm(f"Delete the workspace skill {name!r}?"):

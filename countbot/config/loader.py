@@ -319,10 +319,17 @@ def _resolve_paths(settings: Settings, base: Path, config_path: Path) -> Setting
     def under_base(path: Path) -> Path:
         return Path(os.path.abspath(base / path.expanduser()))
 
+    others = {
+        name: replaced(entry, workspace=under_base(entry.workspace))
+        for name, entry in settings.agents.others.items()
+        if entry.workspace is not None
+    }
+    agents = replaced(settings.agents, others=settings.agents.others | others)
     return replaced(
         settings,
         workspace=under_base(settings.workspace),
         data_dir=under_base(settings.data_dir),
+        agents=agents,
         personas_dir=under_base(settings.personas_dir or SHIPPED_ROOT / "personas"),
         skills_dir=under_base(settings.skills_dir or SHIPPED_ROOT / "skills"),
         config_path=config_path,

@@ -570,6 +570,93 @@ class SecuritySettings(Strict):
     outbound: Literal["ask", "deny", "off"] = "ask"
 
 
+# --- agents: the assistants besides `main` and the chats each answers (`countbot/agents/`) ---
+# `main` is the top-level configuration: a config without `agents:` is one agent, unchanged.
+# Every other agent is an entry of `agents.others` with its own workspace and, where it sets them,
+# its own sections; what it leaves out it takes from `main`, except the MCP servers and secrets,
+# which an agent only has when they are named for it (nothing of the owner's reaches it unasked).
+
+MAIN = "main"
+_NAME = r"^[a-z][a-z0-9_-]{0,31}$"
+
+
+class AgentEntry(Strict):
+    """One agent besides `main`: its house and what it differs in."""
+
+    # None: <data_dir>/agents/<name>/workspace (persona files, MEMORY.md, notes, skills).
+    workspace: Path | None = None
+    enabled: bool = True
+    persona: PersonaSettings | None = None
+    model: ModelSettings | None = None
+    tools: ToolsSettings | None = None
+    budget: BudgetSettings | None = None
+    # Its own MCP servers only (none of main's).
+    mcp: McpSettings = msgspec.field(default_factory=McpSettings)
+    # Environment variables its commands get in the sandbox (masked everywhere like any secret).
+    secrets: dict[str, SecretStr] = msgspec.field(default_factory=dict)
+    # Chats outside its bindings the owner lets its `message` tool reach ("<channel>:<chat_id>").
+    may_message: list[str] = msgspec.field(default_factory=list)
+
+
+class Binding(Strict):
+    """Which agent answers messages that match every field given (None matches anything)."""
+
+    agent: str
+    channel: str | None = None
+    # The bot account the message reached (one platform may run several bots).
+    account: str | None = None
+    chat: str | None = None
+    sender: str | None = None
+
+    def specificity(self) -> int:
+        """How narrow it is: a sender beats a chat beats an account beats a channel."""
+        return (
+            (8 if self.sender is not None else 0)
+            + (4 if self.chat is not None else 0)
+            + (2 if self.account is not None else 0)
+            + (1 if self.channel is not None else 0)
+        )
+
+
+class AgentsSettings(Strict):
+    """The agents besides `main` and the bindings that route messages to them."""
+
+    others: dict[str, AgentEntry] = msgspec.field(default_factory=dict)
+    bindings: list[Binding] = msgspec.field(default_factory=list)
+    # The agent unbound messages go to; "" refuses them.
+    default: Annotated[str, Meta(description="agent for unbound messages; empty: refuse")] = MAIN
+    # May `main` itself be switched off (then only its bindings are refused)?
+    main_enabled: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in self.others:
+            if name == MAIN:
+                raise FieldError(
+                    "others", "`main` is the top-level configuration; name it otherwise"
+                )
+            if not re.fullmatch(_NAME, name):
+                raise FieldError(
+                    "others", f"agent name {name!r}: lowercase letters, digits, - and _ (≤32)"
+                )
+        known = {MAIN, *self.others}
+        for binding in self.bindings:
+            if binding.agent not in known:
+                raise FieldError("bindings", f"binding to unknown agent {binding.agent!r}")
+        if self.default and self.default not in known:
+            raise FieldError("default", f"unknown agent {self.default!r}")
+
+    def names(self) -> tuple[str, ...]:
+        """Every agent, `main` first."""
+        return (MAIN, *self.others)
+
+    def enabled(self, name: str) -> bool:
+        if name == MAIN:
+            return self.main_enabled
+        entry = self.others.get(name)
+        return entry is not None and entry.enabled
+
+
 class Settings(Strict):
     model: ModelSettings = msgspec.field(default_factory=ModelSettings)
     agent: AgentSettings = msgspec.field(default_factory=AgentSettings)
@@ -591,6 +678,7 @@ class Settings(Strict):
 
     security: SecuritySettings = msgspec.field(default_factory=SecuritySettings)
     backup: BackupSettings = msgspec.field(default_factory=BackupSettings)
+    agents: AgentsSettings = msgspec.field(default_factory=AgentsSettings)
     # The live workspace; seeded from the shipped `workspace/` template on first start.
     workspace: Path = Path("data/workspace")
     data_dir: Path = Path("data")

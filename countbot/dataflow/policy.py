@@ -133,6 +133,11 @@ class OutboundPolicy:
     ) -> None:
         await _take(_turn_ledger(ctx), tool, args, result.content, ctx, "", result.untrusted)
 
+    async def untrusted_read(self, ctx: ToolContext) -> tuple[str, ...]:
+        """The turn's untrusted sources, its inputs (history, parts, steered messages) read
+        first if no call has read them yet."""
+        return tuple((await self._ledger(ctx)).untrusted)
+
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
         """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
         ledger = _turn_ledger(ctx)
@@ -212,7 +217,7 @@ class OutboundPolicy:
             log.exception("auditing an outbound decision failed")
 
 
-def explain(mode: OutboundMode, exec_network: bool) -> str:
+def explain_policy(mode: OutboundMode, exec_network: bool) -> str:
     """The policy in a user's words, for `countbot doctor --security`."""
     if mode == "off":
         return (

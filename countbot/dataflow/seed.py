@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from countbot.agent.ports import HistoryWindow
 from countbot.authorship import Messages, Said
 from countbot.dataflow.policy import EarlierResult, TurnInputs
 from countbot.tools.base import ToolContext
@@ -20,11 +21,6 @@ from countbot.tools.base import ToolContext
 # Instruction files the system prompt carries: the user's own words about themselves.
 _PROMPT_FILES = ("USER.md", "AGENTS.md")
 _MAX_FILE_BYTES = 1_000_000
-
-
-class HistoryWindow(Protocol):
-    records: list[dict[str, Any]]
-    summary: str | None
 
 
 class HistoryReader(Protocol):

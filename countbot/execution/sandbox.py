@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -143,6 +143,7 @@ class Sandbox:
         bwrap: str = "bwrap",
         limits: SandboxLimits = SandboxLimits(),
         skill_env: SkillEnvNames | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self._mode: SandboxMode = mode
         self._workspace = workspace.resolve()
@@ -154,6 +155,8 @@ class Sandbox:
         self._bwrap = bwrap
         self._limits = limits
         self._skill_env = skill_env
+        # The agent's own secrets (`agents.others.<name>.secrets`): in its commands' environment.
+        self._secrets = dict(secrets or {})
         self._sysrq = False
         self._interpreter = _hidden_interpreter_paths()
         # The pids cgroup's file the shell writes to join it, and what it writes (see join_file).
@@ -322,6 +325,7 @@ class Sandbox:
             for name, value in os.environ.items()
             if name in wanted or name.startswith(_ENV_ALLOW_PREFIX)
         }
+        env.update(self._secrets)
         env["HOME"] = str(self._home)
         return env
 

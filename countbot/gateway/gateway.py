@@ -1,8 +1,8 @@
 """The gateway: every turn of every surface goes through here, one lane per session.
 
 Surfaces hand in `InboundMessage`s and watch sessions through the `EventHub`; the gateway runs
-each turn on the agent under a watchdog and publishes its events, always ending a turn with
-exactly one terminal event (done, error or cancelled) even when the agent hangs.
+each turn on its `TurnSource` (the runtime) under a watchdog and publishes its events, always
+ending a turn with exactly one terminal event (done, error or cancelled) even when it hangs.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from countbot.agent.events import TERMINAL_TYPES, AgentEvent, TurnCancelled, TurnError
 from countbot.agent.turn_request import TurnRequest
@@ -31,12 +31,14 @@ log = logging.getLogger(__name__)
 
 # Seconds between the watchdog's cancel-token step and its task-cancel step.
 KILL_GRACE = 5.0
+# A session whose surface names no agent, created before there were several.
+MAIN_AGENT = "main"
 # Sessions remembered as registered (least recent forgotten: its next message registers again).
 REGISTERED_SESSIONS = 1024
 
 
 class TurnSource(Protocol):
-    """What the gateway needs from the agent (AgentLoop implements it)."""
+    """What the gateway runs turns on: the `Runtime` (its `AgentLoop`, built at the first turn)."""
 
     def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]: ...
 
@@ -45,12 +47,29 @@ class SessionDirectory(Protocol):
     """Where sessions are registered (the store's SessionStore)."""
 
     async def ensure(
-        self, session_id: str, *, channel: str | None = None, chat_id: str | None = None
-    ) -> Any: ...
+        self,
+        session_id: str,
+        *,
+        channel: str | None = None,
+        chat_id: str | None = None,
+        agent: str = MAIN_AGENT,
+    ) -> RegisteredSession: ...
+
+
+class RegisteredSession(Protocol):
+    """What the gateway reads of a registered session: whose it is."""
+
+    @property
+    def agent(self) -> str: ...
 
 
 class GatewayClosedError(RuntimeError):
     """The daemon is shutting down and takes no new turns."""
+
+
+class WrongAgentError(ValueError):
+    """A message was routed to one agent and addressed to another agent's session: refused,
+    never run (one agent's turn would read the other's conversation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +86,7 @@ class Gateway:
 
     def __init__(
         self,
-        agent: TurnSource,
+        turns: TurnSource,
         sessions: SessionDirectory,
         settings: GatewaySettings,
         *,
@@ -78,13 +97,14 @@ class Gateway:
         self.hub = hub or EventHub()
         # Asks the user on a turn's behalf; without it every approval is denied.
         self.approvals = approvals
-        self._agent = agent
+        self._turns = turns
         self._sessions = sessions
         # Read on every use, so a settings change applies to the next message.
         self._settings = settings
         self._kill_grace = kill_grace
         self._lanes: dict[str, SessionLane] = {}
-        self._registered: OrderedDict[str, None] = OrderedDict()
+        # Registered sessions (least recent first) and the agent each belongs to.
+        self._registered: OrderedDict[str, str] = OrderedDict()
         self._accepting = True
         self._cancel_listeners: list[Callable[[str], bool]] = []
         # How many turns have ended since start (the daemon trims its heap after a busy spell).
@@ -117,19 +137,18 @@ class Gateway:
         """
         if not self._accepting:
             raise GatewayClosedError("the daemon is shutting down")
-        session_id = message.session_key or uuid.uuid4().hex[:12]
-        if session_id in self._registered:
-            self._registered.move_to_end(session_id)
-        else:
-            await self._sessions.ensure(
-                session_id, channel=message.channel, chat_id=message.chat_id
+        session_id = message.session_id or uuid.uuid4().hex[:12]
+        agent = await self._register(session_id, message)
+        if message.agent is not None and message.agent != agent:
+            log.warning(
+                "message for agent %s refused: session %s belongs to agent %s",
+                message.agent,
+                session_id,
+                agent,
             )
-            # Once is enough: storing a message recreates a session deleted in the meantime.
-            self._registered[session_id] = None
-            if len(self._registered) > REGISTERED_SESSIONS:
-                self._registered.popitem(last=False)
-            if not self._accepting:
-                raise GatewayClosedError("the daemon is shutting down")
+            raise WrongAgentError(f"session {session_id!r} belongs to another agent")
+        if agent != message.agent:
+            message = replace(message, agent=agent)
         mode = message.mode or self._settings.queue_mode
         lane = self._lanes.get(session_id)
         if lane is None:
@@ -150,6 +169,26 @@ class Gateway:
         )
         lane.accepted(message, self.hub.publish(session_id, accepted).seq)
         return Submission(session_id, queued, mode)
+
+    async def _register(self, session_id: str, message: InboundMessage) -> str:
+        """The session's agent, registering the session (as the message's agent's) first."""
+        agent = self._registered.get(session_id)
+        if agent is not None:
+            self._registered.move_to_end(session_id)
+            return agent
+        info = await self._sessions.ensure(
+            session_id,
+            channel=message.channel,
+            chat_id=message.chat_id,
+            agent=message.agent or MAIN_AGENT,
+        )
+        # Once is enough: storing a message recreates a session deleted in the meantime.
+        self._registered[session_id] = info.agent
+        if len(self._registered) > REGISTERED_SESSIONS:
+            self._registered.popitem(last=False)
+        if not self._accepting:
+            raise GatewayClosedError("the daemon is shutting down")
+        return info.agent
 
     def replay_turn(self, session_id: str, watcher: Watcher) -> None:
         """Send `watcher` the running turn so far, after the messages not yet stored (waiting,
@@ -232,8 +271,9 @@ class Gateway:
             allowed_tools=message.allowed_tools,
             author=message.author,
             parts=message.parts,
+            agent=message.agent or MAIN_AGENT,
         )
-        events = self._agent.process_message(request)
+        events = self._turns.process_message(request)
         async with contextlib.aclosing(events):  # type: ignore[type-var]
             async for event in events:
                 if turn.silenced:

@@ -17,7 +17,7 @@ QUEUE_MODES: tuple[QueueMode, ...] = ("followup", "steer", "interrupt")
 class InboundMessage:
     """A user's message from any surface.
 
-    `session_key` names the session (None starts a new one); `mode` overrides the gateway's
+    `session_id` names the session (None starts a new one); `mode` overrides the gateway's
     default queue mode for a message that arrives while the session is busy; `unattended` marks
     a scheduled run.
     """
@@ -27,7 +27,7 @@ class InboundMessage:
     chat_id: str | None = None
     sender: str | None = None
     media: tuple[ImagePart, ...] = ()
-    session_key: str | None = None
+    session_id: str | None = None
     mode: QueueMode | None = None
     # A scheduled run: no one is there to answer a question, the final answer is the deliverable.
     unattended: bool = False
@@ -41,6 +41,9 @@ class InboundMessage:
     # transcript), as the surface knows them from the platform's own facts.
     author: Author = OWNER
     parts: tuple[Part, ...] = ()
+    # The agent the surface routed it to (`countbot/agents/`); None: the session's own (a new
+    # session without one is `main`'s). A session never changes agent: a mismatch is refused.
+    agent: str | None = None
 
     def __post_init__(self) -> None:
         # Every surface hands its text in here: invalid Unicode (a lone surrogate from a client

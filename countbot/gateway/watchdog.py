@@ -9,12 +9,12 @@ from countbot.agent.cancel import CancelToken
 
 DEADLINE_REASON = "deadline"
 
-Outcome = Literal["finished", "stopped", "killed", "abandoned"]
+WatchdogOutcome = Literal["finished", "stopped", "killed", "abandoned"]
 
 
 async def supervise(
     task: asyncio.Task[None], token: CancelToken, deadline: float, grace: float
-) -> Outcome:
+) -> WatchdogOutcome:
     """Wait for `task`; past `deadline` cancel its token, then the task, `grace` seconds apart.
 
     "abandoned" means the task ignored even task cancellation; the caller moves on without it.

@@ -20,7 +20,7 @@ WATCHER_QUEUE = 4096
 
 # What a watcher's queue holds: live events, and frames its surface queues itself (replies,
 # replayed events already rendered) so everything reaches the consumer in one order.
-Outbound = SessionEvent | dict[str, Any]
+WatcherItem = SessionEvent | dict[str, Any]
 # Logs of sessions at rest (no turn under way, or nobody watching) are kept for replay, up to this
 # many (least recent go first). A connection stays subscribed to every session it sent a message
 # in: keeping those logs for it would grow with the sessions it touched (each a turn's events).
@@ -31,10 +31,10 @@ class Watcher:
     """One consumer's inbox: read `queue`; `dropped` is set when it fell too far behind."""
 
     def __init__(self, max_pending: int = WATCHER_QUEUE) -> None:
-        self.queue: asyncio.Queue[Outbound] = asyncio.Queue(max_pending)
+        self.queue: asyncio.Queue[WatcherItem] = asyncio.Queue(max_pending)
         self.dropped = asyncio.Event()
 
-    def offer(self, event: Outbound) -> bool:
+    def offer(self, event: WatcherItem) -> bool:
         if self.dropped.is_set():
             return False
         try:

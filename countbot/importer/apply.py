@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from countbot.config.settings import Settings
-from countbot.importer.found import Found, Job, Note, Text
+from countbot.importer.found import Found, ImportedJob, Note, Text
 from countbot.memory.memory_file import MemoryFile
 from countbot.scheduler.book import JobBook, JobDraft
 from countbot.scheduler.clock import utc_now
@@ -94,7 +94,9 @@ def _take_skill(folder: Path, skills: Path, report: Report, dry_run: bool) -> No
     report.took.append(f"skill {bundle.skill.name} → skills/{bundle.skill.name}{scripts}")
 
 
-async def _take_jobs(jobs: list[Job], settings: Settings, report: Report, dry_run: bool) -> None:
+async def _take_jobs(
+    jobs: list[ImportedJob], settings: Settings, report: Report, dry_run: bool
+) -> None:
     """Jobs through the job book; a dry run checks each schedule as the book would and opens no
     store (opening one makes or migrates it)."""
     await load_triggers()
@@ -120,7 +122,7 @@ def _check(draft: JobDraft, configured_zone: str | None) -> None:
     parse_schedule(draft.schedule_kind, draft.schedule_value, zone, utc_now())
 
 
-def _taken(job: Job, report: Report, check: Callable[[JobDraft], None]) -> None:
+def _taken(job: ImportedJob, report: Report, check: Callable[[JobDraft], None]) -> None:
     try:
         check(_draft(job))
     except JobError as exc:
@@ -129,7 +131,7 @@ def _taken(job: Job, report: Report, check: Callable[[JobDraft], None]) -> None:
     report.took.append(_took(job))
 
 
-async def _taken_async(job: Job, report: Report, book: JobBook) -> None:
+async def _taken_async(job: ImportedJob, report: Report, book: JobBook) -> None:
     try:
         await book.create(_draft(job))
     except JobError as exc:
@@ -138,12 +140,12 @@ async def _taken_async(job: Job, report: Report, book: JobBook) -> None:
     report.took.append(_took(job))
 
 
-def _took(job: Job) -> str:
+def _took(job: ImportedJob) -> str:
     state = "" if job.enabled else ", switched off as it was"
     return f"{job.origin} → job {job.name!r} ({job.kind} {job.value}, to {job.delivery}{state})"
 
 
-def _draft(job: Job) -> JobDraft:
+def _draft(job: ImportedJob) -> JobDraft:
     return JobDraft(
         name=job.name,
         schedule_kind=job.kind,

@@ -30,7 +30,7 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
-class Job:
+class ImportedJob:
     """A scheduled job, already in the terms of `countbot cron add`."""
 
     name: str
@@ -51,5 +51,5 @@ class Found:
     texts: list[Text] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     skills: list[Path] = field(default_factory=list)
-    jobs: list[Job] = field(default_factory=list)
+    jobs: list[ImportedJob] = field(default_factory=list)
     left: list[str] = field(default_factory=list)

@@ -23,7 +23,7 @@ from typing import Any
 
 from countbot.config.settings import ChannelsSettings
 from countbot.config.structs import field_types
-from countbot.importer.found import Found, Job, Note, Target, Text
+from countbot.importer.found import Found, ImportedJob, Note, Target, Text
 
 _CHANNELS = frozenset(field_types(ChannelsSettings))
 _HERMES_ENTRY = "\n§\n"
@@ -165,7 +165,9 @@ def _leave(found: Found, home: Path, workspace: Path, reasons: dict[str, str]) -
                 found.left.append(f"{_relative(base / name, home)}: {reason}")
 
 
-def _jobs(found: Found, home: Path, read: Callable[[dict[str, Any], str], Job | str]) -> None:
+def _jobs(
+    found: Found, home: Path, read: Callable[[dict[str, Any], str], ImportedJob | str]
+) -> None:
     path = home / "cron" / "jobs.json"
     if not path.is_file():
         return
@@ -188,7 +190,7 @@ def _jobs(found: Found, home: Path, read: Callable[[dict[str, Any], str], Job | 
             found.jobs.append(job)
 
 
-def _openclaw_job(raw: dict[str, Any], origin: str) -> Job | str:
+def _openclaw_job(raw: dict[str, Any], origin: str) -> ImportedJob | str:
     payload = raw.get("payload") or {}
     if payload.get("kind") == "systemEvent":
         return "a system event for OpenClaw's main session, not a prompt"
@@ -201,7 +203,7 @@ def _openclaw_job(raw: dict[str, Any], origin: str) -> Job | str:
     return _job(raw, raw["schedule"], payload["message"], _delivery(channel, to, wanted), origin)
 
 
-def _nanobot_job(raw: dict[str, Any], origin: str) -> Job | str:
+def _nanobot_job(raw: dict[str, Any], origin: str) -> ImportedJob | str:
     payload = raw.get("payload") or {}
     delivery = _delivery(payload.get("channel"), payload.get("to"), payload.get("deliver"))
     return _job(raw, raw["schedule"], payload["message"], delivery, origin)
@@ -209,7 +211,7 @@ def _nanobot_job(raw: dict[str, Any], origin: str) -> Job | str:
 
 def _job(
     raw: dict[str, Any], schedule: dict[str, Any], prompt: str, delivery: str, origin: str
-) -> Job | str:
+) -> ImportedJob | str:
     """A job from the schedule shape OpenClaw and nanobot share (camelCase or snake_case)."""
     kind = schedule["kind"]
     tz = schedule.get("tz")
@@ -227,7 +229,7 @@ def _job(
         return f"its schedule kind {kind!r} is unknown"
     if not str(prompt).strip():
         return "it has no prompt"
-    return Job(
+    return ImportedJob(
         str(raw.get("name") or raw["id"]),
         kind,
         value,
@@ -239,7 +241,7 @@ def _job(
     )
 
 
-def _hermes_job(raw: dict[str, Any], origin: str) -> Job | str:
+def _hermes_job(raw: dict[str, Any], origin: str) -> ImportedJob | str:
     schedule = raw["schedule"]
     kind = schedule["kind"]
     if kind == "cron":
@@ -259,7 +261,7 @@ def _hermes_job(raw: dict[str, Any], origin: str) -> Job | str:
     else:
         channel, _, chat = deliver.partition(":")
         delivery = _delivery(channel, chat or None, True)
-    return Job(
+    return ImportedJob(
         str(raw.get("name") or raw["id"]),
         mapped,
         value,

@@ -59,7 +59,7 @@ def pull(model: CatalogueModel, models_dir: Path, progress: Progress | None = No
     return target
 
 
-def remove(model: CatalogueModel, models_dir: Path) -> bool:
+def remove_model(model: CatalogueModel, models_dir: Path) -> bool:
     """Delete the model's file; False when it was not there."""
     try:
         (models_dir / model.file).unlink()

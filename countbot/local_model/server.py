@@ -3,7 +3,7 @@
 The child is started on first use (a daemon that never gets a message never loads the model),
 answers on a loopback port only with a random key, and is watched: if it exits while the daemon
 still wants it, it is started again, and the turn that was streaming from it ends with an error
-that says so (`LocalProvider`). Stopping closes its stdin, then terminates, then kills.
+that says so (`DirectProvider`). Stopping closes its stdin, then terminates, then kills.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import json
 
 from mcp_types import CallToolResult, EmbeddedResource, ImageContent, ResourceLink, TextContent
 
+from countbot.authorship import external
 from countbot.llm.types import ImagePart
 from countbot.tools.base import ToolResult
 
@@ -45,9 +46,3 @@ def tool_result(source: str, result: CallToolResult) -> ToolResult:
     if result.is_error:
         return ToolResult(f"Error: {marked}", "error", images=tuple(images))
     return ToolResult(marked, images=tuple(images))
-
-
-def external(source: str, text: str) -> str:
-    """Text from outside, fenced so it cannot pretend to close its own marker."""
-    safe = text.replace("</external>", "</ external>")
-    return f'<external source="{source}">\n{safe}\n</external>'

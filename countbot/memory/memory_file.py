@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from countbot.memory.file_lock import folder_lock
-from countbot.memory.search import MemoryHit, search_text
+from countbot.memory.search import MemoryHit, search_notes
 
 
 class MemoryEditError(ValueError):
@@ -85,9 +85,9 @@ class MemoryFile:
             await asyncio.to_thread(self._update_sync, change)
 
     async def search(self, query: str, limit: int = 10) -> list[MemoryHit]:
-        """Entries containing every word of `query`, best first (see `search_text`)."""
+        """Entries containing every word of `query`, best first (see `search_notes`)."""
         content = await self.read()
-        return search_text(content, query, limit)
+        return search_notes(content, query, limit)
 
     # --- blocking parts, run in worker threads ------------------------------------------------
 

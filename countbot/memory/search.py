@@ -25,7 +25,7 @@ class MemoryHit:
     score: int
 
 
-def search_text(content: str, query: str, limit: int = 10) -> list[MemoryHit]:
+def search_notes(content: str, query: str, limit: int = 10) -> list[MemoryHit]:
     """Entries whose text or heading holds every word of `query`, most occurrences first."""
     words = query.lower().split()
     if not words or limit <= 0:

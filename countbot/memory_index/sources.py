@@ -4,8 +4,9 @@ An entry is one paragraph or list item of a Markdown file (with the date of the 
 under), or the text of one user or assistant message (with its session, channel and time). Each
 carries what a citation needs, so a hit can say where and when it was written, and who wrote it:
 a message's author as stored with it (`countbot/authorship.py`); an answer's is the author of
-the message it answers (it may repeat what a stranger asked); everything in a subagent's own
-session is the subagent's; the memory files are the owner's.
+the message it answers (it may repeat what a stranger asked), or, when its turn had read
+untrusted content (a page, a document, a forward), an answer marked with what it read;
+everything in a subagent's own session is the subagent's; the memory files are the owner's.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ NOTES_FOLDER = "memory"
 SUBAGENT_CHANNEL = "subagent"
 # Longer messages are cut into pieces of about this many characters, each an entry.
 CHUNK_CHARS = 1200
+# An answer's untrusted sources named in its author (the rest counted), and their length.
+_SOURCES_NAMED = 3
+_SOURCE_CHARS = 160
 
 _SPEAKER_OR_MARK = re.compile(r"^(?:User: |Message: |Assistant: |\s*(?:[-*+]|\d+[.)])\s+)")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -114,9 +118,11 @@ def message_entries(
     title: str,
     record: dict[str, Any],
     answering: dict[str, Any] | None = None,
+    after_tools: bool = False,
 ) -> list[Entry]:
     """The entries of one stored user or assistant record (none for an empty one); `answering`
-    is the stored author of the message an assistant record answers."""
+    is the stored author of the message an assistant record answers, `after_tools` whether
+    tool results came before it in its turn (read only for a record without `read`)."""
     kind = record.get("type")
     text = record.get("content") if kind == "user" else record.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -125,6 +131,8 @@ def message_entries(
         return []  # the user stopped it: an answer they rejected is never recalled
     ts = float(record.get("ts") or 0.0)
     author = Author.from_record(record.get("author") if kind == "user" else answering)
+    if kind == "assistant":
+        author = _answer_author(record, author, after_tools)
     if channel == SUBAGENT_CHANNEL:  # its task and its work: its words and what it read
         author = Author("subagent", session_id.rpartition(":")[2])
     speaker = "Assistant" if kind != "user" else "User" if author.owned else "Message"
@@ -142,6 +150,23 @@ def message_entries(
         )
         for index, piece in enumerate(_chunks(text.strip()))
     ]
+
+
+def _answer_author(record: dict[str, Any], answering: Author, after_tools: bool) -> Author:
+    """Who an answer counts as written by: the turn's ledger said what untrusted content it
+    had read when it was stored (`read`); an answer stored before that was kept counts as
+    having read what its turn's tools brought (fail closed: which of them brought untrusted
+    text was not recorded)."""
+    read = record.get("read")
+    if isinstance(read, list):
+        sources = [str(source) for source in read if source]
+    else:
+        sources = ["its turn's tool results"] if after_tools else []
+    if not sources:
+        return answering
+    named = ", ".join(sources[:_SOURCES_NAMED])
+    more = f" and {len(sources) - _SOURCES_NAMED} more" if len(sources) > _SOURCES_NAMED else ""
+    return Author("answer", f"{named[:_SOURCE_CHARS]}{more}", answering.via)
 
 
 def meaning_text(text: str) -> str:

@@ -187,7 +187,7 @@ def match_expression(text: str) -> str | None:
     return " OR ".join(terms) if terms else None
 
 
-def estimate_tokens(text: str) -> int:
+def estimate_recall_tokens(text: str) -> int:
     """A model-agnostic token estimate: a CJK character is about one token, Latin ~4 characters.
 
     Used for the auto-recall budget, where loading a real tokenizer per turn would cost more than

@@ -21,6 +21,10 @@ from countbot.tools.workspace_guard import PathRefused, WorkspaceGuard
 
 MAX_FILES = 10
 NOT_OWNED = "not one of the owner's chats (not on the allow-list, not paired, never talked in)"
+ANOTHER_AGENTS = (
+    "bound to another agent: this assistant may message only the chats bound to it (the owner "
+    "can allow a chat in agents.others.<name>.may_message)"
+)
 
 
 class DeliveryReport(Protocol):
@@ -29,8 +33,8 @@ class DeliveryReport(Protocol):
     message_ids: tuple[str, ...]
 
 
-class Outbox(Protocol):
-    """Whatever delivers to channels (the runtime adapts its outbound router to this)."""
+class Deliverer(Protocol):
+    """Whatever delivers to chats (the runtime adapts its delivery router to this)."""
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -40,6 +44,10 @@ class Outbox(Protocol):
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Whether the owner has this chat: on the channel's allow-list, paired, or talked in."""
+        ...
+
+    def reaches(self, channel: str, chat_id: str) -> bool:
+        """Whether the chat is this agent's: bound to it, or allowed to it by the owner."""
         ...
 
 
@@ -59,8 +67,8 @@ class MessageTool(Tool):
         },
     )
 
-    def __init__(self, outbox: Outbox, guard: WorkspaceGuard) -> None:
-        self._outbox = outbox
+    def __init__(self, deliverer: Deliverer, guard: WorkspaceGuard) -> None:
+        self._deliverer = deliverer
         self._guard = guard
 
     async def egress(self, args: dict[str, Any], ctx: ToolContext) -> Egress | None:
@@ -69,7 +77,7 @@ class MessageTool(Tool):
         if not channel or not chat_id:
             return None
         text = str(args.get("text") or "")
-        refused = None if await self._owned(channel, chat_id, ctx) else NOT_OWNED
+        refused = await self._refusal(channel, chat_id, ctx)
         return Egress("chat", f"{channel}:{chat_id}", text, bool(args.get("files")), refused)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -79,12 +87,15 @@ class MessageTool(Tool):
             return ToolResult.error("give a text, files, or both")
         channel, chat_id = _target(args, ctx)
         if not channel or not chat_id:
-            running = ", ".join(self._outbox.channels()) or "none"
+            running = ", ".join(self._deliverer.channels()) or "none"
             return ToolResult.error(
                 f"this conversation is not in a chat: name a channel (running: {running}) "
                 "and a chat_id"
             )
-        if not await self._owned(channel, chat_id, ctx):
+        refused = await self._refusal(channel, chat_id, ctx)
+        if refused == ANOTHER_AGENTS:
+            return ToolResult.error(f"{channel}:{chat_id} is {ANOTHER_AGENTS}.")
+        if refused is not None:
             return ToolResult.error(
                 f"{channel}:{chat_id} is {NOT_OWNED}; messages go only to those. The owner can "
                 "allow it in the channel settings."
@@ -95,7 +106,7 @@ class MessageTool(Tool):
                 files = await asyncio.to_thread(self._snapshot, names, folder)
             except PathRefused as exc:
                 return ToolResult.error(exc.reason)
-            report = await self._outbox.deliver(channel, str(chat_id), text, files)
+            report = await self._deliverer.deliver(channel, str(chat_id), text, files)
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
         where = f"{channel}:{chat_id}"
@@ -104,9 +115,13 @@ class MessageTool(Tool):
         ids = ", ".join(report.message_ids)
         return ToolResult(f"Delivered to {where}" + (f" (message ids {ids})." if ids else "."))
 
-    async def _owned(self, channel: str, chat_id: str, ctx: ToolContext) -> bool:
-        own = channel == ctx.channel and chat_id == ctx.chat_id
-        return own or await self._outbox.knows(channel, chat_id)
+    async def _refusal(self, channel: str, chat_id: str, ctx: ToolContext) -> str | None:
+        """Why the call may not reach the chat (None: it may)."""
+        if channel == ctx.channel and chat_id == ctx.chat_id:
+            return None
+        if not self._deliverer.reaches(channel, chat_id):
+            return ANOTHER_AGENTS
+        return None if await self._deliverer.knows(channel, chat_id) else NOT_OWNED
 
     def _snapshot(self, names: list[str], folder: Path) -> list[Path]:
         """Private copies of the files, read through the guard's descriptors: what is sent is

@@ -27,7 +27,7 @@ from countbot.tools.approval import ApprovalDecision, ApprovalRequest, Approver
 
 log = logging.getLogger(__name__)
 
-Outcome = Literal["answered", "timeout", "cancelled", "unattended"]
+ApprovalOutcome = Literal["answered", "timeout", "cancelled", "unattended"]
 DECISIONS: tuple[ApprovalDecision, ...] = ("once", "always", "deny")
 
 
@@ -67,7 +67,7 @@ class ApprovalSettled:
     tool: str
     summary: str
     decision: ApprovalDecision
-    outcome: Outcome
+    outcome: ApprovalOutcome
     by: str = ""
     type: Literal["approval_settled"] = "approval_settled"
 
@@ -154,7 +154,7 @@ class ApprovalBroker:
         )
         pending = self._pending[approval_id] = PendingApproval(asked, address, request.key)
         decision: ApprovalDecision = "deny"
-        outcome: Outcome = "cancelled"
+        outcome: ApprovalOutcome = "cancelled"
         by = ""
         try:
             show(asked)
@@ -175,7 +175,7 @@ class ApprovalBroker:
         address: TurnAddress,
         approval_id: str,
         decision: ApprovalDecision,
-        outcome: Outcome,
+        outcome: ApprovalOutcome,
         by: str,
         started: float,
     ) -> None:
@@ -226,7 +226,7 @@ class ApprovalBroker:
 
 async def _wait(
     pending: PendingApproval, cancelled: asyncio.Event, limit: float
-) -> tuple[ApprovalDecision, str, Outcome]:
+) -> tuple[ApprovalDecision, str, ApprovalOutcome]:
     """The user's answer, or a deny when the turn is cancelled or the time is up."""
     stop = asyncio.ensure_future(cancelled.wait())
     try:

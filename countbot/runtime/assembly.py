@@ -2,7 +2,7 @@
 
 The CLI and the daemon both start from here, so there is exactly one way the pieces are wired.
 `open_runtime` opens what every surface uses from the start (the store, the memory index, the
-skills, the sandbox, the model resolver, the outbound router); the turn machinery (tools, agent
+skills, the sandbox, the model resolver, the delivery router); the turn machinery (tools, agent
 loop, MCP: `runtime/turn_parts.py`) is built with it, or, for the daemon, at its first turn.
 """
 
@@ -16,8 +16,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from countbot.config.agent_view import agent_data_dir, agent_secrets
 from countbot.config.secret import SecretStr
-from countbot.config.settings import McpSettings, Settings
+from countbot.config.settings import MAIN, McpSettings, Settings
 from countbot.config.structs import replaced
 from countbot.execution.sandbox import Sandbox
 from countbot.masking import SecretMasker
@@ -26,12 +27,12 @@ from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_fo
 from countbot.memory_index.index import MemoryIndex
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
+from countbot.runtime.deliveries import DeliveryRouter
 from countbot.runtime.features import Feature, SharedPorts
-from countbot.runtime.models import ModelResolver
-from countbot.runtime.outbound import OutboundRouter
+from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.outbox import ChannelOutbox
 from countbot.runtime.paths import SHIPPED_ROOT, seed_workspace
-from countbot.runtime.sensitive import config_files, secret_masker
+from countbot.runtime.sensitive import private_paths, secret_masker
 from countbot.skills.loader import SkillsLoader
 from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
@@ -74,13 +75,18 @@ class Runtime:
     memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
-    models: ModelResolver
+    models: SettingsModelResolver
     # What features take from the runtime from the start.
     ports: SharedPorts
     features: Sequence[Feature] = ()
+    # The agent whose house this is (`countbot/agents/`); `settings` is that agent's view.
+    name: str = MAIN
+    # Opened over another runtime's store and audit log (another agent's house): closing it
+    # leaves them open.
+    borrowed: bool = False
     _parts: TurnParts | None = None
     _building: asyncio.Future[TurnParts] | None = None
     _media: MediaReader | None = None
@@ -197,8 +203,9 @@ class Runtime:
             await self._parts.close()
         await self.memory_index.close()
         await self.models.aclose()
-        await self.audit.close()
-        await self.db.close()
+        if not self.borrowed:
+            await self.audit.close()
+            await self.db.close()
 
 
 def _build_parts(runtime: Runtime) -> TurnParts:
@@ -216,6 +223,7 @@ async def open_runtime(
     memory_vectors: bool = False,
     prepare_model: bool = False,
     defer_turns: bool = False,
+    name: str = MAIN,
 ) -> Runtime:
     """Open the store, seed the workspace, bind the `features` and (unless `defer_turns`)
     build the turn machinery with their tools.
@@ -223,12 +231,13 @@ async def open_runtime(
     `memory_vectors`: the memory index makes and searches embeddings (the daemon); a short-lived
     process (`chat -m`, a job run from the CLI) searches full-text only and never loads the model.
     `prepare_model`: resolve the model and open its HTTP client in the background from the start
-    (`ModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
+    (`SettingsModelResolver.prepare`), for a process that calls the model at once (`chat -m`).
     `defer_turns`: build the tools, the agent loop and MCP at the first turn instead (the daemon:
     an idle one never imports them). Every tool is registered at that build, before the loop is
     made (MCP servers' tools join and leave later as their servers do).
+    `name`: the agent whose house this is (`settings` is its view: `config/agent_view.py`).
     """
-    models = ModelResolver(lambda: settings.model, settings.data_dir)
+    models = SettingsModelResolver(lambda: settings.model, settings.data_dir)
     if prepare_model:
         models.prepare()
     try:
@@ -236,19 +245,43 @@ async def open_runtime(
         skills = skills_loader(settings)
         # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
         stores, sandbox, _ = await asyncio.gather(
-            _Stores.open(settings, memory_vectors),
+            _Stores.open(settings, memory_vectors, name),
             asyncio.to_thread(exec_sandbox, settings, skills),
             _import_turn_parts(not defer_turns),
         )
     except BaseException:
         await models.aclose()
         raise
-    runtime = _runtime(settings, features, stores, skills, sandbox, models)
+    runtime = _runtime(settings, features, stores, skills, sandbox, models, name)
     for feature in features:
         feature.bind(runtime.ports)
     if not defer_turns:
         await runtime.turn_parts()
     return runtime
+
+
+async def open_house(main: Runtime, settings: Settings, name: str) -> Runtime:
+    """Another agent's house in the daemon: its own workspace, memory file and index, skills,
+    personas, sandbox and model, over `main`'s store, audit log, delivery router and approvals.
+    Its turn machinery is built at its first turn, with no feature's tools (the scheduler's,
+    the subagents' and the browser are `main`'s)."""
+    models = SettingsModelResolver(lambda: settings.model, settings.data_dir)
+    try:
+        await asyncio.to_thread(seed_workspace, settings.workspace)
+        skills = skills_loader(settings)
+        memory = MemoryFile(settings.workspace / "MEMORY.md")
+        index, sandbox = await asyncio.gather(
+            _memory_index(settings, main.sessions, main.memory_index.vectors is not None, name),
+            asyncio.to_thread(exec_sandbox, settings, skills),
+        )
+    except BaseException:
+        await models.aclose()
+        raise
+    stores = _Stores(main.masker, main.db, main.sessions, main.audit, memory, index)
+    house = _runtime(settings, (), stores, skills, sandbox, models, name, main.deliveries)
+    house.approvals = main.approvals
+    house.borrowed = True
+    return house
 
 
 async def _import_turn_parts(now: bool) -> None:
@@ -270,13 +303,13 @@ class _Stores:
     index: MemoryIndex
 
     @classmethod
-    async def open(cls, settings: Settings, memory_vectors: bool) -> _Stores:
+    async def open(cls, settings: Settings, memory_vectors: bool, name: str) -> _Stores:
         masker = secret_masker(settings)
         db = await Database.open(settings.data_dir / "countbot.db")
         sessions = SessionStore(db)
         audit = AuditLog(settings.data_dir / "audit.jsonl", masker)
         memory = MemoryFile(settings.workspace / "MEMORY.md")
-        index = await _memory_index(settings, sessions, memory_vectors)
+        index = await _memory_index(settings, sessions, memory_vectors, name)
         return cls(masker, db, sessions, audit, memory, index)
 
 
@@ -286,11 +319,13 @@ def _runtime(
     stores: _Stores,
     skills: SkillsLoader,
     sandbox: Sandbox,
-    models: ModelResolver,
+    models: SettingsModelResolver,
+    name: str,
+    deliveries: DeliveryRouter | None = None,
 ) -> Runtime:
     """The runtime over the opened stores, its turn machinery not built yet."""
     db, sessions, audit = stores.db, stores.sessions, stores.audit
-    outbound = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db)))
+    deliveries = deliveries or DeliveryRouter(outbox=ChannelOutbox(OutboxStore(db)))
     return Runtime(
         settings,
         stores.masker,
@@ -303,24 +338,30 @@ def _runtime(
         stores.index,
         skills,
         PersonaLoader(settings.personas_dir or SHIPPED_ROOT / "personas"),
-        outbound,
+        deliveries,
         sandbox,
         ApprovalBroker(ApprovalRules(db), audit, lambda: settings.tools.exec.approval_timeout),
         models,
-        SharedPorts(settings, db, sessions, outbound),
+        SharedPorts(settings, db, sessions, deliveries, agent=name),
         features,
+        name,
     )
 
 
-async def _memory_index(settings: Settings, sessions: SessionStore, vectors: bool) -> MemoryIndex:
-    """The memory index, open and catching up with the files and the store in the background."""
+async def _memory_index(
+    settings: Settings, sessions: SessionStore, vectors: bool, name: str
+) -> MemoryIndex:
+    """Agent `name`'s memory index (its own file, its workspace and its own conversations),
+    open and catching up with the files and the store in the background."""
     embedder = embedder_for(settings.memory) if vectors else None
+    folder = agent_data_dir(settings, name)
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     index = await MemoryIndex.open(
-        settings.data_dir / INDEX_FILE,
+        folder / INDEX_FILE,
         settings.workspace,
         sessions,
         embedder,
-        kept_out_for(settings.memory),
+        kept_out_for(settings.memory, name),
     )
     index.start()
     return index
@@ -351,13 +392,14 @@ def exec_sandbox(settings: Settings, skills: SkillsLoader | None) -> Sandbox:
 
     Blocking (it runs bwrap once): call it in a worker thread.
     """
-    hidden = [settings.data_dir, *config_files(settings)]
+    hidden = [settings.data_dir, *private_paths(settings)]
     sandbox = Sandbox(
         settings.tools.exec.sandbox,
         settings.workspace,
         network=settings.tools.exec.network,
         hidden=hidden,
         skill_env=skills.env_names if skills is not None else None,
+        secrets=agent_secrets(settings, settings.workspace),
     )
     sandbox.probe()
     return sandbox

@@ -18,11 +18,11 @@ only for the type checker: an idle daemon has not imported them (`runtime/turn_p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import OutboundRouter
+from countbot.runtime.deliveries import DeliveryRouter
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from countbot.memory.memory_file import MemoryFile
     from countbot.personas.presets import PersonaLoader
     from countbot.runtime.budget import BudgetGuard
-    from countbot.runtime.models import ModelResolver
+    from countbot.runtime.models import SettingsModelResolver
     from countbot.runtime.persistence import TurnRecorder
     from countbot.skills.loader import SkillsLoader
     from countbot.tools.base import Tool
@@ -44,7 +44,7 @@ class LoopPorts:
     """What a feature needs to run turns of an AgentLoop of its own (a subagent's): the same
     model resolver, prompt sources, recorder and spending limits as the assistant's loop."""
 
-    models: ModelResolver
+    models: SettingsModelResolver
     personas: PersonaLoader
     skills: SkillsLoader
     memory: MemoryFile
@@ -62,7 +62,9 @@ class SharedPorts:
     settings: Settings
     db: Database
     sessions: SessionStore
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
+    # The agent whose house these are (`countbot/agents/`).
+    agent: str = field(default="main", kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from countbot.llm.types import (
     TextPart,
     UserMessage,
 )
-from countbot.runtime.models import ModelResolver
+from countbot.runtime.models import SettingsModelResolver
 
 # Seconds the probe may take; a local model answering "OK" needs far less.
 PROBE_TIMEOUT = 10.0
@@ -50,7 +50,7 @@ def probe_settings(model: ModelSettings) -> ModelSettings:
     )
 
 
-async def ask_ok(resolver: ModelResolver, name: str) -> ProbeAnswer:
+async def ask_ok(resolver: SettingsModelResolver, name: str) -> ProbeAnswer:
     """Ask the resolver's model (called `name` in messages) to say OK; raises ProbeFailed."""
     choice = await resolver()
     request = ChatRequest(

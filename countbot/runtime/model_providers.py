@@ -1,5 +1,6 @@
-"""Makes the provider a `ModelChoice` talks to, for `ModelResolver` (which imports this module in
-a worker thread at its first resolution: an idle daemon holds none of the providers' modules)."""
+"""Makes the provider a `ModelChoice` talks to, for `SettingsModelResolver` (which imports this
+module in a worker thread at its first resolution: an idle daemon holds none of the providers'
+modules)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,9 @@ log = logging.getLogger(__name__)
 MODEL_PROVIDERS = "countbot.runtime.model_providers"
 
 
-class ModelResolver:
-    """Resolves the current `ModelSettings` (read through `current`) into a `ModelChoice`.
+class SettingsModelResolver:
+    """Resolves the current `ModelSettings` (read through `current`) into a `ModelChoice`: the
+    agent's `ModelResolver` port, as the daemon fills it.
 
     Reading the settings on every turn is what lets the settings page switch model without a
     restart; the provider object is cached so an unchanged configuration costs nothing.

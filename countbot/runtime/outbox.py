@@ -2,7 +2,7 @@
 them, so a crash, a kill or an outage between a turn's end and its delivery loses nothing.
 
 Every path into a channel uses it: a chat's rendered turns (`channels/kit/feed.py`), the
-`message` tool and scheduled jobs (`OutboundRouter`). When a channel (re)starts, what an earlier
+`message` tool and scheduled jobs (`DeliveryRouter`). When a channel (re)starts, what an earlier
 daemon run left owed goes out once, with a short note when it is late. A message the platform
 accepted is settled at once, so only a crash in that instant could send it twice; a message the
 platform refused for good is settled too (with why), never retried forever.
@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from countbot.runtime.outbound import ChannelSender
+from countbot.runtime.deliveries import ChannelSender
 from countbot.store.outbox import OutboxStore
 
 log = logging.getLogger(__name__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from countbot.config.agent_view import other_houses
 from countbot.config.secret import SecretStr
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import Settings
@@ -27,6 +28,12 @@ def config_files(settings: Settings) -> list[Path]:
     """The config file and its `secrets.yaml`: never readable by a tool (nor in the sandbox)."""
     config = settings.config_path
     return [config, secrets_path(config)] if config else []
+
+
+def private_paths(settings: Settings) -> list[Path]:
+    """What no tool of the agent working in `settings.workspace` may touch, confined or not:
+    the config files and the other agents' houses (their workspaces and data)."""
+    return [*config_files(settings), *other_houses(settings, settings.workspace)]
 
 
 def secrets_of(section: Strict) -> Iterator[SecretStr]:

@@ -18,6 +18,7 @@ from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
+from countbot.config.agent_view import bound_agent
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
@@ -36,16 +37,16 @@ from countbot.memory.tools import (
 )
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
-from countbot.messaging.message_tool import MessageTool, Outbox
+from countbot.messaging.message_tool import Deliverer, MessageTool
 from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.builtin_tools import builtin_tools
+from countbot.runtime.deliveries import DeliveryResult, DeliveryRouter, DeliveryTarget
 from countbot.runtime.features import Feature, FeaturePorts, LoopPorts, SharedPorts
-from countbot.runtime.models import ModelResolver
-from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.models import SettingsModelResolver
 from countbot.runtime.persistence import TurnRecorder
-from countbot.runtime.sensitive import config_files, secrets_of
+from countbot.runtime.sensitive import private_paths, secrets_of
 from countbot.skills.loader import SkillsLoader
 from countbot.store.audit import AuditLog
 from countbot.store.counters import DailyCounters
@@ -73,10 +74,10 @@ class OpenedRuntime(Protocol):
     memory_index: MemoryIndex
     skills: SkillsLoader
     personas: PersonaLoader
-    outbound: OutboundRouter
+    deliveries: DeliveryRouter
     sandbox: Sandbox
     approvals: ApprovalBroker
-    models: ModelResolver
+    models: SettingsModelResolver
     ports: SharedPorts
 
 
@@ -104,9 +105,11 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     the event loop is using, so `Runtime` runs it in a worker thread with this module's import
     (and the features' tool modules')."""
     settings, shared = runtime.settings, runtime.ports
-    outbox = _RouterOutbox(runtime.outbound, settings, PairingStore(shared.db), runtime.sessions)
+    deliverer = _MessageDeliverer(
+        runtime.deliveries, settings, PairingStore(shared.db), runtime.sessions, shared.agent
+    )
     web_client = WebClient()
-    tools = _tool_registry(runtime, outbox, web_client)
+    tools = _tool_registry(runtime, deliverer, web_client)
     _register_memory_tools(tools, settings.workspace, runtime.memory, runtime.memory_index)
     tools.gate = outbound_policy(settings, runtime.sessions, runtime.audit, tools)
     recorder = TurnRecorder(
@@ -127,7 +130,15 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         masker=runtime.masker,
         tokens=TokenProcess(),
     )
-    ports = FeaturePorts(shared.settings, shared.db, shared.sessions, shared.outbound, tools, loops)
+    ports = FeaturePorts(
+        shared.settings,
+        shared.db,
+        shared.sessions,
+        shared.deliveries,
+        tools,
+        loops,
+        agent=shared.agent,
+    )
     for feature in features:  # in the order the surface gave them
         for tool in feature.tools(ports):
             tools.register(tool)
@@ -243,7 +254,9 @@ def mcp_manager(
     )
 
 
-def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient) -> ToolRegistry:
+def _tool_registry(
+    runtime: OpenedRuntime, deliverer: Deliverer, web_client: WebClient
+) -> ToolRegistry:
     settings, workspace, masker = runtime.settings, runtime.settings.workspace, runtime.masker
     archive: ResultArchive = runtime.sessions
     registry = ToolRegistry(
@@ -252,7 +265,7 @@ def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = config_files(settings)
+    sensitive = private_paths(settings)
     for tool in builtin_tools(
         settings.tools,
         workspace,
@@ -266,7 +279,7 @@ def _tool_registry(runtime: OpenedRuntime, outbox: Outbox, web_client: WebClient
         ReadSkillTool(runtime.skills),
         ReadResultTool(registry, archive),
         # Files leave the machine: always confined to the workspace, whatever the file tools may.
-        MessageTool(outbox, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
+        MessageTool(deliverer, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
     ):
         registry.register(tool)
     return registry
@@ -296,13 +309,15 @@ def is_users_conversation(session_id: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _RouterOutbox:
-    """The `message` tool's view of the outbound router and of the owner's chats."""
+class _MessageDeliverer:
+    """The `message` tool's view of the delivery router and of the owner's chats."""
 
-    router: OutboundRouter
+    router: DeliveryRouter
     settings: Settings
     pairing: PairingStore
     sessions: SessionStore
+    # The agent whose `message` tool this is.
+    agent: str
 
     async def deliver(
         self, channel: str, chat_id: str, text: str, files: Sequence[Path]
@@ -311,6 +326,15 @@ class _RouterOutbox:
 
     def channels(self) -> list[str]:
         return self.router.channels()
+
+    def reaches(self, channel: str, chat_id: str) -> bool:
+        """A chat the bindings give this agent (read without a sender: a binding of one sender
+        gives no chat), or one the owner allowed it."""
+        agents = self.settings.agents
+        if bound_agent(agents, channel, chat=chat_id) == self.agent:
+            return True
+        entry = agents.others.get(self.agent)
+        return entry is not None and f"{channel}:{chat_id}" in entry.may_message
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""

@@ -58,7 +58,7 @@ class JobsFeature:
         from countbot.scheduler.tool import CronTool
         from countbot.scheduler.tool_port import ToolJobs
 
-        return [CronTool(ToolJobs(self.book, ports.outbound.channels))]
+        return [CronTool(ToolJobs(self.book, ports.deliveries.channels))]
 
     def bind(self, ports: SharedPorts) -> JobBook:
         """The job book (also for a runtime opened without this feature, which then offers no
@@ -89,7 +89,7 @@ def build_scheduler(jobs: JobsFeature, gateway: Gateway) -> Scheduler:
     ports, book = jobs.ports, jobs.book
     settings = ports.settings
     turns = GatewayTurns(gateway)
-    delivery = JobDelivery(ports.outbound, ports.sessions)
+    delivery = JobDelivery(ports.deliveries, ports.sessions)
     executor = JobExecutor(book, turns, delivery, settings.scheduler)
     heartbeat = Heartbeat(
         settings.heartbeat,

@@ -26,7 +26,7 @@ from countbot.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
 
-ChangeListener = Callable[[str], Awaitable[None]]
+JobChangeListener = Callable[[str], Awaitable[None]]
 MAX_NAME = 200
 MAX_PROMPT = 20_000
 
@@ -81,7 +81,7 @@ class JobBook:
         self.store = store
         self._default_zone = default_zone
         self.clock = clock
-        self._listeners: list[ChangeListener] = []
+        self._listeners: list[JobChangeListener] = []
 
     @property
     def default_zone(self) -> str:
@@ -90,11 +90,11 @@ class JobBook:
             self._default_zone = zone_name(None)
         return self._default_zone
 
-    def subscribe(self, listener: ChangeListener) -> None:
+    def subscribe(self, listener: JobChangeListener) -> None:
         """Await `listener(job_id)` after every change to a job (created, changed, removed)."""
         self._listeners.append(listener)
 
-    def unsubscribe(self, listener: ChangeListener) -> None:
+    def unsubscribe(self, listener: JobChangeListener) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
 

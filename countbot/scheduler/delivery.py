@@ -1,6 +1,6 @@
 """Where a job's answer and its failure notices go.
 
-A chat target goes through the outbound path, and counts as delivered only when the platform
+A chat target goes through the delivery path, and counts as delivered only when the platform
 said so. The web UI needs no sending: the job's turn ran in its session through the gateway, so
 the answer is already in that session's history and streamed to everyone watching it; a notice
 for the web becomes a note in that session (shown to people, never sent to the model).
@@ -11,14 +11,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from countbot.agent.history import NoteEntry, to_record
-from countbot.runtime.outbound import DeliveryResult, DeliveryTarget
+from countbot.runtime.deliveries import DeliveryResult, DeliveryRouter, DeliveryTarget
 from countbot.scheduler.jobs import Delivery
-
-
-class Outbound(Protocol):
-    """The runtime's OutboundRouter."""
-
-    async def deliver(self, target: DeliveryTarget, text: str) -> DeliveryResult: ...
 
 
 class SessionNotes(Protocol):
@@ -30,8 +24,8 @@ class SessionNotes(Protocol):
 class JobDelivery:
     """Delivers answers and notices to a job's `Delivery` (see the module docstring)."""
 
-    def __init__(self, outbound: Outbound, sessions: SessionNotes) -> None:
-        self._outbound = outbound
+    def __init__(self, deliveries: DeliveryRouter, sessions: SessionNotes) -> None:
+        self._deliveries = deliveries
         self._sessions = sessions
 
     async def answer(self, delivery: Delivery, session_id: str, text: str) -> DeliveryResult:
@@ -52,6 +46,6 @@ class JobDelivery:
     async def _send(self, delivery: Delivery, text: str) -> DeliveryResult:
         if delivery.channel is None or delivery.chat_id is None:
             return DeliveryResult(False, "the job delivers nowhere")
-        return await self._outbound.deliver(
+        return await self._deliveries.deliver(
             DeliveryTarget(delivery.channel, delivery.chat_id), text
         )

@@ -21,7 +21,7 @@ from countbot.scheduler.clock import Clock
 from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.heartbeat_tasks import HEARTBEAT_FILE, read_heartbeat_tasks
 from countbot.scheduler.jobs import Delivery
-from countbot.scheduler.turns import TurnRequest, TurnRunner
+from countbot.scheduler.turns import ScheduledTurn, ScheduledTurnRunner
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class Heartbeat:
 
     settings: HeartbeatSettings
     workspace: Path
-    turns: TurnRunner
+    turns: ScheduledTurnRunner
     delivery: JobDelivery
     chat_sessions: ChatSessions
     beats: BeatCounter
@@ -127,9 +127,9 @@ class Heartbeat:
         author = Author("job", "heartbeat")
         if target.kind == "chat":
             channel = target.channel or ""
-            request = TurnRequest(prompt, HEARTBEAT_SESSION, channel, target.chat_id, author)
+            request = ScheduledTurn(prompt, HEARTBEAT_SESSION, channel, target.chat_id, author)
         else:
-            request = TurnRequest(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION, author=author)
+            request = ScheduledTurn(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION, author=author)
         outcome = await self.turns.run(request, self.time_limit)
         for note in outcome.notes:  # the heartbeat keeps no run history; the log has it
             log.warning("heartbeat: %s", note)

@@ -18,7 +18,7 @@ from countbot.scheduler.book import JobBook
 from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.jobs import Job, JobRun, RunTrigger
 from countbot.scheduler.triggers import DuePlan
-from countbot.scheduler.turns import TurnOutcome, TurnRequest, TurnRunner
+from countbot.scheduler.turns import ScheduledTurn, ScheduledTurnRunner, TurnOutcome
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class JobExecutor:
     def __init__(
         self,
         book: JobBook,
-        turns: TurnRunner,
+        turns: ScheduledTurnRunner,
         delivery: JobDelivery,
         settings: SchedulerSettings,
     ) -> None:
@@ -91,13 +91,13 @@ class JobExecutor:
         log.warning("job %s (%s): %s", job.id, job.name, error)
         return JobRun(run_id, job.id, "schedule", row["scheduled_for"], now, now, "missed", error)
 
-    def _request(self, job: Job) -> TurnRequest:
+    def _request(self, job: Job) -> ScheduledTurn:
         # A turn for a chat runs as that chat (so tools such as `message` default to it).
         author = Author("job", job.name or job.id)
         if job.delivery.kind == "chat":
             channel = job.delivery.channel or ""
-            return TurnRequest(job.prompt, job.session, channel, job.delivery.chat_id, author)
-        return TurnRequest(job.prompt, job.session, JOB_CHANNEL, job.id, author)
+            return ScheduledTurn(job.prompt, job.session, channel, job.delivery.chat_id, author)
+        return ScheduledTurn(job.prompt, job.session, JOB_CHANNEL, job.id, author)
 
     async def _finish(self, job: Job, run_id: int, outcome: TurnOutcome) -> dict[str, Any]:
         delivered, detail = False, ""

@@ -26,7 +26,7 @@ IDLE_POLL = 0.2
 
 
 @dataclass(frozen=True, slots=True)
-class TurnRequest:
+class ScheduledTurn:
     """One unattended turn: the prompt, the session it runs in and the address it runs for."""
 
     prompt: str
@@ -46,10 +46,10 @@ class TurnOutcome:
     notes: tuple[str, ...] = ()
 
 
-class TurnRunner(Protocol):
+class ScheduledTurnRunner(Protocol):
     """What jobs and the heartbeat need to run a turn (GatewayTurns, or a test's stand-in)."""
 
-    async def run(self, request: TurnRequest, time_limit: float) -> TurnOutcome: ...
+    async def run(self, request: ScheduledTurn, time_limit: float) -> TurnOutcome: ...
 
     def busy(self, session_id: str) -> bool: ...
 
@@ -63,7 +63,7 @@ class GatewayTurns:
     def busy(self, session_id: str) -> bool:
         return self._gateway.busy(session_id)
 
-    async def run(self, request: TurnRequest, time_limit: float) -> TurnOutcome:
+    async def run(self, request: ScheduledTurn, time_limit: float) -> TurnOutcome:
         """The turn's final answer; a turn past `time_limit` seconds is cancelled."""
         watcher = Watcher()
         hub = self._gateway.hub
@@ -125,12 +125,12 @@ def _denial_note(event: ApprovalSettled) -> str:
     )
 
 
-def _message(request: TurnRequest) -> InboundMessage:
+def _message(request: ScheduledTurn) -> InboundMessage:
     return InboundMessage(
         channel=request.channel,
         content=request.prompt,
         chat_id=request.chat_id,
-        session_key=request.session_id,
+        session_id=request.session_id,
         mode="followup",
         unattended=True,
         author=request.author,

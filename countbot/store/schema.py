@@ -308,4 +308,10 @@ MIGRATIONS: list[Migration] = [
     """
     ALTER TABLE sessions ADD COLUMN memory_off INTEGER NOT NULL DEFAULT 0;
     """,
+    # 14: the agent each session belongs to (`agents:` in config.yaml); every earlier one is
+    # `main`'s, the only agent there was.
+    """
+    ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'main';
+    CREATE INDEX sessions_by_agent ON sessions (agent, updated_at);
+    """,
 ]

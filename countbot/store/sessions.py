@@ -39,8 +39,10 @@ Write = Callable[[sqlite3.Connection], object]
 
 _COLUMNS = (
     "id, title, channel, chat_id, created_at, updated_at,"
-    " message_count, summarized_through, summary, model, memory_off"
+    " message_count, summarized_through, summary, model, memory_off, agent"
 )
+# The agent a session belongs to when none is named (`agents:` in config.yaml).
+MAIN_AGENT = "main"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,8 @@ class SessionInfo:
     model: str | None = None
     # Kept out of memory (the web UI's switch): neither indexed nor recalled into.
     memory_off: bool = False
+    # The agent whose conversation it is; only that agent's turns, recall and lists see it.
+    agent: str = MAIN_AGENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,10 @@ class StoredMessage:
     memory_off: bool = False
     # For an assistant record: the stored author of the user message it answers (None: none).
     answering: dict[str, Any] | None = None
+    # For an assistant record stored before answers said what their turn read (no `read`
+    # field): whether tool results came between the message it answers and it.
+    after_tools: bool = False
+    agent: str = MAIN_AGENT
 
 
 @dataclass(slots=True)  # not frozen: the agent's HistoryWindow protocol declares plain attributes
@@ -124,25 +132,30 @@ class SessionStore:
         title: str = "",
         channel: str | None = None,
         chat_id: str | None = None,
+        agent: str = MAIN_AGENT,
     ) -> SessionInfo:
-        """A new, empty session; ValueError if `session_id` is taken."""
+        """A new, empty session of `agent`; ValueError if `session_id` is taken."""
         session_id = session_id or uuid.uuid4().hex[:12]
+        where = _Where(channel, chat_id, agent)
         try:
-            info = await self._db.run(
-                _insert_session, session_id, title, channel, chat_id, time.time(), False
-            )
+            info = await self._db.run(_insert_session, session_id, title, where, time.time(), False)
         except sqlite3.IntegrityError as exc:
             raise ValueError(f"session {session_id!r} already exists") from exc
         self._changed(session_id, "created")
         return info
 
     async def ensure(
-        self, session_id: str, *, channel: str | None = None, chat_id: str | None = None
+        self,
+        session_id: str,
+        *,
+        channel: str | None = None,
+        chat_id: str | None = None,
+        agent: str = MAIN_AGENT,
     ) -> SessionInfo:
-        """The session, created first if it does not exist yet."""
-        info = await self._db.run(
-            _insert_session, session_id, "", channel, chat_id, time.time(), True
-        )
+        """The session, created first (as `agent`'s) if it does not exist yet; an existing one
+        keeps its agent (the caller compares)."""
+        where = _Where(channel, chat_id, agent)
+        info = await self._db.run(_insert_session, session_id, "", where, time.time(), True)
         self._changed(session_id, "created" if info.message_count == 0 else "updated")
         return info
 
@@ -154,10 +167,17 @@ class SessionStore:
         await self._db.run(_set_model, session_id, model)
 
     async def list(
-        self, *, limit: int = 50, offset: int = 0, query: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        query: str | None = None,
+        agent: str | None = None,
     ) -> builtins.list[SessionInfo]:
-        """Most recently active first; `query` matches the title or any user/assistant text."""
-        return await self._db.run(_list_sessions, max(limit, 0), max(offset, 0), query or None)
+        """Most recently active first; `query` matches the title or any user/assistant text;
+        `agent` keeps that agent's sessions only (None: every agent's)."""
+        page = _Page(max(limit, 0), max(offset, 0), query or None, agent)
+        return await self._db.run(_list_sessions, page)
 
     async def rename(self, session_id: str, title: str) -> bool:
         renamed = await self._db.run(_rename, session_id, title)
@@ -292,20 +312,38 @@ class SessionStore:
 # --- SQL, run on the database thread ----------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Where a new session's messages come from, and whose it is."""
+
+    channel: str | None
+    chat_id: str | None
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """One page of the session list."""
+
+    limit: int
+    offset: int
+    query: str | None
+    agent: str | None
+
+
 def _insert_session(
     conn: sqlite3.Connection,
     session_id: str,
     title: str,
-    channel: str | None,
-    chat_id: str | None,
+    where: _Where,
     now: float,
     if_missing: bool,
 ) -> SessionInfo:
     verb = "INSERT OR IGNORE" if if_missing else "INSERT"
     conn.execute(
-        f"{verb} INTO sessions (id, title, channel, chat_id, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (session_id, title, channel, chat_id, now, now),
+        f"{verb} INTO sessions (id, title, channel, chat_id, created_at, updated_at, agent)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, title, where.channel, where.chat_id, now, now, where.agent),
     )
     row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return SessionInfo(*row)
@@ -329,26 +367,32 @@ def _set_memory_off(conn: sqlite3.Connection, session_id: str, off: bool) -> boo
     return changed > 0
 
 
-def _list_sessions(
-    conn: sqlite3.Connection, limit: int, offset: int, query: str | None
-) -> list[SessionInfo]:
+def _list_sessions(conn: sqlite3.Connection, page: _Page) -> list[SessionInfo]:
+    limit, offset, query = page.limit, page.offset, page.query
+    # `agent IS NULL` selects every agent's (the column itself is never NULL).
+    mine = "(:agent IS NULL OR s.agent = :agent)"
     if query is None:
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM sessions ORDER BY updated_at DESC, rowid DESC"
-            " LIMIT ? OFFSET ?",
-            (limit, offset),
+            f"SELECT {_COLUMNS} FROM sessions AS s WHERE {mine}"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT :limit OFFSET :offset",
+            {"agent": page.agent, "limit": limit, "offset": offset},
         )
     else:
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM sessions AS s"
-            " WHERE s.title LIKE :pattern ESCAPE '\\' OR EXISTS ("
+            f"SELECT {_COLUMNS} FROM sessions AS s WHERE {mine} AND ("
+            " s.title LIKE :pattern ESCAPE '\\' OR EXISTS ("
             "   SELECT 1 FROM messages AS m"
             "   WHERE m.session_id = s.id AND m.type IN ('user', 'assistant')"
             "   AND json_extract(m.record,"
             "       CASE m.type WHEN 'user' THEN '$.content' ELSE '$.text' END)"
-            "       LIKE :pattern ESCAPE '\\')"
+            "       LIKE :pattern ESCAPE '\\'))"
             " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT :limit OFFSET :offset",
-            {"pattern": f"%{_escape_like(query)}%", "limit": limit, "offset": offset},
+            {
+                "pattern": f"%{_escape_like(query)}%",
+                "agent": page.agent,
+                "limit": limit,
+                "offset": offset,
+            },
         )
     return [SessionInfo(*row) for row in rows]
 
@@ -505,19 +549,31 @@ def _messages_after(
     (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
     marks = ", ".join("?" * len(types))
     rows = conn.execute(
-        "SELECT m.id, m.session_id, s.channel, s.title, m.record, s.memory_off, CASE WHEN"
+        "SELECT m.id, m.session_id, s.channel, s.title, m.record, s.memory_off, s.agent, CASE WHEN"
         " m.type = 'assistant' THEN (SELECT json_extract(u.record, '$.author') FROM messages u"
         " WHERE u.session_id = m.session_id AND u.type = 'user' AND u.id < m.id"
-        " ORDER BY u.id DESC LIMIT 1) END FROM messages m"
-        f" JOIN sessions s ON s.id = m.session_id WHERE m.id > ? AND m.type IN ({marks})"
-        " ORDER BY m.id LIMIT ?",
+        " ORDER BY u.id DESC LIMIT 1) END,"
+        " m.type = 'assistant' AND json_type(m.record, '$.read') IS NULL AND EXISTS (SELECT 1"
+        " FROM messages t WHERE t.session_id = m.session_id AND t.type = 'tool_result'"
+        " AND t.id < m.id AND t.id > coalesce((SELECT max(u.id) FROM messages u"
+        " WHERE u.session_id = m.session_id AND u.type = 'user' AND u.id < m.id), 0))"
+        f" FROM messages m JOIN sessions s ON s.id = m.session_id"
+        f" WHERE m.id > ? AND m.type IN ({marks}) ORDER BY m.id LIMIT ?",
         (after_id, *types, limit),
     ).fetchall()
     found = [
         StoredMessage(
-            i, sid, ch, title, json.loads(data), bool(off), json.loads(answering or "null")
+            i,
+            sid,
+            ch,
+            title,
+            json.loads(data),
+            bool(off),
+            json.loads(answering or "null"),
+            bool(tools),
+            agent,
         )
-        for i, sid, ch, title, data, off, answering in rows
+        for i, sid, ch, title, data, off, agent, answering, tools in rows
     ]
     through = found[-1].id if len(found) == limit else max(int(last), after_id)
     return found, through

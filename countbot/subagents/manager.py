@@ -32,8 +32,8 @@ from countbot.gateway.messages import InboundMessage
 from countbot.gateway.steering import SteeringBox
 from countbot.gateway.watchdog import DEADLINE_REASON, supervise
 from countbot.gateway.watchers import Watcher
+from countbot.runtime.deliveries import DeliveryTarget
 from countbot.runtime.features import SharedPorts
-from countbot.runtime.outbound import DeliveryTarget
 from countbot.subagents.control import SpawnRequest, SubagentInfo
 from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
 
@@ -82,7 +82,7 @@ class SubagentManager:
         """Made when the runtime opens; `start` with the daemon's gateway runs it, and its
         tools run subagents once `use_loops` gave it the turn machinery's loop maker."""
         self._sessions = ports.sessions
-        self._outbound = ports.outbound
+        self._deliveries = ports.deliveries
         self._store = store
         self._settings = settings
         self._loops_or_none: SubagentLoops | None = None
@@ -313,7 +313,7 @@ class SubagentManager:
             content=report_text(record),
             chat_id=record.chat_id,
             sender=record.session_id,
-            session_key=record.parent_session,
+            session_id=record.parent_session,
             mode="followup",
             context=REPORT_CONTEXT.format(id=record.id),
             # Its words are the subagent's (what it read on the way), never the user's.
@@ -329,7 +329,7 @@ class SubagentManager:
         A parent that is itself a running subagent reads it before its next model call; one that
         has ended passes it on to its own parent, so a report always reaches someone.
         """
-        target = message.session_key or ""
+        target = message.session_id or ""
         if target.startswith(SESSION_PREFIX):
             subagent_id = target.removeprefix(SESSION_PREFIX)
             run = self._runs.get(subagent_id)
@@ -340,7 +340,7 @@ class SubagentManager:
             if parent is not None:
                 upward = replace(
                     message,
-                    session_key=parent.parent_session,
+                    session_id=parent.parent_session,
                     channel=parent.channel or CHANNEL,
                     chat_id=parent.chat_id,
                 )
@@ -363,9 +363,9 @@ class SubagentManager:
 
     async def _send_answer(self, message: InboundMessage, watcher: Watcher, queued: bool) -> None:
         """No chat shows the parent session (a job's, or a chat before its first message since
-        a restart): send the report turn's answer to the parent's chat through the outbound path.
+        a restart): send the report turn's answer to the parent's chat through the delivery path.
         """
-        target = message.session_key or ""
+        target = message.session_id or ""
         try:
             event = await TurnFollower(watcher).terminal(queued)
         finally:
@@ -374,7 +374,7 @@ class SubagentManager:
             return
         assert message.chat_id is not None
         where = DeliveryTarget(message.channel, message.chat_id)
-        result = await self._outbound.deliver(where, event.content)
+        result = await self._deliveries.deliver(where, event.content)
         if not result.delivered:
             log.info("report answer for %s not sent to %s: %s", target, where, result.detail)
 

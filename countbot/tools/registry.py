@@ -45,6 +45,10 @@ class ToolGate(Protocol):
         self, tool: Tool, args: dict[str, Any], result: ToolResult, ctx: ToolContext
     ) -> None: ...
 
+    async def untrusted_read(self, ctx: ToolContext) -> tuple[str, ...]:
+        """The untrusted sources the turn has let into the model's context so far."""
+        ...
+
 
 @dataclass(kw_only=True, eq=False)
 class ToolRegistry:
@@ -92,6 +96,11 @@ class ToolRegistry:
                 ToolSpec(t.name, t.description, t.parameters) for t in self._tools.values()
             )
         return self._specs
+
+    async def untrusted_read(self, ctx: ToolContext) -> tuple[str, ...]:
+        """What untrusted content the turn of `ctx` has read, as its gate counts it (none
+        without a gate): an answer written after it is marked with it when stored."""
+        return await self.gate.untrusted_read(ctx) if self.gate is not None else ()
 
     async def read_page(self, result_id: str, page: int, session_id: str) -> ToolResult:
         """A further page of a result this registry truncated (for `ReadResultTool(registry)`)."""

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from countbot.config.settings import TriggerSettings, TriggersSettings
 from countbot.gateway.gateway import Gateway, GatewayClosedError
-from countbot.runtime.outbound import DeliveryTarget, OutboundRouter
+from countbot.runtime.deliveries import DeliveryRouter, DeliveryTarget
 from countbot.triggers.events import MAX_ATTEMPTS, TriggerEvent, TriggerEvents
 from countbot.triggers.payload import turn_input
-from countbot.triggers.turns import Outcome, run_turn, session_of
+from countbot.triggers.turns import TriggerOutcome, run_turn, session_of
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Dispatcher:
         events: TriggerEvents,
         gateway: Gateway,
         settings: Callable[[], TriggersSettings],
-        outbound: OutboundRouter,
+        deliveries: DeliveryRouter,
         describe: Mapping[str, Describe],
         *,
         clock: Callable[[], float] = time.time,
@@ -79,7 +79,7 @@ class Dispatcher:
         self._events = events
         self._gateway = gateway
         self._settings = settings
-        self._outbound = outbound
+        self._deliveries = deliveries
         self._describe = describe
         self._clock = clock
         self._workers: dict[str, asyncio.Task[None]] = {}
@@ -198,7 +198,7 @@ class Dispatcher:
         await self._events.finish(event.id, status, detail, outcome.text, self._clock())
 
     async def _deliver(
-        self, trigger: TriggerSettings, name: str, outcome: Outcome
+        self, trigger: TriggerSettings, name: str, outcome: TriggerOutcome
     ) -> tuple[bool, str]:
         target = trigger.deliver
         if not target or target == "web":
@@ -206,7 +206,7 @@ class Dispatcher:
         if not outcome.text.strip():
             return True, "the answer was empty: nothing was sent"
         channel, _, chat_id = target.partition(":")
-        result = await self._outbound.deliver(DeliveryTarget(channel, chat_id), outcome.text)
+        result = await self._deliveries.deliver(DeliveryTarget(channel, chat_id), outcome.text)
         return result.delivered, result.detail or ("sent" if result.delivered else "not sent")
 
     async def _fail(self, event: TriggerEvent, reason: str) -> None:

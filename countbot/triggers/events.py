@@ -5,7 +5,7 @@ new file version, a mail's UID. The same source key twice is one row, so a repea
 acknowledged and never run again. A restart finds what was received and not finished; an event
 whose turn was cut off by the restart runs once more, a second cut-off fails it (a turn that
 takes the daemon down must not do so forever). A turn's answer is written to its row before it
-is handed to the outbound path: an event cut off after that is not run again (the channel's
+is handed to the delivery path: an event cut off after that is not run again (the channel's
 outbox owes the answer from then on, and sends it once). Rows are kept 30 days.
 """
 
@@ -80,8 +80,9 @@ class TriggerEvents:
         self, trigger: str, kind: SourceKind, key: str, payload: dict[str, Any], now: float
     ) -> Recorded:
         """Write the event down as received (durable once this returns), unless its key was
-        recorded before: then the earlier row's id, not new."""
-        return await self._db.run(_record, trigger, kind, key, json.dumps(payload), now)
+        recorded before: then the earlier row's id, not new. One statement, committed on its
+        own: the source is answered as soon as it is written."""
+        return await self._db.run_now(_record, trigger, kind, key, json.dumps(payload), now)
 
     async def claim(self, trigger: str, now: float) -> TriggerEvent | None:
         """The trigger's oldest received event, now marked running (None: nothing waits)."""

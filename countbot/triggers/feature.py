@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from countbot.tools.base import Tool
 
 
-class Watcher(Protocol):
+class TriggerSource(Protocol):
     """A source that watches something (a folder, a mailbox) until stopped."""
 
     name: str
@@ -41,7 +41,7 @@ class Triggers:
     events: TriggerEvents
     dispatcher: Dispatcher
     hooks: HookDoor
-    watchers: list[Watcher] = field(default_factory=list)
+    watchers: list[TriggerSource] = field(default_factory=list)
 
     async def stop_taking(self) -> None:
         """Take no more events (the daemon stops; what is recorded runs after its next start)."""
@@ -74,7 +74,7 @@ class TriggersFeature:
             raise RuntimeError("open the runtime with this feature first")
         ports, events = self._ports, self._events
         settings, workspace = ports.settings.triggers, ports.settings.workspace
-        describe: dict[str, Describe] = {"hook": webhooks.describe}
+        describe: dict[str, Describe] = {"hook": webhooks.describe_delivery}
         # The document reader and the mail pieces are imported only when they are used.
         if settings.folders:
             from countbot.triggers.folders import FolderReader
@@ -83,13 +83,13 @@ class TriggersFeature:
         if settings.mailboxes:
             from countbot.triggers import mail
 
-            describe["mailbox"] = mail.describe
+            describe["mailbox"] = mail.describe_mail
         live = ports.settings  # a change to `triggers` replaces the section on this object
 
         def now() -> TriggersSettings:
             return live.triggers
 
-        dispatcher = Dispatcher(events, gateway, now, ports.outbound, describe)
+        dispatcher = Dispatcher(events, gateway, now, ports.deliveries, describe)
         await dispatcher.start()
         running = Triggers(events, dispatcher, HookDoor(now, events, dispatcher))
         if settings.folders:
@@ -101,10 +101,10 @@ class TriggersFeature:
 
 async def _watch_folders(
     settings: TriggersSettings, workspace: Path, events: TriggerEvents, dispatcher: Dispatcher
-) -> list[Watcher]:
+) -> list[TriggerSource]:
     from countbot.triggers.folders import FolderTrigger, folder_path
 
-    started: list[Watcher] = []
+    started: list[TriggerSource] = []
     for name, folder in settings.folders.items():
         if folder.enabled:
             watcher = FolderTrigger(
@@ -117,12 +117,12 @@ async def _watch_folders(
 
 async def _watch_mailboxes(
     settings: TriggersSettings, ports: SharedPorts, events: TriggerEvents, dispatcher: Dispatcher
-) -> list[Watcher]:
+) -> list[TriggerSource]:
     from countbot.store.channel_state import ChannelStateStore
     from countbot.triggers.mail import MailboxTrigger
 
     cursors = ChannelStateStore(ports.db)
-    started: list[Watcher] = []
+    started: list[TriggerSource] = []
     for name, mailbox in settings.mailboxes.items():
         if mailbox.enabled:
             watcher = MailboxTrigger(name, mailbox, events, cursors, dispatcher)

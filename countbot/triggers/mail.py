@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from countbot.channels.email.mail_in import body_text, parse, sender_of
+from countbot.channels.email.mail_in import body_text, parse_mail, sender_of
 from countbot.channels.email.mailbox import Mailbox, MailboxError
 from countbot.channels.email.trust import vouched
 from countbot.config.settings import MailboxSettings
@@ -133,7 +133,7 @@ class MailboxTrigger:
 
 def _payload(raw: bytes, authserv_id: str | None) -> dict[str, Any]:
     """What the turn needs of a mail (parsed in a worker thread: mail can be large)."""
-    message = parse(raw)
+    message = parse_mail(raw)
     sender = sender_of(message)
     return {
         "from": sender or str(message.get("From") or "(no single sender)"),
@@ -145,7 +145,7 @@ def _payload(raw: bytes, authserv_id: str | None) -> dict[str, Any]:
     }
 
 
-async def describe(event: TriggerEvent) -> tuple[str, str]:
+async def describe_mail(event: TriggerEvent) -> tuple[str, str]:
     """A mail as its turn reads it: who sent it (and whether that is proven), subject, text."""
     mail = event.payload
     proof = (

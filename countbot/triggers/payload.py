@@ -45,6 +45,6 @@ def turn_input(prompt: str, kind: str, trigger: str, heading: str, data: str) ->
     return TurnInput(prompt, lead, payload)
 
 
-def json_text(payload: Any) -> str:
+def readable_json(payload: Any) -> str:
     """A JSON payload as the model reads it best: indented, non-ASCII kept."""
     return json.dumps(payload, indent=1, ensure_ascii=False)

@@ -24,7 +24,7 @@ CHANNEL = "trigger"
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class TriggerOutcome:
     """How the turn ended: its answer (with the notices a chat would show), or why not."""
 
     ok: bool
@@ -39,7 +39,7 @@ def session_of(trigger: str) -> str:
 
 async def run_turn(
     gateway: Gateway, trigger: str, given: TurnInput, tools: frozenset[str]
-) -> Outcome:
+) -> TriggerOutcome:
     """Run the turn unattended with only `tools`; its answer or its failure."""
     session_id = session_of(trigger)
     watcher = Watcher()
@@ -55,7 +55,7 @@ async def run_turn(
             channel=CHANNEL,
             content=given.message,
             chat_id=trigger,
-            session_key=session_id,
+            session_id=session_id,
             mode="followup",
             unattended=True,
             context=given.context,
@@ -69,7 +69,7 @@ async def run_turn(
     finally:
         gateway.hub.unsubscribe(session_id, watcher)
     if isinstance(terminal, TurnDone):
-        return Outcome(True, with_notices(terminal.content, shown))
+        return TriggerOutcome(True, with_notices(terminal.content, shown))
     if isinstance(terminal, TurnError):
-        return Outcome(False, error=terminal.error)
-    return Outcome(False, error="the turn was cancelled")
+        return TriggerOutcome(False, error=terminal.error)
+    return TriggerOutcome(False, error="the turn was cancelled")

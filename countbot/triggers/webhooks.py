@@ -18,7 +18,7 @@ from countbot.config.settings import HookSettings, TriggersSettings
 from countbot.text_repair import JsonTextError, loads_untrusted
 from countbot.triggers.dispatcher import Dispatcher
 from countbot.triggers.events import TriggerEvent, TriggerEvents
-from countbot.triggers.payload import json_text
+from countbot.triggers.payload import readable_json
 from countbot.triggers.signatures import SignatureRefused, verify
 
 # Bodies up to this size are parsed on the event loop; larger ones in a worker thread.
@@ -99,9 +99,9 @@ async def _parsed(body: bytes) -> object:
     return await asyncio.to_thread(loads_untrusted, body)
 
 
-async def describe(event: TriggerEvent) -> tuple[str, str]:
+async def describe_delivery(event: TriggerEvent) -> tuple[str, str]:
     """A delivery as its turn reads it: which one, and the JSON it carried."""
     payload = event.payload
     what = f", event {payload['event']!r}" if payload.get("event") else ""
     heading = f"Webhook {event.trigger!r} delivery {payload['delivery']!r}{what}; its JSON body:"
-    return heading, json_text(payload["body"])
+    return heading, readable_json(payload["body"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from countbot.agents.houses import Houses
 from countbot.channels.manager import ChannelManager
 from countbot.gateway.gateway import Gateway
 from countbot.local_model.models import effective_model, embedded_default
@@ -25,6 +26,8 @@ class DaemonContext:
     scheduler: Scheduler
     subagents: SubagentManager
     triggers: Triggers
+    # Every agent's house (`main`'s is `runtime`).
+    houses: Houses
     litellm_ready: bool = False
     config_state: ConfigState = field(default_factory=ConfigState)
 

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+from countbot.agents.houses import Houses
 from countbot.backup.schedule import BackupSchedule
 from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
@@ -30,6 +31,7 @@ from countbot.llm.provider_path import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
 from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
+from countbot.runtime.features import Feature
 from countbot.scheduler.assembly import JobsFeature, start_scheduler
 from countbot.store.database import NewerSchemaError
 from countbot.subagents.feature import SubagentsFeature
@@ -147,33 +149,30 @@ class RunningDaemon:
 
 @contextlib.asynccontextmanager
 async def serve_daemon(
-    settings: Settings, listener: socket.socket, *, agent: TurnSource | None = None
+    settings: Settings, listener: socket.socket, *, turns: TurnSource | None = None
 ) -> AsyncIterator[RunningDaemon]:
     """Open the runtime and serve on `listener`; on exit stop turns, connections, then the store.
 
-    `agent` replaces the runtime's agent loop (the benchmark times the daemon's own layers so).
+    `turns` replaces the runtime as the gateway's turn source (the benchmark times the daemon's
+    own layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     browser = BrowserFeature()
-    # The tools, the agent loop and MCP are built at the first turn (the runtime is the
-    # gateway's turn source), so an idle daemon never imports them; configured MCP servers
-    # start with the daemon, and so build them now.
-    features = [subagent_feature, jobs, trigger_feature, browser]
-    runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
-    if any(server.enabled for server in settings.mcp.servers.values()):
-        await runtime.turn_parts()
+    houses = await _open_houses(settings, [subagent_feature, jobs, trigger_feature, browser])
+    runtime = houses.main
     gateway = Gateway(
-        agent or runtime, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        turns or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]
-    channels = ChannelManager(runtime, gateway, web_url=local_url(settings.web.host, port))
+    web_url = local_url(settings.web.host, port)
+    channels = ChannelManager(runtime, gateway, web_url=web_url, router=houses)
     await channels.start()  # returns at once; each channel connects in its own task
     scheduler = await start_scheduler(jobs, gateway)
     triggers = await trigger_feature.start(gateway)
     backups = BackupSchedule(settings)
     backups.start()
-    context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers)
+    context = DaemonContext(runtime, gateway, channels, scheduler, subagents, triggers, houses)
     push_session_changes(context)
     watcher = ConfigWatcher(context, settings.config_path) if settings.config_path else None
     if watcher is not None:
@@ -201,7 +200,21 @@ async def serve_daemon(
         await asyncio.wait({serving})
         preload.cancel()
         trimming.cancel()
+        await houses.close()
         await runtime.close()
+
+
+async def _open_houses(settings: Settings, features: list[Feature]) -> Houses:
+    """`main`'s runtime with the daemon's features, and every other agent's house opening in the
+    background (`countbot/agents/`). The tools, the agent loop and MCP are built at the first
+    turn, so an idle daemon never imports them; configured MCP servers start with the daemon,
+    and so build them now."""
+    runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
+    if any(server.enabled for server in settings.mcp.servers.values()):
+        await runtime.turn_parts()
+    houses = Houses(runtime)
+    houses.start()
+    return houses
 
 
 async def _preload(daemon: DaemonContext) -> None:

@@ -40,14 +40,17 @@ class SendMessage:
     # The model this chat picks (remembered for the session); checked against the configured.
     model: str | None = None
     # Files uploaded before (`POST /api/media`), named by where they were saved.
-    attachments: tuple[Attachment, ...] = ()
+    attachments: tuple[Upload, ...] = ()
     # Which of the daemon's own surfaces sent it: "cli" for `countbot chat`, else "web". The
     # turn is told where the person is reading; a client cannot claim a chat platform.
     via: str = "web"
+    # The agent the owner picked (the agent switcher, `countbot chat --agent`); None: the
+    # session's own, or for a new session the one the bindings give this surface.
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Attachment:
+class Upload:
     """A file `POST /api/media` saved (`file`, workspace-relative), sent with a message."""
 
     file: str
@@ -146,10 +149,13 @@ def _message(data: dict[str, Any]) -> SendMessage:
         via = data.get("via", "web")
         if via not in SURFACES:
             raise ProtocolError(f"message: 'via' must be one of {', '.join(SURFACES)}")
+        agent = data.get("agent")
+        if agent is not None and (not isinstance(agent, str) or not 0 < len(agent) <= MAX_MODEL):
+            raise ProtocolError(f"message: 'agent' must be a string of 1 to {MAX_MODEL} characters")
     except ProtocolError as exc:
         raise ProtocolError(str(exc), client_id) from None
     return SendMessage(
-        session_id, content, media, mode, client_id, replace_from, model, attachments, via
+        session_id, content, media, mode, client_id, replace_from, model, attachments, via, agent
     )
 
 
@@ -163,7 +169,7 @@ def _replace_from(value: Any, session_id: str | None) -> int | None:
     return value
 
 
-def _attachments(value: Any) -> tuple[Attachment, ...]:
+def _attachments(value: Any) -> tuple[Upload, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or len(value) > MAX_ATTACHMENTS:
@@ -178,7 +184,7 @@ def _attachments(value: Any) -> tuple[Attachment, ...]:
         file, name, kind = fields
         if kind not in ("voice", "file"):
             raise ProtocolError(f"message: attachments[{index}]: 'kind' must be voice or file")
-        found.append(Attachment(file, name, kind))
+        found.append(Upload(file, name, kind))
     return tuple(found)
 
 

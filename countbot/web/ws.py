@@ -15,7 +15,7 @@ from typing import Any
 from starlette.websockets import WebSocket
 
 from countbot.gateway.events import SessionEvent
-from countbot.gateway.gateway import GatewayClosedError
+from countbot.gateway.gateway import GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
 from countbot.gateway.watchers import Watcher
 from countbot.llm.unicode_repair import json_text
@@ -126,15 +126,19 @@ class Connection:
             return
         if frame.replace_from is not None and not await self._rewind(frame):
             return
+        agent = self._agent_of(frame)
+        if agent == "":
+            return
         message = InboundMessage(
             channel=frame.via,
             content=frame.content,
             sender=frame.via,
             media=frame.media,
-            session_key=frame.session_id,
+            session_id=frame.session_id,
             mode=frame.mode,
             model=model,
             parts=parts,
+            agent=agent,
         )
         try:
             submission = await self._daemon.gateway.submit(
@@ -143,8 +147,29 @@ class Connection:
         except GatewayClosedError as exc:
             self._error(str(exc), frame.client_id, retryable=True)
             return
+        except WrongAgentError as exc:
+            self._error(f"message: {exc}", frame.client_id)
+            return
         if frame.model is not None:
             await self._daemon.runtime.sessions.set_model(submission.session_id, frame.model)
+
+    def _agent_of(self, frame: SendMessage) -> str | None:
+        """The agent the owner picked, or the bindings' for a new session (None: the session's
+        own); "" after telling the client why none can answer."""
+        houses = self._daemon.houses
+        if frame.agent is not None:
+            why = houses.unavailable(frame.agent)
+            if why:
+                self._error(f"message: {why}", frame.client_id)
+                return ""
+            return frame.agent
+        if frame.session_id is not None:
+            return None
+        route = houses.route(frame.via)
+        if route.agent is None:
+            self._error(f"message: {route.refusal}", frame.client_id)
+            return ""
+        return route.agent
 
     async def _rewind(self, frame: SendMessage) -> bool:
         """Drop the stored tail a regenerate or an edit replaces; False (and an error) if not."""

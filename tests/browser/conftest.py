@@ -34,6 +34,18 @@ def site() -> Iterator[LoopbackSite]:
         made.close()
 
 
+@pytest.fixture(scope="module")
+def other_origins() -> Iterator[tuple[LoopbackSite, LoopbackSite]]:
+    """The same pages from another site (127.0.0.2: Chromium runs its frames in a process of
+    their own) and from another origin of the tests' site (another port: the same process)."""
+    sites = (LoopbackSite("127.0.0.2"), LoopbackSite())
+    try:
+        yield sites
+    finally:
+        for made in sites:
+            made.close()
+
+
 @dataclass
 class Browse:
     """The tool as one conversation uses it; `ref` finds a reference in the last result."""

@@ -1,7 +1,7 @@
 """A small web site on 127.0.0.1 for the browser tests: pages rendered by JavaScript, a login
 with a session cookie, an overlay over a button, a disabled button, links, a 404, a slow page,
-a new tab, an iframe, a download, and a page carrying an injected instruction; every request is
-recorded (what the site, or an attacker's, learned)."""
+a new tab, an iframe, a widget to frame from another origin, a download, and a page carrying an
+injected instruction; every request is recorded (what the site, or an attacker's, learned)."""
 
 from __future__ import annotations
 
@@ -17,18 +17,18 @@ DOWNLOAD = "name,count\napples,3\npears,5\n"
 BIG = 3_000_000
 
 
-def _page(title: str, body: str) -> str:
+def page(title: str, body: str) -> str:
     return f"<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>"
 
 
 PAGES = {
-    "/": _page(
+    "/": page(
         "Start",
         "<h1>Start</h1><p>Welcome to the test site.</p>"
         '<a href="/list">The list</a> <a href="/missing">A missing page</a> '
         '<a href="/slow">A slow page</a> <a href="/list" target="_blank">List in a new tab</a>',
     ),
-    "/list": _page(
+    "/list": page(
         "List",
         "<h1>Fruit</h1><ul id='items'></ul><button id='more' onclick='more()'>Load more</button>"
         "<script>const add = (n) => { const li = document.createElement('li'); "
@@ -37,14 +37,14 @@ PAGES = {
         "function more() { fetch('/api/more').then(r => r.json()).then(a => a.forEach(add)); }"
         "</script>",
     ),
-    "/login": _page(
+    "/login": page(
         "Sign in",
         "<h1>Sign in</h1><form method='post' action='/login'>"
         "<label>User <input name='user'></label>"
         "<label>Password <input name='password' type='password'></label>"
         "<button type='submit'>Sign in</button></form>",
     ),
-    "/overlay": _page(
+    "/overlay": page(
         "Offer",
         "<button id='buy' onclick=\"document.body.insertAdjacentHTML('beforeend', "
         "'<p>Bought!</p>')\">Buy now</button>"
@@ -52,26 +52,31 @@ PAGES = {
         '<p>We use cookies.</p><button onclick="this.parentElement.remove()">Accept</button>'
         "</div>",
     ),
-    "/disabled": _page("Form", "<button disabled>Send</button><p>Nothing to send yet.</p>"),
-    "/select": _page(
+    "/disabled": page("Form", "<button disabled>Send</button><p>Nothing to send yet.</p>"),
+    "/select": page(
         "Choose",
         "<label>Size <select id='size' onchange=\"document.getElementById('out').textContent"
         " = 'Size: ' + this.value\"><option value='s'>Small</option><option value='l'>Large"
         "</option></select></label><p id='out'>Size: s</p>",
     ),
-    "/frame": _page(
+    "/frame": page(
         "Framed",
         "<p>Outside the frame.</p><iframe title='inner' src='/inner'></iframe>",
     ),
-    "/inner": _page(
+    "/inner": page(
         "Inner",
         "<p>Inside the frame.</p><button onclick=\"this.textContent = 'Pressed'\">Press me"
         "</button>",
     ),
-    "/download": _page(
+    "/widget": page(
+        "Widget",
+        "<p>A widget of its own origin.</p><button onclick=\"this.textContent = 'Pressed'\">"
+        "Press me</button> <a href='/inner'>Next</a>",
+    ),
+    "/download": page(
         "Files", "<a href='/report.csv'>The report</a> <a href='/big.bin'>Everything</a>"
     ),
-    "/long": _page(
+    "/long": page(
         "Long",
         "".join(
             f"<h2>Section {n}</h2><p>{'Words of the section, plainly written. ' * 12}</p>"
@@ -126,7 +131,7 @@ class LoopbackSite:
         path = urlsplit(handler.path).path
         if path == "/slow":
             time.sleep(1.0)
-            send(handler, 200, _page("Slow", "<p>Finally loaded.</p>"))
+            send(handler, 200, page("Slow", "<p>Finally loaded.</p>"))
         elif path == "/big.bin":
             send(
                 handler,
@@ -148,13 +153,13 @@ class LoopbackSite:
         elif path == "/account":
             cookie = handler.headers.get("Cookie") or ""
             if "session=alice-ok" in cookie:
-                send(handler, 200, _page("Account", "<h1>Account</h1><p>Signed in as alice.</p>"))
+                send(handler, 200, page("Account", "<h1>Account</h1><p>Signed in as alice.</p>"))
             else:
                 send(handler, 302, "", headers={"Location": "/login"})
         elif path in self.pages:
             send(handler, 200, self.pages[path])
         else:
-            send(handler, 404, _page("Not found", "<p>There is no such page.</p>"))
+            send(handler, 404, page("Not found", "<p>There is no such page.</p>"))
 
     def post(self, handler: BaseHTTPRequestHandler, body: str) -> None:
         form = parse_qs(body)
@@ -162,7 +167,7 @@ class LoopbackSite:
             cookie = "session=alice-ok; Max-Age=86400; Path=/; HttpOnly"
             send(handler, 303, "", headers={"Location": "/account", "Set-Cookie": cookie})
         else:
-            send(handler, 200, _page("Received", "<p>Thank you.</p>"))
+            send(handler, 200, page("Received", "<p>Thank you.</p>"))
 
     def close(self) -> None:
         self._httpd.shutdown()

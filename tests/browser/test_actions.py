@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from tests.browser.conftest import Browse, needs_chromium
-from tests.browser.site import DOWNLOAD, PASSWORD, LoopbackSite
+from tests.browser.site import DOWNLOAD, PASSWORD, LoopbackSite, page
 
 pytestmark = [needs_chromium, pytest.mark.asyncio(loop_scope="module")]
 
@@ -94,6 +94,46 @@ async def test_an_iframe_is_read_and_its_button_clicked(browse: Browse, site: Lo
     assert 'frame "inner":\nInside the frame.' in opened.content
     result = await browse("click", ref=browse.ref("Press me"))
     assert result.status == "ok" and "New text on the page:\n  Pressed" in result.content
+
+
+async def test_a_frame_of_another_site_is_read_and_acted_on(
+    browse: Browse, site: LoopbackSite, other_origins: tuple[LoopbackSite, LoopbackSite]
+) -> None:
+    other_site = other_origins[0]
+    site.pages["/widget-page"] = page(
+        "Our page",
+        f"<p>Our own text.</p><iframe title='widget' src='{other_site.url('/widget')}'></iframe>",
+    )
+    opened = await browse("open", url=site.url("/widget-page"))
+    assert 'frame "widget":\nA widget of its own origin.' in opened.content
+    press, next_page = browse.ref("Press me"), browse.ref("Next")
+    pressed = await browse("click", ref=press)
+    assert pressed.status == "ok" and "New text on the page:\n  Pressed" in pressed.content
+    moved = await browse("click", ref=next_page)
+    assert moved.status == "ok" and "Inside the frame." in moved.content
+    stale = await browse("click", ref=press)
+    assert stale.status == "error"
+    assert f"was read in a frame that has changed since (now {other_site.url('/inner')})" in (
+        stale.content
+    )
+    assert ("GET", "/widget", "") in other_site.requests
+
+
+async def test_a_frame_of_another_origin_under_an_overlay_is_named(
+    browse: Browse, site: LoopbackSite, other_origins: tuple[LoopbackSite, LoopbackSite]
+) -> None:
+    same_site = other_origins[1]
+    site.pages["/covered-widget"] = page(
+        "Covered",
+        f"<iframe title='widget' src='{same_site.url('/widget')}'></iframe>"
+        "<div id='sponsor' style='position:fixed;inset:0;background:#fff'>Sponsored</div>",
+    )
+    opened = await browse("open", url=site.url("/covered-widget"))
+    result = await browse("click", ref=browse.ref("Press me"))
+    assert result.status == "error"
+    assert 'button "Press me"' in result.content
+    assert 'is hidden by div#sponsor "Sponsored"' in result.content
+    assert "Pressed" not in result.content and "A widget of its own origin." in opened.content
 
 
 async def test_a_download_lands_in_the_workspace(browse: Browse, site: LoopbackSite) -> None:

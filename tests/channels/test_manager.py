@@ -17,7 +17,7 @@ async def test_a_disabled_channel_is_reported_and_not_started(
     async with running_bot(settings, fake_telegram) as bot:
         assert bot.state()["state"] == "disabled"
         assert bot.state()["settings"]["token"] == ""
-        assert bot.runtime.outbound.channels() == []
+        assert bot.runtime.deliveries.channels() == []
     assert fake_telegram.calls == []
 
 
@@ -39,7 +39,7 @@ async def test_a_running_channel_reports_itself_without_its_token(bot: Bot) -> N
     assert state["settings"]["token"] == MASK
     assert state["settings"]["allow_from"] == [str(ALICE)]
     assert TOKEN not in json.dumps(bot.manager.states())
-    assert bot.runtime.outbound.channels() == ["telegram"]
+    assert bot.runtime.deliveries.channels() == ["telegram"]
 
 
 async def test_a_crashed_channel_is_restarted_and_works_again(

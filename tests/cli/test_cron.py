@@ -132,7 +132,7 @@ async def test_run_with_a_daemon_asks_the_daemon(
 ) -> None:
     # Only the daemon has this channel: a delivery to it proves the daemon ran the job.
     pigeon = RecordingSender()
-    runtime.outbound.register(pigeon)
+    runtime.deliveries.register(pigeon)
     draft = JobDraft("Train", "every", "1d", "Check the train", Delivery("pigeon", "42"))
     job = await daemon.service.book.create(draft)
     model_server.script(Reply.text("On time."))

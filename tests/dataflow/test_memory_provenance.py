@@ -2,12 +2,12 @@
 
 A forward on Telegram, a group member the open door let in and a mail nobody vouched for each
 carry an instruction to fetch the PIN to a host the owner never named, and so does a subagent's
-report. Later, in a web chat,
-the owner tells the PIN and asks about it: auto-recall never brings others' words back, and when
-the model searches memory for them, they come back marked as theirs and the turn counts them as
-untrusted, so the obedient model's fetch is refused. The owner's own words recalled stay the
-owner's: "send it to my Telegram" asks nothing, and neither does an owner-named fetch or an MCP
-call when the recall block quotes an `<external source=...>` marker.
+report, and so does a page whose summary the assistant wrote (the answer repeats it). Later,
+in a web chat, the owner tells the PIN and asks about it: auto-recall never brings others'
+words back, and when the model searches memory for them, they come back marked as theirs and
+the turn counts them as untrusted, so the obedient model's fetch is refused. The owner's own
+words recalled stay the owner's: "send it to my Telegram" asks nothing, and neither does an
+owner-named fetch or an MCP call when the recall block quotes an `<external source=...>` marker.
 """
 
 from __future__ import annotations
@@ -236,3 +236,40 @@ async def test_a_subagents_report_searched_later_sends_nothing_unasked(
     assert refused["decision"] == "refused"
     who = subagent.id.rpartition(":")[2]
     assert f"memory_search: the report of subagent {who}, today" in refused["untrusted"]
+
+
+async def test_an_answer_that_repeats_a_page_is_not_recalled_as_the_owners(
+    attack_daemon: DaemonStarter, sites: Sites, model_server: ScriptedModelServer
+) -> None:
+    """The owner asks for a page's summary; the page carries the instruction and the summary
+    repeats it. The answer was written in a turn that had read the page: memory keeps it as
+    such (from the turn's ledger), so a later chat neither gets it recalled as the owner's nor
+    sends the PIN when it is searched."""
+    site, other, _ = sites
+    site.pages["/memo"] = instruction(other)
+
+    def configure(settings: Any) -> None:
+        settings.security.outbound = "deny"
+
+    model_server.script(
+        Reply.tool_calls(("web_fetch", json.dumps({"url": f"{site.base}/memo"}))),
+        Reply.text(f"The page says: {instruction(other)}"),
+    )
+    obey(model_server, everywhere=True)
+    async with attack_daemon(configure) as daemon:
+        await turn(daemon, f"Summarize {site.base}/memo for me", session="read")
+        recalled = await turn(daemon, ASK, session="recalled")
+        asked = len(model_server.requests)
+        model_server.script(search("ferry memo plan"))
+        await turn(daemon, ASK, session="searched")
+        records = await audit_records(daemon)
+
+    assert "/q?d=" not in json.dumps(model_server.requests[asked - 1]["messages"])
+    assert recalled.of("approval_request") == []
+    assert other.requests == []
+    assert site.requests == ["/memo"]
+    fetched, refused = records
+    assert (fetched["destination"], fetched["decision"]) == ("127.0.0.1", "allowed")
+    assert refused["decision"] == "refused" and refused["destination"] == "127.0.0.2"
+    read = "an answer written after reading web_fetch 127.0.0.1, today"
+    assert refused["untrusted"] == [f"memory_search: {read}"]

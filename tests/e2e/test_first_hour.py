@@ -189,7 +189,7 @@ async def test_sessions_changed_elsewhere_appear_in_an_open_tab(
         content="hello from my phone",
         sender="7",
         chat_id="7",
-        session_key="telegram:7",
+        session_id="telegram:7",
     )
     await chat.daemon.context.gateway.submit(message)
     await expect(items).to_have_count(1)

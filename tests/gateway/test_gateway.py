@@ -30,7 +30,7 @@ async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
 
 
 def msg(content: str, session: str = "s1", mode: QueueMode | None = None) -> InboundMessage:
-    return InboundMessage(channel="test", content=content, session_key=session, mode=mode)
+    return InboundMessage(channel="test", content=content, session_id=session, mode=mode)
 
 
 async def model_requests(server: ScriptedModelServer, count: int) -> None:

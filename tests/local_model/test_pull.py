@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from countbot.local_model.catalogue import CATALOGUE, CatalogueModel, UrlSource, model_file
-from countbot.local_model.pull import PullError, is_installed, pull, remove
+from countbot.local_model.pull import PullError, is_installed, pull, remove_model
 
 BODY = b"GGUF" + bytes(range(256)) * 64
 
@@ -50,7 +50,7 @@ def test_a_verified_download_is_kept_with_progress_and_can_be_removed(
     path = pull(model, tmp_path, lambda done, total: seen.append((done, total)))
     assert path.read_bytes() == BODY and is_installed(model, tmp_path)
     assert seen[-1] == (len(BODY), len(BODY))
-    assert remove(model, tmp_path) and not path.exists() and not remove(model, tmp_path)
+    assert remove_model(model, tmp_path) and not path.exists() and not remove_model(model, tmp_path)
 
 
 def test_a_download_with_the_wrong_hash_is_not_kept(url: str, tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ async def asking(settings: Settings) -> AsyncIterator[tuple[Runtime, Gateway]]:
 
 
 def message(text: str = "make the proof", *, unattended: bool = False) -> InboundMessage:
-    return InboundMessage("web", text, session_key="s1", unattended=unattended)
+    return InboundMessage("web", text, session_id="s1", unattended=unattended)
 
 
 def tool_result(server: ScriptedModelServer) -> str:

@@ -11,7 +11,7 @@ import pytest
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime, open_runtime
-from countbot.runtime.outbound import DeliveryResult
+from countbot.runtime.deliveries import DeliveryResult
 from countbot.scheduler.assembly import JobsFeature, Scheduler, start_scheduler
 from countbot.scheduler.clock import Clock
 from tests.support.scripted_model import ScriptedModelServer
@@ -96,7 +96,7 @@ async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
 @pytest.fixture
 def pigeon(runtime: Runtime) -> RecordingSender:
     sender = RecordingSender()
-    runtime.outbound.register(sender)
+    runtime.deliveries.register(sender)
     return sender
 
 

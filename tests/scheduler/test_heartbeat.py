@@ -127,7 +127,7 @@ async def test_a_beat_is_skipped_while_the_user_is_talking(
     if chat_session != "pigeon:42":  # the user started a fresh session with /new
         await ChannelStateStore(runtime.db).assign_session("pigeon", "42", chat_session)
     model_server.script(Reply.text("a long answer", chunks=20, delay=0.2))
-    await gateway.submit(InboundMessage("pigeon", "hello", chat_id="42", session_key=chat_session))
+    await gateway.submit(InboundMessage("pigeon", "hello", chat_id="42", session_id=chat_session))
     result = await scheduler.heartbeat.beat()
     assert (result.outcome, result.detail) == ("busy", chat_session)
     gateway.cancel(chat_session)

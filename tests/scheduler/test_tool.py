@@ -44,7 +44,7 @@ async def test_remind_me_every_weekday_then_list_then_cancel(
     runtime: Runtime, book: JobBook, model_server: ScriptedModelServer
 ) -> None:
     pigeon = RecordingSender()
-    runtime.outbound.register(pigeon)
+    runtime.deliveries.register(pigeon)
     model_server.script(
         Reply.tool_calls(
             call(

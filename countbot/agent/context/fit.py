@@ -32,6 +32,7 @@ from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.tokens import (
     MESSAGE_OVERHEAD,
     TOOL_RESULT_OVERHEAD,
+    Counter,
     estimate_tokens,
     text_size,
 )
@@ -53,7 +54,6 @@ GIST_LINES = 3
 GIST_LINE_CHARS = 160
 ARGUMENT_CHARS = 160
 
-Counter = Callable[[str], int]
 # An entry's own message (None for a note): `history.project_one`, remembered or not.
 Projector = Callable[[HistoryEntry], "Message | None"]
 

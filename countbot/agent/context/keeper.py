@@ -5,7 +5,7 @@ pi-mono's `transformContext` is one callback): the user entry gets its per-turn 
 (`prompt.turn_facts`, a `/skill` invocation), and every request is kept inside the model's
 window.
 Before every model call the request is fitted to `agent.context_budget` of the window
-(`projection.fit`: re-read files, gists of old tool results, oversized entries cut). At the start
+(`fit.py`: re-read files, gists of old tool results, oversized entries cut). At the start
 of a turn, history that still does not fit is summarized into MEMORY.md (phase 2), after one
 silent chance for the model to save facts with `memory_write`. What stays after a summary is half
 the budget, so the next summary is many turns away and the prompt prefix stays stable meanwhile.

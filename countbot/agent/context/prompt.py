@@ -1,4 +1,4 @@
-"""The one place a model request's messages are built: system prompt, history, current message.
+"""The system prompt and each turn's context line; the keeper (`keeper.py`) builds the messages.
 
 The system prompt is byte-stable across turns, so providers' prompt caches keep hitting: it holds
 no clock (the time travels with each user message via `turn_facts`) and is rebuilt only when one

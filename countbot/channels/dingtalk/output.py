@@ -1,5 +1,5 @@
 """Sending to DingTalk through the robot OpenAPI: a chat as the shared code's `ChatOutput` and the
-channel's sender for the outbound path.
+channel's sender for the delivery path.
 
 Robot messages cannot be edited (only AI cards built from a template made in the developer
 console can stream), so answers arrive once complete, as DingTalk Markdown messages.

@@ -1,5 +1,5 @@
 """Sending to Discord: a chat (a channel id, DM or server channel) as the shared code's
-`ChatOutput` and the channel's sender for the outbound path.
+`ChatOutput` and the channel's sender for the delivery path.
 
 Discord shows Markdown itself, so answers go as they are; mentions in them never ping anyone
 (the client sends `allowed_mentions` empty). Answers stream by editing the message in place.

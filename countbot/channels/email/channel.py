@@ -19,7 +19,7 @@ from countbot.channels.door import (
     EmailSettings,
     PlatformChannel,
 )
-from countbot.channels.email.mail_in import Thread, parse, to_incoming
+from countbot.channels.email.mail_in import Thread, parse_mail, to_incoming
 from countbot.channels.email.mailbox import Mailbox
 from countbot.channels.email.output import MAX_MESSAGE, EmailChat
 from countbot.channels.email.postman import Postman
@@ -105,7 +105,7 @@ class EmailChannel(PlatformChannel[EmailSettings, Postman]):
 
     async def _take(self, raw: bytes) -> None:
         settings = self.settings
-        message = await asyncio.to_thread(parse, raw)
+        message = await asyncio.to_thread(parse_mail, raw)
         assert settings.address
         found = to_incoming(
             message, settings.address, settings.authserv_id, settings.require_authentication

@@ -47,7 +47,7 @@ class Thread:
     references: tuple[str, ...]
 
 
-def parse(raw: bytes) -> EmailMessage:
+def parse_mail(raw: bytes) -> EmailMessage:
     message = BytesParser(policy=policy.default).parsebytes(raw)
     assert isinstance(message, EmailMessage)
     return message

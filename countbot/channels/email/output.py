@@ -1,5 +1,5 @@
 """Sending mail: a conversation as the shared code's `ChatOutput` and the channel's sender for
-the outbound path.
+the delivery path.
 
 A chat is `<address>` (a new thread, as scheduled jobs start) or `<address>/<root Message-ID>`
 (a thread). Replies carry `In-Reply-To`/`References` so mail clients thread them; what the

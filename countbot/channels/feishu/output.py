@@ -1,5 +1,5 @@
 """Sending to Feishu: a chat as the shared code's `ChatOutput` (answers are cards, updated in
-place while they stream), and the channel's sender for the outbound path.
+place while they stream), and the channel's sender for the delivery path.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def settled_text(settled: ApprovalSettled) -> str:
     return f"{verdict}{how}: {settled.tool}\n```\n{_clip(settled.summary)}\n```"
 
 
-def parse_reply(text: str) -> tuple[str, str] | None:
+def parse_approval_reply(text: str) -> tuple[str, str] | None:
     """(word, code) of a typed answer (`/approve 3f9a2c`, `/deny`), else None."""
     name, argument = command_word(text)
     if name not in REPLY_WORDS:

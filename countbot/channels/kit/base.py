@@ -1,7 +1,7 @@
 """The channel interface: what a platform adapter declares, receives and provides.
 
 A channel turns platform updates into `Incoming` messages for its `Intake`, offers a `ChatOutput`
-per chat for replies and rendered turns, and a `ChannelSender` for the outbound path. Everything
+per chat for replies and rendered turns, and a `ChannelSender` for the delivery path. Everything
 between (access, commands, rendering) is shared, so a new platform is one module.
 """
 
@@ -16,7 +16,7 @@ from countbot.authorship import Author
 from countbot.channels.kit.approvals import Button
 from countbot.config.settings import ChannelSettings
 from countbot.llm.types import ImagePart
-from countbot.runtime.outbound import ChannelSender
+from countbot.runtime.deliveries import ChannelSender
 from countbot.store.pairing import SenderInfo
 
 Markup = Literal["plain", "markdown", "html"]
@@ -143,7 +143,7 @@ class Channel(ABC):
     @property
     @abstractmethod
     def sender(self) -> ChannelSender:
-        """The outbound path's way into this channel (registered while the channel runs)."""
+        """The delivery path's way into this channel (registered while the channel runs)."""
 
     @abstractmethod
     async def run(self, started: Callable[[], None]) -> None:

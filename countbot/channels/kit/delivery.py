@@ -1,4 +1,4 @@
-"""The outbound path's delivery into one chat, the same on every platform: the text split at the
+"""The delivery path's delivery into one chat, the same on every platform: the text split at the
 platform's limit, then the files, each retried as the platform allows. The result counts only
 what the platform accepted, and says how much arrived when it stopped part way.
 """
@@ -14,7 +14,7 @@ import aiofiles
 from countbot.channels.kit.base import ChatOutput, SendError
 from countbot.channels.kit.retry import send_retrying
 from countbot.channels.kit.splitting import split_markdown
-from countbot.runtime.outbound import DeliveryResult
+from countbot.runtime.deliveries import DeliveryResult
 
 
 class FileChat(ChatOutput, Protocol):

@@ -28,7 +28,7 @@ from countbot.channels.kit.retry import send_retrying
 from countbot.gateway.events import MessageAccepted, SessionEvent, SubagentUpdate
 from countbot.gateway.watchers import EventHub, Watcher
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
-from countbot.runtime.outbound import Outbox
+from countbot.runtime.deliveries import Outbox
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import KW_ONLY, dataclass, replace
+from typing import Protocol
 
+from countbot.agents.houses import Route
 from countbot.authorship import OWNER, Author
 from countbot.channels.kit.access import AccessControl
-from countbot.channels.kit.approvals import ApprovalAnswers, parse_reply
+from countbot.channels.kit.approvals import ApprovalAnswers, parse_approval_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
 from countbot.channels.kit.commands import (
     ChatCommands,
@@ -26,15 +28,26 @@ from countbot.channels.kit.commands import (
 from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import MediaFolder, taken_in
-from countbot.channels.kit.rate_limit import RateLimiter, Verdict
-from countbot.gateway.gateway import Gateway, GatewayClosedError
+from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
+from countbot.config.settings import MAIN
+from countbot.gateway.gateway import Gateway, GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
 from countbot.store.channel_state import ChannelStateStore
 
 log = logging.getLogger(__name__)
 
+
+class Router(Protocol):
+    """Which agent a message goes to (`countbot/agents/houses.py`)."""
+
+    def route(
+        self, channel: str, *, account: str | None, chat: str | None, sender: str | None
+    ) -> Route: ...
+
+
 TOO_FAST = "You're sending messages faster than I can read them; I'll skip some for a minute."
 SHUTTING_DOWN = "I'm restarting right now. Please send that again in a minute."
+WRONG_AGENT = "This chat's conversation belongs to another assistant; send /new to start afresh."
 
 
 @dataclass(eq=False)
@@ -53,6 +66,8 @@ class Intake:
     media: MediaFolder
     seen: ReceivedIds | None = None
     answers: ApprovalAnswers | None = None
+    # Several agents: which one answers (None: `main` answers everything).
+    router: Router | None = None
 
     def __post_init__(self) -> None:
         self._received = self.seen or ReceivedIds(self.chats, self.channel)
@@ -67,7 +82,7 @@ class Intake:
             log.info("%s: message from %s refused", self.channel, message.sender.describe())
             await _reply(output, decision.reply)
             return
-        answer = parse_reply(message.text)
+        answer = parse_approval_reply(message.text)
         if answer is not None and self.answers is not None:  # a turn waits on it: no flood limit
             word, code = answer
             await _reply(
@@ -77,10 +92,17 @@ class Intake:
         command = parse_command(message.text)
         if command != "stop":
             verdict = self.limiter.check(message.sender.sender_id)
-            if verdict is not Verdict.ALLOW:
-                await _reply(output, TOO_FAST if verdict is Verdict.WARN else None)
+            if verdict is not RateVerdict.ALLOW:
+                await _reply(output, TOO_FAST if verdict is RateVerdict.WARN else None)
                 return
-        session_id = await self._session_for(message.chat_id)
+        route = self._route(message)
+        if route.agent is None:
+            log.warning(
+                "%s: message in chat %s refused: %s", self.channel, message.chat_id, route.refusal
+            )
+            await _reply(output, route.refusal)
+            return
+        session_id = await self._session_for(message.chat_id, route.agent)
         if command is not None:
             context = CommandContext(self.channel, message.chat_id, session_id)
             await _reply(output, await self.commands.run(command, context))
@@ -99,14 +121,17 @@ class Intake:
             chat_id=message.chat_id,
             sender=message.sender.sender_id,
             media=message.images,
-            session_key=session_id,
+            session_id=session_id,
             author=author,
             parts=tuple(parts),
+            agent=route.agent,
         )
         try:
             await self.gateway.submit(inbound)
         except GatewayClosedError:
             await _reply(output, SHUTTING_DOWN)
+        except WrongAgentError:
+            await _reply(output, WRONG_AGENT)
 
     async def _author(self, message: Incoming) -> Author:
         """Who wrote the text, from the platform's facts: the platform says when the sender only
@@ -118,10 +143,22 @@ class Intake:
             return Author("member", message.sender.describe(), self.channel)
         return OWNER
 
-    async def _session_for(self, chat_id: str) -> str:
-        """The session this chat talks in now (`<channel>:<chat_id>` until `/new`)."""
+    def _route(self, message: Incoming) -> Route:
+        if self.router is None:
+            return Route(MAIN)
+        return self.router.route(
+            self.channel, account=None, chat=message.chat_id, sender=message.sender.sender_id
+        )
+
+    async def _session_for(self, chat_id: str, agent: str) -> str:
+        """The session this chat talks in now with `agent` (`<channel>:<chat_id>` until `/new`;
+        another agent than `main` talks in `<agent>@<that>`, so a chat rebound to another agent
+        never continues the first one's conversation)."""
         assigned = await self.chats.session_for(self.channel, chat_id)
-        return assigned or default_session(self.channel, chat_id)
+        session = assigned or default_session(self.channel, chat_id)
+        if agent == MAIN:
+            return session
+        return session if session.startswith(f"{agent}@") else f"{agent}@{session}"
 
 
 async def _reply(output: ChatOutput, text: str | None, *, markdown: bool = True) -> None:

@@ -1,4 +1,4 @@
-"""The client of a channel's live connection, shared by its chats and its outbound sender."""
+"""The client of a channel's live connection, shared by its chats and its delivery sender."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A platform subclasses `PlatformChannel[ItsSettings, ItsClient]` and states what it is (`name`,
 `title`, `capabilities`, the settings it cannot run without, its optional SDK, its chat class),
 then writes only what differs: `run` (connect, call `started()`, serve) and the parsing of its
-events into `Incoming` messages, handed to `take`. The sender for the outbound path, the
+events into `Incoming` messages, handed to `take`. The sender for the delivery path, the
 settings check, the status shown on the Channels page, one chat per id and the live-client
 `Link` come from here.
 """
@@ -22,7 +22,7 @@ from countbot.channels.kit.link import Link
 from countbot.channels.kit.parts import ChannelKit
 from countbot.config.secret import SecretStr
 from countbot.config.settings import ChannelSettings
-from countbot.runtime.outbound import ChannelSender, DeliveryResult
+from countbot.runtime.deliveries import ChannelSender, DeliveryResult
 
 S = TypeVar("S", bound=ChannelSettings)
 C = TypeVar("C")
@@ -142,7 +142,7 @@ class PlatformChannel(Channel, Generic[S, C]):
 
 
 class PlatformSender:
-    """The outbound path into a platform (`ChannelSender`): text split at the platform's limit,
+    """The delivery path into a platform (`ChannelSender`): text split at the platform's limit,
     then the files, into the chat the channel makes of the id."""
 
     def __init__(self, channel: PlatformChannel[Any, Any]) -> None:

@@ -10,7 +10,7 @@ from enum import Enum
 WINDOW = 60.0
 
 
-class Verdict(Enum):
+class RateVerdict(Enum):
     ALLOW = "allow"
     # Over the limit: drop the message and tell the sender (once per window).
     WARN = "warn"
@@ -27,7 +27,7 @@ class RateLimiter:
         self._recent: dict[str, deque[float]] = {}
         self._warned_until: dict[str, float] = {}
 
-    def check(self, sender_id: str) -> Verdict:
+    def check(self, sender_id: str) -> RateVerdict:
         now = self._clock()
         recent = self._recent.setdefault(sender_id, deque())
         while recent and recent[0] <= now - WINDOW:
@@ -35,11 +35,11 @@ class RateLimiter:
         if len(recent) < self._limit:
             recent.append(now)
             self._forget_idle(now)
-            return Verdict.ALLOW
+            return RateVerdict.ALLOW
         if self._warned_until.get(sender_id, 0.0) > now:
-            return Verdict.DROP
+            return RateVerdict.DROP
         self._warned_until[sender_id] = recent[0] + WINDOW
-        return Verdict.WARN
+        return RateVerdict.WARN
 
     def _forget_idle(self, now: float) -> None:
         # Bounded memory: a sender with nothing in the window costs nothing.

@@ -15,7 +15,7 @@ from countbot.channels.kit.approvals import ApprovalAnswers
 from countbot.channels.kit.base import Channel
 from countbot.channels.kit.commands import ChatCommands
 from countbot.channels.kit.feed import SessionFeed
-from countbot.channels.kit.intake import Intake
+from countbot.channels.kit.intake import Intake, Router
 from countbot.channels.kit.media import MediaFolder
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.rate_limit import RateLimiter
@@ -38,6 +38,7 @@ class ChannelWiring:
     pairing: PairingStore
     web_url: str
     speaker: Speaker | None
+    router: Router | None = None
 
     @classmethod
     def of(
@@ -47,10 +48,12 @@ class ChannelWiring:
         state: ChannelStateStore,
         pairing: PairingStore,
         web_url: str,
+        router: Router | None = None,
     ) -> ChannelWiring:
-        """The daemon's wiring, with its speaker for spoken replies (when speech is on)."""
+        """The daemon's wiring, with its speaker for spoken replies (when speech is on) and
+        the router that picks each message's agent."""
         speaker = speaker_for(runtime.settings.speech)
-        return cls(runtime, gateway, state, pairing, web_url, speaker)
+        return cls(runtime, gateway, state, pairing, web_url, speaker, router)
 
     def build(
         self, name: str, kind: type[Channel], settings: Callable[[], ChannelSettings]
@@ -68,7 +71,7 @@ class ChannelWiring:
                 speech_max_chars=runtime.settings.speech.max_chars,
             ),
             name,
-            runtime.outbound.outbox,
+            runtime.deliveries.outbox,
         )
         access = AccessControl(name, lambda: settings().allow_from, self.pairing)
         media = MediaFolder(runtime.settings.workspace, runtime.media)
@@ -85,6 +88,7 @@ class ChannelWiring:
             feed=feed,
             media=media,
             answers=answers,
+            router=self.router,
         )
         kit = ChannelKit(settings, intake, self.state, media, runtime.masker, answers)
         return kind(kit), feed

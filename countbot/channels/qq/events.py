@@ -23,7 +23,7 @@ MAX_DOWNLOAD = 20 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 30.0
 _CQ = re.compile(r"\[CQ:(?P<type>[\w.-]+)(?P<args>(?:,[^\]]*)?)\]")
 
-Segment = dict[str, Any]
+MessageSegment = dict[str, Any]
 
 
 def private_chat(user_id: object) -> str:
@@ -34,13 +34,13 @@ def group_chat(group_id: object) -> str:
     return f"group:{group_id}"
 
 
-def segments(message: object) -> list[Segment]:
+def segments(message: object) -> list[MessageSegment]:
     """The message as OneBot segments, whichever format the client sends."""
     if isinstance(message, list):
         return [s for s in message if isinstance(s, dict) and isinstance(s.get("data"), dict)]
     if not isinstance(message, str):
         return []
-    found: list[Segment] = []
+    found: list[MessageSegment] = []
     position = 0
     for match in _CQ.finditer(message):
         if match.start() > position:
@@ -56,7 +56,7 @@ def segments(message: object) -> list[Segment]:
     return found
 
 
-def _text(text: str) -> Segment:
+def _text(text: str) -> MessageSegment:
     return {"type": "text", "data": {"text": text}}
 
 
@@ -101,7 +101,9 @@ def to_incoming(
     return with_attachments(draft, found)
 
 
-def _addressed(parts: list[Segment], self_id: str | None, ours: Callable[[str], bool]) -> bool:
+def _addressed(
+    parts: list[MessageSegment], self_id: str | None, ours: Callable[[str], bool]
+) -> bool:
     for part in parts:
         data = part["data"]
         if part.get("type") == "at" and self_id and str(data.get("qq")) == self_id:
@@ -112,7 +114,7 @@ def _addressed(parts: list[Segment], self_id: str | None, ours: Callable[[str], 
 
 
 def _attachments(
-    parts: list[Segment], client: httpx.AsyncClient
+    parts: list[MessageSegment], client: httpx.AsyncClient
 ) -> tuple[list[Attachment], list[str]]:
     """The files the message carries, and a note for each the QQ client did not offer."""
     found: list[Attachment] = []

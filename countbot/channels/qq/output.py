@@ -1,5 +1,5 @@
 """Sending to QQ through the connected OneBot client: a chat as the shared code's `ChatOutput`,
-and the channel's sender for the outbound path.
+and the channel's sender for the delivery path.
 
 QQ shows no Markdown and OneBot v11 cannot edit a sent message, so answers go out as plain text
 once they are complete. Files go as `base64://` payloads, so the QQ client may run on another

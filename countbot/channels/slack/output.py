@@ -1,5 +1,5 @@
 """Sending to Slack: a chat as the shared code's `ChatOutput` and the channel's sender for the
-outbound path.
+delivery path.
 
 Answers are posted once and then updated in place (`chat.update`) while they stream; messages
 in a thread chat (`<channel>/<thread_ts>`) go into that thread.

@@ -1,5 +1,5 @@
 """Sending to Telegram: a chat as the shared code's `ChatOutput`, and the channel's sender for
-the outbound path. Every python-telegram-bot error becomes a `SendError` saying whether and when
+the delivery path. Every python-telegram-bot error becomes a `SendError` saying whether and when
 to try again.
 """
 

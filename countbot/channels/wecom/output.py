@@ -1,5 +1,5 @@
 """Sending to WeCom through the AI bot's long connection: a chat as the shared code's
-`ChatOutput`, and the channel's sender for the outbound path.
+`ChatOutput`, and the channel's sender for the delivery path.
 
 In reply to a user's message an AI bot can stream: one `stream` message whose content is
 replaced while the answer is written and which ends with `finish`. So drafts (plain) update the

@@ -31,7 +31,7 @@ def paired_json(paired: PairedSender) -> dict[str, Any]:
     return asdict(paired)
 
 
-async def pairing(request: Request) -> JSONResponse:
+async def pairing_requests(request: Request) -> JSONResponse:
     store = PairingStore(daemon_of(request).runtime.db)
     pending, paired = await store.pending(time.time()), await store.paired()
     return JSONResponse(
@@ -39,7 +39,7 @@ async def pairing(request: Request) -> JSONResponse:
     )
 
 
-async def approve(request: Request) -> JSONResponse:
+async def approve_pairing(request: Request) -> JSONResponse:
     body = await json_object(request)
     channel, code = body.get("channel"), body.get("code")
     if not isinstance(channel, str) or channel not in CHANNEL_TYPES:
@@ -58,6 +58,6 @@ async def approve(request: Request) -> JSONResponse:
 
 routes = [
     Route("/channels", channels, methods=["GET"]),
-    Route("/channels/pairing", pairing, methods=["GET"]),
-    Route("/channels/pairing/approve", approve, methods=["POST"]),
+    Route("/channels/pairing", pairing_requests, methods=["GET"]),
+    Route("/channels/pairing/approve", approve_pairing, methods=["POST"]),
 ]

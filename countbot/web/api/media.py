@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from countbot.authorship import OWNER, Part
 from countbot.web.api.errors import ApiError, daemon_of
-from countbot.web.protocol import Attachment
+from countbot.web.protocol import Upload
 
 # A ten-minute voice note or a long PDF; the transcription and document limits apply after.
 MEDIA_LIMIT = 25 * 1024 * 1024
@@ -79,7 +79,7 @@ async def download(request: Request) -> FileResponse:
     return FileResponse(path, media_type=media_type, headers=_PLAYBACK_HEADERS)
 
 
-async def attachment_parts(runtime: Any, attachments: Sequence[Attachment]) -> tuple[Part, ...]:
+async def attachment_parts(runtime: Any, attachments: Sequence[Upload]) -> tuple[Part, ...]:
     """The files a web message names, read now: the owner's voice notes are their words, a
     document's text is its own author's. Raises ValueError for a file not received before."""
     if not attachments:

@@ -23,7 +23,7 @@ from countbot.llm.provider_path import is_local
 from countbot.local_model.models import catalogue_view, effective_model
 from countbot.personas.presets import PersonaError
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
-from countbot.runtime.models import ModelResolver, context_window
+from countbot.runtime.models import SettingsModelResolver, context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 from countbot.web.context import DaemonContext
 from countbot.web.live_settings import apply_settings
@@ -72,7 +72,7 @@ async def _check_model(settings: Settings) -> dict[str, Any]:
     name = await asyncio.to_thread(effective_model, settings.model, settings.data_dir)
     if not name or is_local(name):
         return {"ok": None, "text": ""}
-    resolver = ModelResolver(lambda: probe_settings(settings.model), settings.data_dir)
+    resolver = SettingsModelResolver(lambda: probe_settings(settings.model), settings.data_dir)
     try:
         answer = await ask_ok(resolver, name)
     except ProbeFailed as exc:

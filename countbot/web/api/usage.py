@@ -12,7 +12,7 @@ from countbot.store.counters import DailyCounters
 from countbot.web.api.errors import daemon_of, int_param
 
 
-async def usage(request: Request) -> JSONResponse:
+async def usage_report(request: Request) -> JSONResponse:
     runtime = daemon_of(request).runtime
     log = runtime.usage
     days = int_param(request, "days", 30, low=1, high=3660)
@@ -29,4 +29,4 @@ async def usage(request: Request) -> JSONResponse:
     )
 
 
-routes = [Route("/usage", usage, methods=["GET"])]
+routes = [Route("/usage", usage_report, methods=["GET"])]

@@ -13,7 +13,7 @@ from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.events import TurnDone
 from countbot.agent.turn_request import TurnRequest
 from countbot.runtime.assembly import Runtime, open_runtime
-from countbot.runtime.models import ModelResolver
+from countbot.runtime.models import SettingsModelResolver
 from countbot.store.sessions import SessionStore
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings
@@ -101,7 +101,7 @@ async def test_crash_between_memory_and_mark_does_not_duplicate(
     store = CrashAfterMemory(small_runtime.db)
     summarizer = OverflowSummarizer(store, small_runtime.memory, 6)
     settings = small_runtime.settings
-    provider = (await ModelResolver(lambda: settings.model, settings.data_dir)()).provider
+    provider = (await SettingsModelResolver(lambda: settings.model, settings.data_dir)()).provider
     with pytest.raises(RuntimeError):
         await summarizer.summarize("s1", provider, None)
     assert await summarizer.summarize("s1", provider, None) is not None

@@ -5,7 +5,7 @@ the fake DingTalk platform, turns answered by the scripted model through the rea
 from __future__ import annotations
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.dingtalk.conftest import ALICE
 from tests.channels.fake_dingtalk import APP_SECRET, FakeDingTalk
 from tests.channels.harness import Bot
@@ -85,7 +85,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     picture = settings.workspace / "chart.png"
     picture.write_bytes(b"\x89PNG fake")
     group = f"group:{GROUP}"
-    result = await bot.runtime.outbound.deliver(
+    result = await bot.runtime.deliveries.deliver(
         DeliveryTarget("dingtalk", group), "Your files", [report, picture]
     )
     assert result.delivered
@@ -95,5 +95,5 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
         ("image", "chart.png", b"\x89PNG fake"),
     ]
     fake_dingtalk.refuse("send")
-    refused = await bot.runtime.outbound.deliver(DeliveryTarget("dingtalk", group), "again")
+    refused = await bot.runtime.deliveries.deliver(DeliveryTarget("dingtalk", group), "again")
     assert not refused.delivered and "robot not in chat" in refused.detail

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.discord.conftest import ALICE, DM, use_fake_discord
 from tests.channels.fake_discord import TOKEN, FakeDiscord
 from tests.channels.harness import Bot, running_bot
@@ -91,7 +91,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
 ) -> None:
     report = settings.workspace / "report.csv"
     report.write_text("a,b\n1,2\n")
-    result = await bot.runtime.outbound.deliver(
+    result = await bot.runtime.deliveries.deliver(
         DeliveryTarget("discord", str(TEAM)), "Your files", [report]
     )
     assert result.delivered
@@ -99,7 +99,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     assert fake_discord.sent[-1].files == [("report.csv", b"a,b\n1,2\n")]
 
     fake_discord.refuse("123", 403)
-    refused = await bot.runtime.outbound.deliver(DeliveryTarget("discord", "123"), "again")
+    refused = await bot.runtime.deliveries.deliver(DeliveryTarget("discord", "123"), "again")
     assert not refused.delivered and "403" in refused.detail and not refused.retryable
 
 

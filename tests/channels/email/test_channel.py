@@ -5,7 +5,7 @@ smtplib sends through aiosmtpd, turns answered by the scripted model through the
 from __future__ import annotations
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.email.conftest import ALICE, use_fake_mail
 from tests.channels.fake_mail import BOT, PASSWORD, FakeMail, mail
 from tests.channels.harness import Bot, running_bot
@@ -128,7 +128,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
 ) -> None:
     report = settings.workspace / "report.csv"
     report.write_text("a,b\n1,2\n")
-    result = await bot.runtime.outbound.deliver(
+    result = await bot.runtime.deliveries.deliver(
         DeliveryTarget("email", ALICE), "Your files", [report]
     )
     assert result.delivered
@@ -138,7 +138,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     assert attached.get_content() in ("a,b\n1,2\n", b"a,b\n1,2\n")
 
     fake_mail.refused.add("gone@example.com")
-    refused = await bot.runtime.outbound.deliver(DeliveryTarget("email", "gone@example.com"), "x")
+    refused = await bot.runtime.deliveries.deliver(DeliveryTarget("email", "gone@example.com"), "x")
     assert not refused.delivered and "refused" in refused.detail and not refused.retryable
 
 

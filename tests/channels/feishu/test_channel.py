@@ -5,7 +5,7 @@ Feishu platform, turns answered by the scripted model through the real gateway a
 from __future__ import annotations
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.fake_feishu import APP_SECRET, FakeFeishu
 from tests.channels.feishu.conftest import ALICE
 from tests.channels.harness import Bot
@@ -102,7 +102,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     report.write_text("a,b\n1,2\n")
     picture = settings.workspace / "chart.png"
     picture.write_bytes(b"\x89PNG fake")
-    result = await bot.runtime.outbound.deliver(
+    result = await bot.runtime.deliveries.deliver(
         DeliveryTarget("feishu", GROUP), "Your files", [report, picture]
     )
     assert result.delivered and fake_feishu.chat_messages(GROUP) == [
@@ -116,5 +116,5 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     ]
 
     fake_feishu.refuse("send")
-    refused = await bot.runtime.outbound.deliver(DeliveryTarget("feishu", GROUP), "again")
+    refused = await bot.runtime.deliveries.deliver(DeliveryTarget("feishu", GROUP), "again")
     assert not refused.delivered and "230002" in refused.detail

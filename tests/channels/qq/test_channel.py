@@ -8,7 +8,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.fake_onebot import BOT_QQ, FakeQQClient
 from tests.channels.harness import ALICE, Bot
 from tests.channels.scenarios import (
@@ -123,10 +123,10 @@ async def test_an_outage_loses_and_repeats_nothing(
 
 async def test_a_refused_send_is_not_counted_as_delivered(bot: Bot, fake_qq: FakeQQClient) -> None:
     fake_qq.refuse("send_private_msg")
-    result = await bot.runtime.outbound.deliver(DeliveryTarget("qq", ME), "hello")
+    result = await bot.runtime.deliveries.deliver(DeliveryTarget("qq", ME), "hello")
     assert not result.delivered and "消息发送失败" in result.detail
 
-    result = await bot.runtime.outbound.deliver(DeliveryTarget("qq", ME), "hello")
+    result = await bot.runtime.deliveries.deliver(DeliveryTarget("qq", ME), "hello")
     assert result.delivered and fake_qq.chat_messages(ME) == ["hello"]
 
 
@@ -138,7 +138,7 @@ async def test_files_go_out_through_the_message_path(
     picture = settings.workspace / "chart.png"
     picture.write_bytes(b"\x89PNG fake")
     group = f"group:{GROUP}"
-    result = await bot.runtime.outbound.deliver(
+    result = await bot.runtime.deliveries.deliver(
         DeliveryTarget("qq", group), "Your files", [report, picture]
     )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.channels.harness import Bot, running_bot
 from tests.channels.scenarios import (
@@ -102,7 +102,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     report = settings.workspace / "report.csv"
     report.write_text("a,b\n1,2\n")
     thread = f"{TEAM_CHANNEL}/1700000000.000042"
-    result = await bot.runtime.outbound.deliver(
+    result = await bot.runtime.deliveries.deliver(
         DeliveryTarget("slack", thread), "Your *files*", [report]
     )
     assert result.delivered
@@ -110,7 +110,7 @@ async def test_files_go_out_and_a_refusal_is_not_counted(
     assert fake_slack.uploads == [(TEAM_CHANNEL, "report.csv", b"a,b\n1,2\n")]
 
     fake_slack.refuse("chat.postMessage", "not_in_channel")
-    refused = await bot.runtime.outbound.deliver(DeliveryTarget("slack", "C0GONE"), "again")
+    refused = await bot.runtime.deliveries.deliver(DeliveryTarget("slack", "C0GONE"), "again")
     assert not refused.delivered and "not_in_channel" in refused.detail
     assert not refused.retryable
 

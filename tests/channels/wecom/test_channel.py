@@ -5,7 +5,7 @@ answered by the scripted model through the real gateway and agent loop.
 from __future__ import annotations
 
 from countbot.config.settings import Settings
-from countbot.runtime.outbound import DeliveryTarget
+from countbot.runtime.deliveries import DeliveryTarget
 from tests.channels.fake_wecom import SECRET, FakeWeCom
 from tests.channels.harness import Bot
 from tests.channels.scenarios import (
@@ -78,14 +78,14 @@ async def test_an_outage_loses_and_repeats_nothing(
 async def test_proactive_messages_count_only_when_accepted(
     bot: Bot, fake_wecom: FakeWeCom, settings: Settings
 ) -> None:
-    result = await bot.runtime.outbound.deliver(DeliveryTarget("wecom", GROUP), "Hello **team**")
+    result = await bot.runtime.deliveries.deliver(DeliveryTarget("wecom", GROUP), "Hello **team**")
     assert result.delivered and fake_wecom.chat_messages(GROUP) == ["Hello **team**"]
 
     fake_wecom.refuse("aibot_send_msg")
-    refused = await bot.runtime.outbound.deliver(DeliveryTarget("wecom", GROUP), "again")
+    refused = await bot.runtime.deliveries.deliver(DeliveryTarget("wecom", GROUP), "again")
     assert not refused.delivered and "chat not found" in refused.detail
 
     report = settings.workspace / "report.csv"
     report.write_text("a,b\n")
-    with_file = await bot.runtime.outbound.deliver(DeliveryTarget("wecom", GROUP), "", [report])
+    with_file = await bot.runtime.deliveries.deliver(DeliveryTarget("wecom", GROUP), "", [report])
     assert not with_file.delivered and "cannot send files" in with_file.detail

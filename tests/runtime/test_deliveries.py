@@ -1,4 +1,4 @@
-"""The outbound path reports what really happened, waits for a channel that is connecting, and
+"""The delivery path reports what really happened, waits for a channel that is connecting, and
 owes what it could not deliver until a later run sends it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from countbot.runtime.outbound import DeliveryResult, DeliveryTarget, OutboundRouter
+from countbot.runtime.deliveries import DeliveryResult, DeliveryRouter, DeliveryTarget
 from countbot.runtime.outbox import LATE_NOTE, ChannelOutbox
 from countbot.store.database import Database
 from countbot.store.outbox import OutboxStore
@@ -28,19 +28,19 @@ class Recorder:
 
 
 async def test_unknown_channel_is_not_delivered() -> None:
-    result = await OutboundRouter().deliver(DeliveryTarget("chat", "1"), "hi")
+    result = await DeliveryRouter().deliver(DeliveryTarget("chat", "1"), "hi")
     assert not result.delivered and "not running" in result.detail
 
 
 async def test_a_sender_crash_is_a_failed_delivery() -> None:
-    router = OutboundRouter()
+    router = DeliveryRouter()
     router.register(Recorder(RuntimeError("socket closed")))
     result = await router.deliver(DeliveryTarget("chat", "1"), "hi")
     assert not result.delivered and "socket closed" in result.detail
 
 
 async def test_delivery_waits_for_an_expected_channel_to_connect() -> None:
-    router = OutboundRouter(connect_wait=5)
+    router = DeliveryRouter(connect_wait=5)
     router.expect("chat")
     sender = Recorder(DeliveryResult(True, "sent", ("7",)))
     pending = asyncio.create_task(router.deliver(DeliveryTarget("chat", "1"), "good morning"))
@@ -52,7 +52,7 @@ async def test_delivery_waits_for_an_expected_channel_to_connect() -> None:
 
 
 async def test_a_restarting_channel_is_waited_for_and_a_stopped_one_is_not() -> None:
-    router = OutboundRouter(connect_wait=5)
+    router = DeliveryRouter(connect_wait=5)
     sender = Recorder(DeliveryResult(True, "sent"))
     router.register(sender)
     router.unregister("chat")  # crashed; the manager restarts it
@@ -72,7 +72,7 @@ async def test_a_delivery_the_channel_could_not_take_goes_out_once_after_a_resta
     db = await Database.open(tmp_path / "countbot.db")
     try:
         clock = [1000.0]
-        first_run = OutboundRouter(outbox=ChannelOutbox(OutboxStore(db), clock=lambda: clock[0]))
+        first_run = DeliveryRouter(outbox=ChannelOutbox(OutboxStore(db), clock=lambda: clock[0]))
         first_run.register(Recorder(DeliveryResult(False, "network down", retryable=True)))
         assert not (await first_run.deliver(DeliveryTarget("chat", "1"), "Good morning!")).delivered
         refused = Recorder(DeliveryResult(False, "blocked", retryable=False))

@@ -1,4 +1,4 @@
-"""The outbound path: how anything (the `message` tool, scheduled jobs) sends to a channel.
+"""The delivery path: how anything (the `message` tool, scheduled jobs) sends to a channel.
 
 Channels register a sender when they start; callers deliver to a `DeliveryTarget`. A result says
 what the platform really answered, so nothing is reported delivered that did not arrive.
@@ -32,7 +32,7 @@ class DeliveryResult:
 
 
 class ChannelSender(Protocol):
-    """What a channel offers the outbound path."""
+    """What a channel offers the delivery path."""
 
     name: str
 
@@ -51,7 +51,7 @@ class Outbox(Protocol):
     async def catch_up(self, sender: ChannelSender) -> None: ...
 
 
-class OutboundRouter:
+class DeliveryRouter:
     """Routes deliveries to the sender registered for the target's channel.
 
     A channel that is enabled but still connecting (or restarting after a crash) is `expect`ed:

@@ -1,0 +1,152 @@
+"""Every agent's house in one daemon, and the gateway's turn source that runs each turn in its
+session's agent's house.
+
+`main`'s house is the daemon's runtime. Every other enabled agent's house is opened when the
+daemon starts (in the background: its memory index, skills, sandbox and model; its tools and
+loop at its first turn), over `main`'s store. An agent that is switched off, or whose house
+failed to open, answers nothing: its turns end with an error saying so, and a message routed to
+it is refused by the surface (`Houses.route`). Nothing ever falls back to another agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from countbot.agent.events import TurnError
+from countbot.config.agent_view import agent_settings, bound_agent
+from countbot.config.settings import MAIN
+from countbot.runtime.assembly import Runtime, open_house
+
+if TYPE_CHECKING:
+    from countbot.agent.events import AgentEvent
+    from countbot.agent.turn_request import TurnRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a message goes: `agent`, or nowhere with the `refusal` its sender is told."""
+
+    agent: str | None
+    refusal: str = ""
+
+
+class Houses:
+    """The agents' houses by name (see the module docstring)."""
+
+    def __init__(self, main: Runtime) -> None:
+        self.main = main
+        self._houses: dict[str, Runtime] = {MAIN: main}
+        self._opening: dict[str, asyncio.Task[Runtime]] = {}
+        # Why an agent's house could not be opened, by agent.
+        self.failed: dict[str, str] = {}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.main.settings.agents.names()
+
+    def start(self) -> None:
+        """Open every enabled agent's house in the background."""
+        for name in self.names:
+            if name != MAIN and self.main.settings.agents.enabled(name):
+                self._open(name)
+
+    def _open(self, name: str) -> asyncio.Task[Runtime]:
+        task = self._opening.get(name)
+        if task is None:
+            settings = agent_settings(self.main.settings, name)
+            task = asyncio.create_task(open_house(self.main, settings, name), name=f"house:{name}")
+            task.add_done_callback(lambda done: self._opened(name, done))
+            self._opening[name] = task
+        return task
+
+    def _opened(self, name: str, task: asyncio.Task[Runtime]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self.failed[name] = str(error) or type(error).__name__
+            log.error("agent %s failed to start: %s", name, self.failed[name])
+            return
+        house = task.result()
+        self._houses[name] = house
+        if any(server.enabled for server in house.settings.mcp.servers.values()):
+            house.prepare_turns()  # its MCP servers start with the daemon, as main's do
+
+    def unavailable(self, name: str) -> str:
+        """Why agent `name` cannot answer now ("" when it can)."""
+        agents = self.main.settings.agents
+        if name not in agents.names():
+            return f"the assistant {name!r} is not configured"
+        if not agents.enabled(name):
+            return f"the assistant {name!r} is switched off"
+        if name in self.failed:
+            return f"the assistant {name!r} failed to start: {self.failed[name]}"
+        return ""
+
+    def route(
+        self,
+        channel: str,
+        *,
+        account: str | None = None,
+        chat: str | None = None,
+        sender: str | None = None,
+    ) -> Route:
+        """The agent a message goes to by the bindings, or why it goes nowhere."""
+        agents = self.main.settings.agents
+        name = bound_agent(agents, channel, account=account, chat=chat, sender=sender)
+        if name is None:
+            return Route(None, "No assistant answers in this chat.")
+        why = self.unavailable(name)
+        if why:
+            return Route(None, f"Not delivered: {why}. No other assistant was asked.")
+        return Route(name)
+
+    async def house(self, name: str) -> Runtime:
+        """Agent `name`'s house (waiting for it to open); LookupError when it cannot answer."""
+        why = self.unavailable(name)
+        if why:
+            raise LookupError(why)
+        found = self._houses.get(name)
+        if found is not None:
+            return found
+        try:
+            return await asyncio.shield(self._open(name))
+        except Exception as exc:
+            raise LookupError(self.unavailable(name) or str(exc)) from exc
+
+    def opened(self) -> list[Runtime]:
+        """The houses open now, `main`'s first."""
+        return list(self._houses.values())
+
+    def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        """The gateway's `TurnSource`: the turn, run in its agent's house."""
+        if request.agent == MAIN and self.main.settings.agents.main_enabled:
+            return self.main.process_message(request)
+        return self._in_house(request)
+
+    async def _in_house(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        try:
+            house = await self.house(request.agent)
+        except LookupError as exc:
+            log.warning("turn in session %s refused: %s", request.session_id, exc)
+            yield TurnError(f"{exc}; no other assistant was asked", retryable=False)
+            return
+        async with contextlib.aclosing(house.process_message(request)) as events:
+            async for event in events:
+                yield event
+
+    async def close(self) -> None:
+        """Close every other agent's house (main's runtime is its owner's to close)."""
+        for task in self._opening.values():
+            task.cancel()
+        await asyncio.gather(*self._opening.values(), return_exceptions=True)
+        for name, house in list(self._houses.items()):
+            if name != MAIN:
+                await house.close()
