@@ -130,7 +130,8 @@ async def three_agents(
     config.write_text(yaml.safe_dump(data), encoding="utf-8")
     workspaces = seed_houses(folder)
     settings = load_settings(config)
-    use_fake_telegram(settings, telegram, allow_from=[str(user) for user in ALLOWED])
+    allowed = [str(user) for user in ALLOWED]
+    use_fake_telegram(settings, telegram, allow_from=allowed, rate_limit_per_minute=10_000)
     model_server.responder = answer_as_agent
     with bind_listener("127.0.0.1", 0) as listener:
         async with serve_daemon(settings, listener) as running:

@@ -69,6 +69,9 @@ async def test_an_earlier_instance_opens_with_everything_in_place(
                         for turn in range(3)
                         for kind in ("question", "answer")
                     ]
+                # One agent then, `main` now: every session is its, answered in its house.
+                mains = await running.context.runtime.sessions.list(agent="main", limit=500)
+                assert {info.id for info in mains} >= set(SESSIONS)
                 memory = (await client.get("/api/memory")).json()["content"]
                 assert "The owner's bike is blue." in memory and "Dentist on Fridays." in memory
                 jobs = (await client.get("/api/cron/jobs")).json()["jobs"]
