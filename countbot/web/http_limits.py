@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from countbot.web.uvicorn_parts import HttpToolsProtocol
+from countbot.speedups.uvicorn_parts import HttpToolsProtocol
 
 _HEAD_END = b"\r\n\r\n"
 _DRAIN_SECONDS = 2.0

@@ -21,7 +21,7 @@ import logging
 import sys
 from typing import Any
 
-from countbot.web.lean_imports import import_without
+from countbot.speedups.lean_imports import import_without
 
 
 def _enter_package() -> None:
