@@ -23,15 +23,21 @@ HALF_LIFE_DAYS = 90.0
 
 
 def fuse(
-    text_ids: Sequence[int],
+    text_hits: Sequence[tuple[int, float, float]],
     vector_ids: Sequence[int],
     timestamps: Mapping[int, float],
     now: float,
 ) -> list[tuple[int, float]]:
-    """(entry id, fused score) best first, from the full-text and the vector rankings."""
+    """(entry id, fused score) best first, from the full-text ranking (entry id, BM25, the
+    share of the query's content words it holds) and the vector ranking.
+
+    A full-text hit counts its rank times that share: one holding a single stray word of a
+    paraphrased question ("month" of "In which month does the furnace get checked?") is weak
+    evidence, where the vector side's first place for the fact is strong.
+    """
     scores: dict[int, float] = {}
-    for rank, entry_id in enumerate(text_ids, start=1):
-        scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (RRF_K + rank)
+    for rank, (entry_id, _, share) in enumerate(text_hits, start=1):
+        scores[entry_id] = scores.get(entry_id, 0.0) + share / (RRF_K + rank)
     for rank, entry_id in enumerate(vector_ids, start=1):
         scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (RRF_K + rank)
     for entry_id in scores:

@@ -29,7 +29,7 @@ from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
 from countbot.memory_index.scope import KeptOut
 from countbot.memory_index.sources import MemoryPaths, file_entries, message_entries
-from countbot.memory_index.text import match_expression
+from countbot.memory_index.text import content_units, match_expression
 from countbot.memory_index.vector_process import VectorProcess
 from countbot.store.database import Database, DatabaseClosedError
 from countbot.store.sessions import SessionStore
@@ -41,9 +41,10 @@ T = TypeVar("T")
 # Records read per catch-up transaction, and entries embedded per request to the vector worker:
 # bounded work per step, and a search waits for one request of ~0.1 s, not a whole backlog.
 MESSAGE_BATCH = 500
-# A catch-up of this many full batches leaves as many full-text segments, each holding a part of
-# a long session's token list too small to be skipped through: auto-recall's NOT of its own
-# session then walks the session's every entry (~0.1 ms a turn at 10,000). Merged once after it.
+# A catch-up of this many full batches leaves as many full-text segments, each holding a part of a
+# long session's token list too small to be skipped through: auto-recall's NOT of its own session
+# then walks the session's every entry (a cost at every turn, growing with them). Merged once after
+# it.
 MERGE_AFTER_BATCHES = 2
 EMBED_BATCH = 32
 # Rows of the store's forget log applied per catch-up transaction.
@@ -212,7 +213,7 @@ class MemoryIndex:
         # Full-text (with its rows) on the database thread and vectors in a worker, at the same
         # time (both let go of the GIL while they work); the worker's hits come with their times,
         # so only those found by meaning alone that are kept need their rows fetched after.
-        text = self._db.run(self._text_side, match_expression(query), filters, files_changed)
+        text = self._db.run(self._text_side, query, filters, files_changed)
         if self._vectors is not None and self._vectors_ready and query.strip():
             (text_hits, rows), vector_hits = await asyncio.gather(
                 text, self._vector_hits(self._vectors, query, filters)
@@ -222,15 +223,16 @@ class MemoryIndex:
         times = {entry_id: ts for entry_id, _, ts in vector_hits}
         times.update((entry_id, row.ts) for entry_id, row in rows.items())
         vector_ids = [entry_id for entry_id, _, _ in vector_hits]
-        ranked = fuse([i for i, _ in text_hits], vector_ids, times, time.time())[:limit]
-        text_ranks = {entry_id: rank for rank, (entry_id, _) in enumerate(text_hits, 1)}
+        ranked = fuse(text_hits, vector_ids, times, time.time())
+        text_ranks = {entry_id: rank for rank, (entry_id, _, _) in enumerate(text_hits, 1)}
         cosines = {entry_id: cosine for entry_id, cosine, _ in vector_hits}
-        if min_similarity is not None:
+        if min_similarity is not None:  # before the cut: a hit left out makes room for the next
             ranked = [
                 (i, score)
                 for i, score in ranked
                 if i in text_ranks or cosines.get(i, 0.0) >= min_similarity
             ]
+        ranked = ranked[:limit]
         missing = [i for i, _ in ranked if i not in rows]
         if missing:
             rows.update(await self._db.run(index_db.rows, missing))
@@ -245,14 +247,24 @@ class MemoryIndex:
     def _text_side(
         self,
         conn: sqlite3.Connection,
-        expression: str,
+        query: str,
         filters: Filters,
         files_changed: list[tuple[Path, str | None, tuple[int, int]]] | None,
-    ) -> tuple[list[tuple[int, float]], dict[int, index_db.Row]]:
-        """On the database thread: the look at the memory files if asked, then full-text."""
+    ) -> tuple[list[tuple[int, float, float]], dict[int, index_db.Row]]:
+        """On the database thread: the look at the memory files if asked, then full-text; each
+        hit with the share of the query's content it holds (its weight in the fusion)."""
         if files_changed is not None:
             files_changed.extend(self._changed_files())
-        return index_db.text_hits_with_rows(conn, expression, filters, CANDIDATES)
+        hits, rows = index_db.text_hits_with_rows(
+            conn, match_expression(query), filters, CANDIDATES
+        )
+        units = content_units(query)
+        least = 1 / max(len(units.words) + len(units.chars), 1)  # one unit: the stemmer's match
+        weighed = [
+            (i, rank, max(units.coverage(rows[i].text) if i in rows else 0.0, least))
+            for i, rank in hits
+        ]
+        return weighed, rows
 
     async def kept_out(self, session_id: str) -> bool:
         """Whether the session is kept out of memory, so nothing is recalled into it (read from

@@ -61,6 +61,23 @@ async def test_chinese_one_and_two_character_terms_and_english_are_found(memory:
     assert hit.citation() == "2026-03-02 · MEMORY.md L5"
 
 
+async def test_a_note_holding_more_of_the_question_comes_before_one_rare_word(
+    memory: Memory,
+) -> None:
+    """BM25 puts the entry of the one rare word first ("boiler"); the one that answers the
+    question holds two of its three content words, and the fusion weighs each full-text hit by
+    that share."""
+    lines = [f"- the garden fence was painted in autumn, note {i}" for i in range(20)]
+    lines += [f"- the car was serviced at the garage, note {i}" for i in range(20)]
+    answer = "- the heating is serviced every autumn by Kowalski and Sons, on a Tuesday"
+    lines += ["- boiler", answer]
+    (memory.workspace / "MEMORY.md").write_text("\n".join(lines), encoding="utf-8")
+
+    hits = await memory.index.search("When is the boiler serviced in autumn?", limit=2)
+
+    assert [(hit.text, hit.text_rank) for hit in hits] == [(answer, 2), ("- boiler", 1)]
+
+
 async def test_a_committed_message_and_an_edited_file_are_indexed_incrementally(
     memory: Memory,
 ) -> None:
