@@ -240,7 +240,7 @@ async def open_runtime(
     try:
         await asyncio.to_thread(seed_workspace, settings.workspace)
         skills = skills_loader(settings)
-        # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
+        # Probing runs bwrap once (in a worker thread): while the store and index open.
         stores, sandbox, _ = await asyncio.gather(
             _Stores.open(settings, memory_vectors, name),
             asyncio.to_thread(exec_sandbox, settings, skills),

@@ -8,7 +8,7 @@ start, so downtime and a late wake-up (a sleeping laptop) follow one rule; that 
 APScheduler's own `misfire_grace_time` is unlimited here, its grace would drop runs silently.
 Changes made by another process (the CLI) are noticed through SQLite's `data_version`, looked
 at by a task of the service's own. APScheduler is imported (in a worker thread) and started with
-the first timer it is given: a daemon without jobs or heartbeat never loads it (about 1.5 MB).
+the first timer it is given: a daemon without jobs or heartbeat never loads it (docs/cold_start.md).
 """
 
 from __future__ import annotations

@@ -177,7 +177,7 @@ def _first_after(trigger: BaseTrigger, after: datetime) -> datetime | None:
 
 
 def _zone(name: str) -> ZoneInfo:
-    # zoneinfo (with sysconfig, which it reads for TZPATH: ~0.6 MB) loads with the first job.
+    # zoneinfo (with sysconfig, which it reads for TZPATH) loads with the first job.
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:

@@ -6,7 +6,7 @@ made in the same pass of the event loop (a turn's answer and its usage row, a se
 look at the files) go to the thread as one batch and come back with one wake-up of the loop:
 each hand-off costs more than most of the statements it carries. The thread is the database's
 own, fed by a plain queue: a thread pool's `submit` (a future, a work item, its locks and the
-pool's idle-thread check) cost the loop 15-30 us more per hand-off than the queue's wake-up.
+pool's idle-thread check) cost the loop more per hand-off than the queue's wake-up.
 """
 
 from __future__ import annotations

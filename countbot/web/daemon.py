@@ -220,7 +220,7 @@ async def _open_houses(settings: Settings, features: list[Feature]) -> Houses:
 async def _preload(daemon: DaemonContext) -> None:
     """Import litellm off the event loop, so the UI is served at once; skipped when no model is
     configured yet or the direct path serves the configured ones (litellm would cost seconds and
-    160 MB for nothing, and a switch to a litellm model in the settings imports it on that
+    much memory for nothing, and a switch to a litellm model in the settings imports it on that
     model's first call)."""
     settings = daemon.runtime.settings
     model, name = settings.model, effective_model(settings.model, settings.data_dir)

@@ -1,10 +1,10 @@
 """The one httpx client the web tools of a daemon share, built at their first call off the loop.
 
-Building a client loads the CA bundle from disk (tens of ms of CPU and a few MB), so the web
-tools share one per runtime (`WebClient`), made in a worker thread at the first fetch or search
-and closed with the runtime. The same thread imports what the first request would otherwise
-import on the event loop: anyio and its asyncio backend (httpcore's network layer, ~34 ms of
-CPU) and the page-to-text converter (`countbot.html_text`). An idle daemon holds none of it.
+Building a client loads the CA bundle from disk (CPU time and memory), so the web tools share one
+per runtime (`WebClient`), made in a worker thread at the first fetch or search and closed with the
+runtime. The same thread imports what the first request would otherwise import on the event loop:
+anyio and its asyncio backend (httpcore's network layer) and the page-to-text converter
+(`countbot.html_text`). An idle daemon holds none of it.
 
 Nothing of one call may reach the next through the shared client, so it holds no setting: every
 request carries its own timeout and headers (a settings change applies at the next call), it

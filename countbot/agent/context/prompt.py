@@ -135,7 +135,7 @@ class PromptBuilder:
         """Per-turn facts (time, channel) that ride with the user message, not the system prompt.
 
         The text shows the minute, so it is made once per minute and place (formatting a zoned
-        time is ~10 us of the opening's Python on the loop)."""
+        time is a large share of the opening's Python on the loop)."""
         if now is None:
             key = (int(time.time() // 60), channel, chat_id, unattended)
             if self._turn_facts[0] != key:
