@@ -1,9 +1,10 @@
 """The browser tool's cost: the daemon's own time per action beside a raw CDP client doing the
-same on the same Chromium (the floor, in the same run), the first snapshot after a cold start,
-the snapshot's size against the page, memory with the browser idle and after it is closed, and
-start / act / cancel / `kill -9` cycles that must leave no process and no stale lock.
+same on the same Chromium (the floor, in the same run), the first snapshot after a cold start
+beside a raw client's first page text (the floor, taken in turns with it), the snapshot's size
+against the page, memory with the browser idle and after it is closed, and start / act /
+cancel / `kill -9` cycles that must leave no process and no stale lock.
 
-    python bench/browser.py [--reps 15] [--cold 10] [--cycles 20]
+    python bench/browser.py [--reps 15] [--cold 10] [--cycles 20] [--only cycles ...]
 
 Pages come from the tests' loopback site (tests/browser/site.py); nothing leaves the machine.
 """
@@ -24,6 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from countbot.browser.chromium import LaunchPlan, find_chromium, launch  # noqa: E402
 from countbot.browser.host import BrowserHost  # noqa: E402
 from countbot.browser.snapshot import approx_tokens  # noqa: E402
 from countbot.browser.tab import Tab  # noqa: E402
@@ -113,8 +115,11 @@ async def per_action(site: LoopbackSite, folder: Path, reps: int) -> list[tuple[
         await host.close()
 
 
-async def cold_starts(site: LoopbackSite, folder: Path, runs: int) -> list[float]:
-    times = []
+async def cold_starts(site: LoopbackSite, folder: Path, runs: int) -> dict[str, list[float]]:
+    """From nothing running to the first `open`'s result, each on a new profile; in turns with
+    the floor: Chromium started the same way by a bare client that opens the page in the tab
+    Chromium starts with and reads its text once it has loaded."""
+    times: dict[str, list[float]] = {"browser tool": [], "raw CDP (floor)": []}
     for run in range(runs):
         host = host_in(folder / f"cold{run}")
         tool = BrowserTool(host)
@@ -123,11 +128,42 @@ async def cold_starts(site: LoopbackSite, folder: Path, runs: int) -> list[float
             result = await tool.execute(
                 {"action": "open", "url": site.url("/list")}, ToolContext("c", folder)
             )
-            times.append((time.perf_counter() - start) * 1000)
+            times["browser tool"].append((time.perf_counter() - start) * 1000)
             assert "# Fruit" in result.content
         finally:
             await host.close()
+        times["raw CDP (floor)"].append(await raw_cold(site.url("/list"), folder / f"raw{run}"))
     return times
+
+
+async def raw_cold(url: str, folder: Path) -> float:
+    executable = find_chromium("")
+    assert executable is not None
+    (folder / "profile").mkdir(parents=True)
+    plan = LaunchPlan(executable, folder / "profile", True, folder / "log", folder / "pid")
+    start = time.perf_counter()
+    chromium = await launch(plan)
+    try:
+        cdp = chromium.cdp
+        pages = await cdp.send("Target.getTargets", {"filter": [{"type": "page"}]})
+        target = pages["targetInfos"][0]["targetId"]
+        session = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))[
+            "sessionId"
+        ]
+        loaded = asyncio.Event()
+        cdp.listen(lambda method, _, s: loaded.set() if method == "Page.loadEventFired" else None)
+        await cdp.send("Page.enable", session=session)
+        await cdp.send("Page.navigate", {"url": url}, session)
+        await loaded.wait()
+        text = await cdp.send(
+            "Runtime.evaluate",
+            {"expression": "document.body.innerText", "returnByValue": True},
+            session,
+        )
+        assert "Fruit" in text["result"]["value"]
+        return (time.perf_counter() - start) * 1000
+    finally:
+        await chromium.stop()
 
 
 async def snapshot_size(site: LoopbackSite, folder: Path) -> dict[str, int]:
@@ -195,14 +231,15 @@ async def memory(site: LoopbackSite, folder: Path) -> list[tuple[str, int, int]]
 
 
 async def cycles(site: LoopbackSite, folder: Path, count: int) -> tuple[int, int, int]:
-    """Start, act, cancel mid-action, then kill -9 the process holding the browser; count
-    leftover browser processes and starts that failed."""
+    """Start, act, cancel mid-navigation, then kill -9 the process holding the browser with a
+    navigation under way (tests/browser/holder.py), on the same profile each time; count
+    leftover browser processes and starts that failed (a stale lock would fail the next)."""
     leftovers = failures = 0
     marker = str(folder / "cycles" / "data" / "profile")
-    for _ in range(count):
+    for done in range(count):
         holder = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tests.browser.holder", str(folder / "cycles"),
-            site.url("/slow"), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+            site.url("/list"), site.url("/slow"), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert holder.stdout is not None
         line = await holder.stdout.readline()
@@ -216,6 +253,8 @@ async def cycles(site: LoopbackSite, folder: Path, count: int) -> tuple[int, int
                 break
             await asyncio.sleep(0.1)
         leftovers += len(_profile_processes(marker))
+        if (done + 1) % 50 == 0:
+            print(f"  {done + 1} cycles: {leftovers} left over, {failures} failed", flush=True)
     host: BrowserHost = host_in(folder / "cycles")
     try:
         result = await BrowserTool(host).execute(
@@ -255,31 +294,40 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-async def main(reps: int, cold: int, count: int) -> None:
+SECTIONS = ("actions", "cold", "size", "memory", "cycles")
+
+
+async def main(options: argparse.Namespace) -> None:
     site = LoopbackSite()
     site.pages["/form"] = FORM
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
-        print(f"## Per action, median of {reps} (ms)\n")
-        print("| action | browser tool | raw CDP | ratio |\n|---|---:|---:|---:|")
-        for action, mine, floor in await per_action(site, folder, reps):
-            print(f"| {action} | {mine:.1f} | {floor:.1f} | {mine / floor:.1f}x |")
-        starts = await cold_starts(site, folder, cold)
-        print(f"\n## First snapshot after a cold start, {cold} runs (ms)\n")
-        print("| p50 | p95 | max |\n|---:|---:|---:|")
-        print(f"| {percentile(starts, 0.5):.0f} | {percentile(starts, 0.95):.0f} |"
-              f" {max(starts):.0f} |")  # fmt: skip
-        print("\n## Snapshot of a long page (approximate tokens)\n")
-        print("| what | tokens |\n|---|---:|")
-        for what, tokens in (await snapshot_size(site, folder)).items():
-            print(f"| {what} | {tokens:,} |")
-        print("\n## Memory (PSS, MiB)\n")
-        print("| state | this process | browser processes |\n|---|---:|---:|")
-        for state, own, browser in await memory(site, folder):
-            print(f"| {state} | {own / 1024:.1f} | {browser / 1024:.1f} |")
-        done, leftovers, failures = await cycles(site, folder, count)
-        print(f"\n## {done} start / act / kill -9 cycles, then a start and a cancel\n")
-        print(f"leftover browser processes: {leftovers}; starts that failed: {failures}")
+        if "actions" in options.only:
+            print(f"## Per action, median of {options.reps} (ms)\n")
+            print("| action | browser tool | raw CDP | ratio |\n|---|---:|---:|---:|")
+            for action, mine, floor in await per_action(site, folder, options.reps):
+                print(f"| {action} | {mine:.1f} | {floor:.1f} | {mine / floor:.1f}x |")
+        if "cold" in options.only:
+            starts = await cold_starts(site, folder, options.cold)
+            print(f"\n## First snapshot after a cold start, {options.cold} runs each (ms)\n")
+            print("| from nothing to the page's text | p50 | p95 | max |\n|---|---:|---:|---:|")
+            for what, times in starts.items():
+                print(f"| {what} | {percentile(times, 0.5):.0f} | {percentile(times, 0.95):.0f} |"
+                      f" {max(times):.0f} |")  # fmt: skip
+        if "size" in options.only:
+            print("\n## Snapshot of a long page (approximate tokens)\n")
+            print("| what | tokens |\n|---|---:|")
+            for what, tokens in (await snapshot_size(site, folder)).items():
+                print(f"| {what} | {tokens:,} |")
+        if "memory" in options.only:
+            print("\n## Memory (PSS, MiB)\n")
+            print("| state | this process | browser processes |\n|---|---:|---:|")
+            for state, own, browser in await memory(site, folder):
+                print(f"| {state} | {own / 1024:.1f} | {browser / 1024:.1f} |")
+        if "cycles" in options.only:
+            done, leftovers, failures = await cycles(site, folder, options.cycles)
+            print(f"\n## {done} start / act / cancel / kill -9 cycles, then a start and a cancel\n")
+            print(f"leftover browser processes: {leftovers}; starts that failed: {failures}")
     site.close()
 
 
@@ -288,5 +336,5 @@ if __name__ == "__main__":
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--cold", type=int, default=10)
     parser.add_argument("--cycles", type=int, default=20)
-    options = parser.parse_args()
-    asyncio.run(main(options.reps, options.cold, options.cycles))
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
+    asyncio.run(main(parser.parse_args()))

@@ -125,7 +125,8 @@ def cold_table(
         command = [sys.executable, "-m", "countbot", "chat", "--config", str(config), "-m", "hi"]
         commands[f"chat -m, {path} path"] = command
         # The first run seeds the workspace, creates the store and compiles the dataclass
-        # methods later runs read back (`cli/compiled_methods.py`), as a user's first chat does.
+        # methods later runs read back (`speedups/compiled_methods.py`), as a user's first chat
+        # does.
         timed_child(command)
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(rounds):

@@ -44,8 +44,8 @@ from starlette.routing import Route
 
 from countbot.config.settings import Settings, TriggersSettings
 from countbot.config.structs import validate
+from countbot.speedups.uvicorn_parts import Config, Server
 from countbot.web.daemon import bind_listener, serve_daemon
-from countbot.web.uvicorn_parts import Config, Server
 from tests.channels.fake_mail import BOT, PASSWORD, FakeMail
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings

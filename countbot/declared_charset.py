@@ -6,7 +6,7 @@ for domain names (`idna` refuses `errors="replace"`, `punycode` is quadratic pur
 that always raises (`undefined`) and the escape decoders that read backslashes as code. Any of
 those, an unknown name, or a codec that raises on the data in a way of its own, falls back to
 UTF-8. Bytes that do not decode become U+FFFD. The work is done a slice per step
-(`countbot.cooperative`), so a 2 MB body decodes on the event loop without stalling it.
+(`countbot.cooperative`), so a body of megabytes decodes on the event loop without stalling it.
 
 UTF-16 without a byte order mark is read in the order its bytes show: ASCII in UTF-16 has a NUL
 as each code unit's high byte, at odd offsets in little-endian, at even ones in big-endian.
@@ -26,8 +26,8 @@ FALLBACK = "utf-8"
 # Codecs that pass as text encodings but are not charsets a sender can mean (names as
 # `codecs.lookup` spells them).
 _NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
-# Bytes decoded per step: the slowest charsets (utf-7 on noise, utf-32 with every unit invalid)
-# take ~2 ms per 16 KB in one C call.
+# Bytes decoded per step: small enough that the slowest charsets (utf-7 on noise, utf-32 with
+# every unit invalid) stay a short step in one C call (docs/hostile_inputs.md).
 _SLICE = 16 * 1024
 # Bytes looked at for the signs of UTF-16 without a byte order mark.
 _SAMPLE = 4096

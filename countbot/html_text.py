@@ -14,11 +14,12 @@ GPL, which the project does not take. Two passes, each linear in the page whatev
    Every event writes a bounded amount (list indents are capped), so the text stays within a
    constant factor of the page.
 
-The page goes to the parser 2 KB at a time (`html_text_steps`, see `countbot.cooperative`): 2 KB
-of dense tags (`<a><a>...`) is ~3 ms of pure-Python parsing, so a 2 MB page converts on the event
-loop in short steps instead of one long stall. The scans before it are sliced too: the page is
-lowercased (ASCII only, so offsets stay those of the page) 256 KB per step, and comments, scripts
-and styles are cut out a few hundred per step (a page of 285,000 empty comments was 1.5 s in one).
+The page goes to the parser 2 KB at a time (`html_text_steps`, see `countbot.cooperative`): 2 KB of
+dense tags (`<a><a>...`) is a short step of pure-Python parsing, so a page of megabytes converts on
+the event loop in short steps instead of one long stall. The scans before it are sliced too: the
+page is lowercased (ASCII only, so offsets stay those of the page) 256 KB per step, and comments,
+scripts and styles are cut out a few hundred per step (a page of 285,000 empty comments was 1.5 s in
+one).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ _MAX_TAG = 4096
 _TAG_NAME = re.compile(r"</?[^\s/>]*")
 _MAX_INDENT = 8  # nested lists deeper than this are indented no further: bounded output
 # Parts written before they are joined into one string. A page of 400,000 one-letter paragraphs
-# is 800,000 parts of ~60 bytes each otherwise: 50 MB for a 2 MB page.
+# is 800,000 parts of ~60 bytes each otherwise: far more than the page.
 _JOIN_PARTS = 4096
 _LINK_SCHEMES = ("http://", "https://", "mailto:")
 
@@ -138,7 +139,7 @@ def _lowered_steps(html: str) -> Steps[bytes]:
     """`html` with ASCII letters lowercased, one byte per character (others become `?`).
 
     `str.lower` would keep neither the offsets (`"İ".lower()` is two characters, so a `find` in
-    it points past the tag in the page) nor the pace (~12 ms per MB of CJK text in one call).
+    it points past the tag in the page) nor the pace (CJK text is lowercased slowly in one call).
     """
     parts: list[bytes] = []
     for start in range(0, len(html), _LOWER_SLICE):

@@ -1,10 +1,10 @@
 """Masking of secrets in text that leaves the process: tool output, logs, the audit trail.
 
 One compiled alternation covers the registered secret values and the well-known token shapes. It
-runs over a window of a few KB at a time (`mask_steps`), so a 2 MB tool result can be masked on
-the event loop without stalling it: a match that reaches the end of what was read is read again
-with more room, so a window boundary never splits a secret. A masked secret keeps at most its
-first four characters (`sk-a…****`), enough for a person to recognise which key it was.
+runs over a window of a few KB at a time (`mask_steps`), so a tool result of megabytes can be masked
+on the event loop without stalling it: a match that reaches the end of what was read is read again
+with more room, so a window boundary never splits a secret. A masked secret keeps at most its first
+four characters (`sk-a…****`), enough for a person to recognise which key it was.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ _KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{16,}")
 # A token starts where no token character stands before it. Without this, a long run of token
 # characters would be scanned again from each of its positions: quadratic time on hostile output.
 _START = r"(?<![\w-])"
-# Text is masked a window at a time (a regex pass costs up to ~1 µs a character, so a window is
-# 2-3 ms); a match may reach `_MARGIN` characters past its window and still be judged whole (a
+# Text is masked a window at a time (a regex pass is slow per character, so a window is a short
+# step); a match may reach `_MARGIN` characters past its window and still be judged whole (a
 # longer one is read again with twice the room, so the margin sets the pace, not what is found).
 _WINDOW = 2048
 _MARGIN = 512
@@ -202,13 +202,13 @@ def _base64_forms(value: str) -> set[str]:
 class MaskedText:
     """The masked form of one text, made only as far as it is read.
 
-    A long tool result reaches the model a page at a time (`tools/paging.py`): masking 2 MB to
-    show its first 30 KB would cost a second and a half of the loop. `read_steps(n)` masks window
-    by window until the first `n` masked characters are final, and a later call goes on from
-    there. Final means what masking the whole text would give: a window ends only between
-    matches (one that reaches past what was read is read again with more room), and lines that
-    may be the body of a private key whose BEGIN line was cut off are held until the line after
-    them says (`_KeyBodies`). So a secret across the cut of a page is masked as a whole.
+    A long tool result reaches the model a page at a time (`tools/paging.py`): masking megabytes to
+    show its first page would stall the loop for long (docs/masking.md). `read_steps(n)` masks
+    window by window until the first `n` masked characters are final, and a later call goes on from
+    there. Final means what masking the whole text would give: a window ends only between matches
+    (one that reaches past what was read is read again with more room), and lines that may be the
+    body of a private key whose BEGIN line was cut off are held until the line after them says
+    (`_KeyBodies`). So a secret across the cut of a page is masked as a whole.
     """
 
     def __init__(self, masker: SecretMasker | None, text: str) -> None:

@@ -143,7 +143,7 @@ def _record(entry: HistoryEntry) -> dict[str, Any]:
             "reasoning": entry.reasoning,
             "model": entry.model,
             "provider": entry.provider,
-            # from_record reads it back as Usage(**usage); asdict's deep copy took 10 us
+            # from_record reads it back as Usage(**usage); asdict's deep copy is slower
             "usage": {name: getattr(entry.usage, name) for name in _USAGE_FIELDS},
             "stop_reason": entry.stop_reason,
             # Always written: a record without it was stored before answers said what their

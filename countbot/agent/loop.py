@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from countbot.agent import notices
-from countbot.agent.cancel import CancelToken, while_running
+from countbot.agent.cancel import while_running
 from countbot.agent.context.fit import Fitted
 from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.metered import SideCalls
@@ -44,8 +44,9 @@ from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, Mo
 from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
 from countbot.agent.tool_loops import LoopGuard
 from countbot.agent.toolset import select_tools
+from countbot.agent.turn_context import TurnContext
 from countbot.agent.turn_request import TurnRequest
-from countbot.agent.turn_stream import ModelTurn, stream_model
+from countbot.agent.turn_stream import ModelOutcome, call_model
 from countbot.config.settings import AgentSettings
 from countbot.llm.types import Message, ToolCall, ToolSpec, Usage
 from countbot.tools.base import ToolContext, ToolResult
@@ -71,27 +72,24 @@ NO_VISION = (
 
 @dataclass(slots=True)
 class _Turn:
-    session_id: str
-    token: CancelToken
-    tool_context: ToolContext
+    """A turn's running state beside its context."""
+
     journal: Journal
+    tool_context: ToolContext
     steering: SteeringInbox | None
-    usage: Usage
-    # The turn's history as it grows; each request is fitted from it (stored history unchanged).
-    entries: list[HistoryEntry]
-    # The system prompt of every request of the turn (looked up once, as the turn opens).
-    prompt: str = ""
+    # The only tools the turn may run (`TurnRequest.allowed_tools`); None: any registered one.
+    allowed: frozenset[str] | None
+    # Made once the model and tools are chosen (`_open`).
+    context: TurnContext = field(init=False)
+    usage: Usage = field(default_factory=Usage)
     tool_calls_made: int = 0
     # Budget warnings given during the turn, shown with its answer.
     warnings: list[str] = field(default_factory=list)
-    # The tools this turn offers (`agent/toolset.py`), chosen once from its message.
-    tools: tuple[ToolSpec, ...] = ()
-    # The only tools the turn may run (`TurnRequest.allowed_tools`); None: any registered one.
-    allowed: frozenset[str] | None = None
     # What the model wrote in this turn, and the answer being written (continuations joined).
     texts: list[str] = field(default_factory=list)
     answer: str = ""
     continued: bool = False
+    # Its last event is out: the turn ended (answered, stopped, failed, or cancelled).
     ended: bool = False
     # The model that wrote the latest response (a fallback's name when one took over).
     model: str = ""
@@ -102,12 +100,12 @@ class _Turn:
 class AgentLoop:
     """The agent's heart; see the module docstring.
 
-    `context` is the one seam between stored history and a model request: it builds the user
-    entry, loads (and summarizes) the history, and fits every request.
+    `keeper` is the one seam between stored history and a model request: it builds the user
+    entry, loads (and summarizes) the history, and makes every request from the turn's context.
     """
 
     resolve_model: ModelResolver
-    context: ContextKeeper
+    keeper: ContextKeeper
     tools: ToolRegistry
     settings: AgentSettings
     workspace: Path
@@ -120,42 +118,26 @@ class AgentLoop:
 
     async def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding its events; the last one is done, error or cancelled."""
-        session_id = request.session_id
         turn = self._new_turn(request)
         try:
-            user, turn.prompt = await self.context.opening(request)
-            try:
-                choice, stop, economy = await self._choose_model(turn, request.model)
-            except ModelNotConfiguredError:
-                await turn.journal.commit(user)
-                await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
-                yield TurnError(NO_MODEL, retryable=False, code="no_model")
-                return
-            if stop is not None:
-                await turn.journal.commit(user)
-                yield await self._end_budget(turn, stop)
-                return
-            turn.tools = self._offered_tools(turn, choice, user.content)
-            async for event in self._load_history(turn, choice, user):
+            async for event in self._open(turn, request):
                 yield event
-            if turn.token.cancelled:
-                await turn.journal.commit(user)
-                yield await self._end_cancelled(turn)
-                return
-            # Stored while the first model call goes out; every later write waits for it.
-            turn.entries.append(turn.journal.add_soon(user))
-            shown = [economy] if economy is not None else []
-            if user.images and not choice.vision:
-                shown.append(TurnNotice("no_vision", NO_VISION))
-            for notice in shown:
-                await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
+            limit = self.settings.max_iterations
+            for _ in range(0 if turn.ended else limit):
+                async for event in self._step(turn):
+                    yield event
+                if turn.ended:
+                    return
+                if turn.tool_calls_made >= limit:
+                    break  # the tool-call budget is spent: more model calls could only be refused
+            if not turn.ended:
+                notice = notices.step_limit(limit)
                 yield notice
-            async for event in self._iterate(turn, choice):
-                yield event
+                yield await self._end_stopped(turn, notice)
         except NotSavedError as exc:  # a full disk: said as such, not as an internal error
             yield TurnError(str(exc), retryable=True, code="not_saved")
         except Exception as exc:  # the loop must never take its caller down
-            log.exception("turn failed in session %s", session_id)
+            log.exception("turn failed in session %s", request.session_id)
             with contextlib.suppress(NotSavedError):  # the error said first is the one shown
                 await turn.journal.settled()
             yield TurnError(f"internal error: {exc}", retryable=False)
@@ -163,8 +145,7 @@ class AgentLoop:
     def _new_turn(self, request: TurnRequest) -> _Turn:
         session_id, token = request.session_id, request.cancel_token
         return _Turn(
-            session_id=session_id,
-            token=token,
+            journal=Journal(self.hooks, session_id, request.message, request.channel),
             tool_context=ToolContext(
                 session_id,
                 self.workspace,
@@ -173,12 +154,43 @@ class AgentLoop:
                 token.event,
                 request.approver,
             ),
-            journal=Journal(self.hooks, session_id, request.message, request.channel),
             steering=request.steering,
-            usage=Usage(),
-            entries=[],
             allowed=request.allowed_tools,
         )
+
+    async def _open(self, turn: _Turn, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+        """Make the turn's context: its user entry, prompt, model, tools and history. An opening
+        that ends the turn (no model, a budget's stop, a Stop) sets `turn.ended`."""
+        user, prompt = await self.keeper.opening(request)
+        try:
+            choice, stop, economy = await self._choose_model(turn, request.model)
+        except ModelNotConfiguredError:
+            await turn.journal.commit(user)
+            await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
+            turn.ended = True
+            yield TurnError(NO_MODEL, retryable=False, code="no_model")
+            return
+        if stop is not None:
+            await turn.journal.commit(user)
+            yield await self._end_budget(turn, stop)
+            return
+        tools = self._offered_tools(turn, choice, user.content)
+        token = request.cancel_token
+        turn.context = TurnContext(request.session_id, prompt, choice, tools, self.settings, token)
+        async for event in self._load_history(turn, user):
+            yield event
+        if token.cancelled:
+            await turn.journal.commit(user)
+            yield await self._end_cancelled(turn)
+            return
+        # Stored while the first model call goes out; every later write waits for it.
+        turn.context.entries.append(turn.journal.add_soon(user))
+        shown = [economy] if economy is not None else []
+        if user.images and not choice.vision:
+            shown.append(TurnNotice("no_vision", NO_VISION))
+        for notice in shown:
+            await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
+            yield notice
 
     def _offered_tools(
         self, turn: _Turn, choice: ModelChoice, message: str
@@ -200,72 +212,71 @@ class AgentLoop:
         """Run one tool call through the registry (validation, timeout, retry, masking)."""
         return await self.tools.execute(call, ctx)
 
-    # --- the iterations ----------------------------------------------------------------------
+    # --- the steps ---------------------------------------------------------------------------
 
-    async def _iterate(self, turn: _Turn, choice: ModelChoice) -> AsyncIterator[AgentEvent]:
-        limit = self.settings.max_iterations
-        for _ in range(limit):
-            if turn.token.cancelled:
-                yield await self._end_cancelled(turn)
-                return
-            await self._apply_steering(turn)
-            messages, fitted, stop = await self._next_request(turn, choice)
-            if stop is not None:
-                yield await self._end_budget(turn, stop)
-                return
-            model_turn = ModelTurn()
-            async for event in stream_model(choice, messages, turn.tools, turn.token, model_turn):
+    async def _step(self, turn: _Turn) -> AsyncIterator[AgentEvent]:
+        """One model call and the tools it asks for; a step that ends the turn sets `ended`."""
+        context = turn.context
+        if context.token.cancelled:
+            yield await self._end_cancelled(turn)
+            return
+        await self._apply_steering(turn)
+        messages, fitted, stop = await self._next_request(turn)
+        if stop is not None:
+            yield await self._end_budget(turn, stop)
+            return
+        outcome = ModelOutcome()
+        async for item in call_model(context, messages):
+            if isinstance(item, ModelOutcome):
+                outcome = item
+            else:
+                yield item
+        outcome = self._count_usage(turn, outcome, fitted)
+        if outcome.cancelled:
+            if outcome.text:
+                await turn.journal.commit(outcome.partial_entry("cancelled"))
+            yield await self._end_cancelled(turn)
+            return
+        if outcome.error is not None:
+            yield await self._end_error(turn, outcome)
+            return
+        assistant = await self._marked(turn, outcome.entry())
+        await self._add(turn, assistant)
+        turn.texts.append(assistant.text)
+        turn.answer += assistant.text
+        if not assistant.tool_calls:
+            async for event in self._answered(turn, assistant):
                 yield event
-            if model_turn.runaway:  # stopped before the server reported usage: estimate it
-                (spent,) = bounded([AssistantEntry(model_turn.text)])
-                model_turn.usage = Usage(fitted.tokens, spent.tokens)
-            model_turn.usage = _with_recall(model_turn.usage, fitted.recall_tokens)
-            turn.usage = turn.usage + model_turn.usage
-            turn.model = model_turn.model
-            if model_turn.cancelled:
-                if model_turn.text:
-                    await turn.journal.commit(model_turn.partial_entry("cancelled"))
-                yield await self._end_cancelled(turn)
-                return
-            if model_turn.error is not None:
-                yield await self._end_error(turn, model_turn)
-                return
-            assistant = await self._marked(turn, model_turn.entry())
-            await self._add(turn, assistant)
-            turn.texts.append(assistant.text)
-            turn.answer += assistant.text
-            if not assistant.tool_calls:
-                async for event in self._answered(turn, assistant, choice):
-                    yield event
-                if turn.ended:
-                    return
-                continue
-            turn.answer = ""
-            async for event in self._run_tools(turn, assistant.tool_calls):
-                yield event
-            if turn.guard.stop is not None:
-                notice = notices.tool_loop(*turn.guard.stop)
-                yield notice
-                yield await self._end_stopped(turn, notice)
-                return
-            if turn.tool_calls_made >= limit:
-                break  # the tool-call budget is spent: more model calls could only be refused
-        notice = notices.step_limit(limit)
-        yield notice
-        yield await self._end_stopped(turn, notice)
+            return
+        turn.answer = ""
+        async for event in self._run_tools(turn, assistant.tool_calls):
+            yield event
+        if turn.guard.stop is not None:
+            notice = notices.tool_loop(*turn.guard.stop)
+            yield notice
+            yield await self._end_stopped(turn, notice)
 
-    async def _answered(
-        self, turn: _Turn, assistant: AssistantEntry, choice: ModelChoice
-    ) -> AsyncIterator[AgentEvent]:
+    def _count_usage(self, turn: _Turn, outcome: ModelOutcome, fitted: Fitted) -> ModelOutcome:
+        """`outcome` with its usage complete, added to the turn's."""
+        usage = outcome.usage
+        if outcome.runaway:  # stopped before the server reported usage: estimate it
+            (spent,) = bounded([AssistantEntry(outcome.text)])
+            usage = Usage(fitted.tokens, spent.tokens)
+        usage = _with_recall(usage, fitted.recall_tokens)
+        turn.usage = turn.usage + usage
+        turn.model = outcome.model
+        return replace(outcome, usage=usage)
+
+    async def _answered(self, turn: _Turn, assistant: AssistantEntry) -> AsyncIterator[AgentEvent]:
         """End the turn with its answer, or continue once an answer the output limit cut."""
         if assistant.stop_reason in ("length", "repetition"):
             thinking = not assistant.text and bool(assistant.reasoning)
             # A text answer: asking for the rest repeats no action. Not for a small model, whose
             # long answers are rambling, not a cut-off thought.
-            if not turn.continued and not choice.small:
+            if not turn.continued and not turn.context.choice.small:
                 turn.continued = True
                 yield notices.truncated(continuing=True, thinking=thinking)
-                turn.entries.append(UserEntry(CONTINUE))
+                turn.context.entries.append(UserEntry(CONTINUE))
                 return
             runaway = assistant.stop_reason == "repetition"
             notice = notices.truncated(continuing=False, thinking=thinking, runaway=runaway)
@@ -279,14 +290,13 @@ class AgentLoop:
         answer = _with_warnings(turn.answer, turn.warnings)
         yield TurnDone(answer, turn.usage, assistant.model)
 
-    async def _load_history(
-        self, turn: _Turn, choice: ModelChoice, user: UserEntry
-    ) -> AsyncIterator[AgentEvent]:
-        """Fill `turn.entries`; a summary first shows `summarizing`, and a Stop ends it."""
+    async def _load_history(self, turn: _Turn, user: UserEntry) -> AsyncIterator[AgentEvent]:
+        """Fill the context's entries; a summary first shows `summarizing`, and a Stop ends it."""
+        context = turn.context
         # A warm window that fits is at hand: no task, queue or pass of the loop for it.
-        now = self.context.load_now(turn.session_id, choice, user, turn.tools, turn.prompt)
+        now = self.keeper.load_now(context, user)
         if now is not None:
-            turn.entries = now
+            context.entries.extend(now)
             return
         shown: asyncio.Queue[AgentEvent] = asyncio.Queue()
         side = SideCalls(
@@ -294,15 +304,11 @@ class AgentLoop:
             turn.journal.report_usage,
             lambda: shown.put_nowait(notices.summarizing()),
         )
-        work = asyncio.create_task(
-            self.context.load(
-                turn.session_id, choice, user, turn.tools, turn.prompt, turn.tool_context, side
-            )
-        )
-        async for event in while_running(work, shown, turn.token):
+        work = asyncio.create_task(self.keeper.load(context, user, turn.tool_context, side))
+        async for event in while_running(work, shown, context.token):
             yield event
         if not work.cancelled():
-            turn.entries = work.result()
+            context.entries.extend(work.result())
 
     async def _run_tools(
         self, turn: _Turn, calls: tuple[ToolCall, ...]
@@ -361,7 +367,7 @@ class AgentLoop:
             # A model obeying text it read asks for a tool this turn was not given: refused
             # before it starts, whatever the tool is.
             return ToolResult(f"Refused: {call.name} is not among this turn's tools.", "error")
-        if turn.token.cancelled:
+        if turn.context.token.cancelled:
             return ToolResult("Cancelled by the user before it ran.", "cancelled")
         if turn.steering is not None and turn.steering.pending():
             return ToolResult("Skipped: the user sent a new message; read it first.", "skipped")
@@ -407,25 +413,25 @@ class AgentLoop:
 
     async def _add(self, turn: _Turn, entry: HistoryEntry) -> None:
         """Commit `entry` and add it to the turn's history."""
-        turn.entries.append(await turn.journal.add(entry))
+        turn.context.entries.append(await turn.journal.add(entry))
 
     # --- endings -----------------------------------------------------------------------------
 
     async def _end_cancelled(self, turn: _Turn) -> TurnCancelled:
+        turn.ended = True
         await turn.journal.commit(NoteEntry("Cancelled.", code="cancelled"))
         return TurnCancelled()
 
-    async def _end_error(self, turn: _Turn, model_turn: ModelTurn) -> TurnError:
-        error = model_turn.error
+    async def _end_error(self, turn: _Turn, outcome: ModelOutcome) -> TurnError:
+        turn.ended = True
+        error = outcome.error
         assert error is not None
-        if model_turn.text:
-            await turn.journal.commit(await self._marked(turn, model_turn.partial_entry("error")))
+        if outcome.text:
+            await turn.journal.commit(await self._marked(turn, outcome.partial_entry("error")))
         await turn.journal.commit(NoteEntry(f"Error: {error.message}"))
         return TurnError(error.message, error.retryable)
 
-    async def _next_request(
-        self, turn: _Turn, choice: ModelChoice
-    ) -> tuple[list[Message], Fitted, str | None]:
+    async def _next_request(self, turn: _Turn) -> tuple[list[Message], Fitted, str | None]:
         """The next request's messages, how they were fitted (their estimated tokens) and the
         budget's stop, if any.
 
@@ -433,14 +439,12 @@ class AgentLoop:
         limit would stop the call by it is the request counted (in the token worker) and checked
         again, so a turn within its limits waits for no count.
         """
-        context, entries = self.context, turn.entries
-        messages, fitted = await context.messages(entries, choice, turn.tools, turn.prompt)
-        stop = await self._spend_check(turn, choice, fitted.tokens)
+        context = turn.context
+        messages, fitted = await self.keeper.messages(context)
+        stop = await self._spend_check(turn, context.choice, fitted.tokens)
         if stop is not None:
-            messages, fitted = await context.messages(
-                entries, choice, turn.tools, turn.prompt, exact=True
-            )
-            stop = await self._spend_check(turn, choice, fitted.tokens)
+            messages, fitted = await self.keeper.messages(context, exact=True)
+            stop = await self._spend_check(turn, context.choice, fitted.tokens)
         return messages, fitted, stop
 
     async def _choose_model(
@@ -464,7 +468,7 @@ class AgentLoop:
         if self.spending is None:
             return SpendCheck()
         verdict = await self.spending.check(
-            turn.session_id, choice.model, turn.usage.total_tokens, estimate
+            turn.journal.session_id, choice.model, turn.usage.total_tokens, estimate
         )
         if verdict.warning is not None:
             await turn.journal.commit(NoteEntry(verdict.warning))
@@ -472,12 +476,14 @@ class AgentLoop:
         return verdict
 
     async def _end_budget(self, turn: _Turn, notice: str) -> TurnDone:
+        turn.ended = True
         await turn.journal.commit(NoteEntry(notice))
         return TurnDone(_with_warnings(notice, turn.warnings), turn.usage)
 
     async def _end_stopped(self, turn: _Turn, notice: TurnNotice) -> TurnDone:
         """End a turn the loop stopped (step limit, tool loop) with what the model wrote; the
         notice, sent just before, is stored after it as a note."""
+        turn.ended = True
         await turn.journal.commit(NoteEntry(notice.text, code=notice.code))
         written = "\n\n".join(text.strip() for text in turn.texts if text.strip())
         return TurnDone(_with_warnings(written, turn.warnings), turn.usage, turn.model)

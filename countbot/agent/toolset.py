@@ -72,7 +72,7 @@ def select_tools(
     grouped = [(t, s) for t, s in offered if t.group]
     if not small and not grouped:  # nothing to choose among: the message need not be read
         return tuple(s for _, s in offered)
-    # The opening of a message says what it is about; a 1 MB paste is not read word by word.
+    # The opening of a message says what it is about; a pasted megabyte is not read word by word.
     message = message[:_MESSAGE_CHARS]
     words = _words(message) | ({"file"} if _FILE_NAME.search(message) else set())
     if small:

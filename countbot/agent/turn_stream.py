@@ -1,8 +1,10 @@
 """One model call inside a turn: pump the provider's stream, abortable by the cancel token.
 
-The stream is consumed by a task of its own; cancelling the token cancels that task, which closes
-the provider's iterator and with it the HTTP request in flight. One task per model call (not per
-chunk) keeps the hot path cheap.
+`call_model` yields the call's text and reasoning chunks as they come, and last its
+`ModelOutcome`: like pi-mono's stream function, it never raises for a failed or cancelled call,
+whose outcome says so. The stream is consumed by a task of its own; cancelling the token cancels
+that task, which closes the provider's iterator and with it the HTTP request in flight. One task
+per model call (not per chunk) keeps the hot path cheap.
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 from countbot.agent import notices
-from countbot.agent.cancel import CancelToken
 from countbot.agent.events import AgentEvent, ReasoningChunk, TextChunk
 from countbot.agent.history import AssistantEntry
-from countbot.agent.model_choice import ModelChoice
 from countbot.agent.runaway import RunawayWatch
+from countbot.agent.turn_context import TurnContext
 from countbot.llm.types import (
     AssistantMessage,
     ChatRequest,
@@ -28,16 +29,15 @@ from countbot.llm.types import (
     StreamFallback,
     StreamRetry,
     TextDelta,
-    ToolSpec,
     Usage,
 )
 
 _END = object()
 
 
-@dataclass(slots=True)
-class ModelTurn:
-    """What one model call produced, filled in while streaming."""
+@dataclass(frozen=True, slots=True)
+class ModelOutcome:
+    """How one model call ended: what it wrote, and its end (`done`), failure or cancel."""
 
     text: str = ""
     reasoning: str = ""
@@ -49,10 +49,6 @@ class ModelTurn:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     provider: str = ""
-
-    def message(self) -> AssistantMessage:
-        assert self.done is not None
-        return self.done.message
 
     def entry(self) -> AssistantEntry:
         assert self.done is not None
@@ -79,48 +75,28 @@ class ModelTurn:
         )
 
 
-async def stream_model(
-    choice: ModelChoice,
-    messages: Sequence[Message],
-    tools: tuple[ToolSpec, ...],
-    token: CancelToken,
-    out: ModelTurn,
-) -> AsyncIterator[AgentEvent]:
-    """Yield text/reasoning chunks of one model call; the outcome lands in `out`."""
-    request = ChatRequest(tuple(messages), tools, choice.temperature, choice.output_limit)
-    out.model = choice.provider.model
+async def call_model(
+    context: TurnContext, messages: Sequence[Message]
+) -> AsyncIterator[AgentEvent | ModelOutcome]:
+    """Yield the text and reasoning chunks of one model call of `context`'s turn, then its
+    `ModelOutcome` (always the last item)."""
+    choice = context.choice
+    request = ChatRequest(tuple(messages), context.tools, choice.temperature, choice.output_limit)
     queue: asyncio.Queue[StreamEvent | object] = asyncio.Queue()
     pump = asyncio.create_task(_pump(choice.provider.stream(request), queue))
     # Said by the pump's code as it ends (so the end is read with the last events, not a pass of
     # the loop later) and by the task's end: a Stop that came before the pump's first step
     # cancels it before any of its code runs, and the stream must end then too.
     pump.add_done_callback(lambda _: queue.put_nowait(_END))
-    unregister = token.on_cancel(pump.cancel)
-    watch = RunawayWatch() if choice.small else None
+    unregister = context.token.on_cancel(pump.cancel)
+    got = _Streamed(choice.provider.model, RunawayWatch() if choice.small else None)
     try:
-        while True:
-            item = await queue.get()
-            if item is _END:
+        while (item := await queue.get()) is not _END:
+            event = got.take(item)
+            if event is not None:
+                yield event
+            if got.runaway:
                 break
-            if isinstance(item, TextDelta):
-                out.text += item.text
-                yield TextChunk(item.text)
-                if watch is not None and (cut := watch.repeated(out.text)):
-                    _stop_runaway(out, cut)
-                    break
-            elif isinstance(item, ReasoningDelta):
-                out.reasoning += item.text
-                yield ReasoningChunk(item.text)
-            elif isinstance(item, StreamDone):
-                out.done = item
-                out.usage = item.usage
-                out.model, out.provider = item.message.model, item.message.provider
-            elif isinstance(item, StreamError):
-                out.error = item
-            elif isinstance(item, StreamRetry):
-                yield notices.retrying(item.attempt, item.cause, item.delay, item.model)
-            elif isinstance(item, StreamFallback):
-                yield notices.fallback(item.model, item.cause)
     finally:
         unregister()
         if not pump.done():  # the consumer stopped first (a runaway answer, a closed turn)
@@ -128,15 +104,63 @@ async def stream_model(
             await asyncio.wait((pump,))
         if not pump.cancelled():
             pump.exception()  # retrieved: a stream that failed says so by its missing end
-    out.cancelled = token.cancelled and out.done is None
+    yield got.outcome(cancelled=context.token.cancelled and got.done is None)
 
 
-def _stop_runaway(out: ModelTurn, cut: int) -> None:
-    """End the answer before its repetition, as if the model had stopped there."""
-    out.text = out.text[:-cut].rstrip()
-    out.runaway = True
-    message = AssistantMessage(text=out.text, reasoning=out.reasoning, model=out.model)
-    out.done = StreamDone(message, "length", out.usage)
+@dataclass(slots=True)
+class _Streamed:
+    """What a model call's stream said so far (its outcome, while it is being written)."""
+
+    model: str
+    watch: RunawayWatch | None
+    text: str = ""
+    reasoning: str = ""
+    provider: str = ""
+    done: StreamDone | None = None
+    error: StreamError | None = None
+    usage: Usage = field(default_factory=Usage)
+    runaway: bool = False
+
+    def take(self, item: object) -> AgentEvent | None:
+        """Take in one stream event; the turn's event it makes, if any."""
+        if isinstance(item, TextDelta):
+            self.text += item.text
+            if self.watch is not None and (cut := self.watch.repeated(self.text)):
+                self._stop_runaway(cut)
+            return TextChunk(item.text)
+        if isinstance(item, ReasoningDelta):
+            self.reasoning += item.text
+            return ReasoningChunk(item.text)
+        if isinstance(item, StreamDone):
+            self.done, self.usage = item, item.usage
+            self.model, self.provider = item.message.model, item.message.provider
+        elif isinstance(item, StreamError):
+            self.error = item
+        elif isinstance(item, StreamRetry):
+            return notices.retrying(item.attempt, item.cause, item.delay, item.model)
+        elif isinstance(item, StreamFallback):
+            return notices.fallback(item.model, item.cause)
+        return None
+
+    def _stop_runaway(self, cut: int) -> None:
+        """End the answer before its repetition, as if the model had stopped there."""
+        self.text = self.text[:-cut].rstrip()
+        self.runaway = True
+        message = AssistantMessage(text=self.text, reasoning=self.reasoning, model=self.model)
+        self.done = StreamDone(message, "length", self.usage)
+
+    def outcome(self, *, cancelled: bool) -> ModelOutcome:
+        return ModelOutcome(
+            self.text,
+            self.reasoning,
+            self.done,
+            self.error,
+            cancelled,
+            self.runaway,
+            self.usage,
+            self.model,
+            self.provider,
+        )
 
 
 async def _pump(

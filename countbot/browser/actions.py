@@ -223,6 +223,8 @@ class Actions:
 
     async def _seen(self) -> _Seen:
         tab = self.tab
+        if tab.epoch == 0:  # the blank page a new tab starts with: nothing to read
+            return _Seen(tab.url, "", 0, "")
         try:
             text = await tab.page_text()
         except (CdpError, StaleReference):

@@ -20,6 +20,12 @@ from countbot.browser.cdp import CdpConnection, CdpError
 
 _SCRIPT = resources.files("countbot.browser").joinpath("page.js").read_text(encoding="utf-8")
 _WORLD = "countbot"
+# Installs the helper once per document (a world made again by name is the same world).
+_INSTALL = f"globalThis.__countbot = globalThis.__countbot || {_SCRIPT}; true"
+# Every new document of a page or frame gets its helper's world as it is made, while the page
+# loads, rather than two round trips after it has loaded (`Page.addScriptToEvaluateOnNewDocument`
+# in a named world; `runImmediately` also serves the document shown now).
+HELPER = {"source": _INSTALL, "worldName": _WORLD, "runImmediately": True}
 
 
 class StaleReference(Exception):
@@ -41,6 +47,8 @@ class Frame:
     generation: int = 0
     gone: bool = False
     world: int | None = field(default=None, repr=False)
+    # The tab's helper worlds as Chromium announced them: (session, frame id) -> context id.
+    worlds: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
 
     def navigated(self, url: str) -> None:
         self.generation += 1
@@ -87,6 +95,8 @@ class Frame:
             return await self.send(method, params)
         except CdpError as exc:
             if "context" in str(exc).lower() or "node" in str(exc).lower():
+                if self.worlds.get((self.session, self.frame_id)) == self.world:
+                    del self.worlds[(self.session, self.frame_id)]  # gone before it was said
                 self.world = None
                 raise StaleReference("the page changed while it was being read") from exc
             raise
@@ -100,15 +110,14 @@ class Frame:
 
     async def _helper_world(self) -> int:
         if self.world is None:
+            self.world = self.worlds.get((self.session, self.frame_id))
+        if self.world is None:  # not announced (yet): made here, the helper installed once
             made = await self.send(
                 "Page.createIsolatedWorld",
                 {"frameId": self.frame_id, "worldName": _WORLD, "grantUniveralAccess": True},
             )
             world = made["executionContextId"]
-            await self.send(
-                "Runtime.evaluate",
-                {"expression": f"globalThis.__countbot = {_SCRIPT}; true", "contextId": world},
-            )
+            await self.send("Runtime.evaluate", {"expression": _INSTALL, "contextId": world})
             self.world = world
         return self.world
 
@@ -134,6 +143,7 @@ class FrameTree:
 
     def __init__(self, cdp: CdpConnection) -> None:
         self._cdp = cdp
+        self.worlds: dict[tuple[str, str], int] = {}
         self._by_id: dict[str, Frame] = {}
         self._by_session: dict[str, Frame] = {}
         self._hosted_in: dict[str, str] = {}  # an out-of-process frame -> its parent frame
@@ -149,16 +159,30 @@ class FrameTree:
         replaced = self._by_id.get(info["targetId"])
         if replaced is not None:  # the frame moved out of the page's process
             self._forget(replaced)
-        frame = Frame(self._cdp, session, info["targetId"], info.get("url", ""))
+        frame = Frame(self._cdp, session, info["targetId"], info.get("url", ""), worlds=self.worlds)
         self._by_id[frame.frame_id] = frame
         self._by_session[session] = frame
         self._hosted_in[frame.frame_id] = info.get("parentFrameId", "")
         return [
             ("Page.enable", {}),
             ("Network.enable", {}),
+            ("Runtime.enable", {}),
+            ("Page.addScriptToEvaluateOnNewDocument", HELPER),
             ("Target.setAutoAttach", ATTACH),
             ("Runtime.runIfWaitingForDebugger", {}),
         ]
+
+    def context_made(self, session: str, context: dict[str, Any]) -> None:
+        """Chromium made a script context: the helper's world of a frame's new document."""
+        frame_id = (context.get("auxData") or {}).get("frameId")
+        if context.get("name") == _WORLD and frame_id:
+            self.worlds[(session, frame_id)] = int(context["id"])
+
+    def context_gone(self, session: str, context_id: int | None) -> None:
+        """A context ended (None: all of the session's, as at a navigation of its page)."""
+        for key in [k for k, v in self.worlds.items() if k[0] == session]:
+            if context_id is None or self.worlds[key] == context_id:
+                del self.worlds[key]
 
     def navigated(self, frame_id: str, url: str) -> bool:
         frame = self._by_id.get(frame_id)
@@ -188,16 +212,22 @@ class FrameTree:
         self._hosted_in.pop(frame.frame_id, None)
 
     async def children(self, frame: Frame) -> list[Frame]:
-        """The frames whose `<iframe>` is in `frame`'s document: those in its process (from its
-        frame tree) and those attached out of process."""
+        """The frames of other origins whose `<iframe>` is in `frame`'s document: those in its
+        process (from its frame tree; one of its own origin its helper reads itself) and those
+        attached out of process."""
         tree = (await frame.send("Page.getFrameTree"))["frameTree"]
         found = _subtree(tree, frame.frame_id)
+        origin = found["frame"].get("securityOrigin") if found else None
         children = []
         for node in found.get("childFrames", []) if found else []:
             info = node["frame"]
+            if info.get("securityOrigin") == origin:
+                continue
             child = self._by_id.get(info["id"])
             if child is None or child.session != frame.session:
-                child = Frame(self._cdp, frame.session, info["id"], info.get("url", ""))
+                child = Frame(
+                    self._cdp, frame.session, info["id"], info.get("url", ""), worlds=self.worlds
+                )
                 self._by_id[child.frame_id] = child
             children.append(child)
         children.extend(
@@ -239,15 +269,22 @@ class Reader(Protocol):
 async def snapshot(tab: Reader) -> list[str]:
     """The tab's page as text with references, frames of other origins spliced in where they
     stand; the references are recorded on the tab with the frame each was read in."""
-    return (await _read(tab, tab.main, tab.next_ref, depth=0)).lines
+    return (await _read(tab, tab.main, tab.next_ref, depth=0, left=[_MAX_FRAMES])).lines
 
 
 # Frames inside frames inside frames: enough for real pages, bounded for hostile ones.
 _MAX_DEPTH = 4
+# Frames of other origins read per snapshot (each costs round trips): a page of a hundred ad
+# frames shows the rest as not read.
+_MAX_FRAMES = 20
 
 
-async def _read(tab: Reader, frame: Frame, start: int, depth: int) -> _Read:
+async def _read(tab: Reader, frame: Frame, start: int, depth: int, left: list[int]) -> _Read:
+    """`frame`'s snapshot from reference `start`, with its frames' spliced in (`left`: how many
+    more frames this snapshot may read, shared by the whole tree)."""
     children = await tab.frames.children(frame) if depth < _MAX_DEPTH else []
+    children = children[: max(0, left[0])]
+    left[0] -= len(children)
     for child in children:
         with contextlib.suppress(CdpError, StaleReference):
             await frame.on_owner(child, "tagFrame", child.frame_id)
@@ -259,10 +296,11 @@ async def _read(tab: Reader, frame: Frame, start: int, depth: int) -> _Read:
     by_id = {child.frame_id: child for child in children}
     for index, key in read.get("frames", []):
         child = by_id.get(key)
-        if child is None:
+        if child is None:  # tagged by an earlier snapshot, past this one's reach
+            spliced.append((index, ["(not read)"]))
             continue
         try:
-            inner = await _read(tab, child, end, depth + 1)
+            inner = await _read(tab, child, end, depth + 1, left)
         except (CdpError, StaleReference):
             spliced.append((index, ["(the frame changed while it was read)"]))
             continue

@@ -64,10 +64,15 @@ class BrowserHost:
         self.settings = settings
         self.plan = plan
         self.chromium: Chromium | None = None
+        # The connection whose events count: set as soon as a browser answers, so the pages
+        # it attaches while it is being set up are seen.
+        self._live: CdpConnection | None = None
         self._starting = asyncio.Lock()
         self._tabs: dict[str, list[Tab]] = {}
         self._by_session: dict[str, Tab] = {}
         self._attached: dict[str, asyncio.Future[Tab]] = {}
+        # The blank page Chromium starts with: the first tab, with no renderer left to start.
+        self._first_page: asyncio.Future[Tab] | None = None
         self._downloads: dict[str, _Download] = {}
         self._guard = AddressGuard(plan.allow_private)
         self._last_use = 0.0
@@ -157,29 +162,46 @@ class BrowserHost:
                 jail=tuple(jail),
             )
         )
-        cdp = chromium.cdp
+        cdp = self._live = chromium.cdp
         cdp.listen(lambda method, params, session: self._on_event(cdp, method, params, session))
         try:
-            await cdp.send(
-                "Browser.setDownloadBehavior",
-                {
-                    "behavior": "allowAndName",
-                    "downloadPath": str(folder / "downloading"),
-                    "eventsEnabled": True,
-                },
-            )
-            await self._guard.start(cdp)
-            await cdp.send(
-                "Target.setAutoAttach",
-                {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+            pages = await cdp.send("Target.getTargets", {"filter": [{"type": "page"}]})
+            first = next(iter(pages["targetInfos"]), None)
+            if first is not None:
+                self._first_page = self._attached.setdefault(
+                    first["targetId"], asyncio.get_running_loop().create_future()
+                )
+            # Written at once, in this order: the address guard is on before any page runs.
+            await asyncio.gather(
+                cdp.send(
+                    "Browser.setDownloadBehavior",
+                    {
+                        "behavior": "allowAndName",
+                        "downloadPath": str(folder / "downloading"),
+                        "eventsEnabled": True,
+                    },
+                ),
+                self._guard.start(cdp),
+                cdp.send(
+                    "Target.setAutoAttach",
+                    {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+                ),
             )
         except CdpError as exc:
+            self._live = None
             await chromium.stop()
             raise BrowserUnavailable(f"the browser did not accept its settings: {exc}") from exc
         return chromium
 
     async def _new_tab(self) -> Tab:
         assert self.chromium is not None
+        first, self._first_page = self._first_page, None
+        if first is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.action_timeout):
+                    tab = await first
+                if not tab.closed:
+                    return tab
         cdp = self.chromium.cdp
         made = await cdp.send("Target.createTarget", {"url": "about:blank"})
         attached = self._attached.setdefault(
@@ -189,7 +211,8 @@ class BrowserHost:
             return await attached
 
     async def _set_up(self, cdp: CdpConnection, params: dict[str, Any]) -> None:
-        """A page target attached paused: follow its events, then let it run."""
+        """A page target attached paused: follow its events, then let it run; then hand it to
+        whoever waits for it."""
         info, session = params["targetInfo"], params["sessionId"]
         if info.get("type") != "page":
             with contextlib.suppress(CdpError):
@@ -225,7 +248,7 @@ class BrowserHost:
     def _on_event(
         self, cdp: CdpConnection, method: str, params: dict[str, Any], session: str | None
     ) -> None:
-        if self.chromium is None or cdp is not self.chromium.cdp:
+        if cdp is not self._live:
             return  # a browser being stopped
         if session is not None:
             tab = self._by_session.get(session)
@@ -322,6 +345,7 @@ class BrowserHost:
         """Close the browser (all its processes); the next action starts it again."""
         async with self._starting:
             chromium, self.chromium = self.chromium, None
+            self._live = None
             self._forget_tabs()
             if chromium is not None:
                 await chromium.stop()
@@ -333,6 +357,7 @@ class BrowserHost:
         await self.stop()
 
     def _forget_tabs(self) -> None:
+        self._first_page = None
         for tabs in self._tabs.values():
             for tab in tabs:
                 tab.closed = True

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from countbot.browser.cdp import CdpConnection, CdpError
-from countbot.browser.frames import ATTACH, Frame, FrameTree, StaleReference
+from countbot.browser.frames import ATTACH, HELPER, Frame, FrameTree, StaleReference
 
 __all__ = ["PageGone", "StaleReference", "Tab"]
 # The page is settled when nothing in its DOM changed for this long, and no request ran for
@@ -63,8 +63,8 @@ class Tab:
         self.next_ref = 1
         # The last snapshot's lines, kept for reading it page by page.
         self.snapshot: tuple[int, list[str]] | None = None
-        self.main = Frame(cdp, session, target_id, self.url)
         self.frames = FrameTree(cdp)
+        self.main = Frame(cdp, session, target_id, self.url, worlds=self.frames.worlds)
         self._loading = asyncio.Event()
         self._loaded = asyncio.Event()
         self._loaded.set()
@@ -83,6 +83,7 @@ class Tab:
             self.send("Page.enable"),
             self.send("Network.enable"),
             self.send("Runtime.enable"),
+            self.send("Page.addScriptToEvaluateOnNewDocument", HELPER),
             self.send("Target.setAutoAttach", ATTACH),
             self.send("Runtime.runIfWaitingForDebugger"),
         )
@@ -185,6 +186,17 @@ class Tab:
         commands = self.frames.attached(params["targetInfo"], child)
         self.spawn(asyncio.gather(*(self.cdp.send(m, p, child) for m, p in commands)))
 
+    def _context_made(self, params: dict[str, Any], session: str) -> None:
+        self.frames.context_made(session, params.get("context", {}))
+
+    def _context_gone(self, params: dict[str, Any], session: str) -> None:
+        self.frames.context_gone(session, params.get("executionContextId"))
+
+    def _contexts_cleared(self, params: dict[str, Any], session: str) -> None:
+        self.frames.context_gone(session, None)
+        if session == self.session:
+            self.main.world = None
+
     def _detached(self, params: dict[str, Any], session: str) -> None:
         self.frames.session_ended(params.get("sessionId", ""))
 
@@ -211,9 +223,6 @@ class Tab:
         """The page opens a tab; the host attaches it and adds it to `happened.opened`."""
         self.happened.windows += 1
         self.wake()
-
-    def _contexts_cleared(self, params: dict[str, Any]) -> None:
-        self.main.world = None
 
     def wake(self) -> None:
         """Something began or ended (the host calls it for downloads and new tabs)."""
@@ -374,7 +383,6 @@ _HANDLERS = {
     "Network.responseReceived": Tab._response,
     "Network.loadingFinished": Tab._request_done,
     "Network.loadingFailed": Tab._failed,
-    "Runtime.executionContextsCleared": Tab._contexts_cleared,
     "Page.frameRequestedNavigation": Tab._requested,
     "Page.frameClearedScheduledNavigation": Tab._stopped,
     "Page.windowOpen": Tab._window_open,
@@ -385,4 +393,7 @@ _FRAME_HANDLERS = {
     "Page.javascriptDialogOpening": Tab._dialog,
     "Target.attachedToTarget": Tab._attached,
     "Target.detachedFromTarget": Tab._detached,
+    "Runtime.executionContextCreated": Tab._context_made,
+    "Runtime.executionContextDestroyed": Tab._context_gone,
+    "Runtime.executionContextsCleared": Tab._contexts_cleared,
 }

@@ -12,9 +12,9 @@ daemon runs on.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,28 +50,71 @@ SETTLE_GRACE = 5.0
 STOP_BOUND = 3.0
 
 
-# Each platform's channel class (in `channels/<name>/channel.py`), imported only when the
-# platform is enabled: python-telegram-bot alone costs half a second, wasted while Telegram is off.
-CHANNEL_TYPES: dict[str, str] = {
-    "telegram": "TelegramChannel",
-    "qq": "QQChannel",
-    "feishu": "FeishuChannel",
-    "dingtalk": "DingTalkChannel",
-    "wecom": "WeComChannel",
-    "slack": "SlackChannel",
-    "discord": "DiscordChannel",
-    "email": "EmailChannel",
+# Each platform's channel class, its module imported only when the platform is enabled (a
+# platform's SDK is slow to import, wasted while the platform is off).
+def _telegram() -> type[Channel]:
+    from countbot.channels.telegram.channel import TelegramChannel
+
+    return TelegramChannel
+
+
+def _qq() -> type[Channel]:
+    from countbot.channels.qq.channel import QQChannel
+
+    return QQChannel
+
+
+def _feishu() -> type[Channel]:
+    from countbot.channels.feishu.channel import FeishuChannel
+
+    return FeishuChannel
+
+
+def _dingtalk() -> type[Channel]:
+    from countbot.channels.dingtalk.channel import DingTalkChannel
+
+    return DingTalkChannel
+
+
+def _wecom() -> type[Channel]:
+    from countbot.channels.wecom.channel import WeComChannel
+
+    return WeComChannel
+
+
+def _slack() -> type[Channel]:
+    from countbot.channels.slack.channel import SlackChannel
+
+    return SlackChannel
+
+
+def _discord() -> type[Channel]:
+    from countbot.channels.discord.channel import DiscordChannel
+
+    return DiscordChannel
+
+
+def _email() -> type[Channel]:
+    from countbot.channels.email.channel import EmailChannel
+
+    return EmailChannel
+
+
+CHANNEL_TYPES: dict[str, Callable[[], type[Channel]]] = {
+    "telegram": _telegram,
+    "qq": _qq,
+    "feishu": _feishu,
+    "dingtalk": _dingtalk,
+    "wecom": _wecom,
+    "slack": _slack,
+    "discord": _discord,
+    "email": _email,
 }
 
 
 def channel_type(name: str) -> type[Channel]:
     """Platform `name`'s channel class, its module imported now."""
-    from countbot.channels.kit.base import Channel
-
-    module = importlib.import_module(f"countbot.channels.{name}.channel")
-    kind = getattr(module, CHANNEL_TYPES[name])
-    assert issubclass(kind, Channel)
-    return kind
+    return CHANNEL_TYPES[name]()
 
 
 def _load(name: str) -> tuple[type[Channel], type[ChannelWiring]]:

@@ -20,20 +20,14 @@ from countbot.cli.common import (
     settings_or_exit,
     store_settings,
 )
-from countbot.cli.compiled_methods import reused_methods
+from countbot.cli.groups import GROUPS
 from countbot.cli.help_format import CommandsGroup
 from countbot.config.loader import HOST_ENV_VAR, PORT_ENV_VAR
 from countbot.config.settings import Settings
-
-# Each command group's module, imported only when the group runs (a `chat -m` loads none).
-_GROUPS = {
-    name: f"countbot.cli.{name}:{name}"
-    for name in ("cron", "subagents", "mcp", "skills", "models", "memory", "backup")
-}
-_GROUPS["import"] = "countbot.cli.import_from:import_command"  # `import` cannot name a module
+from countbot.speedups.compiled_methods import reused_methods
 
 
-@click.group(cls=CommandsGroup, lazy=_GROUPS)
+@click.group(cls=CommandsGroup, lazy=GROUPS)
 @click.version_option(package_name="countbot")
 def main() -> None:
     """CountBot: your own AI assistant, running on your own machine."""

@@ -143,9 +143,9 @@ def exit_promptly() -> None:
 
 
 def exit_now(status: int) -> NoReturn:
-    """End a one-shot command whose work is stored and closed (its runtime closed its
-    database, audit log, threads and children) without the interpreter's teardown of every
-    module, 10-15 ms of `chat -m`; the log handlers, stdout and stderr are flushed first."""
+    """End a one-shot command whose work is stored and closed (its runtime closed its database,
+    audit log, threads and children) without the interpreter's teardown of every module (a share of
+    `chat -m`'s time: docs/cold_start.md); the log handlers, stdout and stderr are flushed first."""
     try:
         logging.shutdown()
         sys.stdout.flush()

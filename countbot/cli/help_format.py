@@ -7,7 +7,7 @@ sentence onto the next lines instead of cutting it.
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 
 import click
 
@@ -32,12 +32,15 @@ class WholeHelpGroup(click.Group):
 
 
 class CommandsGroup(WholeHelpGroup):
-    """The `countbot` group: its subgroups, named in `lazy` as "module:attribute", are imported
-    only when one is run (or `--help` lists them), so a command never loads the others' code."""
+    """The `countbot` group: its subgroups, each made by a function of `lazy` that imports it,
+    are imported only when one is run (or `--help` lists them), so a command never loads the
+    others' code."""
 
     group_class = WholeHelpGroup  # the groups defined beside it (`pairing`) load at once
 
-    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, lazy: dict[str, Callable[[], click.Command]], **kwargs: object
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._lazy = lazy
 
@@ -45,10 +48,5 @@ class CommandsGroup(WholeHelpGroup):
         return sorted({*super().list_commands(ctx), *self._lazy})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = self._lazy.get(cmd_name)
-        if where is None:
-            return super().get_command(ctx, cmd_name)
-        module, attribute = where.split(":")
-        command = getattr(importlib.import_module(module), attribute)
-        assert isinstance(command, click.Command)
-        return command
+        load = self._lazy.get(cmd_name)
+        return super().get_command(ctx, cmd_name) if load is None else load()

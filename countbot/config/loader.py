@@ -306,7 +306,7 @@ def _missing_variable(ref: env_vars.MissingVariable) -> str:
 
 
 def _is_time_zone(name: str) -> bool:
-    import zoneinfo  # with sysconfig ~0.6 MB: only a config that names a zone needs it now
+    import zoneinfo  # with sysconfig: only a config that names a zone needs it now
 
     try:
         zoneinfo.ZoneInfo(name)

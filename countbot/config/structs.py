@@ -2,7 +2,7 @@
 with its key path, and the settings as plain data.
 
 msgspec instead of pydantic: the same checks (types, bounds, choices, patterns, unknown keys) for
-about 1.6 MB of import instead of ~15-20 MB, which an idle daemon and `countbot chat -m` would
+a tenth of the import's memory, which an idle daemon and `countbot chat -m` would
 otherwise carry (docs/cold_start.md). msgspec stops at the first error, so `validate` walks the
 sections itself and converts one field at a time: a config file's every problem is reported at
 once, each at its dotted key path, as before.

@@ -41,10 +41,10 @@ def join_file(group: Path) -> tuple[Path, str]:
     """The file a sandboxed shell writes to join `group`, and what it writes there.
 
     v1's `tasks` with "0" moves just the writing thread, which spares the kernel's global
-    threadgroup lock and the RCU grace period it waits for (~10 ms a command, more on a busy
-    machine); the shell has one thread, so that moves the whole process before it runs anything.
-    v2 moves single threads only inside threaded subtrees: there it is `cgroup.procs` and `$$`.
-    Blocking (a stat): call it off the event loop.
+    threadgroup lock and the RCU grace period it waits for (a delay at every command, longer on a
+    busy machine); the shell has one thread, so that moves the whole process before it runs
+    anything. v2 moves single threads only inside threaded subtrees: there it is `cgroup.procs` and
+    `$$`. Blocking (a stat): call it off the event loop.
     """
     tasks = group / "tasks"
     return (tasks, "0") if tasks.is_file() else (group / "cgroup.procs", "$$")

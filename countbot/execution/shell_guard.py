@@ -161,7 +161,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 @functools.cache
 def _builtin_rules() -> tuple[_Rule, ...]:
-    """Compiled at the first command inspected (about 14 ms), not when a runtime starts."""
+    """Compiled at the first command inspected (it takes a while), not when a runtime starts."""
     return tuple(_Rule(re.compile(p, re.MULTILINE), reason) for p, reason in BUILTIN_DENY)
 
 

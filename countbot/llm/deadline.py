@@ -1,11 +1,11 @@
 """A deadline over a stream's reads: one timer for a whole model call, not one per chunk.
 
-`asyncio.timeout_at` around each read of a chunk cost about 11 us a chunk (a timeout object, a
-timer pushed on the loop's heap and cancelled again), a tenth of a short answer's own time on
-the direct path. It cannot simply enclose the whole call either: the call is an async generator,
-and a timeout that fired while it waited at a `yield` would cancel its consumer's work instead.
-`Deadline` keeps one timer for the call and lets it cancel only a read in progress; a deadline
-that passes between reads is reported at the next one.
+`asyncio.timeout_at` around each read of a chunk cost time at every chunk (a timeout object, a timer
+pushed on the loop's heap and cancelled again), a tenth of a short answer's own time on the direct
+path (docs/llm_call.md). It cannot simply enclose the whole call either: the call is an async
+generator, and a timeout that fired while it waited at a `yield` would cancel its consumer's work
+instead. `Deadline` keeps one timer for the call and lets it cancel only a read in progress; a
+deadline that passes between reads is reported at the next one.
 """
 
 from __future__ import annotations

@@ -9,24 +9,12 @@ what a call does (bench/llm_call.py, docs/llm_call.md).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import logging
 import os
 import threading
 from types import ModuleType
 
-# litellm imports these lazily during its first call, on the event loop (about a second in all,
-# the MCP handler for any call with tools); importing them here keeps that off the loop. Names
-# a different litellm version lacks are skipped.
-_FIRST_CALL_MODULES = (
-    "openai.resources",
-    "litellm.proxy._types",
-    "litellm._service_logger",
-    "litellm.llms.litellm_proxy",
-    "litellm.litellm_core_utils.default_encoding",
-    "litellm.responses.mcp.chat_completions_handler",
-)
+from countbot.speedups.warm_imports import LITELLM_FIRST_CALL, warm
 
 # Module attributes CountBot sets on litellm (the benchmark compares them with litellm's defaults).
 LITELLM_SETTINGS: dict[str, object] = {
@@ -77,7 +65,5 @@ def _import_configured() -> ModuleType:
         setattr(litellm, name, value)
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    for module in _FIRST_CALL_MODULES:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module)
+    warm(LITELLM_FIRST_CALL)  # what its first call would import on the event loop
     return litellm

@@ -60,7 +60,8 @@ def _or(price: float | None, default: float) -> float:
 
 
 MODEL_MAP_FILE = "model_prices_and_context_window_backup.json"
-# The fields of a map entry this module reads; the rest of the 3 MB file is dropped after parsing.
+# The fields of a map entry this module reads; the rest of the (large) file is dropped after
+# parsing.
 _KEPT_FIELDS = (
     "litellm_provider",
     "max_input_tokens",
@@ -122,8 +123,8 @@ async def fetch_model_info(model: str) -> ModelInfo:
 def _look_up(model: str) -> ModelInfo:
     """The map's entry for the model, or for the model without its routing prefix.
 
-    Only that entry is decoded and nothing of the 3 MB file stays: the map was read whole once
-    (40 ms, and 2 MB kept for the few names a daemon ever asks about). Empty when litellm is not
+    Only that entry is decoded and nothing of the large file stays: the map was read whole once and
+    kept for the few names a daemon ever asks about (docs/cold_start.md). Empty when litellm is not
     installed or its file is unreadable: every model is then unknown.
     """
     path = model_map_path()

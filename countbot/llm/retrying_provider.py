@@ -201,8 +201,8 @@ class RetryingProvider(ABC):
         if attempt.failure is not None:
             attempt.partial_text = accumulator.text
             return
-        # Repairing broken arguments is pure-Python parsing (~8 ms per KB): long ones in a
-        # thread, which hands the GIL back every few ms, rather than one long stall of the loop.
+        # Repairing broken arguments is pure-Python parsing, slow per KB: long ones in a
+        # thread, which hands the GIL back often, rather than one long stall of the loop.
         if accumulator.arguments_chars() > _INLINE_ARGUMENTS:
             calls = await asyncio.to_thread(accumulator.tool_calls)
         else:

@@ -6,8 +6,8 @@ litellm itself does at import, makes tiktoken read them locally without importin
 vendors' tokenizers are not public: their counts are estimates with cl100k_base, as litellm's are.
 
 Only tiktoken's Rust tables are kept, not its `Encoding`: that object keeps the ranks it was built
-from as a Python dict of bytes as well (measured retained in a process, after a collection:
-cl100k_base 38 -> 25 MB, o200k_base 74 -> 47 MB). Counting needs nothing the Rust side lacks.
+from as a Python dict of bytes as well (measured retained in a process, after a collection: a
+third less; docs/cold_start.md). Counting needs nothing the Rust side lacks.
 Building those tables holds the GIL for the whole constructor (~0.1 s for cl100k_base, ~0.2 s for
 o200k_base on a quiet machine; reading the ranks file before it is Python that lets other threads
 run), so the daemon never loads an encoding: it asks `token_worker`, a child process, through

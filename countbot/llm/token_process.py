@@ -34,7 +34,7 @@ START_WAIT = 30.0
 REQUEST_TIMEOUT = 60.0
 # Seconds after a failure during which upper bounds stand in without asking.
 REST = 60.0
-# The child and its tables (25-47 MB) end after this long without a count.
+# The child and its tables end after this long without a count.
 IDLE_UNLOAD = 600.0
 
 

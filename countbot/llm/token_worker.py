@@ -3,7 +3,7 @@
 tiktoken's `CoreBPE` constructor holds the GIL for its whole run (~0.1-0.2 s per encoding on a
 quiet machine, much more under load), so loading it in the daemon, even in a worker thread,
 stalls the event loop that serves every session. Here it stalls no one, and its tables
-(25-47 MB) leave with the process. Its stdin carries one JSON line of set-up (none is needed),
+leave with the process. Its stdin carries one JSON line of set-up (none is needed),
 then one line per request, each answered by one line on stdout:
 
     {"op": "count", "encoding": name, "texts": [...]}  -> {"counts": [...]}

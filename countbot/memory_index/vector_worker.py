@@ -1,12 +1,12 @@
 """The vector worker: `python -m countbot.memory_index.vector_worker`, the daemon's child that
 holds the memory index's vectors, searches them, and runs the model that makes them.
 
-A query must be embedded before its vectors can be searched, so the search runs where the model
-is: the daemon sends text and gets entry ids and cosines back, and never imports numpy nor holds
-a vector (205 MB at 100,000 entries of 512 dimensions). The worker reads the vectors of its model
-from the index file when it starts, embeds the entries that have none and stores them there
-itself, and is ended when idle, taking all of it with it. The daemon remains the only writer of
-entries; the worker writes vectors only, each with a check that its entry still exists.
+A query must be embedded before its vectors can be searched, so the search runs where the model is:
+the daemon sends text and gets entry ids and cosines back, and never imports numpy nor holds a
+vector (float rows would grow with every entry: docs/vector_search.md). The worker reads the vectors
+of its model from the index file when it starts, embeds the entries that have none and stores them
+there itself, and is ended when idle, taking all of it with it. The daemon remains the only writer
+of entries; the worker writes vectors only, each with a check that its entry still exists.
 
 Its stdin carries one JSON line of set-up (`index`: the index file, `model`: the vector space's
 id, `factory`: "module:name" of the model's loader, `options`: its arguments, `rows_dir`: the
@@ -40,13 +40,14 @@ from countbot.memory_index import index_db
 from countbot.memory_index.sources import meaning_text
 from countbot.memory_index.vectors import SPARE_ROWS, VectorSet, Wanted
 
-# A text's meaning is settled long before this: the model's token window grows with the text
-# (a pasted megabyte would take ~1 GB), and entries are cut into ~1,200-character pieces anyway.
+# A text's meaning is settled long before this: the model's token window grows with the text (a
+# pasted megabyte would take a thousandfold), and entries are cut into ~1,200-character pieces
+# anyway.
 MAX_EMBED_CHARS = 8_000
 # Rows read from the index file per step at start: the vectors arrive without a copy of them all.
 LOAD_ROWS = 4_096
 # Entries embedded in one catch-up after which the model lets go of what it read for them (the
-# offline model: the table rows of their pieces, 40 MB after 5,000 entries), once none is left.
+# offline model: the table rows of their pieces, growing with the entries), once none is left.
 RELEASE_AFTER = 1_000
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -52,8 +51,6 @@ if TYPE_CHECKING:
     from countbot.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
-# Where the turn machinery lives: imported by name, in a worker thread, when it is first built.
-TURN_PARTS = "countbot.runtime.turn_parts"
 
 
 @dataclass(slots=True)
@@ -211,9 +208,9 @@ class Runtime:
 def _build_parts(runtime: Runtime) -> TurnParts:
     """Import the turn machinery and make it (the features' tool modules are imported there
     too): objects only, no work on the event loop. Blocking: call it in a worker thread."""
-    module = importlib.import_module(TURN_PARTS)
-    parts: TurnParts = module.build_turn_parts(runtime, runtime.features)
-    return parts
+    from countbot.runtime.turn_parts import build_turn_parts
+
+    return build_turn_parts(runtime, runtime.features)
 
 
 async def open_runtime(
@@ -243,7 +240,7 @@ async def open_runtime(
     try:
         await asyncio.to_thread(seed_workspace, settings.workspace)
         skills = skills_loader(settings)
-        # Probing runs bwrap once (~30 ms, in a worker thread): while the store and index open.
+        # Probing runs bwrap once (in a worker thread): while the store and index open.
         stores, sandbox, _ = await asyncio.gather(
             _Stores.open(settings, memory_vectors, name),
             asyncio.to_thread(exec_sandbox, settings, skills),
@@ -288,7 +285,12 @@ async def _import_turn_parts(now: bool) -> None:
     """Import the turn machinery `now` (in a worker thread), for a process that builds it at
     once: while the store and the index open, instead of after (~0.2 s of `chat -m`)."""
     if now:
-        await asyncio.to_thread(importlib.import_module, TURN_PARTS)
+        await asyncio.to_thread(_import_turn_parts_module)
+
+
+def _import_turn_parts_module() -> None:
+    """The turn machinery's module, imported (blocking: a worker thread)."""
+    import countbot.runtime.turn_parts  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +23,6 @@ if TYPE_CHECKING:
     from countbot.llm.retrying_provider import RetryingProvider
 
 log = logging.getLogger(__name__)
-# Makes the providers (`runtime/model_providers.py`): imported by name at the first resolution.
-MODEL_PROVIDERS = "countbot.runtime.model_providers"
 
 
 class SettingsModelResolver:
@@ -103,7 +100,7 @@ class SettingsModelResolver:
     async def _load_providers(self) -> ModuleType:
         """The providers' module, imported in a worker thread at the first resolution, so an
         idle daemon holds none of their modules and the event loop keeps serving meanwhile."""
-        self._providers = await asyncio.to_thread(importlib.import_module, MODEL_PROVIDERS)
+        self._providers = await asyncio.to_thread(_import_providers)
         return self._providers
 
     async def _override(
@@ -142,6 +139,13 @@ class SettingsModelResolver:
         self._provider = None
         self._cached = None
         await self.local.aclose()
+
+
+def _import_providers() -> ModuleType:
+    """`runtime/model_providers.py`, which makes the providers (blocking: a worker thread)."""
+    from countbot.runtime import model_providers
+
+    return model_providers
 
 
 async def context_window(settings: ModelSettings, name: str = "") -> int:

@@ -188,13 +188,12 @@ def agent_loop(
         summarizer=summarizer,
         prompt=prompt,
         tools=tools,
-        settings=limits,
         counter=ports.loops.tokens,
         recall=recall,
     )
     return AgentLoop(
         resolve_model=ports.loops.models,  # one provider, cooldowns and local model for all
-        context=keeper,
+        keeper=keeper,
         tools=tools,
         settings=limits,
         workspace=ports.settings.workspace,

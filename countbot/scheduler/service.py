@@ -8,13 +8,12 @@ start, so downtime and a late wake-up (a sleeping laptop) follow one rule; that 
 APScheduler's own `misfire_grace_time` is unlimited here, its grace would drop runs silently.
 Changes made by another process (the CLI) are noticed through SQLite's `data_version`, looked
 at by a task of the service's own. APScheduler is imported (in a worker thread) and started with
-the first timer it is given: a daemon without jobs or heartbeat never loads it (about 1.5 MB).
+the first timer it is given: a daemon without jobs or heartbeat never loads it (docs/cold_start.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
@@ -142,10 +141,9 @@ class SchedulerService:
     async def _timer(self) -> AsyncIOScheduler:
         """APScheduler's scheduler, imported in a worker thread and started at the first call."""
         if self._aps is None:
-            module = "apscheduler.schedulers.asyncio"
-            loaded = await asyncio.to_thread(importlib.import_module, module)
+            kind = await asyncio.to_thread(_import_scheduler)
             if self._aps is None:  # a concurrent first call may have made it meanwhile
-                self._aps = loaded.AsyncIOScheduler(
+                self._aps = kind(
                     timezone=UTC,
                     job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
                 )
@@ -237,3 +235,10 @@ class SchedulerService:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("scheduled work failed", exc_info=task.exception())
+
+
+def _import_scheduler() -> type[AsyncIOScheduler]:
+    """APScheduler's asyncio scheduler (blocking: imports; a worker thread)."""
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    return AsyncIOScheduler

@@ -8,7 +8,6 @@ them are due at a given instant, which were missed, and normalizes what users an
 from __future__ import annotations
 
 import asyncio
-import importlib
 import re
 import sys
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ if TYPE_CHECKING:
 
 # APScheduler's triggers (and its package, which reads its own metadata): imported by
 # `load_triggers` once there is a job to read, so a daemon without jobs never holds them.
-_TRIGGER_MODULES = tuple(f"apscheduler.triggers.{kind}" for kind in ("cron", "date", "interval"))
+
+_TRIGGER_KINDS = ("cron", "date", "interval")  # what `_import_triggers` imports
 
 MIN_INTERVAL = 60
 # The timer wakes a little after the instant it aimed at; that is never a miss.
@@ -119,8 +119,14 @@ def parse_interval(text: str) -> int:
 async def load_triggers() -> None:
     """Import APScheduler's triggers in a worker thread, once: call it on the event loop before
     the functions here that build a trigger (they import them where they are already loaded)."""
-    if not all(name in sys.modules for name in _TRIGGER_MODULES):
-        await asyncio.to_thread(lambda: [importlib.import_module(n) for n in _TRIGGER_MODULES])
+    if not all(f"apscheduler.triggers.{kind}" in sys.modules for kind in _TRIGGER_KINDS):
+        await asyncio.to_thread(_import_triggers)
+
+
+def _import_triggers() -> None:
+    from apscheduler.triggers.cron import CronTrigger  # noqa: F401
+    from apscheduler.triggers.date import DateTrigger  # noqa: F401
+    from apscheduler.triggers.interval import IntervalTrigger  # noqa: F401
 
 
 def build_trigger(schedule: Schedule, since: float) -> BaseTrigger:
@@ -171,7 +177,7 @@ def _first_after(trigger: BaseTrigger, after: datetime) -> datetime | None:
 
 
 def _zone(name: str) -> ZoneInfo:
-    # zoneinfo (with sysconfig, which it reads for TZPATH: ~0.6 MB) loads with the first job.
+    # zoneinfo (with sysconfig, which it reads for TZPATH) loads with the first job.
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:

@@ -6,12 +6,13 @@ made in the same pass of the event loop (a turn's answer and its usage row, a se
 look at the files) go to the thread as one batch and come back with one wake-up of the loop:
 each hand-off costs more than most of the statements it carries. The thread is the database's
 own, fed by a plain queue: a thread pool's `submit` (a future, a work item, its locks and the
-pool's idle-thread check) cost the loop 15-30 us more per hand-off than the queue's wake-up.
+pool's idle-thread check) cost the loop more per hand-off than the queue's wake-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -88,6 +89,24 @@ class Database:
         """
         return self._queue(fn, args, True)
 
+    def run_now(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Run `fn(conn, *args)` on the worker thread as SQLite's own autocommit, handed over at
+        once: for a caller that answers someone only once its write is durable (a webhook's
+        `202`), where each step costs latency. `fn` must write with one statement (SQLite makes
+        it atomic and durable on its own); whatever it reads after is not in that transaction.
+
+        It runs before the calls already waiting for the thread (after the one under way): a
+        turn's writes queued behind each other must not hold a webhook's answer. No BEGIN /
+        COMMIT around it and no look for other writers after: each statement on the thread gives
+        up the GIL and takes it back, which waits while the event loop is busy.
+        """
+        if self._closed:
+            raise DatabaseClosedError(f"database {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._worker.put_first(_settle_one, loop, future, fn, (self._conn, *args))
+        return future
+
     def run_blocking(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Run `fn(*args)`, blocking work that is not SQL (a look at files), on the worker
         thread with the calls queued beside it: one hand-off for both."""
@@ -160,14 +179,23 @@ class _Worker:
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        # Jobs that go before those waiting in `_jobs` (each also puts a wake-up there).
+        self._first: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = (
+            collections.deque()
+        )
         self._thread = threading.Thread(
-            target=_serve, args=(self._jobs,), name="countbot-sqlite", daemon=True
+            target=_serve, args=(self._jobs, self._first), name="countbot-sqlite", daemon=True
         )
         self._thread.start()
 
     def put(self, fn: Callable[..., None], *args: Any) -> None:
         """Run `fn(*args)` on the thread after the jobs put before it."""
         self._jobs.put((fn, args))
+
+    def put_first(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run `fn(*args)` on the thread before the jobs waiting (after the one under way)."""
+        self._first.append((fn, args))
+        self._jobs.put((_nothing, ()))
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` run on the thread, its result or exception handed back to the loop."""
@@ -183,13 +211,24 @@ class _Worker:
             self._thread.join()
 
 
-def _serve(jobs: queue.SimpleQueue[_Job]) -> None:
+def _serve(
+    jobs: queue.SimpleQueue[_Job], first: collections.deque[tuple[Callable[..., None], tuple]]
+) -> None:
     while (job := jobs.get()) is not None:
-        fn, args = job
-        try:
-            fn(*args)
-        except Exception:  # a bug in a job must not stop the thread the later jobs wait for
-            log.exception("database job %s failed", getattr(fn, "__qualname__", fn))
+        while first:
+            _run_job(*first.popleft())
+        _run_job(*job)
+
+
+def _run_job(fn: Callable[..., None], args: tuple[Any, ...]) -> None:
+    try:
+        fn(*args)
+    except Exception:  # a bug in a job must not stop the thread the later jobs wait for
+        log.exception("database job %s failed", getattr(fn, "__qualname__", fn))
+
+
+def _nothing() -> None:
+    """The wake-up a job put first leaves in the queue (the job itself ran before)."""
 
 
 def _settle_one(

@@ -200,7 +200,7 @@ class SessionStore:
         """Commit one record (creating the session if needed) and return its message id.
 
         `also`: a write committed in the same transaction, first (an answer's usage row: one
-        commit where two cost a warm turn ~0.1 ms on the database thread, and no moment where
+        commit where two cost a warm turn time on the database thread, and no moment where
         one is stored without the other).
         """
         kind = record.get("type")

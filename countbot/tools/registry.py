@@ -150,7 +150,7 @@ class ToolRegistry:
     async def _validate(self, tool: Tool, args: dict[str, Any]) -> str | None:
         validator = self._validators.get(tool.name)
         if validator is None:
-            # jsonschema (about 3 MB and 40 ms to import) loads at the first tool call, off the
+            # jsonschema (slow and large to import) loads at the first tool call, off the
             # loop: an idle daemon and a chat -m that calls no tool never need it.
             validator = await asyncio.to_thread(_validator, tool.parameters)
             self._validators[tool.name] = validator

@@ -80,8 +80,9 @@ class TriggerEvents:
         self, trigger: str, kind: SourceKind, key: str, payload: dict[str, Any], now: float
     ) -> Recorded:
         """Write the event down as received (durable once this returns), unless its key was
-        recorded before: then the earlier row's id, not new."""
-        return await self._db.run(_record, trigger, kind, key, json.dumps(payload), now)
+        recorded before: then the earlier row's id, not new. One statement, committed on its
+        own: the source is answered as soon as it is written."""
+        return await self._db.run_now(_record, trigger, kind, key, json.dumps(payload), now)
 
     async def claim(self, trigger: str, now: float) -> TriggerEvent | None:
         """The trigger's oldest received event, now marked running (None: nothing waits)."""

@@ -1,9 +1,9 @@
 """Request bodies are refused past a per-route limit before they are held in memory.
 
-Without this a 200 MB form posted to `/login` was read whole before the token was even checked.
-The declared Content-Length is checked first (413 at once, nothing read); a chunked body is
-counted as it streams and cut off at the limit. Images reach the daemon inside WebSocket frames,
-which `web.max_frame_bytes` bounds (uvicorn's `ws_max_size`), not here.
+Without this a form of hundreds of megabytes posted to `/login` was read whole before the token was
+even checked. The declared Content-Length is checked first (413 at once, nothing read); a chunked
+body is counted as it streams and cut off at the limit. Images reach the daemon inside WebSocket
+frames, which `web.max_frame_bytes` bounds (uvicorn's `ws_max_size`), not here.
 """
 
 from __future__ import annotations

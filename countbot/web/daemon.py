@@ -19,7 +19,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
-import countbot.web.lean_imports  # noqa: F401  (first: before anything imports starlette)
+import countbot.speedups.lean_imports  # noqa: F401  (first: before anything imports starlette)
 from countbot.agents.houses import Houses
 from countbot.backup.schedule import BackupSchedule
 from countbot.browser.feature import BrowserFeature
@@ -33,6 +33,8 @@ from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.runtime.features import Feature
 from countbot.scheduler.assembly import JobsFeature, start_scheduler
+from countbot.speedups.heap_trim import trim_when_quiet
+from countbot.speedups.uvicorn_parts import Config, Server, WebSocketsSansIOProtocol, log_as_uvicorn
 from countbot.store.database import NewerSchemaError
 from countbot.subagents.feature import SubagentsFeature
 from countbot.triggers.feature import TriggersFeature
@@ -40,12 +42,10 @@ from countbot.web.access import is_loopback
 from countbot.web.app import create_app
 from countbot.web.config_watch import ConfigWatcher
 from countbot.web.context import DaemonContext
-from countbot.web.heap_trim import trim_when_quiet
 from countbot.web.http_limits import bounded_head_protocol
 from countbot.web.instance import AlreadyRunningError, InstanceLock, local_url
 from countbot.web.notices import push_session_changes
 from countbot.web.stop_deadline import arm as arm_stop_deadline
-from countbot.web.uvicorn_parts import Config, Server, WebSocketsSansIOProtocol, log_as_uvicorn
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ async def _open_houses(settings: Settings, features: list[Feature]) -> Houses:
 async def _preload(daemon: DaemonContext) -> None:
     """Import litellm off the event loop, so the UI is served at once; skipped when no model is
     configured yet or the direct path serves the configured ones (litellm would cost seconds and
-    160 MB for nothing, and a switch to a litellm model in the settings imports it on that
+    much memory for nothing, and a switch to a litellm model in the settings imports it on that
     model's first call)."""
     settings = daemon.runtime.settings
     model, name = settings.model, effective_model(settings.model, settings.data_dir)

@@ -1,13 +1,13 @@
 """uvicorn's HTTP protocol with a bound on the request head, and answers a client can read.
 
-httptools accepts headers of any size (a 64 MB header was taken in whole). This subclass counts
-the head's bytes as they arrive and, past `web.max_header_bytes`, answers 431 and closes the
-connection before the rest is buffered. Bodies are bounded per route by `BodyLimits`, which
-answers 413 before reading them; when that answer ends the connection (the client sent
-`Connection: close`), closing at once with the body still arriving makes the kernel reset the
-connection, and a client that sends its whole body before reading (Python's http.client) never
-sees the 413. So such a close waits, with our side shut for writing, until the rest of the body
-has been read and thrown away, at most `DRAIN_BYTES` or `_DRAIN_SECONDS`.
+httptools accepts headers of any size (a header of megabytes was taken in whole). This subclass
+counts the head's bytes as they arrive and, past `web.max_header_bytes`, answers 431 and closes the
+connection before the rest is buffered. Bodies are bounded per route by `BodyLimits`, which answers
+413 before reading them; when that answer ends the connection (the client sent `Connection: close`),
+closing at once with the body still arriving makes the kernel reset the connection, and a client
+that sends its whole body before reading (Python's http.client) never sees the 413. So such a close
+waits, with our side shut for writing, until the rest of the body has been read and thrown away, at
+most `DRAIN_BYTES` or `_DRAIN_SECONDS`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from countbot.web.uvicorn_parts import HttpToolsProtocol
+from countbot.speedups.uvicorn_parts import HttpToolsProtocol
 
 _HEAD_END = b"\r\n\r\n"
 _DRAIN_SECONDS = 2.0

@@ -14,7 +14,7 @@ from countbot.web.access import COOKIE_NAME, AccessPolicy
 FAILED_LOGIN_DELAY = 0.5
 MAX_FORM_BYTES = 4096
 COOKIE_MAX_AGE = 400 * 24 * 3600
-# `html.escape`'s table: the html package's entity table is 0.4 MB an idle daemon need not hold.
+# `html.escape`'s table: the html package's entity table, which an idle daemon need not hold.
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 
 _PAGE = """<!doctype html>

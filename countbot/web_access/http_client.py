@@ -1,10 +1,10 @@
 """The one httpx client the web tools of a daemon share, built at their first call off the loop.
 
-Building a client loads the CA bundle from disk (tens of ms of CPU and a few MB), so the web
-tools share one per runtime (`WebClient`), made in a worker thread at the first fetch or search
-and closed with the runtime. The same thread imports what the first request would otherwise
-import on the event loop: anyio and its asyncio backend (httpcore's network layer, ~34 ms of
-CPU) and the page-to-text converter (`countbot.html_text`). An idle daemon holds none of it.
+Building a client loads the CA bundle from disk (CPU time and memory), so the web tools share one
+per runtime (`WebClient`), made in a worker thread at the first fetch or search and closed with the
+runtime. The same thread imports what the first request would otherwise import on the event loop:
+anyio and its asyncio backend (httpcore's network layer) and the page-to-text converter
+(`countbot.html_text`). An idle daemon holds none of it.
 
 Nothing of one call may reach the next through the shared client, so it holds no setting: every
 request carries its own timeout and headers (a settings change applies at the next call), it
@@ -16,20 +16,10 @@ connection would serve another host name at the same address over TLS verified f
 from __future__ import annotations
 
 import asyncio
-import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import httpx
-
-# What a first request imports at first use (httpcore's anyio backend, anyio's asyncio backend and
-# TLS streams) and the page-to-text converter: imported with the client, off the event loop.
-_LOADED_WITH_THE_CLIENT = (
-    "httpcore._backends.anyio",
-    "anyio._backends._asyncio",
-    "anyio.streams.tls",
-    "countbot.html_text",
-)
 
 
 class WebClientClosed(RuntimeError):
@@ -67,8 +57,11 @@ def _new_client() -> httpx.AsyncClient:
 
     import httpx
 
-    for name in _LOADED_WITH_THE_CLIENT:
-        importlib.import_module(name)
+    # What its first request and the page-to-text converter import: loaded with the client.
+    import countbot.html_text  # noqa: F401
+    from countbot.speedups.warm_imports import HTTPX_FIRST_REQUEST, warm
+
+    warm(HTTPX_FIRST_REQUEST)
     no_cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
     return httpx.AsyncClient(
         cookies=no_cookies,

@@ -202,7 +202,8 @@ class WebFetchTool(Tool):
         return b"".join(chunks), False
 
     def _render(self, fetched: _Fetched) -> Steps[ToolResult]:
-        """The page as a result, in bounded steps: a 2 MB page is work for the whole loop."""
+        """The page as a result, in bounded steps: a page of megabytes is work for the whole
+        loop."""
         media_type, _, params = fetched.content_type.partition(";")
         media_type = media_type.strip().lower()
         text = yield from decoded_steps(fetched.body, _declared_charset(params))

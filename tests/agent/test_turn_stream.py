@@ -6,23 +6,26 @@ import asyncio
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.model_choice import ModelChoice
-from countbot.agent.turn_stream import ModelTurn, stream_model
+from countbot.agent.turn_context import TurnContext
+from countbot.agent.turn_stream import ModelOutcome, call_model
+from countbot.config.settings import AgentSettings
 from countbot.llm.direct_provider import DirectProvider
 from countbot.llm.provider_options import ProviderOptions
 from countbot.llm.types import TextPart, UserMessage
 from tests.support.scripted_model import Reply, ScriptedModelServer
 
 
-async def _call(model_server: ScriptedModelServer, token: CancelToken) -> ModelTurn:
+async def _call(model_server: ScriptedModelServer, token: CancelToken) -> ModelOutcome:
     provider = DirectProvider("openai/m", ProviderOptions(api_base=model_server.base_url))
-    out = ModelTurn()
+    context = TurnContext("s1", "", ModelChoice(provider), (), AgentSettings(), token)
     messages = [UserMessage((TextPart("write a lot"),))]
+    items = []
     try:
-        async for _ in stream_model(ModelChoice(provider), messages, (), token, out):
-            pass
+        items = [item async for item in call_model(context, messages)]
     finally:
         await provider.aclose()
-    return out
+    assert isinstance(items[-1], ModelOutcome)  # the outcome is always the last item
+    return items[-1]
 
 
 async def test_a_stop_that_came_before_the_call_ends_it_at_once(

@@ -71,7 +71,7 @@ PAGES = {
     "/widget": page(
         "Widget",
         "<p>A widget of its own origin.</p><button onclick=\"this.textContent = 'Pressed'\">"
-        "Press me</button> <a href='/inner'>Next</a>",
+        "Press me</button> <a href='/inner'>Next</a> <label>Note <input name='note'></label>",
     ),
     "/download": page(
         "Files", "<a href='/report.csv'>The report</a> <a href='/big.bin'>Everything</a>"

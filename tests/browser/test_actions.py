@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+from countbot.tools.base import ToolContext
 from tests.browser.conftest import Browse, needs_chromium
 from tests.browser.site import DOWNLOAD, PASSWORD, LoopbackSite, page
 
@@ -107,6 +108,10 @@ async def test_a_frame_of_another_site_is_read_and_acted_on(
     opened = await browse("open", url=site.url("/widget-page"))
     assert 'frame "widget":\nA widget of its own origin.' in opened.content
     press, next_page = browse.ref("Press me"), browse.ref("Next")
+    # What is typed into the frame goes to the frame's site (the data-flow check's destination).
+    typing = {"action": "type", "ref": browse.ref("Note"), "text": "hello"}
+    sent = await browse.tool.egress(typing, ToolContext(browse.session, browse.workspace))
+    assert sent is not None and sent.destination == "127.0.0.2"
     pressed = await browse("click", ref=press)
     assert pressed.status == "ok" and "New text on the page:\n  Pressed" in pressed.content
     moved = await browse("click", ref=next_page)

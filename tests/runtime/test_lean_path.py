@@ -263,7 +263,8 @@ def test_a_daemon_with_no_model_configured_yet_does_not_load_litellm(
 def test_the_modules_the_daemon_imports_without_are_there_when_used() -> None:
     """The stand-ins of `lean_imports` answer as the real modules, and hand over to them."""
     script = (
-        "import importlib, logging, sys, countbot.web.lean_imports, countbot.web.uvicorn_parts\n"
+        "import importlib, logging, sys\n"
+        "import countbot.speedups.lean_imports, countbot.speedups.uvicorn_parts\n"
         "from starlette.exceptions import HTTPException\n"
         "print(HTTPException(418).detail.replace(' ', '_'), 'http.client' in sys.modules)\n"
         "logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False})\n"

@@ -103,6 +103,31 @@ async def test_calls_made_together_run_in_order_each_in_its_own_transaction(
     assert rows == [(1,), (2,)]
 
 
+async def test_a_write_run_now_goes_before_the_calls_waiting_and_is_kept(tmp_path: Path) -> None:
+    """A webhook's row is written ahead of the turns' writes already waiting for the thread,
+    committed on its own (it is there after a reopen)."""
+    path = tmp_path / "countbot.db"
+    db = await Database.open(path)
+    gate = threading.Event()
+    try:
+        await db.run(lambda c: c.execute("CREATE TABLE t (n INTEGER)"))
+        busy = db.run_blocking(gate.wait, 10)  # the thread is busy with something
+        waiting = db.run(lambda c: c.execute("INSERT INTO t VALUES (1)"))
+        await asyncio.sleep(0)  # both handed to the thread: the insert waits behind the gate
+        first = db.run_now(lambda c: c.execute("INSERT INTO t VALUES (2)").rowcount)
+        gate.set()
+        assert await first == 1
+        await asyncio.gather(busy, waiting)
+    finally:
+        await db.close()
+    db = await Database.open(path)
+    try:
+        rows = await db.run(lambda c: c.execute("SELECT n FROM t ORDER BY rowid").fetchall())
+    finally:
+        await db.close()
+    assert rows == [(2,), (1,)]
+
+
 async def test_a_call_whose_caller_stopped_waiting_before_it_ran_is_not_run(
     tmp_path: Path,
 ) -> None:

@@ -128,7 +128,7 @@ def _done(
 
 def _projector(vision: bool, made: IdentityMemo[Message] | None) -> Projector:
     """An entry's message, taken from `made` when this very entry was projected before (a
-    message of frozen dataclasses costs ~4 us to make: ~0.2 ms a request at 50 entries)."""
+    message of frozen dataclasses is costly to make again for every request: docs/agent_turn.md)."""
     if made is None:
         return functools.partial(project_one, vision=vision)
 

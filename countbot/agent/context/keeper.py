@@ -2,7 +2,7 @@
 
 The loop hands its entries here and gets back the messages of the next request (the way
 pi-mono's `transformContext` is one callback): the user entry gets its per-turn context
-(`prompt.turn_context`, a `/skill` invocation), and every request is kept inside the model's
+(`prompt.turn_facts`, a `/skill` invocation), and every request is kept inside the model's
 window.
 Before every model call the request is fitted to `agent.context_budget` of the window
 (`fit.py`: re-read files, gists of old tool results, oversized entries cut). At the start
@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
 from countbot.agent.context.flush import Recorder, flush_memory
 from countbot.agent.context.memo import IdentityMemo
 from countbot.agent.context.metered import MEMORY_FLUSH, SUMMARY, MeteredProvider, SideCalls
-from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.context.tokens import (
     PREPARE_SHARE,
@@ -35,12 +34,12 @@ from countbot.agent.context.tokens import (
     text_size,
 )
 from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_record
-from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import HistoryWindow, MemoryRecall, SessionHistory
+from countbot.agent.turn_context import TurnContext
 from countbot.agent.turn_request import TurnRequest
-from countbot.config.settings import AgentSettings
+from countbot.authorship import Part
 from countbot.llm.provider import LLMProvider
-from countbot.llm.types import Message, SystemMessage, ToolSpec
+from countbot.llm.types import Message, SystemMessage
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
 
@@ -52,15 +51,31 @@ MAX_SUMMARY_PASSES = 3
 EXCERPT_CHARS_PER_TOKEN = 1.5
 
 
+class PromptSource(Protocol):
+    """What the keeper asks of the prompt (`context/prompt.py`'s `PromptBuilder` in the daemon;
+    a fixed text in the loop's tests)."""
+
+    def system_prompt_soon(self) -> Coroutine[Any, Any, str]:
+        """The system prompt, to await later (its look at the files queued now)."""
+        ...
+
+    def turn_facts(self, *, channel: str | None, chat_id: str | None, unattended: bool) -> str:
+        """Per-turn facts (time, channel) that ride with the user message."""
+        ...
+
+    async def skill_invocation(self, text: str) -> tuple[str, Part] | None:
+        """`text` with a `/skill` invocation expanded, and the loaded skill as a part."""
+        ...
+
+
 @dataclass(kw_only=True, eq=False, slots=True)
 class ContextKeeper:
     """Loads a turn's history and fits each request; see the module docstring."""
 
     history: SessionHistory
     summarizer: OverflowSummarizer
-    prompt: PromptBuilder
+    prompt: PromptSource
     tools: ToolRegistry
-    settings: AgentSettings
     counter: TokenCounting
     recall: MemoryRecall | None = None
     # Entries made from the store's records, kept between turns, and what is known of their
@@ -78,7 +93,7 @@ class ContextKeeper:
         context that rides with it (time, channel, what the surface added) and its parts (what
         came with it, a loaded skill, the recalled memory), each with who wrote it."""
         message, extra, parts = request.message, request.context, list(request.parts)
-        turn_context = self.prompt.turn_context(
+        facts = self.prompt.turn_facts(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
         )
         # Only the owner loads a skill: someone else's `/name` is their text, not a command.
@@ -87,13 +102,11 @@ class ContextKeeper:
             message, skill = invocation
             parts.append(skill)
         if extra:
-            turn_context = f"{turn_context}\n{extra}"
+            facts = f"{facts}\n{extra}"
         if self.recall is not None:  # auto-recall: cited memory hits ride with the message
             recalled = await self.recall.recall(message, request.session_id)
             parts.extend([recalled] if recalled is not None else [])
-        return UserEntry(
-            message, request.media, turn_context, author=request.author, parts=tuple(parts)
-        )
+        return UserEntry(message, request.media, facts, author=request.author, parts=tuple(parts))
 
     async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
         """The turn's user entry and the system prompt of all its requests, made side by side:
@@ -107,72 +120,62 @@ class ContextKeeper:
             raise
         return user, await prompt
 
-    def budget(self, choice: ModelChoice) -> int:
-        """Prompt tokens one request may use with this model."""
-        share = self.settings.context_budget
+    def budget(self, context: TurnContext) -> int:
+        """Prompt tokens one request of the turn may use with its model."""
+        choice, share = context.choice, context.limits.context_budget
         return request_budget(choice.context_window, share, choice.output_limit)
 
-    def excerpt_budget(self, choice: ModelChoice) -> int:
+    def excerpt_budget(self, context: TurnContext) -> int:
         """Tokens a summary's excerpt may take: the housekeeping model's window may be smaller."""
-        share = self.settings.context_budget
+        choice, share = context.choice, context.limits.context_budget
         return request_budget(choice.housekeeping_window, share, choice.output_limit)
 
     async def load(
         self,
-        session_id: str,
-        choice: ModelChoice,
+        context: TurnContext,
         current: HistoryEntry,
-        tools: Sequence[ToolSpec],
-        prompt: str,
         tool_context: ToolContext,
         side: SideCalls,
     ) -> list[HistoryEntry]:
-        """The history a turn starting with `current` (offering `tools`, under the system
-        `prompt`) builds on, summarized first if needed; `side` audits, meters and announces the
-        flush and summary calls."""
+        """The history a turn of `context` starting with `current` builds on, summarized first if
+        needed; `side` audits, meters and announces the flush and summary calls."""
         # Housekeeping runs on the utility model (`model.utility`), metered by purpose.
-        metered = side.metered(choice.housekeeping)
+        metered = side.metered(context.choice.housekeeping)
         summarizing, record = metered[SUMMARY], side.record
-        entries = await self._window(session_id, choice, summarizing)
+        entries = await self._window(context, summarizing)
         for _ in range(MAX_SUMMARY_PASSES):
-            if not await self._overflows([*entries, current], choice, tools, prompt):
+            if not await self._overflows(context, [*entries, current]):
                 break
-            if not await self._summarize(
-                session_id, choice, metered, entries, tool_context, record
-            ):
+            if not await self._summarize(context, metered, entries, tool_context, record):
                 break
-            entries = await self._window(session_id, choice, summarizing)
+            entries = await self._window(context, summarizing)
         return entries
 
-    def load_now(
-        self,
-        session_id: str,
-        choice: ModelChoice,
-        current: HistoryEntry,
-        tools: Sequence[ToolSpec],
-        prompt: str,
-    ) -> list[HistoryEntry] | None:
+    def load_now(self, context: TurnContext, current: HistoryEntry) -> list[HistoryEntry] | None:
         """What `load` returns, when that needs no waiting (most warm turns): the window in
         memory, no summary due, and the request within budget by its upper bound; else None."""
-        limit = self.settings.max_history
-        window = self.history.cached_window(session_id, limit + 1)
+        limit = context.limits.max_history
+        window = self.history.cached_window(context.session_id, limit + 1)
         if window is None or self.summarizer.needs_pass(len(window.records)):
             return None
         entries = self._entries(window, limit)
-        return entries if self._within_bound([*entries, current], choice, tools, prompt) else None
+        return entries if self._within_bound(context, [*entries, current]) else None
 
-    async def fit(
-        self,
-        entries: Sequence[HistoryEntry],
-        choice: ModelChoice,
-        tools: Sequence[ToolSpec],
-        prompt: str,
-        *,
-        exact: bool = False,
+    async def messages(
+        self, context: TurnContext, *, exact: bool = False
+    ) -> tuple[list[Message], Fitted]:
+        """The next request's messages (the system prompt, then the turn's entries as they fit)
+        and how they were fitted: their estimated prompt tokens (an upper bound unless `exact`:
+        then counted by the tokenizer even when the estimate fits)."""
+        fitted = await self._fit(context, context.entries, exact=exact)
+        return [SystemMessage(context.prompt), *fitted.messages], fitted
+
+    async def _fit(
+        self, context: TurnContext, entries: Sequence[HistoryEntry], *, exact: bool = False
     ) -> Fitted:
-        """`entries` as they fit the next request (the system `prompt` and `tools` counted in);
-        `exact`: its tokens counted by the tokenizer even when the estimate fits."""
-        budget, model, counts = self.budget(choice), choice.model, self._counts
+        """`entries` as they fit the next request (the system prompt and tools counted in)."""
+        choice, prompt, tools = context.choice, context.prompt, context.tools
+        budget, model, counts = self.budget(context), choice.model, self._counts
         sent = self._messages.setdefault(choice.vision, IdentityMemo())
         # What is known first (counts made, upper bounds for the rest): when it fits, nothing
         # is reduced and the tokenizer is not asked.
@@ -197,49 +200,22 @@ class ContextKeeper:
             fitted = fitting(count=made.counter({}), made=sent)
         return fitted
 
-    async def messages(
-        self,
-        entries: Sequence[HistoryEntry],
-        choice: ModelChoice,
-        tools: Sequence[ToolSpec],
-        prompt: str,
-        *,
-        exact: bool = False,
-    ) -> tuple[list[Message], Fitted]:
-        """The next request's messages (the system `prompt`, then the fitted history) and how
-        they were fitted: their estimated prompt tokens (an upper bound unless `exact`)."""
-        fitted = await self.fit(entries, choice, tools, prompt, exact=exact)
-        return [SystemMessage(prompt), *fitted.messages], fitted
-
-    async def _overflows(
-        self,
-        entries: Sequence[HistoryEntry],
-        choice: ModelChoice,
-        tools: Sequence[ToolSpec],
-        prompt: str,
-    ) -> bool:
+    async def _overflows(self, context: TurnContext, entries: Sequence[HistoryEntry]) -> bool:
         """Whether `entries` leave exchanges out of the next request (then summarize); the upper
         bound decides most turns without fitting (or projecting) anything."""
-        if self._within_bound(entries, choice, tools, prompt):
+        if self._within_bound(context, entries):
             return False
-        return (await self.fit(entries, choice, tools, prompt)).overflow
+        return (await self._fit(context, entries)).overflow
 
-    def _within_bound(
-        self,
-        entries: Sequence[HistoryEntry],
-        choice: ModelChoice,
-        tools: Sequence[ToolSpec],
-        prompt: str,
-    ) -> bool:
+    def _within_bound(self, context: TurnContext, entries: Sequence[HistoryEntry]) -> bool:
         """Whether a request of `entries` fits its budget by what is known of its tokens."""
-        known = self._counts.estimated(entries, choice.model)
-        fixed = self._counts.fixed_cost(prompt, tools, choice.model)
-        return fixed + sum(e.tokens for e in known) <= self.budget(choice)
+        model = context.choice.model
+        known = self._counts.estimated(entries, model)
+        fixed = self._counts.fixed_cost(context.prompt, context.tools, model)
+        return fixed + sum(e.tokens for e in known) <= self.budget(context)
 
-    async def _window(
-        self, session_id: str, choice: ModelChoice, provider: LLMProvider
-    ) -> list[HistoryEntry]:
-        limit = self.settings.max_history
+    async def _window(self, context: TurnContext, provider: LLMProvider) -> list[HistoryEntry]:
+        limit, session_id = context.limits.max_history, context.session_id
         window = await self.history.load_window(session_id, limit + 1)
         if self.summarizer.needs_pass(len(window.records)):
             done = await self.summarizer.summarize(session_id, provider, window.summary)
@@ -264,16 +240,15 @@ class ContextKeeper:
 
     async def _summarize(
         self,
-        session_id: str,
-        choice: ModelChoice,
+        context: TurnContext,
         metered: dict[str, MeteredProvider],
         entries: list[HistoryEntry],
         tool_context: ToolContext,
         record: Recorder,
     ) -> bool:
         """One phase-2 pass: keep the newest half-budget of records, summarize what is older."""
-        budget = self.budget(choice)
-        known = self._counts.estimated(entries, choice.model)
+        budget = self.budget(context)
+        known = self._counts.estimated(entries, context.choice.model)
         records = [e for e in known if not isinstance(e, SummaryEntry)]
         keep, used = 0, 0
         for entry in reversed(records):
@@ -288,11 +263,11 @@ class ContextKeeper:
             await flush_memory(flushing, transcript, self.tools, tool_context, record)
 
         done = await self.summarizer.summarize(
-            session_id,
+            context.session_id,
             metered[SUMMARY],
             summary,
             keep=keep,
-            max_chars=int(self.excerpt_budget(choice) * EXCERPT_CHARS_PER_TOKEN),
+            max_chars=int(self.excerpt_budget(context) * EXCERPT_CHARS_PER_TOKEN),
             before=flush,
         )
         return done is not None

@@ -1,7 +1,7 @@
 """The system prompt and each turn's context line; the keeper (`keeper.py`) builds the messages.
 
 The system prompt is byte-stable across turns, so providers' prompt caches keep hitting: it holds
-no clock (the time travels with each user message via `turn_context`) and is rebuilt only when one
+no clock (the time travels with each user message via `turn_facts`) and is rebuilt only when one
 of its inputs changes: the persona, the skills catalog, or the user's instruction files.
 MEMORY.md is deliberately left out; it changes with every note and summary, and the model reads
 it with the memory tools when it matters.
@@ -97,7 +97,7 @@ class PromptBuilder:
         # Each instruction file's (mtime_ns, size) and text as last read: read again when moved.
         self._instructions: dict[str, tuple[tuple[int, int], str]] = {}
         # The last turn context made without a given time: (minute, place) and its text.
-        self._turn_context: tuple[tuple[int, str | None, str | None, bool] | None, str] = (None, "")
+        self._turn_facts: tuple[tuple[int, str | None, str | None, bool] | None, str] = (None, "")
         # Made once: pathlib costs more than the stat it wraps, and this runs before every turn.
         self._instruction_paths = tuple(
             (name, self._workspace / name) for name, _ in INSTRUCTION_FILES
@@ -124,7 +124,7 @@ class PromptBuilder:
             self._cached_inputs = inputs
         return self._cached_prompt
 
-    def turn_context(
+    def turn_facts(
         self,
         *,
         channel: str | None,
@@ -135,16 +135,16 @@ class PromptBuilder:
         """Per-turn facts (time, channel) that ride with the user message, not the system prompt.
 
         The text shows the minute, so it is made once per minute and place (formatting a zoned
-        time is ~10 us of the opening's Python on the loop)."""
+        time is a large share of the opening's Python on the loop)."""
         if now is None:
             key = (int(time.time() // 60), channel, chat_id, unattended)
-            if self._turn_context[0] != key:
-                text = self._turn_context_text(datetime.now(self._tz), channel, chat_id, unattended)
-                self._turn_context = (key, text)
-            return self._turn_context[1]
-        return self._turn_context_text(now, channel, chat_id, unattended)
+            if self._turn_facts[0] != key:
+                text = self._turn_facts_text(datetime.now(self._tz), channel, chat_id, unattended)
+                self._turn_facts = (key, text)
+            return self._turn_facts[1]
+        return self._turn_facts_text(now, channel, chat_id, unattended)
 
-    def _turn_context_text(
+    def _turn_facts_text(
         self, moment: datetime, channel: str | None, chat_id: str | None, unattended: bool
     ) -> str:
         if moment.tzinfo is None and self._tz is not None:

@@ -12,13 +12,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry, from_record
 from countbot.agent.ports import SessionHistory
 from countbot.llm.provider import LLMProvider
 from countbot.llm.types import ChatRequest, StreamDone, SystemMessage, TextPart, UserMessage
-from countbot.memory.memory_file import MemoryFile
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +34,14 @@ SummaryMark = Callable[[list[dict[str, Any]], str], Awaitable[str]]
 TOOL_TEXT_CHARS = 500
 
 
+class SummaryFile(Protocol):
+    """Where a user's conversation summaries are filed (MEMORY.md's `MemoryFile`)."""
+
+    async def append_once(self, marker: str, section: str) -> bool:
+        """Append `section` unless a section with `marker` is there already."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class OverflowResult:
     through_id: int
@@ -46,7 +53,7 @@ class OverflowSummarizer:
     """Keeps a session's unsummarized history under `max_history` records."""
 
     history: SessionHistory
-    memory: MemoryFile
+    memory: SummaryFile
     max_history: int
     _: KW_ONLY
     # Whether a session's summary goes to MEMORY.md: not for jobs' and subagents' sessions,

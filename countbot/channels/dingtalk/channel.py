@@ -5,7 +5,6 @@ the robot OpenAPI for answers out. dingtalk-stream is an optional extra, importe
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +32,7 @@ class DingTalkChannel(PlatformChannel[DingTalkSettings, DingTalkApi]):
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
         client_id, secret = self.required_values()
-        stream = await asyncio.to_thread(
-            importlib.import_module, "countbot.channels.dingtalk.stream"
-        )
+        stream = await asyncio.to_thread(_import_stream)
         async with httpx.AsyncClient(timeout=30, trust_env=False) as http:
             api = DingTalkApi(http, client_id, secret, settings.endpoint, settings.oapi_endpoint)
             await api.token()  # wrong credentials fail here
@@ -50,3 +47,10 @@ class DingTalkChannel(PlatformChannel[DingTalkSettings, DingTalkApi]):
     async def _on_message(self, message: Any) -> None:
         api = self.link.require()
         await self.take(to_incoming(message, self.settings.group_mode, api.download))
+
+
+def _import_stream() -> Any:
+    """The module over dingtalk-stream (slow, only needed while the channel runs), off the loop."""
+    from countbot.channels.dingtalk import stream
+
+    return stream

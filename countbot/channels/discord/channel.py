@@ -6,8 +6,8 @@ out, answers edited in place while they stream. discord.py is an optional extra,
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Callable
+from typing import Any
 
 from countbot.channels.discord.output import MAX_MESSAGE, DiscordChat, DiscordConnection
 from countbot.channels.door import (
@@ -35,9 +35,7 @@ class DiscordChannel(PlatformChannel[DiscordSettings, DiscordConnection]):
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
         (token,) = self.required_values()
-        module = await asyncio.to_thread(
-            importlib.import_module, "countbot.channels.discord.client"
-        )
+        module = await asyncio.to_thread(_import_client)
         connection = module.DiscordConnection(
             settings.api_url,
             settings.gateway_url,
@@ -58,3 +56,10 @@ class DiscordChannel(PlatformChannel[DiscordSettings, DiscordConnection]):
 
     async def _on_press(self, data: str, sender: SenderInfo, chat_id: str) -> str:
         return await self.kit.answers.press(data, sender, chat_id)
+
+
+def _import_client() -> Any:
+    """The gateway connection's module (its websocket client), imported off the event loop."""
+    from countbot.channels.discord import client
+
+    return client

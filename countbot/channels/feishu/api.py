@@ -1,4 +1,5 @@
-"""Everything that touches lark-oapi (imported only when the Feishu channel runs: ~3 s, 160 MB).
+"""Everything that touches lark-oapi (imported only when the Feishu channel runs: slow and large,
+docs/feishu.md).
 
 lark-oapi's REST calls fetch and refresh the tenant token with blocking `requests` inside every
 call, even the `a*` variants, so each call runs in a worker thread. Its long-connection client

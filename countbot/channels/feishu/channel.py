@@ -8,7 +8,6 @@ takes seconds). Events arrive in the SDK's own thread and are handled on the dae
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -36,8 +35,7 @@ class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
         app_id, secret = self.required_values()
-        # ~3 s and 160 MB, and it grabs an event loop at import: in a worker thread, once.
-        api = await asyncio.to_thread(importlib.import_module, "countbot.channels.feishu.api")
+        api = await asyncio.to_thread(_import_api)
         client = api.FeishuApi(app_id, secret, settings.domain)
         self.bot_id, self.bot = await client.bot_open_id()  # wrong credentials fail here
         connection = api.LongConnection(
@@ -58,3 +56,10 @@ class FeishuChannel(PlatformChannel[FeishuSettings, FeishuApi]):
             client.download,
         )
         await self.take(incoming)
+
+
+def _import_api() -> Any:
+    """The module over lark-oapi (slow, and it grabs an event loop at import), off the loop."""
+    from countbot.channels.feishu import api
+
+    return api

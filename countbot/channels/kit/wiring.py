@@ -2,7 +2,7 @@
 commands, media, approval answers) and session feed around the shared stores.
 
 The channel manager imports this module in a worker thread with the first enabled platform's
-own: a daemon with no channel enabled never loads the pipeline (about 1 MB and 90 ms).
+own: a daemon with no channel enabled never loads the pipeline (docs/cold_start.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -104,7 +103,6 @@ class SlackChannel(PlatformChannel[SlackSettings, SlackApi]):
 
 def _import_sdk() -> tuple[Any, Any]:
     """The modules that import slack-sdk (slow, and only needed while the channel runs)."""
-    return (
-        importlib.import_module("countbot.channels.slack.api"),
-        importlib.import_module("countbot.channels.slack.socket_mode"),
-    )
+    from countbot.channels.slack import api, socket_mode
+
+    return api, socket_mode

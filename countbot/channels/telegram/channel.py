@@ -52,7 +52,7 @@ class TelegramChannel(PlatformChannel[TelegramSettings, Bot]):
     async def run(self, started: Callable[[], None]) -> None:
         settings = self.settings
         (token,) = self.required_values()
-        # Building it makes two httpx clients, each loading the CA bundle: ~35 ms of CPU apiece,
+        # Building it makes two httpx clients, each loading the CA bundle (CPU work),
         # which on the loop stalled every session at each (re)start of the channel.
         app = await asyncio.to_thread(_application, token, settings)
         with masked_logs(self.kit.masker, _URL_LOGGERS):

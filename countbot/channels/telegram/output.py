@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_MESSAGE = 4096
-# Larger images go as documents: Telegram refuses photos over 10 MB.
+# Larger images go as documents: Telegram refuses larger photos.
 MAX_PHOTO_BYTES = 10_000_000
 PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp"})
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +44,7 @@ class WeComChannel(PlatformChannel[WeComSettings, Any]):
     named_by = "bot_id"
 
     async def run(self, started: Callable[[], None]) -> None:
-        sdk = await asyncio.to_thread(importlib.import_module, "aibot")
+        sdk = await asyncio.to_thread(_import_sdk)
         backoff = Backoff(1.0, 30.0)
         announced = False
         while not self.stopping:
@@ -162,3 +161,10 @@ class _SdkLogger:
 
     def error(self, message: str, *args: object) -> None:
         self._log.error("%s %s", message, " ".join(map(str, args)))
+
+
+def _import_sdk() -> Any:
+    """The WeCom bot SDK (the `wecom` extra), imported off the event loop."""
+    import aibot
+
+    return aibot

@@ -20,7 +20,7 @@ async def health(request: Request) -> JSONResponse:
     return JSONResponse(
         {
             "status": "ok" if daemon.gateway.accepting else "stopping",
-            "version": __version__,  # not importlib.metadata: 1.7 MB, and a scan per call
+            "version": __version__,  # not importlib.metadata: its import, and a scan per call
             "model_ready": daemon.model_ready,
             "model_configured": daemon.model_configured,
             "offline_default": daemon.offline_default,

@@ -12,7 +12,6 @@ recording back (a voice note played in its bubble); nothing else is served.
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Sequence
 from pathlib import PurePath
 from types import ModuleType
@@ -49,7 +48,13 @@ _PLAYBACK_HEADERS = {
 async def _kit() -> ModuleType:
     # The channels' media intake, imported at the first upload (a worker thread's job): an idle
     # daemon without channels never loads their pipeline.
-    return await asyncio.to_thread(importlib.import_module, "countbot.channels.kit.media")
+    return await asyncio.to_thread(_import_kit)
+
+
+def _import_kit() -> ModuleType:
+    from countbot.channels.kit import media
+
+    return media
 
 
 async def upload(request: Request) -> JSONResponse:

@@ -134,7 +134,7 @@ async def test_user_instruction_files_are_included_without_template_comments(
 async def test_prompt_is_byte_stable_across_calls_and_turns(setup: Setup) -> None:
     builder = setup.builder()
     first = await builder.build_system_prompt()
-    builder.turn_context(channel="web", chat_id="1", now=datetime(2026, 1, 1, 8, 0, tzinfo=UTC))
+    builder.turn_facts(channel="web", chat_id="1", now=datetime(2026, 1, 1, 8, 0, tzinfo=UTC))
     await MemoryFile(setup.workspace / "MEMORY.md").append("- new fact about the user")
     history = [UserEntry("hi"), AssistantEntry("hello")]
     messages = await request(builder, history, UserEntry("again"), vision=False)
@@ -238,20 +238,20 @@ async def test_messages_replay_history_before_the_current_message(setup: Setup) 
     assert messages[3] == ToolResultMessage("c1", "memory_read", "likes tea")
 
 
-def test_turn_context_names_time_zone_and_channel(setup: Setup) -> None:
+def test_turn_facts_name_time_zone_and_channel(setup: Setup) -> None:
     builder = setup.builder()
     now = datetime(2026, 11, 22, 16, 40, tzinfo=UTC)
     assert (
-        builder.turn_context(channel="telegram", chat_id="42", now=now)
+        builder.turn_facts(channel="telegram", chat_id="42", now=now)
         == "[Context: 2026-11-22 17:40 (Sunday), Europe/Berlin; channel telegram, chat 42]"
     )
-    assert builder.turn_context(channel=None, chat_id=None, now=now) == (
+    assert builder.turn_facts(channel=None, chat_id=None, now=now) == (
         "[Context: 2026-11-22 17:40 (Sunday), Europe/Berlin]"
     )
 
 
 def test_unattended_turns_say_no_one_is_there_to_answer(setup: Setup) -> None:
-    text = setup.builder().turn_context(channel="cron", chat_id=None, unattended=True)
+    text = setup.builder().turn_facts(channel="cron", chat_id=None, unattended=True)
     first, second = text.splitlines()
     assert first.startswith("[Context: ") and first.endswith("; channel cron]")
     assert "no one is watching" in second and "final answer is the deliverable" in second

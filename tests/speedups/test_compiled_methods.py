@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from countbot.cli.compiled_methods import cache_file, reused_methods
+from countbot.speedups.compiled_methods import cache_file, reused_methods
 from tests.cli.test_chat import run, write_config
 from tests.support.scripted_model import Reply, ScriptedModelServer
 

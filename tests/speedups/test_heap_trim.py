@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from countbot.web.heap_trim import malloc_trim, trim_when_quiet
+from countbot.speedups.heap_trim import malloc_trim, trim_when_quiet
 
 
 async def test_trims_once_after_turns_end_and_not_while_one_runs() -> None:

@@ -2,7 +2,7 @@
 
 Turns allocate in several threads (the event loop, the database's, the worker threads'), and
 glibc keeps what they free in one arena per thread instead of returning it. `malloc_trim(0)`
-returns the free pages of every arena: about 4 MB after 100 sessions (`bench/cold_start.py`). It
+returns the free pages of every arena (`bench/cold_start.py`, docs/cold_start.md). It
 runs once per busy spell, when no turn has run for a poll interval, in a worker thread; ctypes,
 which reaches it, is loaded there at the first trim (an idle daemon never needs it).
 """
@@ -17,7 +17,7 @@ QUIET = 1.0  # s between looks; a trim follows the first look that finds no turn
 
 def malloc_trim() -> Callable[[], object] | None:
     """glibc's `malloc_trim(0)`, or None where the C library has none (musl, macOS)."""
-    import ctypes  # ~0.3 MB: loaded with the first trim, in its worker thread
+    import ctypes  # loaded with the first trim, in its worker thread
 
     try:
         trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols, libc's among them

@@ -1,15 +1,15 @@
 """Dataclass methods compiled once, not at every start of a one-shot command.
 
-`dataclasses` writes each method it generates (`__init__`, `__repr__`, `__eq__`, a frozen
-class's `__hash__`, `__setattr__` and `__delattr__`) as source text and compiles it with `exec`:
-about 0.1 ms a method, ~800 methods and 50-80 ms of CPU in every `countbot chat -m`, a sixth of
-its imports. While `reused_methods` is open, `dataclasses` compiles through here instead: the
-code of a text compiled by an earlier run is read back from a file in the data folder's cache
-(the source text is the key, the code `marshal`led as in a .pyc, under Python's magic number),
-and the texts compiled anew are added to the file at the end. The functions made are the same:
-only the compile is skipped. The file is derived data: one that does not read back is ignored
-and made again, and it lives in the data folder, which the sandbox hides, as the daemon's
-database does. Only short-lived commands use it: the daemon would keep the table in memory.
+`dataclasses` writes each method it generates (`__init__`, `__repr__`, `__eq__`, a frozen class's
+`__hash__`, `__setattr__` and `__delattr__`) as source text and compiles it with `exec`: hundreds of
+methods and a sixth of the CPU of `countbot chat -m`'s imports (docs/cold_start.md). While
+`reused_methods` is open, `dataclasses` compiles through here instead: the code of a text compiled
+by an earlier run is read back from a file in the data folder's cache (the source text is the key,
+the code `marshal`led as in a .pyc, under Python's magic number), and the texts compiled anew are
+added to the file at the end. The functions made are the same: only the compile is skipped. The file
+is derived data: one that does not read back is ignored and made again, and it lives in the data
+folder, which the sandbox hides, as the daemon's database does. Only short-lived commands use it:
+the daemon would keep the table in memory.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 Some libraries import a standard module at the top for a path the daemon never takes: websockets'
 version module imports `importlib.metadata` for a development checkout's version, uvicorn's config
-imports `logging.config` for a `log_config` (the daemon passes none), starlette's exceptions
-import `http.client` for its table of status phrases, its error middleware `html` for a debug
-page. With their own imports (email's parser and
-message, zipfile, csv, logging.handlers, pickle, socketserver) they are about 2.5 MB of an idle
-daemon. `import_without` imports such a library while a stand-in takes the unused module's place;
-the stand-in forwards to the real module should anything use it.
+imports `logging.config` for a `log_config` (the daemon passes none), starlette's exceptions import
+`http.client` for its table of status phrases, its error middleware `html` for a debug page. With
+their own imports (email's parser and message, zipfile, csv, logging.handlers, pickle, socketserver)
+they are a share of an idle daemon's memory (docs/cold_start.md). `import_without` imports such a
+library while a stand-in takes the unused module's place; the stand-in forwards to the real module
+should anything use it.
 
 This module runs before anything imports starlette: `countbot.web.daemon` imports it first.
 """
@@ -57,5 +57,5 @@ import_without(
     responses={status.value: status.phrase for status in http.HTTPStatus.__members__.values()},
 )
 # Starlette's error middleware uses `html.escape` only for its debug page (the daemon's is off);
-# the html package's entity table is 0.4 MB.
+# the html package's entity table is large.
 import_without("html", "starlette.middleware.errors")

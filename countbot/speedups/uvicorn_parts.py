@@ -2,11 +2,11 @@
 
 `import uvicorn` (and so any `import uvicorn.server`, which runs the package first) imports its
 command line, `uvicorn.main`, and through it the reloaders and workers: watchfiles (a Rust
-extension, with anyio) and multiprocessing, about 2 MB and 30 ms a daemon never uses. So the
-package is entered here as a plain package module whose `__path__` finds the submodules. A name
-it lacks is a submodule imported on demand (`Config` resolves its log formatter as
-`uvicorn.logging.DefaultFormatter`), else (`uvicorn.run`, `__version__`) the real `__init__` runs
-once, so other code that imports uvicorn still sees the whole package.
+extension, with anyio) and multiprocessing, memory and start-up time a daemon never uses
+(docs/cold_start.md). So the package is entered here as a plain package module whose `__path__`
+finds the submodules. A name it lacks is a submodule imported on demand (`Config` resolves its log
+formatter as `uvicorn.logging.DefaultFormatter`), else (`uvicorn.run`, `__version__`) the real
+`__init__` runs once, so other code that imports uvicorn still sees the whole package.
 
 The WebSocket protocol (websockets' sans-I/O one, which uvicorn's "auto" picks) is imported here
 too, without `importlib.metadata`, and uvicorn's config without `logging.config`
@@ -21,7 +21,7 @@ import logging
 import sys
 from typing import Any
 
-from countbot.web.lean_imports import import_without
+from countbot.speedups.lean_imports import import_without
 
 
 def _enter_package() -> None:
