@@ -208,10 +208,6 @@ class AgentLoop:
             return tools
         return tuple(spec for spec in tools if spec.name in turn.allowed)
 
-    async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one tool call through the registry (validation, timeout, retry, masking)."""
-        return await self.tools.execute(call, ctx)
-
     # --- the steps ---------------------------------------------------------------------------
 
     async def _step(self, turn: _Turn) -> AsyncIterator[AgentEvent]:

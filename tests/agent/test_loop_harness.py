@@ -15,6 +15,7 @@ from countbot.agent.events import (
     ToolStart,
     TurnCancelled,
     TurnDone,
+    TurnError,
     TurnNotice,
 )
 from countbot.agent.tool_loops import IDENTICAL_CALLS
@@ -206,3 +207,35 @@ async def test_a_model_calling_the_same_tool_again_and_again_is_stopped() -> Non
     assert len(tool.calls) == 1  # the repeats were answered from the first result, not run
     assert len([e for e in events if isinstance(e, ToolEnd)]) == IDENTICAL_CALLS
     assert ends(events) == [events[-1]] and isinstance(events[-1], TurnDone)
+
+
+async def test_a_model_failure_ends_the_turn_with_its_error_kept() -> None:
+    harness = LoopHarness()
+    harness.script(ModelReply.failure("the provider is overloaded", retryable=True))
+    events = await harness.turn("hi")
+    assert ends(events) == [events[-1]] and isinstance(events[-1], TurnError)
+    assert events[-1].retryable and "overloaded" in events[-1].error
+    assert kinds(harness) == ["user", "note"]
+
+
+async def test_an_answer_cut_at_the_output_limit_is_continued_once() -> None:
+    harness = LoopHarness()
+    harness.script(
+        ModelReply.answer("The first half", stop="length"),
+        ModelReply.answer(" and the rest.", stop="length"),
+    )
+    events = await harness.turn("write it all")
+    assert notice_codes(events) == ["truncated", "truncated"]  # continuing, then given up
+    assert isinstance(events[-1], TurnDone)
+    assert events[-1].content == "The first half and the rest."
+    assert len(harness.model.requests) == 2  # continued once, not again
+
+
+async def test_a_small_model_repeating_itself_is_stopped_and_kept_once() -> None:
+    harness = LoopHarness(small=True)
+    passage = "Hello! How can I help you today? "
+    harness.script(ModelReply.answer(passage * 12, chunks=12))
+    events = await harness.turn("hello")
+    assert isinstance(events[-1], TurnDone) and events[-1].content == passage.strip()
+    (notice,) = [e for e in events if isinstance(e, TurnNotice)]
+    assert notice.code == "truncated" and notice.details["runaway"]
