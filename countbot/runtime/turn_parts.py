@@ -19,7 +19,7 @@ from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
-from countbot.config.agent_view import bound_agent
+from countbot.config.agent_view import may_reach
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
@@ -331,13 +331,7 @@ class _MessageDeliverer:
         return self.router.channels()
 
     def reaches(self, channel: str, chat_id: str) -> bool:
-        """A chat the bindings give this agent (read without a sender: a binding of one sender
-        gives no chat), or one the owner allowed it."""
-        agents = self.settings.agents
-        if bound_agent(agents, channel, chat=chat_id) == self.agent:
-            return True
-        entry = agents.others.get(self.agent)
-        return entry is not None and f"{channel}:{chat_id}" in entry.may_message
+        return may_reach(self.settings, self.agent, channel, chat_id)
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
