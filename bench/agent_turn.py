@@ -53,8 +53,8 @@ from countbot.llm.litellm_import import load_litellm
 from countbot.memory.cited import KINDS
 from countbot.memory_index.assembly import INDEX_FILE
 from countbot.memory_index.embeddings import offline_embedder
-from countbot.memory_index.index import CANDIDATES
 from countbot.memory_index.index_db import Filters
+from countbot.memory_index.search import CANDIDATES
 from countbot.memory_index.vector_process import worker_setup
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer

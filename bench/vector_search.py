@@ -40,7 +40,7 @@ import numpy as np
 from bench.memory_recall_data import FACTS_EN, FACTS_ZH, filler
 from bench.ws_load import percentile
 from countbot.memory.cited import KINDS
-from countbot.memory_index.index import CANDIDATES
+from countbot.memory_index.search import CANDIDATES
 from countbot.memory_index.vectors import VectorSet, Wanted
 
 SIZES = (100_000, 1_000_000)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from countbot.runtime.features import FeaturePorts, SharedPorts
+from countbot.runtime.sensitive import private_paths
 
 if TYPE_CHECKING:
     from countbot.browser.host import BrowserHost
@@ -36,9 +37,8 @@ class BrowserFeature:
         from countbot.tools.workspace_guard import WorkspaceGuard
 
         web = settings.tools.web
-        hidden = [settings.data_dir, settings.workspace]
-        if settings.config_path is not None:  # the config file and the secrets beside it
-            hidden += [settings.config_path, settings.config_path.parent / "secrets.yaml"]
+        # The instance's data, the workspace, the config files and every other agent's house.
+        hidden = [settings.data_dir, settings.workspace, *private_paths(settings)]
         self.host = BrowserHost(
             settings.tools.browser,
             HostPlan(

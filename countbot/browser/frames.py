@@ -282,13 +282,18 @@ _MAX_FRAMES = 20
 async def _read(tab: Reader, frame: Frame, start: int, depth: int, left: list[int]) -> _Read:
     """`frame`'s snapshot from reference `start`, with its frames' spliced in (`left`: how many
     more frames this snapshot may read, shared by the whole tree)."""
-    children = await tab.frames.children(frame) if depth < _MAX_DEPTH else []
-    children = children[: max(0, left[0])]
-    left[0] -= len(children)
-    for child in children:
-        with contextlib.suppress(CdpError, StaleReference):
-            await frame.on_owner(child, "tagFrame", child.frame_id)
     read = await frame.call("snapshot", start)
+    children: list[Frame] = []
+    if (read["unread"] or read["frames"]) and depth < _MAX_DEPTH and left[0] > 0:
+        # Frames of another origin (most pages have none and are read once): found, and those
+        # not yet tagged tagged, and the document read again to place them.
+        children = (await tab.frames.children(frame))[: left[0]]
+        left[0] -= len(children)
+        if read["unread"]:
+            for child in children:
+                with contextlib.suppress(CdpError, StaleReference):
+                    await frame.on_owner(child, "tagFrame", child.frame_id)
+            read = await frame.call("snapshot", start)
     tab.issue(frame, start, read["next"])
     lines: list[str] = read["lines"]
     end = read["next"]

@@ -129,6 +129,7 @@
     let next = start;
     const lines = [];
     const frames = [];
+    let unread = 0;
     let buf = [];
     let prefix = "";
     const flush = () => {
@@ -175,7 +176,10 @@
             lines.push(`frame ${JSON.stringify(clip(title, 80))}:`);
             frames.push([lines.length, frameKeys.get(el)]);
             lines.push("end of frame");
-          } else lines.push(`frame ${JSON.stringify(clip(title, 80))} (another site: not read)`);
+          } else {
+            unread++;
+            lines.push(`frame ${JSON.stringify(clip(title, 80))} (another site: not read)`);
+          }
           return;
         }
         if (el.tagName === "IMG" && squash(el.alt)) buf.push(`[image: ${squash(el.alt)}]`);
@@ -194,7 +198,7 @@
     };
     walk(document.body || document.documentElement, 0);
     flush();
-    return { lines, next, frames };
+    return { lines, next, frames, unread };
   }
 
   function tagFrame(el, key) {

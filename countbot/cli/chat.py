@@ -138,7 +138,7 @@ def _approver(
 ) -> Approver:
     """Questions of an in-process turn go to this terminal (or are denied without one)."""
     terminal = TerminalApprovals(runtime.approvals, reader)
-    address = TurnAddress(session_id, "cli")
+    address = TurnAddress(session_id, "cli", agent=runtime.name)
     return runtime.approvals.approver(address, cancelled=token.event, show=terminal.show)
 
 

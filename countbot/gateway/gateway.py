@@ -287,7 +287,13 @@ class Gateway:
         if self.approvals is None:
             return None
         message = turn.message
-        address = TurnAddress(session_id, message.channel, message.chat_id, message.unattended)
+        address = TurnAddress(
+            session_id,
+            message.channel,
+            message.chat_id,
+            message.unattended,
+            message.agent or MAIN_AGENT,
+        )
 
         def show(event: ApprovalEvent) -> None:
             if not turn.silenced:

@@ -8,6 +8,10 @@ and from every agent's index but its own agent's (`agents:` in config.yaml).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from countbot.store.sessions import SessionStore
 
 # A job's own session (`countbot/scheduler/book.py`): `cron:<job id>`.
 JOB_SESSION_PREFIX = "cron:"
@@ -35,3 +39,41 @@ class KeptOut:
             return True
         job = session_id.removeprefix(JOB_SESSION_PREFIX)
         return job != session_id and job in self.jobs
+
+
+# Sessions whose being kept out of memory is remembered (`SessionScopes`) before the answers are
+# read again.
+SCOPES_REMEMBERED = 4_096
+
+
+class SessionScopes:
+    """Whether each session recalled into lately is kept out, read from the store once and
+    remembered until the session changes (or another process writes to the store)."""
+
+    def __init__(self, sessions: SessionStore, kept_out: KeptOut) -> None:
+        self._sessions = sessions
+        self._kept_out = kept_out
+        self._known: dict[str, bool] = {}
+        self._seen = -1  # the store's count of other processes' writes when they were read
+
+    async def kept_out(self, session_id: str) -> bool:
+        """Whether the session is kept out of memory, so nothing is recalled into it."""
+        outside = self._sessions.outside_writes
+        if outside != self._seen or len(self._known) > SCOPES_REMEMBERED:
+            self._known.clear()
+            self._seen = outside
+        known = self._known.get(session_id)
+        if known is None:
+            info = await self._sessions.get(session_id)
+            if info is None:
+                known = self._kept_out.covers(session_id, None, False, self._kept_out.agent)
+            else:
+                known = self._kept_out.covers(
+                    session_id, info.channel, bool(info.memory_off), info.agent
+                )
+            self._known[session_id] = known
+        return known
+
+    def changed(self, session_id: str) -> None:
+        """The session changed (its switch, its channel): read its answer again."""
+        self._known.pop(session_id, None)

@@ -7,7 +7,8 @@ see it; the in-process CLI prompts on its terminal) and waiting for `broker.answ
 answer within `tools.exec.approval_timeout`, or the turn cancelled, means deny; an unattended turn
 (a scheduled job, the heartbeat) is denied at once. Every outcome is announced as an
 `ApprovalSettled` event (cards disappear, a job's run gets a note) and written to the audit log;
-"Always allow" is remembered in the store per tool and exact key.
+"Always allow" is remembered in the store per agent, tool and exact key: the agent whose turn
+asked, so it never lets another agent act.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from countbot.config.settings import MAIN
 from countbot.store.approval_rules import ApprovalRules
 from countbot.store.audit import AuditLog
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest, Approver
@@ -33,12 +35,14 @@ DECISIONS: tuple[ApprovalDecision, ...] = ("once", "always", "deny")
 
 @dataclass(frozen=True, slots=True)
 class TurnAddress:
-    """Where a turn came from: who can be asked, and whether anyone is there at all."""
+    """Where a turn came from: who can be asked, whether anyone is there at all, and the agent
+    whose turn it is (whose "Always allow" rules apply)."""
 
     session_id: str
     channel: str | None = None
     chat_id: str | None = None
     unattended: bool = False
+    agent: str = MAIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +142,7 @@ class ApprovalBroker:
         if address.unattended:
             self._settle(show, request, address, approval_id, "deny", "unattended", "", started)
             return "deny"
-        if await self.rules.allows(request.tool, request.key):
+        if await self.rules.allows(address.agent, request.tool, request.key):
             self._record(request, address, approval_id, "always", "remembered", "", started)
             return "always"
         timeout = self._timeout()
@@ -161,7 +165,7 @@ class ApprovalBroker:
             decision, by, outcome = await _wait(pending, cancelled, timeout)
             if decision == "always":
                 await self.rules.allow(
-                    request.tool, request.key, summary=request.summary, allowed_by=by
+                    address.agent, request.tool, request.key, summary=request.summary, allowed_by=by
                 )
         finally:  # a cancelled task too: the card must go and the decision be audited
             del self._pending[approval_id]
@@ -201,6 +205,7 @@ class ApprovalBroker:
                 "type": "approval",
                 "approval_id": approval_id,
                 "session_id": address.session_id,
+                "agent": address.agent,
                 "channel": address.channel,
                 "chat_id": address.chat_id,
                 "tool": request.tool,

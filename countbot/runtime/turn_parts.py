@@ -8,6 +8,7 @@ thread), so an idle daemon holds none of the agent, tools, model or context modu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,7 +140,9 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
         for tool in feature.tools(ports):
             check_feature_tool(tool, type(feature).__module__.split(".")[1])
             tools.register(tool)
-    mcp = mcp_manager(settings, tools, runtime.sandbox, ask_to_start=runtime.approvals.rules.allows)
+    # An unsandboxed server's start, remembered as allowed for this agent only.
+    remembered = functools.partial(runtime.approvals.rules.allows, runtime.name)
+    mcp = mcp_manager(settings, tools, runtime.sandbox, ask_to_start=remembered)
     agent = _assistant_loop(settings, ports, runtime.memory_index)
     return TurnParts(tools, agent, mcp, web_client, ports)
 

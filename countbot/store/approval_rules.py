@@ -1,7 +1,8 @@
-"""What the user answered "Always allow" to: one row per tool and exact key, until revoked.
+"""What the user answered "Always allow" to: one row per agent, tool and exact key, until revoked.
 
-Kept in SQLite so the answer survives a restart; readable and revocable through the REST API
-(`/api/approvals`) or any SQLite tool.
+A rule belongs to the agent whose turn asked (`agents:` in config.yaml): another agent asking
+the same is asked again. Kept in SQLite so the answer survives a restart; readable and revocable
+through the REST API (`/api/approvals`) or any SQLite tool.
 """
 
 from __future__ import annotations
@@ -14,49 +15,63 @@ from countbot.store.database import Database, exists
 
 
 class ApprovalRules:
-    """The "Always allow" list of the approval broker."""
+    """The "Always allow" list of the approval broker, by agent."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def allows(self, tool: str, key: str) -> bool:
-        return await self._db.run(_allows, tool, key)
+    async def allows(self, agent: str, tool: str, key: str) -> bool:
+        return await self._db.run(_allows, agent, tool, key)
 
-    async def allow(self, tool: str, key: str, *, summary: str, allowed_by: str) -> None:
-        await self._db.run(_allow, tool, key, summary, allowed_by, time.time())
+    async def allow(
+        self, agent: str, tool: str, key: str, *, summary: str, allowed_by: str
+    ) -> None:
+        await self._db.run(_allow, agent, tool, key, summary, allowed_by, time.time())
 
-    async def revoke(self, tool: str, key: str) -> bool:
+    async def revoke(self, agent: str, tool: str, key: str) -> bool:
         """Forget one rule; False when there was none."""
-        return await self._db.run(_revoke, tool, key)
+        return await self._db.run(_revoke, agent, tool, key)
 
     async def list(self) -> list[dict[str, Any]]:
-        """Every rule, newest first."""
+        """Every agent's rules, newest first."""
         return await self._db.run(_list)
 
 
-def _allows(conn: sqlite3.Connection, tool: str, key: str) -> bool:
-    return exists(conn, "SELECT 1 FROM approval_rules WHERE tool = ? AND key = ?", (tool, key))
-
-
-def _allow(
-    conn: sqlite3.Connection, tool: str, key: str, summary: str, allowed_by: str, now: float
-) -> None:
-    conn.execute(
-        "INSERT INTO approval_rules (tool, key, summary, allowed_by, created_at)"
-        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tool, key) DO NOTHING",
-        (tool, key, summary, allowed_by, now),
+def _allows(conn: sqlite3.Connection, agent: str, tool: str, key: str) -> bool:
+    return exists(
+        conn,
+        "SELECT 1 FROM approval_rules WHERE agent = ? AND tool = ? AND key = ?",
+        (agent, tool, key),
     )
 
 
-def _revoke(conn: sqlite3.Connection, tool: str, key: str) -> bool:
-    cursor = conn.execute("DELETE FROM approval_rules WHERE tool = ? AND key = ?", (tool, key))
+def _allow(
+    conn: sqlite3.Connection,
+    agent: str,
+    tool: str,
+    key: str,
+    summary: str,
+    allowed_by: str,
+    now: float,
+) -> None:
+    conn.execute(
+        "INSERT INTO approval_rules (agent, tool, key, summary, allowed_by, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, tool, key) DO NOTHING",
+        (agent, tool, key, summary, allowed_by, now),
+    )
+
+
+def _revoke(conn: sqlite3.Connection, agent: str, tool: str, key: str) -> bool:
+    cursor = conn.execute(
+        "DELETE FROM approval_rules WHERE agent = ? AND tool = ? AND key = ?", (agent, tool, key)
+    )
     return cursor.rowcount > 0
 
 
 def _list(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     rows = conn.execute(
-        "SELECT tool, key, summary, allowed_by, created_at FROM approval_rules"
+        "SELECT agent, tool, key, summary, allowed_by, created_at FROM approval_rules"
         " ORDER BY created_at DESC"
     ).fetchall()
-    columns = ("tool", "key", "summary", "allowed_by", "created_at")
+    columns = ("agent", "tool", "key", "summary", "allowed_by", "created_at")
     return [dict(zip(columns, row, strict=True)) for row in rows]

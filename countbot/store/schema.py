@@ -314,4 +314,21 @@ MIGRATIONS: list[Migration] = [
     ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'main';
     CREATE INDEX sessions_by_agent ON sessions (agent, updated_at);
     """,
+    # 15: "Always allow" rules belong to the agent they were given to (every earlier one to
+    # `main`): an approval given to one agent never lets another act.
+    """
+    CREATE TABLE approval_rules_new (
+        agent TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        key TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        allowed_by TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        PRIMARY KEY (agent, tool, key)
+    ) WITHOUT ROWID;
+    INSERT INTO approval_rules_new (agent, tool, key, summary, allowed_by, created_at)
+        SELECT 'main', tool, key, summary, allowed_by, created_at FROM approval_rules;
+    DROP TABLE approval_rules;
+    ALTER TABLE approval_rules_new RENAME TO approval_rules;
+    """,
 ]

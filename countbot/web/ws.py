@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
+from countbot.config.settings import MAIN
 from countbot.gateway.events import SessionEvent
 from countbot.gateway.gateway import GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
@@ -119,15 +120,16 @@ class Connection:
         except ProtocolError as exc:
             self._error(str(exc), exc.client_id)
             return
+        agent = self._agent_of(frame)
+        if agent == "":
+            return
         try:
-            parts = await attachment_parts(self._daemon.runtime, frame.attachments)
+            house = agent or await self._session_agent(frame.session_id)
+            parts = await attachment_parts(self._daemon, house, frame.attachments)
         except ValueError as exc:
             self._error(f"message: {exc}", frame.client_id)
             return
         if frame.replace_from is not None and not await self._rewind(frame):
-            return
-        agent = self._agent_of(frame)
-        if agent == "":
             return
         message = InboundMessage(
             channel=frame.via,
@@ -170,6 +172,11 @@ class Connection:
             self._error(f"message: {route.refusal}", frame.client_id)
             return ""
         return route.agent
+
+    async def _session_agent(self, session_id: str | None) -> str:
+        """The agent of an existing session (its files are in that agent's house)."""
+        info = await self._daemon.runtime.sessions.get(session_id) if session_id else None
+        return info.agent if info is not None else MAIN
 
     async def _rewind(self, frame: SendMessage) -> bool:
         """Drop the stored tail a regenerate or an edit replaces; False (and an error) if not."""

@@ -52,16 +52,19 @@ def expected_agent(channel: str, chat: int | None, sender: int | None) -> str:
     return "main"
 
 
-def agents_config(folder: Path) -> dict[str, Any]:
-    """`agents:` for `folder`: work and family with their own workspaces, old switched off."""
+def agents_config(houses: Path) -> dict[str, Any]:
+    """`agents:` with their workspaces in `houses`: work and family, old switched off."""
     return {
         "others": {
-            "work": {"workspace": "ws-work", "secrets": {"CANARY": canary("work", "secret")}},
+            "work": {
+                "workspace": str(houses / "ws-work"),
+                "secrets": {"CANARY": canary("work", "secret")},
+            },
             "family": {
-                "workspace": "ws-family",
+                "workspace": str(houses / "ws-family"),
                 "secrets": {"CANARY": canary("family", "secret")},
             },
-            "old": {"workspace": "ws-old", "enabled": False},
+            "old": {"workspace": str(houses / "ws-old"), "enabled": False},
         },
         "bindings": [
             {"agent": "work", "channel": "telegram", "chat": str(WORK_GROUP)},
@@ -73,10 +76,10 @@ def agents_config(folder: Path) -> dict[str, Any]:
     }
 
 
-def seed_houses(folder: Path) -> dict[str, Path]:
+def seed_houses(folder: Path, houses: Path) -> dict[str, Path]:
     """Each agent's workspace with its canaries in MEMORY.md, USER.md, a skill and a file."""
-    workspaces = {"main": folder / "workspace", "work": folder / "ws-work"}
-    workspaces["family"] = folder / "ws-family"
+    workspaces = {"main": folder / "workspace", "work": houses / "ws-work"}
+    workspaces["family"] = houses / "ws-family"
     for agent, workspace in workspaces.items():
         skill = workspace / "skills" / f"{agent}-helper"
         skill.mkdir(parents=True)
@@ -121,14 +124,23 @@ class Agents:
 
 @contextlib.asynccontextmanager
 async def three_agents(
-    folder: Path, model_server: ScriptedModelServer, telegram: FakeTelegram
+    folder: Path,
+    model_server: ScriptedModelServer,
+    telegram: FakeTelegram,
+    *,
+    houses: Path | None = None,
+    **more: Any,
 ) -> AsyncIterator[Agents]:
+    """The daemon of the three agents in `folder`, the other agents' workspaces in `houses`
+    (default `folder`); `more` adds top-level config sections (every agent's)."""
+    houses = houses or folder
     config = write_config(folder, model_server)
     data = yaml.safe_load(config.read_text())
-    data["agents"] = agents_config(folder)
+    data["agents"] = agents_config(houses)
     data["memory"] = {"embeddings": "off"}
+    data.update(more)
     config.write_text(yaml.safe_dump(data), encoding="utf-8")
-    workspaces = seed_houses(folder)
+    workspaces = seed_houses(folder, houses)
     settings = load_settings(config)
     allowed = [str(user) for user in ALLOWED]
     use_fake_telegram(settings, telegram, allow_from=allowed, rate_limit_per_minute=10_000)
@@ -144,4 +156,14 @@ async def agents(
     tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
 ) -> AsyncIterator[Agents]:
     async with three_agents(tmp_path, model_server, fake_telegram) as running:
+        yield running
+
+
+@pytest.fixture
+async def asking_agents(
+    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
+) -> AsyncIterator[Agents]:
+    """The three agents, whose exec asks before every command."""
+    tools = {"exec": {"approval": "always"}}
+    async with three_agents(tmp_path, model_server, fake_telegram, tools=tools) as running:
         yield running

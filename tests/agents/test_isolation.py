@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.agents.conftest import GRANDMA, OWNER, Agents, canaries_in
+from tests.agents.conftest import GRANDMA, OWNER, Agents, canaries_in, canary
 from tests.channels.fake_telegram import FakeUser
 from tests.support.scripted_model import Reply
 
@@ -45,3 +45,50 @@ async def test_a_path_into_another_agents_workspace_is_refused(agents: Agents) -
     assert "No such file" in results[2]  # hidden in the sandbox: not there at all
     for request in agents.requests():
         assert {agent for agent, _ in canaries_in(request)} <= {"family"}
+
+
+async def test_an_approval_given_to_one_agent_never_lets_another_act(
+    asking_agents: Agents,
+) -> None:
+    agents = asking_agents
+    write = Reply.tool_calls(("exec", json.dumps({"command": "echo done > proof.txt"})))
+    agents.model.script(write, Reply.text("main wrote"), write, Reply.text("family tried"))
+    client = await agents.daemon.ws()
+    try:
+        await client.send({"type": "message", "session_id": "as-main", "content": "write it"})
+        asked = await client.until("approval_request")
+        await client.send({"type": "approval_response", "id": asked["id"], "decision": "always"})
+        await client.until("done")
+        frame = {"type": "message", "session_id": "as-family", "content": "write it"}
+        await client.send({**frame, "agent": "family"})
+        # Asked again: main's "Always allow" is main's alone.
+        asked = await client.until("approval_request", 2)
+        await client.send({"type": "approval_response", "id": asked["id"], "decision": "deny"})
+        await client.until("done", 2)
+    finally:
+        await client.close()
+    assert (agents.workspaces["main"] / "proof.txt").exists()
+    assert not (agents.workspaces["family"] / "proof.txt").exists()
+    rules = await agents.daemon.context.runtime.approvals.rules.list()
+    assert [(rule["agent"], rule["tool"]) for rule in rules] == [("main", "exec")]
+
+
+async def test_a_file_sent_to_an_agent_is_kept_in_its_own_house(agents: Agents) -> None:
+    secret = canary("family", "file") + " in the recipe"
+    agents.telegram.user_sends_document(
+        secret.encode(), "recipe.bin", "application/octet-stream", user=FakeUser(GRANDMA)
+    )
+    assert (await agents.telegram.wait_for_messages(GRANDMA)) == ["answered by family"]
+    async with agents.daemon.http() as http:
+        query = {"name": "letter.bin", "kind": "file", "agent": "family"}
+        uploaded = await http.post("/api/media", params=query, content=secret.encode())
+        assert uploaded.status_code == 200
+        wrong = await http.post("/api/media", params={**query, "agent": "nobody"}, content=b"x")
+        assert wrong.status_code == 404
+    saved = sorted(path.name for path in (agents.workspaces["family"] / "media").iterdir())
+    assert [name.split("-", 2)[-1] for name in saved] == [
+        "telegram-1-0-recipe.bin",
+        "web-letter.bin",
+    ]
+    # Nothing of it in main's house, where main's tools could read it.
+    assert not (agents.workspaces["main"] / "media").exists()

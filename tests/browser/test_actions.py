@@ -114,6 +114,9 @@ async def test_a_frame_of_another_site_is_read_and_acted_on(
     assert sent is not None and sent.destination == "127.0.0.2"
     pressed = await browse("click", ref=press)
     assert pressed.status == "ok" and "New text on the page:\n  Pressed" in pressed.content
+    again = await browse("snapshot")
+    assert 'frame "widget":\nA widget of its own origin.' in again.content
+    press, next_page = browse.ref("Pressed"), browse.ref("Next")
     moved = await browse("click", ref=next_page)
     assert moved.status == "ok" and "Inside the frame." in moved.content
     stale = await browse("click", ref=press)

@@ -183,8 +183,8 @@ async def test_a_revoked_rule_asks_again(
     asking: tuple[Runtime, Gateway], model_server: ScriptedModelServer
 ) -> None:
     runtime, gateway = asking
-    await runtime.approvals.rules.allow("exec", COMMAND, summary=COMMAND, allowed_by="web")
-    await runtime.approvals.rules.revoke("exec", COMMAND)
+    await runtime.approvals.rules.allow("main", "exec", COMMAND, summary=COMMAND, allowed_by="web")
+    await runtime.approvals.rules.revoke("main", "exec", COMMAND)
     tab = await start_turn(gateway, model_server, Reply.text("done"))
     asked = await tab.until_type("approval_request")
     runtime.approvals.answer(asked["id"], "deny", "web")

@@ -27,7 +27,7 @@ from countbot.channels.kit.commands import (
 )
 from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
-from countbot.channels.kit.media import MediaFolder, taken_in
+from countbot.channels.kit.media import HouseMedia, taken_in
 from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
 from countbot.config.settings import MAIN
 from countbot.gateway.gateway import Gateway, GatewayClosedError, WrongAgentError
@@ -63,7 +63,8 @@ class Intake:
     commands: ChatCommands
     chats: ChannelStateStore
     feed: SessionFeed
-    media: MediaFolder
+    # The files a message carries are saved in its agent's workspace.
+    media: HouseMedia
     seen: ReceivedIds | None = None
     answers: ApprovalAnswers | None = None
     # Several agents: which one answers (None: `main` answers everything).
@@ -109,9 +110,10 @@ class Intake:
             return
         self.feed.watch(session_id, output, message.chat_id)
         prefix = f"{self.channel}-{message.message_id}"
-        message = await taken_in(message, self.media, prefix)
+        media = self.media.of(route.agent)
+        message = await taken_in(message, media, prefix)
         author = await self._author(message)
-        text, parts = await self.media.read_notes(message.text, author)
+        text, parts = await media.read_notes(message.text, author)
         for part in parts:  # what was understood, before the answer to it
             if part.kind == "voice" and part.text:
                 await _reply(output, f"🎤 “{part.text}”", markdown=False)

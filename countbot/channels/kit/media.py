@@ -1,5 +1,6 @@
-"""Where files people send through a channel land: `<workspace>/media/`, where the model's file
-tools can read them later.
+"""Where files people send through a channel land: `<workspace>/media/` of the agent the message
+goes to (`HouseMedia`), where that agent's file tools can read them later and no other agent's
+can.
 
 A platform hands its messages in with their attachments unfetched (`with_attachments`); the
 intake fetches and saves them (`taken_in`) only once it has let the message through to a turn
@@ -19,7 +20,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -148,6 +149,24 @@ class MediaFolder:
     def shown(self, path: Path) -> str:
         """How the model should name the file: relative to the workspace."""
         return path.relative_to(self.workspace).as_posix()
+
+
+class HouseMedia:
+    """Each agent's `MediaFolder`, made at its first file: a file sent to one agent's chat is
+    saved in that agent's own workspace, never where another agent's tools could read it."""
+
+    def __init__(self, workspace: Callable[[str], Path], reader: MediaReader | None) -> None:
+        self._workspace = workspace
+        self._reader = reader
+        self._folders: dict[str, MediaFolder] = {}
+
+    def of(self, agent: str) -> MediaFolder:
+        """Agent `agent`'s folder (made anew when its workspace moved in the config)."""
+        workspace = self._workspace(agent)
+        folder = self._folders.get(agent)
+        if folder is None or folder.workspace != workspace:
+            folder = self._folders[agent] = MediaFolder(workspace, self._reader)
+        return folder
 
 
 def inline_image(data: bytes, media_type: str) -> ImagePart:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from countbot.channels.kit.approvals import ApprovalAnswers
 from countbot.channels.kit.intake import Intake
-from countbot.channels.kit.media import MediaFolder
 from countbot.config.settings import ChannelSettings
 from countbot.masking import SecretMasker
 from countbot.store.channel_state import ChannelStateStore
@@ -20,7 +19,6 @@ class ChannelKit:
     settings: Callable[[], ChannelSettings]
     intake: Intake
     state: ChannelStateStore
-    media: MediaFolder
     masker: SecretMasker
     # Where the buttons of approval questions report the user's answer.
     answers: ApprovalAnswers

@@ -16,10 +16,11 @@ from countbot.channels.kit.base import Channel
 from countbot.channels.kit.commands import ChatCommands
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.intake import Intake, Router
-from countbot.channels.kit.media import MediaFolder
+from countbot.channels.kit.media import HouseMedia
 from countbot.channels.kit.parts import ChannelKit
 from countbot.channels.kit.rate_limit import RateLimiter
 from countbot.channels.kit.rendering import RenderSettings
+from countbot.config.agent_view import agent_workspace
 from countbot.config.settings import ChannelSettings
 from countbot.gateway.gateway import Gateway
 from countbot.media.speech import Speaker, speaker_for
@@ -74,7 +75,7 @@ class ChannelWiring:
             runtime.deliveries.outbox,
         )
         access = AccessControl(name, lambda: settings().allow_from, self.pairing)
-        media = MediaFolder(runtime.settings.workspace, runtime.media)
+        media = HouseMedia(lambda agent: agent_workspace(runtime.settings, agent), runtime.media)
         answers = ApprovalAnswers(name, gateway.approvals, access)
         intake = Intake(
             name,
@@ -90,5 +91,5 @@ class ChannelWiring:
             answers=answers,
             router=self.router,
         )
-        kit = ChannelKit(settings, intake, self.state, media, runtime.masker, answers)
+        kit = ChannelKit(settings, intake, self.state, runtime.masker, answers)
         return kind(kit), feed

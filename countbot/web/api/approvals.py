@@ -1,7 +1,8 @@
 """/api/approvals: the questions waiting for an answer, and the "Always allow" list.
 
 GET lists both (a page that reloads, or any client, can see what is open); POST /approvals/{id}
-answers a question like the WebSocket frame does; DELETE /approvals/allowed revokes a rule.
+answers a question like the WebSocket frame does; DELETE /approvals/allowed revokes a rule (of
+`agent`, `main` unless named: each agent has its own rules).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from countbot.config.settings import MAIN
 from countbot.runtime.approvals import DECISIONS, ApprovalBroker
 from countbot.web.api.errors import ApiError, daemon_of, json_object, text_param
 
@@ -44,12 +46,12 @@ async def answer(request: Request) -> JSONResponse:
 
 async def revoke(request: Request) -> JSONResponse:
     body = await json_object(request)
-    tool, key = body.get("tool"), body.get("key")
-    if not isinstance(tool, str) or not isinstance(key, str):
-        raise ApiError(400, "send the rule as {'tool': ..., 'key': ...}")
-    if not await _broker(request).rules.revoke(tool, key):
+    tool, key, agent = body.get("tool"), body.get("key"), body.get("agent", MAIN)
+    if not isinstance(tool, str) or not isinstance(key, str) or not isinstance(agent, str):
+        raise ApiError(400, "send the rule as {'tool': ..., 'key': ..., 'agent': ...}")
+    if not await _broker(request).rules.revoke(agent, tool, key):
         raise ApiError(404, "no such rule")
-    return JSONResponse({"revoked": {"tool": tool, "key": key}})
+    return JSONResponse({"revoked": {"agent": agent, "tool": tool, "key": key}})
 
 
 routes = [

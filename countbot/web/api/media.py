@@ -1,29 +1,36 @@
 """Files the web UI uploads to go with a message: a recording from the microphone button or a
-document (PDF, DOCX, XLSX, PPTX, HTML, text). Saved under `<workspace>/media/` like a file sent on
-a channel; the answer names where (`file`), and the message names that file among its
-`attachments`: the daemon reads it then (`channels.kit.media.MediaFolder.read_saved`), so what
-it says becomes a part of the message with its own author and never the owner's typed words.
+document (PDF, DOCX, XLSX, PPTX, HTML, text). Saved under `<workspace>/media/` of the agent the
+message goes to (`agent=`, `main` unless named) like a file sent on a channel, where no other
+agent's tools can read it; the answer names where (`file`), and the message names that file
+among its `attachments`: the daemon reads it then (`channels.kit.media.MediaFolder.read_saved`),
+so what it says becomes a part of the message with its own author, never the owner's words.
 
-The body is the file itself (`POST /api/media?name=report.pdf&kind=voice|file`), bounded by
-`MEDIA_LIMIT` before it is read (`web/body_limits.py`). `GET /api/media/<name>` gives a saved
-recording back (a voice note played in its bubble); nothing else is served.
+The body is the file itself (`POST /api/media?name=report.pdf&kind=voice|file&agent=NAME`),
+bounded by `MEDIA_LIMIT` before it is read (`web/body_limits.py`). `GET /api/media/<name>?agent=`
+gives a saved recording back (a voice note played in its bubble); nothing else is served.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
 from countbot.authorship import OWNER, Part
-from countbot.web.api.errors import ApiError, daemon_of
+from countbot.config.agent_view import agent_workspace
+from countbot.config.settings import MAIN
+from countbot.web.api.errors import ApiError, daemon_of, text_param
 from countbot.web.protocol import Upload
+
+if TYPE_CHECKING:
+    from countbot.channels.kit.media import MediaFolder
+    from countbot.web.context import DaemonContext
 
 # A ten-minute voice note or a long PDF; the transcription and document limits apply after.
 MEDIA_LIMIT = 25 * 1024 * 1024
@@ -65,8 +72,7 @@ async def upload(request: Request) -> JSONResponse:
     data = await request.body()
     if not data:
         raise ApiError(400, "the upload is empty")
-    runtime = daemon_of(request).runtime
-    folder = (await _kit()).MediaFolder(runtime.settings.workspace, runtime.media)
+    folder = await _folder(daemon_of(request), _agent(request))
     saved = await folder.save(f"web-{name}", data)
     return JSONResponse({"name": name, "file": folder.shown(saved), "kind": kind})
 
@@ -76,7 +82,8 @@ async def download(request: Request) -> FileResponse:
     served from the UI's origin could script it)."""
     name = request.path_params["name"]
     media_type = _RECORDINGS.get(PurePath(name).suffix.lower())
-    path = daemon_of(request).runtime.settings.workspace / "media" / PurePath(name).name
+    workspace = _workspace(daemon_of(request), _agent(request))
+    path = workspace / "media" / PurePath(name).name
     if PurePath(name).name != name or media_type is None:
         raise ApiError(404, f"no received recording {name!r}")
     if not await asyncio.to_thread(path.is_file):
@@ -84,13 +91,34 @@ async def download(request: Request) -> FileResponse:
     return FileResponse(path, media_type=media_type, headers=_PLAYBACK_HEADERS)
 
 
-async def attachment_parts(runtime: Any, attachments: Sequence[Upload]) -> tuple[Part, ...]:
-    """The files a web message names, read now: the owner's voice notes are their words, a
-    document's text is its own author's. Raises ValueError for a file not received before."""
+async def attachment_parts(
+    daemon: DaemonContext, agent: str, attachments: Sequence[Upload]
+) -> tuple[Part, ...]:
+    """The files a web message to `agent` names, read now from that agent's workspace: the
+    owner's voice notes are their words, a document's text is its own author's. Raises
+    ValueError for a file not received before."""
     if not attachments:
         return ()
-    folder = (await _kit()).MediaFolder(runtime.settings.workspace, runtime.media)
+    folder = await _folder(daemon, agent)
     return tuple([await folder.read_saved(a.file, a.name, a.kind, OWNER) for a in attachments])
+
+
+def _agent(request: Request) -> str:
+    agent = text_param(request, "agent") or MAIN
+    if agent not in daemon_of(request).runtime.settings.agents.names():
+        raise ApiError(404, f"no assistant {agent!r}")
+    return agent
+
+
+def _workspace(daemon: DaemonContext, agent: str) -> Path:
+    return agent_workspace(daemon.runtime.settings, agent)
+
+
+async def _folder(daemon: DaemonContext, agent: str) -> MediaFolder:
+    """Agent `agent`'s media folder: its own workspace's `media/`."""
+    kit = await _kit()
+    folder: MediaFolder = kit.MediaFolder(_workspace(daemon, agent), daemon.runtime.media)
+    return folder
 
 
 routes = [

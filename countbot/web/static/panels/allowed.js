@@ -18,7 +18,7 @@ function ruleList(data, refresh) {
   if (!rules.length) return h("section", { class: "allowed" }, title, h("p", { class: "muted", i18n: "allowed.none" }));
   const revoke = async (rule) => {
     try {
-      await api("/api/approvals/allowed", { method: "DELETE", body: { tool: rule.tool, key: rule.key } });
+      await api("/api/approvals/allowed", { method: "DELETE", body: { agent: rule.agent, tool: rule.tool, key: rule.key } });
     } catch (error) {
       toast(error.message);
     }
@@ -35,7 +35,7 @@ function ruleList(data, refresh) {
         h(
           "li",
           { testid: "allowed-rule" },
-          h("code", {}, `${rule.tool}: ${rule.key}`),
+          h("code", {}, `${rule.agent === "main" ? "" : `${rule.agent} · `}${rule.tool}: ${rule.key}`),
           h("span", { class: "muted", i18n: "allowed.by", i18nArgs: { by: rule.allowed_by, when: formatTime(rule.created_at) } }),
           h("button", { type: "button", class: "small danger", i18n: "allowed.revoke", testid: "allowed-revoke", onclick: () => revoke(rule) }),
         ),
