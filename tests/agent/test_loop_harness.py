@@ -8,6 +8,7 @@ import contextlib
 from typing import Any
 
 from countbot.agent.cancel import CancelToken
+from countbot.agent.context.summary import SUMMARY_INSTRUCTIONS
 from countbot.agent.events import (
     AgentEvent,
     TextChunk,
@@ -19,8 +20,9 @@ from countbot.agent.events import (
     TurnNotice,
 )
 from countbot.agent.tool_loops import IDENTICAL_CALLS
+from countbot.authorship import Said
 from countbot.config.settings import AgentSettings
-from countbot.llm.types import SystemMessage, ToolResultMessage, UserMessage
+from countbot.llm.types import ChatRequest, SystemMessage, ToolResultMessage, UserMessage
 from countbot.tools.base import ToolTransientError
 from tests.support.loop_harness import FunctionTool, LoopHarness, ModelReply
 
@@ -239,3 +241,57 @@ async def test_a_small_model_repeating_itself_is_stopped_and_kept_once() -> None
     assert isinstance(events[-1], TurnDone) and events[-1].content == passage.strip()
     (notice,) = [e for e in events if isinstance(e, TurnNotice)]
     assert notice.code == "truncated" and notice.details["runaway"]
+
+
+class Inbox:
+    """A `SteeringInbox`: what the user sends while the turn runs."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Said] = []
+
+    def pending(self) -> bool:
+        return bool(self.waiting)
+
+    def drain(self) -> list[Said]:
+        taken, self.waiting = self.waiting, []
+        return taken
+
+
+async def test_a_message_sent_mid_turn_skips_the_rest_and_is_read_next() -> None:
+    inbox = Inbox()
+
+    def first(args: dict[str, Any]) -> str:
+        inbox.waiting.append(Said("actually, stop after the first"))
+        return "first done"
+
+    tools = [FunctionTool("first", first), FunctionTool("second", lambda args: "second done")]
+    harness = LoopHarness(tools=tools)
+    harness.script(
+        ModelReply.tool_calls(("first", {}), ("second", {})), ModelReply.answer("Stopped.")
+    )
+    events = await harness.turn("do both", steering=inbox)
+    statuses = [(e.name, e.status) for e in events if isinstance(e, ToolEnd)]
+    assert statuses == [("first", "ok")]  # the second was skipped before it started
+    steered = harness.model.requests[1].messages[-1]
+    assert isinstance(steered, UserMessage)
+    assert "actually, stop after the first" in str(steered.content)
+    assert isinstance(events[-1], TurnDone) and events[-1].content == "Stopped."
+
+
+async def test_history_past_its_limit_is_summarized_before_the_turn() -> None:
+    harness = LoopHarness(settings=AgentSettings(max_history=4))
+
+    def reply(request: ChatRequest) -> ModelReply:
+        if request.messages[0] == SystemMessage(SUMMARY_INSTRUCTIONS):
+            return ModelReply.answer("- the user counted to three")
+        return ModelReply.answer("Noted.")
+
+    harness.model.responder = reply
+    for number in ("one", "two", "three"):
+        assert notice_codes(await harness.turn(number)) == []
+    events = await harness.turn("four")
+    assert notice_codes(events) == ["summarizing"]
+    assert isinstance(events[-1], TurnDone) and events[-1].content == "Noted."
+    assert harness.history.summaries["s1"] == "- the user counted to three"
+    sent = str(harness.model.requests[-1].messages)
+    assert "the user counted to three" in sent and "text='one'" not in sent
