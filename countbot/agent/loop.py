@@ -4,6 +4,10 @@ One `AgentLoop` serves every surface. It reads history through `SessionHistory`,
 finalized entry through `AgentHooks.on_message` (so a crash loses at most the text still
 streaming), and yields typed `AgentEvent`s. It never raises into the caller: failures end the turn
 with a `TurnError`, cancellation with `TurnCancelled`.
+
+A turn opens by making its `TurnContext` (`_open`: user entry, prompt, model, tools, history),
+then runs steps (`_step`: one model call and the tools it asks for) until one ends it.
+`tests/support/loop_harness.py` runs this class with everything it talks to in memory.
 """
 
 from __future__ import annotations
