@@ -111,7 +111,7 @@ async def main(calls: int) -> None:
     rng = random.Random(7)
     inputs = turn_inputs(rng)
 
-    async def seed(ctx: ToolContext) -> TurnInputs:
+    async def seed(ctx: ToolContext, *, secrets: bool = True) -> TurnInputs:
         return inputs
 
     policy = OutboundPolicy(lambda: "ask", seed, lambda record: None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from countbot.agent.events import TurnError
 from countbot.config.agent_view import agent_settings, bound_agent
 from countbot.config.settings import MAIN
 from countbot.runtime.assembly import Runtime, open_house
+from countbot.runtime.features import Feature
 
 if TYPE_CHECKING:
     from countbot.agent.events import AgentEvent
@@ -38,10 +39,12 @@ class Route:
 
 
 class Houses:
-    """The agents' houses by name (see the module docstring)."""
+    """The agents' houses by name (see the module docstring); every house offers the tools of
+    `features` (the cron jobs', the subagents': those that make tools per agent)."""
 
-    def __init__(self, main: Runtime) -> None:
+    def __init__(self, main: Runtime, features: Sequence[Feature] = ()) -> None:
         self.main = main
+        self._features = features
         self._houses: dict[str, Runtime] = {MAIN: main}
         self._opening: dict[str, asyncio.Task[Runtime]] = {}
         # Why an agent's house could not be opened, by agent.
@@ -61,7 +64,8 @@ class Houses:
         task = self._opening.get(name)
         if task is None:
             settings = agent_settings(self.main.settings, name)
-            task = asyncio.create_task(open_house(self.main, settings, name), name=f"house:{name}")
+            opening = open_house(self.main, settings, name, self._features)
+            task = asyncio.create_task(opening, name=f"house:{name}")
             task.add_done_callback(lambda done: self._opened(name, done))
             self._opening[name] = task
         return task

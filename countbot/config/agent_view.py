@@ -70,6 +70,17 @@ def agent_secrets(settings: Settings, workspace: Path) -> dict[str, str]:
     return {}
 
 
+def may_reach(settings: Settings, agent: str, channel: str, chat_id: str) -> bool:
+    """Whether `agent` may send into `chat_id` of `channel` (its `message` tool, its jobs): a
+    chat the bindings give it (read without a sender: a binding of one sender gives no chat),
+    or one the owner allowed it (`may_message`)."""
+    agents = settings.agents
+    if bound_agent(agents, channel, chat=chat_id) == agent:
+        return True
+    entry = agents.others.get(agent)
+    return entry is not None and f"{channel}:{chat_id}" in entry.may_message
+
+
 def bound_agent(
     agents: AgentsSettings,
     channel: str,

@@ -57,9 +57,12 @@ class TurnLedger:
     # How many of the turn's steered messages (`ToolContext.steered`) are in the ledger.
     steered: int = 0
     too_much: bool = False
-    owner_hosts: set[str] = field(default_factory=set)
+    # The owner's words whose hosts and URLs are not read yet: only a call sending somewhere
+    # asks for them (`owner_hosts`, `owner_urls`), and most turns make none.
+    _owner_words: list[str] = field(default_factory=list)
+    _owner_hosts: set[str] = field(default_factory=set)
     # Normal form of the owner's words per host they named (URLs given), and of the request.
-    owner_urls: dict[str, str] = field(default_factory=dict)
+    _owner_urls: dict[str, str] = field(default_factory=dict)
     request: str = ""
     # Raw untrusted text per origin (a host, "search", "mcp:<server>"), bounded in total.
     seen: dict[str, list[str]] = field(default_factory=dict)
@@ -91,13 +94,31 @@ class TurnLedger:
         self._pending_chars += len(text)
 
     def add_owner_words(self, texts: Iterable[str]) -> None:
-        """The user's own messages: private, and the hosts and URLs they name."""
+        """The user's own messages: private, and the hosts and URLs they name (read when a
+        call first asks for them)."""
         for text in texts:
             self.add_private("your messages", text)
-            self.owner_hosts.update(named_hosts(text))
+            self._owner_words.append(text)
+
+    @property
+    def owner_hosts(self) -> set[str]:
+        """The hosts the owner's words name."""
+        self._read_owner_words()
+        return self._owner_hosts
+
+    @property
+    def owner_urls(self) -> dict[str, str]:
+        """The normal form of the URLs the owner gave, per host."""
+        self._read_owner_words()
+        return self._owner_urls
+
+    def _read_owner_words(self) -> None:
+        for text in self._owner_words:
+            self._owner_hosts.update(named_hosts(text))
             for url in _URL.findall(text):
                 host = url_host(url)
-                self.owner_urls[host] = self.owner_urls.get(host, "") + "\0" + normalize(url)
+                self._owner_urls[host] = self._owner_urls.get(host, "") + "\0" + normalize(url)
+        self._owner_words.clear()
 
     async def find(self, payload: str) -> list[Hit]:
         """Private pieces in `payload`; indexes what arrived since the last look first."""

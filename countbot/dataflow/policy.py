@@ -66,7 +66,9 @@ class TurnInputs:
 class TurnSeed(Protocol):
     """Reads a turn's inputs (the runtime's view of the session, USER.md and the secrets)."""
 
-    async def __call__(self, ctx: ToolContext) -> TurnInputs: ...
+    async def __call__(self, ctx: ToolContext, *, secrets: bool = True) -> TurnInputs:
+        """The inputs; without `secrets` when only what is untrusted among them is asked."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +136,16 @@ class OutboundPolicy:
         await _take(_turn_ledger(ctx), tool, args, result.content, ctx, "", result.untrusted)
 
     async def untrusted_read(self, ctx: ToolContext) -> tuple[str, ...]:
-        """The turn's untrusted sources, its inputs (history, parts, steered messages) read
-        first if no call has read them yet."""
-        return tuple((await self._ledger(ctx)).untrusted)
+        """The turn's untrusted sources: its results so far and its inputs (history, parts,
+        steered messages). When no call has read the inputs yet (a turn that sent nothing),
+        they are read into a ledger of their own without the secrets, which hold nothing
+        untrusted: a later call still reads them in full into the turn's."""
+        ledger = _turn_ledger(ctx)
+        if ledger.seeding is not None:
+            return tuple((await self._ledger(ctx)).untrusted)
+        inputs = TurnLedger(untrusted=list(ledger.untrusted), steered=len(ctx.steered))
+        await self._read_inputs(inputs, ctx, secrets=False)
+        return tuple(inputs.untrusted)
 
     async def _ledger(self, ctx: ToolContext) -> TurnLedger:
         """The turn's ledger, its inputs read once (concurrent calls await the same read)."""
@@ -153,9 +162,11 @@ class OutboundPolicy:
             _add_messages(ledger, messages.owner, messages.private, messages.untrusted)
         return ledger
 
-    async def _read_inputs(self, ledger: TurnLedger, ctx: ToolContext) -> None:
+    async def _read_inputs(
+        self, ledger: TurnLedger, ctx: ToolContext, *, secrets: bool = True
+    ) -> None:
         try:
-            inputs = await self._seed(ctx)
+            inputs = await self._seed(ctx, secrets=secrets)
         except Exception:  # unknown inputs: every outbound call asks (fail closed)
             log.exception("reading the inputs of a turn in session %s failed", ctx.session_id)
             ledger.too_much = True

@@ -36,18 +36,17 @@ class SessionSeed:
     secrets: Callable[[], Iterable[str]]
     window: Callable[[], int]
 
-    async def __call__(self, ctx: ToolContext) -> TurnInputs:
+    async def __call__(self, ctx: ToolContext, *, secrets: bool = True) -> TurnInputs:
         window = await self.history.load_window(ctx.session_id, self.window())
         messages = Messages()
         messages.add_all(Said.of_record(r) for r in window.records if r.get("type") == "user")
-        private = [("a configured secret", secret) for secret in self.secrets() if secret]
+        configured = self.secrets() if secrets else ()
+        private = [("a configured secret", secret) for secret in configured if secret]
         private.extend(messages.private)
         if window.summary:
             private.append(("the conversation summary", window.summary))
-        for name in _PROMPT_FILES:
-            text = await asyncio.to_thread(_read_small, self.workspace / name)
-            if text:
-                private.append((name, text))
+        files = await asyncio.to_thread(_read_prompt_files, self.workspace)
+        private.extend((name, text) for name, text in files if text)
         request = "\n".join(_request(window.records))
         results = _results(window.records)
         return TurnInputs(messages.owner, request, private, messages.untrusted, results)
@@ -100,6 +99,11 @@ def _arguments(raw: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
+
+
+def _read_prompt_files(workspace: Path) -> list[tuple[str, str]]:
+    """Each instruction file's name and text, read in one hand-off."""
+    return [(name, _read_small(workspace / name)) for name in _PROMPT_FILES]
 
 
 def _read_small(path: Path) -> str:

@@ -16,6 +16,7 @@ import asyncio
 import json
 import sys
 import time
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +274,43 @@ async def test_an_answer_that_repeats_a_page_is_not_recalled_as_the_owners(
     assert refused["decision"] == "refused" and refused["destination"] == "127.0.0.2"
     read = "an answer written after reading web_fetch 127.0.0.1, today"
     assert refused["untrusted"] == [f"memory_search: {read}"]
+
+
+async def test_an_answer_that_repeats_an_attached_document_is_not_the_owners(
+    attack_daemon: DaemonStarter, sites: Sites, model_server: ScriptedModelServer
+) -> None:
+    """The same with no tool in the answer's turn: the document came with the owner's message
+    (a part the document wrote), and the answer that repeats it is marked from the turn's
+    inputs, so searched later it sends nothing."""
+    _, other, _ = sites
+
+    def configure(settings: Any) -> None:
+        settings.security.outbound = "deny"
+
+    page = f"<html><body><p>{escape(instruction(other))}</p></body></html>".encode()
+    model_server.script(Reply.text(f"The document says: {instruction(other)}"))
+    obey(model_server, everywhere=True)
+    async with attack_daemon(configure) as daemon:
+        async with daemon.http() as http:
+            uploaded = await http.post(
+                "/api/media",
+                params={"name": "memo.html"},
+                content=page,
+                headers={"Content-Type": "text/html"},
+            )
+        client = await daemon.ws()
+        frame = {"type": "message", "session_id": "doc", "content": "Summarize the memo"}
+        await client.send({**frame, "attachments": [uploaded.json()]})
+        await client.until("done")
+        await client.close()
+        recalled = await turn(daemon, ASK, session="recalled")
+        model_server.script(search("ferry memo plan"))
+        await turn(daemon, ASK, session="searched")
+        records = await audit_records(daemon)
+
+    assert recalled.of("approval_request") == []
+    assert other.requests == []
+    [refused] = records
+    assert refused["decision"] == "refused" and refused["destination"] == "127.0.0.2"
+    [source] = refused["untrusted"]
+    assert source.startswith("memory_search: an answer written after reading document memo.html")
