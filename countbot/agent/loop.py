@@ -4,6 +4,10 @@ One `AgentLoop` serves every surface. It reads history through `SessionHistory`,
 finalized entry through `AgentHooks.on_message` (so a crash loses at most the text still
 streaming), and yields typed `AgentEvent`s. It never raises into the caller: failures end the turn
 with a `TurnError`, cancellation with `TurnCancelled`.
+
+A turn opens by making its `TurnContext` (`_open`: user entry, prompt, model, tools, history),
+then runs steps (`_step`: one model call and the tools it asks for) until one ends it.
+`tests/support/loop_harness.py` runs this class with everything it talks to in memory.
 """
 
 from __future__ import annotations
@@ -122,18 +126,9 @@ class AgentLoop:
         try:
             async for event in self._open(turn, request):
                 yield event
-            limit = self.settings.max_iterations
-            for _ in range(0 if turn.ended else limit):
-                async for event in self._step(turn):
-                    yield event
-                if turn.ended:
-                    return
-                if turn.tool_calls_made >= limit:
-                    break  # the tool-call budget is spent: more model calls could only be refused
             if not turn.ended:
-                notice = notices.step_limit(limit)
-                yield notice
-                yield await self._end_stopped(turn, notice)
+                async for event in self._steps(turn):
+                    yield event
         except NotSavedError as exc:  # a full disk: said as such, not as an internal error
             yield TurnError(str(exc), retryable=True, code="not_saved")
         except Exception as exc:  # the loop must never take its caller down
@@ -208,11 +203,22 @@ class AgentLoop:
             return tools
         return tuple(spec for spec in tools if spec.name in turn.allowed)
 
-    async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one tool call through the registry (validation, timeout, retry, masking)."""
-        return await self.tools.execute(call, ctx)
-
     # --- the steps ---------------------------------------------------------------------------
+
+    async def _steps(self, turn: _Turn) -> AsyncIterator[AgentEvent]:
+        """Steps until one ends the turn; at the step limit the turn ends with what the model
+        wrote and a `step_limit` notice."""
+        limit = turn.context.limits.max_iterations
+        for _ in range(limit):
+            async for event in self._step(turn):
+                yield event
+            if turn.ended:
+                return
+            if turn.tool_calls_made >= limit:
+                break  # the tool-call budget is spent: more model calls could only be refused
+        notice = notices.step_limit(limit)
+        yield notice
+        yield await self._end_stopped(turn, notice)
 
     async def _step(self, turn: _Turn) -> AsyncIterator[AgentEvent]:
         """One model call and the tools it asks for; a step that ends the turn sets `ended`."""
@@ -371,7 +377,7 @@ class AgentLoop:
             return ToolResult("Cancelled by the user before it ran.", "cancelled")
         if turn.steering is not None and turn.steering.pending():
             return ToolResult("Skipped: the user sent a new message; read it first.", "skipped")
-        if turn.tool_calls_made >= self.settings.max_iterations:
+        if turn.tool_calls_made >= turn.context.limits.max_iterations:
             return ToolResult("Skipped: the tool-call limit for this turn was reached.", "skipped")
         return None
 
