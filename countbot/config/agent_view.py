@@ -62,6 +62,13 @@ def agent_settings(settings: Settings, name: str) -> Settings:
     )
 
 
+def budget_scope(settings: Settings, name: str) -> str | None:
+    """Whose conversations count against agent `name`'s budget: its own when it has a `budget`
+    section of its own, else every agent's (`main`'s budget is the whole daemon's)."""
+    entry = settings.agents.others.get(name)
+    return name if entry is not None and entry.budget is not None else None
+
+
 def agent_secrets(settings: Settings, workspace: Path) -> dict[str, str]:
     """The environment the agent working in `workspace` gives its sandboxed commands."""
     for name, entry in settings.agents.others.items():

@@ -19,7 +19,7 @@ from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
-from countbot.config.agent_view import may_reach
+from countbot.config.agent_view import budget_scope, may_reach
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
@@ -123,6 +123,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
             runtime.usage,
             DailyCounters(shared.db),
             economy=lambda: settings.model.economy,
+            agent=budget_scope(settings, runtime.name),
         ),
         masker=runtime.masker,
         tokens=TokenProcess(),
