@@ -81,6 +81,15 @@ def may_reach(settings: Settings, agent: str, channel: str, chat_id: str) -> boo
     return entry is not None and f"{channel}:{chat_id}" in entry.may_message
 
 
+def unavailable(agents: AgentsSettings, name: str) -> str:
+    """Why agent `name` cannot answer by the config ("" when it can)."""
+    if name not in agents.names():
+        return f"the assistant {name!r} is not configured"
+    if not agents.enabled(name):
+        return f"the assistant {name!r} is switched off"
+    return ""
+
+
 def bound_agent(
     agents: AgentsSettings,
     channel: str,
