@@ -65,7 +65,7 @@ def chat(config_path: str | None, message: str | None, session_id: str) -> None:
 
 def _log_warnings(settings: Settings) -> None:
     """Warnings and errors go to stderr, secrets masked; a chat's output is its answer."""
-    from countbot.logs import configure_logging
+    from countbot.common.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
     configure_logging(secret_masker(settings), logging.WARNING)
