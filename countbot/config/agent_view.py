@@ -62,12 +62,39 @@ def agent_settings(settings: Settings, name: str) -> Settings:
     )
 
 
+def budget_scope(settings: Settings, name: str) -> str | None:
+    """Whose conversations count against agent `name`'s budget: its own when it has a `budget`
+    section of its own, else every agent's (`main`'s budget is the whole daemon's)."""
+    entry = settings.agents.others.get(name)
+    return name if entry is not None and entry.budget is not None else None
+
+
 def agent_secrets(settings: Settings, workspace: Path) -> dict[str, str]:
     """The environment the agent working in `workspace` gives its sandboxed commands."""
     for name, entry in settings.agents.others.items():
         if agent_workspace(settings, name) == workspace:
             return {key: value.get_secret_value() for key, value in entry.secrets.items()}
     return {}
+
+
+def may_reach(settings: Settings, agent: str, channel: str, chat_id: str) -> bool:
+    """Whether `agent` may send into `chat_id` of `channel` (its `message` tool, its jobs): a
+    chat the bindings give it (read without a sender: a binding of one sender gives no chat),
+    or one the owner allowed it (`may_message`)."""
+    agents = settings.agents
+    if bound_agent(agents, channel, chat=chat_id) == agent:
+        return True
+    entry = agents.others.get(agent)
+    return entry is not None and f"{channel}:{chat_id}" in entry.may_message
+
+
+def unavailable(agents: AgentsSettings, name: str) -> str:
+    """Why agent `name` cannot answer by the config ("" when it can)."""
+    if name not in agents.names():
+        return f"the assistant {name!r} is not configured"
+    if not agents.enabled(name):
+        return f"the assistant {name!r} is switched off"
+    return ""
 
 
 def bound_agent(

@@ -21,7 +21,7 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.personas import PersonaLoader
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
 from countbot.common.masking import SecretMasker
-from countbot.config.agent_view import bound_agent
+from countbot.config.agent_view import budget_scope, may_reach
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
@@ -123,6 +123,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
             runtime.usage,
             DailyCounters(shared.db),
             economy=lambda: settings.model.economy,
+            agent=budget_scope(settings, runtime.name),
         ),
         masker=runtime.masker,
         tokens=TokenProcess(),
@@ -313,13 +314,7 @@ class _MessageDeliverer:
         return self.router.channels()
 
     def reaches(self, channel: str, chat_id: str) -> bool:
-        """A chat the bindings give this agent (read without a sender: a binding of one sender
-        gives no chat), or one the owner allowed it."""
-        agents = self.settings.agents
-        if bound_agent(agents, channel, chat=chat_id) == self.agent:
-            return True
-        entry = agents.others.get(self.agent)
-        return entry is not None and f"{channel}:{chat_id}" in entry.may_message
+        return may_reach(self.settings, self.agent, channel, chat_id)
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from countbot.config.agent_view import may_reach
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.features import FeaturePorts, SharedPorts
 from countbot.scheduler.book import JobBook
@@ -58,7 +59,14 @@ class JobsFeature:
         from countbot.scheduler.tool import CronTool
         from countbot.scheduler.tool_port import ToolJobs
 
-        return [CronTool(ToolJobs(self.book, ports.deliveries.channels))]
+        agent, settings = ports.agent, ports.settings
+        jobs = ToolJobs(
+            self.book,
+            ports.deliveries.channels,
+            agent=agent,
+            may_reach=lambda channel, chat_id: may_reach(settings, agent, channel, chat_id),
+        )
+        return [CronTool(jobs)]
 
     def bind(self, ports: SharedPorts) -> JobBook:
         """The job book (also for a runtime opened without this feature, which then offers no

@@ -96,8 +96,10 @@ class JobExecutor:
         author = Author("job", job.name or job.id)
         if job.delivery.kind == "chat":
             channel = job.delivery.channel or ""
-            return ScheduledTurn(job.prompt, job.session, channel, job.delivery.chat_id, author)
-        return ScheduledTurn(job.prompt, job.session, JOB_CHANNEL, job.id, author)
+            return ScheduledTurn(
+                job.prompt, job.session, channel, job.delivery.chat_id, author, job.agent
+            )
+        return ScheduledTurn(job.prompt, job.session, JOB_CHANNEL, job.id, author, job.agent)
 
     async def _finish(self, job: Job, run_id: int, outcome: TurnOutcome) -> dict[str, Any]:
         delivered, detail = False, ""

@@ -4,7 +4,9 @@ A subagent runs its own AgentLoop (focused prompt, its tools, its limits) in its
 `subagent:<id>` (`turn.py`), at most `subagents.max_concurrent` at once (the rest queue). When it
 ends, done, error, timeout or cancelled, its report enters the parent session (`reports.py`).
 Records live in SQLite: after a restart the subagents the daemon left running are marked
-interrupted and their parents are told.
+interrupted and their parents are told. A subagent belongs to its parent session's agent: its
+session is that agent's, and its loop is made from that agent's house (its tools, workspace and
+sandbox: `use_loops` per agent).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.history import NoteEntry, to_record
-from countbot.config.settings import SubagentSettings
+from countbot.config.settings import MAIN, SubagentSettings
 from countbot.gateway.events import SubagentUpdate
 from countbot.gateway.gateway import Gateway
 from countbot.gateway.steering import SteeringBox
@@ -47,6 +49,8 @@ SHUTDOWN = "the daemon stopped while it was running"
 @dataclass(slots=True)
 class _Run:
     record: SubagentRecord
+    # The agent whose house it runs in (its parent session's).
+    agent: str = MAIN
     token: CancelToken = field(default_factory=CancelToken)
     # Reports of its own subagents, read before its next model call.
     steering: SteeringBox = field(default_factory=SteeringBox)
@@ -67,7 +71,7 @@ class SubagentManager:
         self._sessions = ports.sessions
         self._store = store
         self._settings = settings
-        self._loops_or_none: SubagentLoops | None = None
+        self._loops_by_agent: dict[str, SubagentLoops] = {}
         self._gateway_or_none: Gateway | None = None
         self._runs: dict[str, _Run] = {}
         self._waiting: deque[str] = deque()
@@ -82,15 +86,21 @@ class SubagentManager:
             raise ValueError("subagents run in the daemon (`countbot run`), which has not started")
         return self._gateway_or_none
 
-    def use_loops(self, loops: SubagentLoops) -> None:
-        """Make subagents' loops with `loops` (given when the turn machinery is built)."""
-        self._loops_or_none = loops
+    def use_loops(self, loops: SubagentLoops, agent: str = MAIN) -> None:
+        """Make agent `agent`'s subagents' loops with `loops` (given when its house's turn
+        machinery is built)."""
+        self._loops_by_agent[agent] = loops
 
-    @property
-    def _loops(self) -> SubagentLoops:
-        if self._loops_or_none is None:  # only the spawn tool spawns: it comes with the loops
+    def _loops(self, agent: str) -> SubagentLoops:
+        loops = self._loops_by_agent.get(agent)
+        if loops is None:  # only the spawn tool spawns: it comes with the loops
             raise ValueError("subagents need the turn machinery, which is not built yet")
-        return self._loops_or_none
+        return loops
+
+    async def agent_of(self, session_id: str) -> str:
+        """The agent a session (a parent's, a subagent's) belongs to."""
+        info = await self._sessions.get(session_id)
+        return info.agent if info is not None else MAIN
 
     async def start(self, gateway: Gateway) -> None:
         """Close what a stopped daemon left running and deliver every report still owed."""
@@ -122,8 +132,9 @@ class SubagentManager:
                 f"subagents may not spawn more subagents (subagents.max_depth is "
                 f"{self._settings.max_depth}); do the work yourself"
             )
+        agent = await self.agent_of(request.parent_session)
         if request.tools is not None:
-            self._loops.check_tools(request.tools, depth)
+            self._loops(agent).check_tools(request.tools, depth)
         subagent_id = secrets.token_hex(4)
         record = SubagentRecord(
             id=subagent_id,
@@ -139,10 +150,10 @@ class SubagentManager:
             created_at=time.time(),
         )
         await self._sessions.create(
-            record.session_id, title=f"Subagent: {record.label}", channel=CHANNEL
+            record.session_id, title=f"Subagent: {record.label}", channel=CHANNEL, agent=agent
         )
         await self._store.add(record)
-        self._runs[subagent_id] = _Run(record)
+        self._runs[subagent_id] = _Run(record, agent)
         self._waiting.append(subagent_id)
         self._announce(record)
         await self._pump()
@@ -222,7 +233,7 @@ class SubagentManager:
         record = run.record
         outcome: Outcome = NO_ANSWER
         try:
-            loop = self._loops.build(
+            loop = self._loops(run.agent).build(
                 task=record.task,
                 label=record.label,
                 tools=record.tools,

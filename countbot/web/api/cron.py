@@ -58,6 +58,7 @@ def job_json(view: JobView) -> dict[str, Any]:
         "last_status": view.last_status,
         "last_run_at": view.last_run_at,
         "consecutive_failures": job.consecutive_failures,
+        "agent": job.agent,
     }
 
 

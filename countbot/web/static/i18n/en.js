@@ -463,6 +463,8 @@ export default {
   "usage.cachedTokens": "Read from the prompt cache",
   "usage.recallTokens": "Auto-recall tokens",
   "usage.byPurpose": "By purpose",
+  "usage.byAgent": "By assistant",
+  "usage.agent": "Assistant",
   "usage.purpose": "Purpose",
   "usage.purpose.answer": "Answers",
   "usage.purpose.summary": "Summaries",

@@ -487,6 +487,8 @@ export default {
   "usage.cachedTokens": "从提示缓存读取",
   "usage.recallTokens": "自动回忆的 token",
   "usage.byPurpose": "按用途",
+  "usage.byAgent": "按助手",
+  "usage.agent": "助手",
   "usage.purpose": "用途",
   "usage.purpose.answer": "回答",
   "usage.purpose.summary": "摘要",

@@ -1,0 +1,92 @@
+"""Each agent's cron jobs and subagents live in its own house: another agent's tools never see
+them, and their turns never carry another agent's canaries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from countbot.scheduler.book import JobDraft
+from tests.agents.conftest import GRANDMA, Agents, answer_as_agent, canaries_in
+from tests.channels.fake_telegram import FakeUser
+from tests.support.scripted_model import Reply
+
+
+def _tool_results(agents: Agents) -> list[str]:
+    return [
+        str(message.get("content"))
+        for body in agents.model.requests
+        for message in body["messages"]
+        if message.get("role") == "tool"
+    ]
+
+
+def _only_family(agents: Agents) -> None:
+    for request in agents.requests():
+        assert {agent for agent, _ in canaries_in(request)} <= {"family"}
+
+
+async def test_an_agent_neither_sees_nor_changes_another_agents_jobs(agents: Agents) -> None:
+    book = agents.daemon.context.scheduler.service.book
+    mains = await book.create(JobDraft("main's walk", "every", "1d", "Remind me to walk"))
+    calls = [
+        ("cron", json.dumps({"action": "list"})),
+        ("cron", json.dumps({"action": "remove", "job_id": mains.id})),
+        ("cron", json.dumps({"action": "disable", "job_id": mains.id})),
+    ]
+    agents.model.script(Reply.tool_calls(*calls), Reply.text("looked"))
+    agents.telegram.user_says("what jobs are there?", user=FakeUser(GRANDMA))
+    assert (await agents.telegram.wait_for_messages(GRANDMA)) == ["looked"]
+    listed, removed, disabled = _tool_results(agents)
+    assert mains.id not in listed and "walk" not in listed
+    assert "Error" in removed and "Error" in disabled
+    still = await book.get(mains.id)
+    assert still is not None and still.enabled and still.agent == "main"
+
+
+async def test_a_job_runs_in_its_agents_house(agents: Agents) -> None:
+    create = {"action": "create", "name": "tea", "every": "1d", "prompt": "Remind about tea"}
+    agents.model.script(Reply.tool_calls(("cron", json.dumps(create))), Reply.text("scheduled"))
+    agents.telegram.user_says("remind me about tea daily", user=FakeUser(GRANDMA))
+    assert (await agents.telegram.wait_for_messages(GRANDMA)) == ["scheduled"]
+    [job] = await agents.daemon.context.scheduler.service.book.jobs()
+    assert job.agent == "family"
+    async with agents.daemon.http() as http:
+        ran = await http.post(f"/api/cron/jobs/{job.id}/run", params={"wait": "1"})
+    assert ran.json()["run"]["output"] == "answered by family"  # with family's USER.md
+    assert (await agents.telegram.wait_for_messages(GRANDMA, 2))[1] == "answered by family"
+    _only_family(agents)
+
+
+def _delegating(main_notes: str) -> Any:
+    """The parent delegates; the subagent tries to read main's notes and reports what it got."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        content = str(last.get("content"))
+        if last["role"] == "user" and "please delegate" in content:
+            return Reply.tool_calls(("spawn", json.dumps({"task": "TASK read the notes"})))
+        mine = "TASK read the notes" in content and "report of subagent" not in content
+        if last["role"] == "user" and mine:
+            return Reply.tool_calls(("read_file", json.dumps({"path": main_notes})))
+        called = [c["function"]["name"] for c in body["messages"][-2].get("tool_calls") or []]
+        if last["role"] == "tool" and called == ["read_file"]:
+            return Reply.text(f"report: {content}")
+        return answer_as_agent(body)
+
+    return respond
+
+
+async def test_a_subagent_works_in_its_parents_house(agents: Agents) -> None:
+    agents.model.responder = _delegating(str(agents.workspaces["main"] / "notes.txt"))
+    agents.telegram.user_says("please delegate the notes", user=FakeUser(GRANDMA))
+    # The spawning turn's answer, then the answer to the subagent's report.
+    assert (await agents.telegram.wait_for_messages(GRANDMA, 2)) == ["answered by family"] * 2
+    [subagent] = [
+        s
+        for s in await agents.daemon.context.runtime.sessions.list(agent="family")
+        if s.id.startswith("subagent:")
+    ]
+    assert any("outside the workspace" in result for result in _tool_results(agents))
+    _only_family(agents)
+    assert subagent.agent == "family"
