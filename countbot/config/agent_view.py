@@ -1,10 +1,10 @@
 """Each agent's view of the settings, and which agent a message is bound to.
 
 An agent other than `main` runs on `agent_settings(settings, name)`: the top-level settings with
-its own workspace, the sections it sets, its own MCP servers (none unless named) and no
-heartbeat or triggers (those are `main`'s). Everything that confines a turn (the workspace
-guard, the sandbox, the memory files and index, the skills) is built from that view, so an
-agent's tools see its own house and nothing of another's (`other_houses`).
+its own workspace, the sections it sets, its own MCP servers (none unless named), its own
+heartbeat (none unless set) and no triggers (those are `main`'s). Everything that confines a
+turn (the workspace guard, the sandbox, the memory files and index, the skills) is built from
+that view, so an agent's tools see its own house and nothing of another's (`other_houses`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def agent_settings(settings: Settings, name: str) -> Settings:
         tools=entry.tools or settings.tools,
         budget=entry.budget or settings.budget,
         mcp=entry.mcp,
-        heartbeat=replaced(settings.heartbeat, enabled=False),
+        heartbeat=entry.heartbeat or replaced(settings.heartbeat, enabled=False),
         triggers=type(settings.triggers)(),
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Mount
 
 from countbot.web.api import (
+    agents,
     approvals,
     audit,
     channel_setup,
@@ -40,6 +41,7 @@ def api_mount(daemon: DaemonContext) -> Mount:
         *channels.routes,
         *channel_setup.routes,
         *approvals.routes,
+        *agents.routes,
         *subagents.routes(daemon.subagents),
         *triggers.routes(daemon.triggers),
     ]

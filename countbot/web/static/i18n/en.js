@@ -152,6 +152,8 @@ export default {
 
   "sessions.label": "Conversations",
   "sessions.new": "New chat",
+  "agents.label": "Assistant",
+  "agents.off": "{name} (cannot answer)",
   "sessions.search": "Search conversations",
   "sessions.more": "Show more",
   "sessions.none": "No conversations yet",

@@ -157,6 +157,8 @@ export default {
 
   "sessions.label": "对话列表",
   "sessions.new": "新对话",
+  "agents.label": "助手",
+  "agents.off": "{name}（无法回答）",
   "sessions.search": "搜索对话",
   "sessions.more": "显示更多",
   "sessions.none": "还没有对话",
