@@ -87,7 +87,7 @@ def _talk(settings: Settings, agent: str | None, session_id: str) -> Talk:
 
 def _log_warnings(settings: Settings) -> None:
     """Warnings and errors go to stderr, secrets masked; a chat's output is its answer."""
-    from countbot.logs import configure_logging
+    from countbot.common.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
     configure_logging(secret_masker(settings), logging.WARNING)

@@ -17,7 +17,7 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Literal, Protocol
 
-from countbot.authorship import Author
+from countbot.common.authorship import Author
 from countbot.config.settings import MAIN, HeartbeatSettings
 from countbot.scheduler.clock import Clock
 from countbot.scheduler.delivery import JobDelivery
