@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from countbot.agent.events import TurnError
-from countbot.config.agent_view import agent_settings, bound_agent
+from countbot.config.agent_view import agent_settings, bound_agent, unavailable
 from countbot.config.settings import MAIN
 from countbot.runtime.assembly import Runtime, open_house
 from countbot.runtime.features import Feature
@@ -85,11 +85,9 @@ class Houses:
 
     def unavailable(self, name: str) -> str:
         """Why agent `name` cannot answer now ("" when it can)."""
-        agents = self.main.settings.agents
-        if name not in agents.names():
-            return f"the assistant {name!r} is not configured"
-        if not agents.enabled(name):
-            return f"the assistant {name!r} is switched off"
+        why = unavailable(self.main.settings.agents, name)
+        if why:
+            return why
         if name in self.failed:
             return f"the assistant {name!r} failed to start: {self.failed[name]}"
         return ""

@@ -15,16 +15,16 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from countbot.agent.personas import PersonaLoader
+from countbot.common.masking import SecretMasker
 from countbot.config.agent_view import agent_data_dir, agent_secrets
 from countbot.config.secret import SecretStr
 from countbot.config.settings import MAIN, McpSettings, Settings
 from countbot.config.structs import replaced
 from countbot.execution.sandbox import Sandbox
-from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_for
 from countbot.memory_index.index import MemoryIndex
-from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.deliveries import DeliveryRouter
 from countbot.runtime.features import Feature, SharedPorts

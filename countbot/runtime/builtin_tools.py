@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from countbot.common.masking import SecretMasker
 from countbot.config.settings import ToolsSettings
 from countbot.execution.sandbox import Sandbox
 from countbot.execution.shell import ExecPolicy, ExecTool
 from countbot.execution.shell_guard import ShellGuard
-from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory.tools import (
     MemoryForgetTool,

@@ -18,22 +18,22 @@ from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
+from countbot.agent.personas import PersonaLoader
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
-from countbot.config.agent_view import may_reach
+from countbot.common.masking import SecretMasker
+from countbot.config.agent_view import budget_scope, may_reach
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.dataflow.summaries import SummaryMarks
 from countbot.execution.sandbox import Sandbox
 from countbot.llm.token_process import TokenProcess
-from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.messaging.message_tool import Deliverer
-from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
 from countbot.runtime.builtin_tools import (
@@ -123,6 +123,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
             runtime.usage,
             DailyCounters(shared.db),
             economy=lambda: settings.model.economy,
+            agent=budget_scope(settings, runtime.name),
         ),
         masker=runtime.masker,
         tokens=TokenProcess(),

@@ -12,7 +12,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from countbot.authorship import Author
+from countbot.common.authorship import Author
 from countbot.config.settings import SchedulerSettings
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.delivery import JobDelivery

@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 from countbot.agent.events import TurnDone, TurnError, TurnNotice
 from countbot.agent.notices import with_notices
-from countbot.authorship import JOB, Author
+from countbot.common.authorship import JOB, Author
 from countbot.config.settings import MAIN
 from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from countbot.agent.events import TurnDone
-from countbot.authorship import Author
+from countbot.common.authorship import Author
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
 from countbot.gateway.messages import InboundMessage

@@ -24,12 +24,12 @@ from countbot.agents.houses import Houses
 from countbot.backup.schedule import BackupSchedule
 from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
+from countbot.common.logs import configure_logging
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
 from countbot.llm.litellm_import import preload_litellm
 from countbot.llm.provider_path import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
-from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.runtime.features import Feature
 from countbot.scheduler.assembly import JobsFeature, start_scheduler

@@ -20,7 +20,7 @@ from countbot.agent.events import (
     TurnNotice,
 )
 from countbot.agent.tool_loops import IDENTICAL_CALLS
-from countbot.authorship import Said
+from countbot.common.authorship import Said
 from countbot.config.settings import AgentSettings
 from countbot.llm.types import ChatRequest, SystemMessage, ToolResultMessage, UserMessage
 from countbot.tools.base import ToolTransientError

@@ -1,15 +1,28 @@
-"""Each agent's cron jobs and subagents live in its own house: another agent's tools never see
-them, and their turns never carry another agent's canaries."""
+"""Each agent's cron jobs, heartbeat and subagents live in its own house: another agent's tools
+never see them, and their turns never carry another agent's canaries."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from countbot.config.structs import replaced
 from countbot.scheduler.book import JobDraft
-from tests.agents.conftest import GRANDMA, Agents, answer_as_agent, canaries_in
-from tests.channels.fake_telegram import FakeUser
-from tests.support.scripted_model import Reply
+from tests.agents.conftest import (
+    GRANDMA,
+    OWNER,
+    Agents,
+    answer_as_agent,
+    canaries_in,
+    three_agents,
+)
+from tests.channels.fake_telegram import FakeTelegram, FakeUser
+from tests.support.scripted_model import Reply, ScriptedModelServer
 
 
 def _tool_results(agents: Agents) -> list[str]:
@@ -29,6 +42,12 @@ def _only_family(agents: Agents) -> None:
 async def test_an_agent_neither_sees_nor_changes_another_agents_jobs(agents: Agents) -> None:
     book = agents.daemon.context.scheduler.service.book
     mains = await book.create(JobDraft("main's walk", "every", "1d", "Remind me to walk"))
+    job = {"name": "work's report", "schedule": {"kind": "every", "value": "1d"}, "prompt": "Go"}
+    async with agents.daemon.http() as http:
+        made = await http.post("/api/cron/jobs", json={**job, "agent": "work"})
+        assert made.status_code == 201 and made.json()["agent"] == "work"
+        refused = await http.post("/api/cron/jobs", json={**job, "agent": "nobody"})
+        assert refused.status_code == 400
     calls = [
         ("cron", json.dumps({"action": "list"})),
         ("cron", json.dumps({"action": "remove", "job_id": mains.id})),
@@ -38,7 +57,7 @@ async def test_an_agent_neither_sees_nor_changes_another_agents_jobs(agents: Age
     agents.telegram.user_says("what jobs are there?", user=FakeUser(GRANDMA))
     assert (await agents.telegram.wait_for_messages(GRANDMA)) == ["looked"]
     listed, removed, disabled = _tool_results(agents)
-    assert mains.id not in listed and "walk" not in listed
+    assert mains.id not in listed and "walk" not in listed and "report" not in listed
     assert "Error" in removed and "Error" in disabled
     still = await book.get(mains.id)
     assert still is not None and still.enabled and still.agent == "main"
@@ -90,3 +109,36 @@ async def test_a_subagent_works_in_its_parents_house(agents: Agents) -> None:
     assert any("outside the workspace" in result for result in _tool_results(agents))
     _only_family(agents)
     assert subagent.agent == "family"
+
+
+@pytest.fixture
+async def beating_agents(
+    tmp_path: Path, model_server: ScriptedModelServer, fake_telegram: FakeTelegram
+) -> AsyncIterator[Agents]:
+    """Family with a heartbeat of its own, into its chat; a task in its HEARTBEAT.md."""
+    beat = {"enabled": True, "quiet_hours": None, "target": f"telegram:{GRANDMA}"}
+    async with three_agents(
+        tmp_path, model_server, fake_telegram, family={"heartbeat": beat}
+    ) as running:
+        tasks = "- Remind about the garden\n"
+        (running.workspaces["family"] / "HEARTBEAT.md").write_text(tasks, encoding="utf-8")
+        yield running
+
+
+async def test_an_agents_heartbeat_beats_in_its_house_into_its_own_chats(
+    beating_agents: Agents,
+) -> None:
+    agents = beating_agents
+    scheduler = agents.daemon.context.scheduler
+    assert not scheduler.heartbeat.settings.enabled  # main's is off; family's is its own
+    heartbeat = scheduler.heartbeats["family"]
+    assert (await heartbeat.beat()).outcome == "delivered"
+    assert (await agents.telegram.wait_for_messages(GRANDMA)) == ["answered by family"]
+    _only_family(agents)
+    info = await agents.daemon.context.runtime.sessions.get("heartbeat:family")
+    assert info is not None and info.agent == "family"
+    # A target bound to another agent is refused before any model call.
+    asked = len(agents.model.requests)
+    elsewhere = replaced(heartbeat.settings, target=f"telegram:{OWNER}")
+    refused = await dataclasses.replace(heartbeat, settings=elsewhere).beat()
+    assert refused.outcome == "refused" and len(agents.model.requests) == asked

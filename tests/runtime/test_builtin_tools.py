@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from countbot.browser.feature import BrowserFeature
+from countbot.common.masking import SecretMasker
 from countbot.config.settings import ExecSettings, ToolsSettings
 from countbot.llm.types import ToolCall
-from countbot.masking import SecretMasker
 from countbot.runtime.assembly import open_runtime
 from countbot.runtime.builtin_tools import BUILTIN_TOOLS, MachineWiring, machine_tools
 from countbot.scheduler.assembly import JobsFeature

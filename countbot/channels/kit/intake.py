@@ -15,7 +15,6 @@ from dataclasses import KW_ONLY, dataclass, replace
 from typing import Protocol
 
 from countbot.agents.houses import Route
-from countbot.authorship import OWNER, Author
 from countbot.channels.kit.access import AccessControl
 from countbot.channels.kit.approvals import ApprovalAnswers, parse_approval_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
@@ -29,6 +28,7 @@ from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import HouseMedia, taken_in
 from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
+from countbot.common.authorship import OWNER, Author
 from countbot.config.settings import MAIN
 from countbot.gateway.gateway import Gateway, GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
