@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from countbot.masking import SecretMasker
+from countbot.common.masking import SecretMasker
 
 MB = 1_000_000
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from countbot.authorship import OWNER, Author, Part, parts_from
+from countbot.common.authorship import OWNER, Author, Part, parts_from
 from countbot.llm.types import (
     AssistantMessage,
     ContentPart,

@@ -4,6 +4,10 @@ One `AgentLoop` serves every surface. It reads history through `SessionHistory`,
 finalized entry through `AgentHooks.on_message` (so a crash loses at most the text still
 streaming), and yields typed `AgentEvent`s. It never raises into the caller: failures end the turn
 with a `TurnError`, cancellation with `TurnCancelled`.
+
+A turn opens by making its `TurnContext` (`_open`: user entry, prompt, model, tools, history),
+then runs steps (`_step`: one model call and the tools it asks for) until one ends it.
+`tests/support/loop_harness.py` runs this class with everything it talks to in memory.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from countbot.agent import notices
 from countbot.agent.cancel import while_running
@@ -25,8 +28,6 @@ from countbot.agent.context.metered import SideCalls
 from countbot.agent.context.tokens import bounded, schema_estimate
 from countbot.agent.events import (
     AgentEvent,
-    ToolEnd,
-    ToolStart,
     TurnCancelled,
     TurnDone,
     TurnError,
@@ -36,20 +37,19 @@ from countbot.agent.history import (
     AssistantEntry,
     HistoryEntry,
     NoteEntry,
-    ToolResultEntry,
     UserEntry,
 )
 from countbot.agent.journal import Journal, NotSavedError
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
 from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
-from countbot.agent.tool_loops import LoopGuard
+from countbot.agent.tool_runs import ToolRuns
 from countbot.agent.toolset import select_tools
 from countbot.agent.turn_context import TurnContext
 from countbot.agent.turn_request import TurnRequest
 from countbot.agent.turn_stream import ModelOutcome, call_model
 from countbot.config.settings import AgentSettings
-from countbot.llm.types import Message, ToolCall, ToolSpec, Usage
-from countbot.tools.base import ToolContext, ToolResult
+from countbot.llm.types import Message, ToolSpec, Usage
+from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -77,12 +77,10 @@ class _Turn:
     journal: Journal
     tool_context: ToolContext
     steering: SteeringInbox | None
-    # The only tools the turn may run (`TurnRequest.allowed_tools`); None: any registered one.
-    allowed: frozenset[str] | None
-    # Made once the model and tools are chosen (`_open`).
+    # Made once the model and tools are chosen (`_open`): the context, and its tool calls' runs.
     context: TurnContext = field(init=False)
+    tools: ToolRuns = field(init=False)
     usage: Usage = field(default_factory=Usage)
-    tool_calls_made: int = 0
     # Budget warnings given during the turn, shown with its answer.
     warnings: list[str] = field(default_factory=list)
     # What the model wrote in this turn, and the answer being written (continuations joined).
@@ -93,7 +91,6 @@ class _Turn:
     ended: bool = False
     # The model that wrote the latest response (a fallback's name when one took over).
     model: str = ""
-    guard: LoopGuard = field(default_factory=LoopGuard)
 
 
 @dataclass(kw_only=True, eq=False, slots=True)
@@ -122,18 +119,9 @@ class AgentLoop:
         try:
             async for event in self._open(turn, request):
                 yield event
-            limit = self.settings.max_iterations
-            for _ in range(0 if turn.ended else limit):
-                async for event in self._step(turn):
-                    yield event
-                if turn.ended:
-                    return
-                if turn.tool_calls_made >= limit:
-                    break  # the tool-call budget is spent: more model calls could only be refused
             if not turn.ended:
-                notice = notices.step_limit(limit)
-                yield notice
-                yield await self._end_stopped(turn, notice)
+                async for event in self._steps(turn):
+                    yield event
         except NotSavedError as exc:  # a full disk: said as such, not as an internal error
             yield TurnError(str(exc), retryable=True, code="not_saved")
         except Exception as exc:  # the loop must never take its caller down
@@ -155,7 +143,6 @@ class AgentLoop:
                 request.approver,
             ),
             steering=request.steering,
-            allowed=request.allowed_tools,
         )
 
     async def _open(self, turn: _Turn, request: TurnRequest) -> AsyncIterator[AgentEvent]:
@@ -174,9 +161,17 @@ class AgentLoop:
             await turn.journal.commit(user)
             yield await self._end_budget(turn, stop)
             return
-        tools = self._offered_tools(turn, choice, user.content)
+        tools = self._offered_tools(choice, user.content, request.allowed_tools)
         token = request.cancel_token
         turn.context = TurnContext(request.session_id, prompt, choice, tools, self.settings, token)
+        turn.tools = ToolRuns(
+            self.tools,
+            turn.context,
+            turn.tool_context,
+            turn.journal,
+            turn.steering,
+            request.allowed_tools,
+        )
         async for event in self._load_history(turn, user):
             yield event
         if token.cancelled:
@@ -193,7 +188,7 @@ class AgentLoop:
             yield notice
 
     def _offered_tools(
-        self, turn: _Turn, choice: ModelChoice, message: str
+        self, choice: ModelChoice, message: str, allowed: frozenset[str] | None
     ) -> tuple[ToolSpec, ...]:
         """The tools this turn's requests offer: chosen for the message (a small model gets a
         few), and only those the turn's source allows (a trigger names its own)."""
@@ -204,15 +199,26 @@ class AgentLoop:
             budget=self.settings.tool_budget,
             cost=schema_estimate,
         )
-        if turn.allowed is None:
+        if allowed is None:
             return tools
-        return tuple(spec for spec in tools if spec.name in turn.allowed)
-
-    async def execute_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one tool call through the registry (validation, timeout, retry, masking)."""
-        return await self.tools.execute(call, ctx)
+        return tuple(spec for spec in tools if spec.name in allowed)
 
     # --- the steps ---------------------------------------------------------------------------
+
+    async def _steps(self, turn: _Turn) -> AsyncIterator[AgentEvent]:
+        """Steps until one ends the turn; at the step limit the turn ends with what the model
+        wrote and a `step_limit` notice."""
+        limit = turn.context.limits.max_iterations
+        for _ in range(limit):
+            async for event in self._step(turn):
+                yield event
+            if turn.ended:
+                return
+            if turn.tools.made >= limit:
+                break  # the tool-call budget is spent: more model calls could only be refused
+        notice = notices.step_limit(limit)
+        yield notice
+        yield await self._end_stopped(turn, notice)
 
     async def _step(self, turn: _Turn) -> AsyncIterator[AgentEvent]:
         """One model call and the tools it asks for; a step that ends the turn sets `ended`."""
@@ -249,10 +255,10 @@ class AgentLoop:
                 yield event
             return
         turn.answer = ""
-        async for event in self._run_tools(turn, assistant.tool_calls):
+        async for event in turn.tools.run(assistant.tool_calls):
             yield event
-        if turn.guard.stop is not None:
-            notice = notices.tool_loop(*turn.guard.stop)
+        if turn.tools.guard.stop is not None:
+            notice = notices.tool_loop(*turn.tools.guard.stop)
             yield notice
             yield await self._end_stopped(turn, notice)
 
@@ -309,89 +315,6 @@ class AgentLoop:
             yield event
         if not work.cancelled():
             context.entries.extend(work.result())
-
-    async def _run_tools(
-        self, turn: _Turn, calls: tuple[ToolCall, ...]
-    ) -> AsyncIterator[AgentEvent]:
-        """Run a response's tools; consecutive idempotent ones run concurrently, in order."""
-        index = 0
-        while index < len(calls):
-            batch = [calls[index]]
-            if self._is_parallel_safe(calls[index]):
-                while index + len(batch) < len(calls) and self._is_parallel_safe(
-                    calls[index + len(batch)]
-                ):
-                    batch.append(calls[index + len(batch)])
-            index += len(batch)
-            results: list[tuple[ToolCall, ToolResult]] = []
-            runnable: list[ToolCall] = []
-            shown: list[ToolCall] = []
-            for call in batch:
-                skip = self._skip_reason(turn, call)
-                if skip is not None:
-                    results.append((call, skip))
-                    continue
-                turn.tool_calls_made += 1
-                shown.append(call)
-                yield ToolStart(call.id, call.name, _shown_arguments(call))
-                repeat = turn.guard.repeat_of(call)
-                if repeat is not None:
-                    results.append((call, repeat))
-                else:
-                    runnable.append(call)
-            executed = await asyncio.gather(
-                *(self.tools.execute(call, turn.tool_context) for call in runnable)
-            )
-            for call, result in zip(runnable, executed, strict=True):
-                turn.guard.record(call, result, idempotent=self._is_parallel_safe(call))
-                results.append((call, result))
-            results.sort(key=lambda pair: batch.index(pair[0]))
-            for call, result in results:
-                await self._record_tool(turn, call, result)
-                if call in shown:
-                    yield ToolEnd(
-                        call.id,
-                        call.name,
-                        result.content,
-                        result.status,
-                        result.duration_ms,
-                        result.images,
-                    )
-
-    def _is_parallel_safe(self, call: ToolCall) -> bool:
-        tool = self.tools.get(call.name)
-        return tool is not None and tool.idempotent
-
-    def _skip_reason(self, turn: _Turn, call: ToolCall) -> ToolResult | None:
-        if turn.allowed is not None and call.name not in turn.allowed:
-            # A model obeying text it read asks for a tool this turn was not given: refused
-            # before it starts, whatever the tool is.
-            return ToolResult(f"Refused: {call.name} is not among this turn's tools.", "error")
-        if turn.context.token.cancelled:
-            return ToolResult("Cancelled by the user before it ran.", "cancelled")
-        if turn.steering is not None and turn.steering.pending():
-            return ToolResult("Skipped: the user sent a new message; read it first.", "skipped")
-        if turn.tool_calls_made >= self.settings.max_iterations:
-            return ToolResult("Skipped: the tool-call limit for this turn was reached.", "skipped")
-        return None
-
-    async def _record_tool(self, turn: _Turn, call: ToolCall, result: ToolResult) -> None:
-        entry = ToolResultEntry(
-            call.id,
-            call.name,
-            result.content,
-            result.status,
-            result.duration_ms,
-            images=result.images,
-            untrusted=result.untrusted,
-        )
-        # Committed side by side: the stores queue both writes on one database thread. (Made
-        # beside the next model call instead, they measured slower: two chained hand-offs
-        # competing with the stream for the GIL.)
-        await asyncio.gather(
-            self._add(turn, entry),
-            turn.journal.audit(call.id, call.name, _shown_arguments(call), result),
-        )
 
     async def _apply_steering(self, turn: _Turn) -> None:
         if turn.steering is None:
@@ -498,7 +421,3 @@ def _with_recall(usage: Usage, recall_tokens: int) -> Usage:
 
 def _with_warnings(text: str, warnings: list[str]) -> str:
     return "\n\n".join([text, *warnings]) if warnings else text
-
-
-def _shown_arguments(call: ToolCall) -> dict[str, Any] | str:
-    return call.arguments if call.arguments is not None else call.arguments_raw

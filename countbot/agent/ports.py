@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from countbot.agent.history import HistoryEntry
-from countbot.authorship import Part, Said
+from countbot.common.authorship import Part, Said
 from countbot.llm.types import Usage
 
 

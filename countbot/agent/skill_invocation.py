@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from countbot.authorship import OWNER, Author, Part
+from countbot.common.authorship import OWNER, Author, Part
 from countbot.skills.loader import SkillsLoader
 
 _INVOCATION = re.compile(r"/([A-Za-z0-9][\w.-]*)(?:@\w+)?(?:\s+(.*))?", re.DOTALL)

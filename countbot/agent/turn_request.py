@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from countbot.agent.cancel import CancelToken
 from countbot.agent.ports import SteeringInbox
-from countbot.authorship import OWNER, Author, Part
+from countbot.common.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.tools.approval import Approver
 
@@ -15,13 +15,12 @@ from countbot.tools.approval import Approver
 class TurnRequest:
     """What `AgentLoop.process_message` runs; every surface fills in the part it knows.
 
-    `context` rides with the message (not the system prompt); `unattended` says nobody watches
-    (a scheduled run); `approver` asks the user where the turn came from (None: tools that need
-    a yes are denied); `steering` holds messages sent while the turn runs; `model` is the model
-    this chat picked (checked by the resolver against what the owner configured); `author` says
-    who wrote `message` and `parts` what came with it (`countbot/authorship.py`), as the surface
-    knows them from the platform's own facts.
-    """
+    `context` rides with the message (not the system prompt); `unattended` says nobody watches (a
+    scheduled run); `approver` asks the user where the turn came from (None: tools that need a yes
+    are denied); `steering` holds messages sent while the turn runs; `model` is the model this chat
+    picked (checked by the resolver against what the owner configured); `author` says who wrote
+    `message` and `parts` what came with it (`countbot/common/authorship.py`), as the surface knows
+    them from the platform's own facts."""
 
     message: str
     session_id: str

@@ -13,14 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from countbot.agent.events import TurnError
-from countbot.config.agent_view import agent_settings, bound_agent
+from countbot.config.agent_view import agent_settings, bound_agent, unavailable
 from countbot.config.settings import MAIN
 from countbot.runtime.assembly import Runtime, open_house
+from countbot.runtime.features import Feature
 
 if TYPE_CHECKING:
     from countbot.agent.events import AgentEvent
@@ -38,10 +39,12 @@ class Route:
 
 
 class Houses:
-    """The agents' houses by name (see the module docstring)."""
+    """The agents' houses by name (see the module docstring); every house offers the tools of
+    `features` (the cron jobs', the subagents': those that make tools per agent)."""
 
-    def __init__(self, main: Runtime) -> None:
+    def __init__(self, main: Runtime, features: Sequence[Feature] = ()) -> None:
         self.main = main
+        self._features = features
         self._houses: dict[str, Runtime] = {MAIN: main}
         self._opening: dict[str, asyncio.Task[Runtime]] = {}
         # Why an agent's house could not be opened, by agent.
@@ -61,7 +64,8 @@ class Houses:
         task = self._opening.get(name)
         if task is None:
             settings = agent_settings(self.main.settings, name)
-            task = asyncio.create_task(open_house(self.main, settings, name), name=f"house:{name}")
+            opening = open_house(self.main, settings, name, self._features)
+            task = asyncio.create_task(opening, name=f"house:{name}")
             task.add_done_callback(lambda done: self._opened(name, done))
             self._opening[name] = task
         return task
@@ -81,11 +85,9 @@ class Houses:
 
     def unavailable(self, name: str) -> str:
         """Why agent `name` cannot answer now ("" when it can)."""
-        agents = self.main.settings.agents
-        if name not in agents.names():
-            return f"the assistant {name!r} is not configured"
-        if not agents.enabled(name):
-            return f"the assistant {name!r} is switched off"
+        why = unavailable(self.main.settings.agents, name)
+        if why:
+            return why
         if name in self.failed:
             return f"the assistant {name!r} failed to start: {self.failed[name]}"
         return ""

@@ -30,7 +30,6 @@ Platform packages import only this module (and their SDK); an import contract ch
 
 from __future__ import annotations
 
-from countbot.authorship import Author
 from countbot.channels.kit.approvals import Button
 from countbot.channels.kit.backoff import Backoff
 from countbot.channels.kit.base import (
@@ -52,6 +51,7 @@ from countbot.channels.kit.plaintext import markdown_to_plain
 from countbot.channels.kit.platform import CONNECTING, PlatformChannel
 from countbot.channels.kit.sdk_thread import SdkStopped, SdkThread
 from countbot.channels.kit.splitting import truncate
+from countbot.common.authorship import Author
 from countbot.config.settings import (
     ChannelSettings,
     DingTalkSettings,
@@ -63,10 +63,10 @@ from countbot.config.settings import (
     TelegramSettings,
     WeComSettings,
 )
-from countbot.declared_charset import decode_declared
-from countbot.html_text import html_to_text
 from countbot.runtime.deliveries import DeliveryResult
 from countbot.store.pairing import SenderInfo
+from countbot.text.declared_charset import decode_declared
+from countbot.text.html_text import html_to_text
 
 __all__ = [
     "CONNECTING",

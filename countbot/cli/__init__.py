@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,8 +24,13 @@ from countbot.cli.common import (
 from countbot.cli.groups import GROUPS
 from countbot.cli.help_format import CommandsGroup
 from countbot.config.loader import HOST_ENV_VAR, PORT_ENV_VAR
-from countbot.config.settings import Settings
+from countbot.config.settings import MAIN, Settings
 from countbot.speedups.compiled_methods import reused_methods
+
+if TYPE_CHECKING:
+    from countbot.cli.chat import Talk
+
+DEFAULT_SESSION = "cli:default"
 
 
 @click.group(cls=CommandsGroup, lazy=GROUPS)
@@ -39,33 +45,49 @@ def main() -> None:
 @click.option(
     "--session",
     "session_id",
-    default="cli:default",
+    default=DEFAULT_SESSION,
     show_default=True,
-    help="session key to talk in",
+    help="session key to talk in (another agent's default: <agent>@cli:default)",
 )
-def chat(config_path: str | None, message: str | None, session_id: str) -> None:
+@click.option("--agent", default=None, help="the agent to talk to (`agents:`); default: main")
+def chat(config_path: str | None, message: str | None, session_id: str, agent: str | None) -> None:
     """Talk to the assistant: one message with -m, else an interactive prompt."""
     if message is not None:
         # Through a running daemon no secret is needed; only a local turn must have them all.
         settings, local = one_turn_settings(config_path)
+        talk = _talk(settings, agent, session_id)
         # Every one-shot starts cold: the methods of its dataclasses are compiled once, in the
         # data folder's cache (beside the memory model's files).
         with reused_methods(settings.data_dir / "cache"):
             from countbot.cli.chat import run_once
 
             _log_warnings(settings)
-            status = run_async(lambda: run_once(settings, message, session_id, local))
+            status = run_async(lambda: run_once(settings, message, talk, local))
         exit_now(status)
     from countbot.cli.chat import run_interactive
 
     settings = settings_or_exit(config_path)
+    talk = _talk(settings, agent, session_id)
     _log_warnings(settings)
-    run_async(lambda: run_interactive(settings, session_id))
+    run_async(lambda: run_interactive(settings, talk))
+
+
+def _talk(settings: Settings, agent: str | None, session_id: str) -> Talk:
+    """Whom `chat` talks to in which session; a usage error for an agent that cannot answer."""
+    from countbot.cli.chat import Talk
+    from countbot.config.agent_view import unavailable
+
+    why = unavailable(settings.agents, agent or MAIN)
+    if why:
+        raise click.BadParameter(why, param_hint="--agent")
+    if agent not in (None, MAIN) and session_id == DEFAULT_SESSION:
+        session_id = f"{agent}@{DEFAULT_SESSION}"
+    return Talk(session_id, agent)
 
 
 def _log_warnings(settings: Settings) -> None:
     """Warnings and errors go to stderr, secrets masked; a chat's output is its answer."""
-    from countbot.logs import configure_logging
+    from countbot.common.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
     configure_logging(secret_masker(settings), logging.WARNING)

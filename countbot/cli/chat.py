@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import click
@@ -24,7 +25,8 @@ from countbot.agent.notices import CANCELLED, final_text
 from countbot.agent.turn_request import TurnRequest
 from countbot.cli.approval_prompt import LineReader, TerminalApprovals, terminal_reader
 from countbot.cli.daemon_client import DaemonChat, final_answer
-from countbot.config.settings import Settings
+from countbot.config.agent_view import agent_settings
+from countbot.config.settings import MAIN, Settings
 from countbot.runtime.approvals import TurnAddress
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.tools.approval import Approver
@@ -36,8 +38,17 @@ T = TypeVar("T")
 RETRY = "/retry"
 
 
+@dataclass(frozen=True, slots=True)
+class Talk:
+    """Whom a chat talks to: the session, and the agent named with `--agent` (None: the
+    session's own through the daemon, `main` in process)."""
+
+    session_id: str
+    agent: str | None = None
+
+
 async def run_once(
-    settings: Settings, message: str, session_id: str, local: Callable[[], Settings]
+    settings: Settings, message: str, talk: Talk, local: Callable[[], Settings]
 ) -> int:
     """Run one turn (through the running daemon if there is one) and print it; exit 1 on error,
     130 when Ctrl-C cancelled it (in the daemon too: the turn stops there and is stored so).
@@ -54,11 +65,11 @@ async def run_once(
         # Ctrl-C cancels the daemon's turn as at the prompt (else the daemon would finish it).
         async with daemon:
             consume = _streaming(final_answer) if streamed else final_answer
-            answer = await _one_turn(_DaemonTurns(daemon, session_id), message, consume)
+            answer = await _one_turn(_DaemonTurns(daemon, talk), message, consume)
     else:
-        runtime = await open_runtime(local(), prepare_model=True)
+        runtime = await _open_house(local(), talk, prepare_model=True)
         try:
-            turns = _LocalTurns(runtime, session_id, reader)
+            turns = _LocalTurns(runtime, talk.session_id, reader)
             consume = _streaming(final_text) if streamed else final_text
             answer = await _one_turn(turns, message, consume)
         finally:
@@ -70,7 +81,7 @@ async def run_once(
     return 1 if answer.startswith("Error: ") else 0
 
 
-async def run_interactive(settings: Settings, session_id: str) -> None:
+async def run_interactive(settings: Settings, talk: Talk) -> None:
     """A prompt loop, through the running daemon if there is one (same sessions, no second
     runtime), else in-process. Ctrl-C during an answer cancels that turn, at the prompt it exits.
     """
@@ -79,15 +90,33 @@ async def run_interactive(settings: Settings, session_id: str) -> None:
     if daemon is not None:
         async with daemon:
             where = "through the running daemon"
-            turns = _DaemonTurns(daemon, session_id)
-            await _prompt_loop(settings, session_id, where, turns, reader)
+            turns = _DaemonTurns(daemon, talk)
+            await _prompt_loop(settings, talk.session_id, where, turns, reader)
         return
-    runtime = await open_runtime(settings)
+    runtime = await _open_house(settings, talk)
     try:
-        turns = _LocalTurns(runtime, session_id, reader)
-        await _prompt_loop(settings, session_id, "", turns, reader)
+        turns = _LocalTurns(runtime, talk.session_id, reader)
+        await _prompt_loop(runtime.settings, talk.session_id, "", turns, reader)
     finally:
         await runtime.close()
+
+
+async def _open_house(settings: Settings, talk: Talk, *, prepare_model: bool = False) -> Runtime:
+    """The agent's runtime in this process (its own house: `config/agent_view.py`), its session
+    claimed for it; a session of another agent is refused (its turns would read that agent's
+    conversation)."""
+    agent = talk.agent or MAIN
+    runtime = await open_runtime(
+        agent_settings(settings, agent), prepare_model=prepare_model, name=agent
+    )
+    info = await runtime.sessions.ensure(talk.session_id, channel="cli", agent=agent)
+    if info.agent != agent:
+        await runtime.close()
+        raise click.ClickException(
+            f"session {talk.session_id!r} belongs to the assistant {info.agent!r}; "
+            f"use --agent {info.agent} or another --session"
+        )
+    return runtime
 
 
 class _Turns(Protocol):
@@ -111,7 +140,12 @@ class _LocalTurns:
         self._token = CancelToken()
         approver = _approver(self._runtime, self._session_id, self._token, self._reader)
         request = TurnRequest(
-            line, self._session_id, channel="cli", cancel_token=self._token, approver=approver
+            line,
+            self._session_id,
+            channel="cli",
+            cancel_token=self._token,
+            approver=approver,
+            agent=self._runtime.name,
         )
         return self._runtime.agent.process_message(request)
 
@@ -122,15 +156,15 @@ class _LocalTurns:
 class _DaemonTurns:
     """Turns run by the daemon, sent and cancelled over its WebSocket."""
 
-    def __init__(self, daemon: DaemonChat, session_id: str) -> None:
+    def __init__(self, daemon: DaemonChat, talk: Talk) -> None:
         self._daemon = daemon
-        self._session_id = session_id
+        self._talk = talk
 
     def start(self, line: str) -> AsyncIterator[AgentEvent]:
-        return self._daemon.turn(self._session_id, line)
+        return self._daemon.turn(self._talk.session_id, line, agent=self._talk.agent)
 
     async def cancel(self) -> None:
-        await self._daemon.cancel(self._session_id)
+        await self._daemon.cancel(self._talk.session_id)
 
 
 def _approver(

@@ -94,14 +94,19 @@ class DaemonChat:
             task.cancel()
         await self._connection.close()
 
-    async def turn(self, session_id: str, message: str) -> AsyncIterator[AgentEvent]:
-        """Send `message` in `session_id`; its events until the turn's done, error or cancelled.
+    async def turn(
+        self, session_id: str, message: str, *, agent: str | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Send `message` in `session_id` (to `agent`: None, the session's own); its events
+        until the turn's done, error or cancelled.
 
         A lost connection ends it with an error event, so every turn ends with exactly one.
         """
         from websockets.exceptions import ConnectionClosed
 
         frame = {"type": "message", "session_id": session_id, "content": message, "via": "cli"}
+        if agent is not None:
+            frame["agent"] = agent
         try:
             await self._connection.send(json.dumps(frame))
             async for raw in self._connection:

@@ -15,12 +15,13 @@ import click
 
 from countbot.browser.chromium import MISSING, find_chromium
 from countbot.browser.jail import jail_argv
-from countbot.config.settings import Settings, ToolsSettings
+from countbot.config.agent_view import agent_settings
+from countbot.config.settings import MAIN, Binding, Settings, ToolsSettings
 from countbot.execution.sandbox import SandboxStatus
 from countbot.local_model.catalogue import CATALOGUE
 from countbot.local_model.models import effective_model
 from countbot.local_model.pull import sha256_of
-from countbot.runtime.assembly import Runtime, open_runtime
+from countbot.runtime.assembly import Runtime, open_house, open_runtime
 from countbot.runtime.capabilities import CAPABILITY_NAMES, capabilities
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
 from countbot.runtime.models import SettingsModelResolver
@@ -52,39 +53,25 @@ async def run_checks(settings: Settings) -> int:
         runtime = await open_runtime(settings)
         return f"data folder {settings.data_dir} (SQLite store opens)"
 
-    async def skills() -> str:
-        if runtime is None:
-            raise CheckFailed("skipped: the store did not open")
-        catalog = await runtime.skills.catalog()
-        missing = [
-            f"{s.name} (needs {', '.join(s.missing)})" for s in catalog.skills if not s.available
-        ]
-        note = f"; unavailable: {'; '.join(missing)}" if missing else ""
-        return f"{len(catalog.skills)} skills{note}"
+    def with_store(check: Callable[[Runtime], Awaitable[str]]) -> Check:
+        """`check` of the opened runtime; skipped (failed) when the store did not open."""
 
-    async def sandbox() -> str:
-        if runtime is None:
-            raise CheckFailed("skipped: the store did not open")
-        return _sandbox_line(runtime.sandbox.status)
+        async def run() -> str:
+            if runtime is None:
+                raise CheckFailed("skipped: the store did not open")
+            return await check(runtime)
 
-    async def mcp() -> str:
-        if runtime is None:
-            raise CheckFailed("skipped: the store did not open")
-        return await _mcp_line(runtime)
-
-    async def triggers() -> str:
-        if runtime is None:
-            raise CheckFailed("skipped: the store did not open")
-        return await _triggers_line(runtime, settings)
+        return run
 
     checks: list[tuple[str, Check]] = [
         ("workspace", lambda: _writable(settings.workspace)),
         ("store", open_store),
-        ("sandbox", sandbox),
-        ("skills", skills),
-        ("mcp", mcp),
+        ("sandbox", with_store(_sandbox_check)),
+        ("skills", with_store(_skills_line)),
+        ("mcp", with_store(_mcp_line)),
         ("browser", lambda: _browser_line(settings.tools)),
-        ("triggers", triggers),
+        ("triggers", with_store(_triggers_line)),
+        ("agents", with_store(_agents_lines)),
         ("model", lambda: _model_answers(settings)),
     ]
     for name, check in checks:
@@ -102,6 +89,19 @@ async def run_checks(settings: Settings) -> int:
     return 1 if failures else 0
 
 
+async def _skills_line(runtime: Runtime) -> str:
+    catalog = await runtime.skills.catalog()
+    missing = [
+        f"{s.name} (needs {', '.join(s.missing)})" for s in catalog.skills if not s.available
+    ]
+    note = f"; unavailable: {'; '.join(missing)}" if missing else ""
+    return f"{len(catalog.skills)} skills{note}"
+
+
+async def _sandbox_check(runtime: Runtime) -> str:
+    return _sandbox_line(runtime.sandbox.status)
+
+
 async def _print_capabilities(runtime: Runtime) -> None:
     """The list the first page shows; what is off is a choice, not a failure."""
     found = await asyncio.to_thread(capabilities, runtime.settings, runtime.sandbox.status)
@@ -112,9 +112,47 @@ async def _print_capabilities(runtime: Runtime) -> None:
         click.echo(f"  {mark} {CAPABILITY_NAMES[capability.key]}: {capability.detail}{hint}")
 
 
-async def _triggers_line(runtime: Runtime, settings: Settings) -> str:
+async def _agents_lines(runtime: Runtime) -> str:
+    """Each agent: switched off, or its house opened (as the daemon opens it) or why not; and
+    the bindings that route messages to it. A house that does not open fails the check."""
+    settings = runtime.settings
+    agents = settings.agents
+    lines, failed = [], []
+    for name in agents.names():
+        state = "switched off"
+        if agents.enabled(name):
+            state = "on"
+            if name != MAIN:
+                try:
+                    house = await open_house(runtime, agent_settings(settings, name), name)
+                except Exception as exc:  # what the daemon would log: said here instead
+                    failed.append(name)
+                    state = f"fails to start: {exc or type(exc).__name__}"
+                else:
+                    state = f"on, house opens ({house.settings.workspace})"
+                    await house.close()
+        bound = [_binding_text(b) for b in agents.bindings if b.agent == name]
+        if agents.default == name:
+            bound.append("every unbound message")
+        lines.append(f"  {name}: {state}; bound to: {', '.join(bound) or 'nothing'}")
+    if not agents.default:
+        lines.append("  (unbound messages are refused)")
+    head = f"{len(agents.names())} agent(s)" if not failed else f"{', '.join(failed)} cannot start"
+    text = "\n".join([head, *lines])
+    if failed:
+        raise CheckFailed(text)
+    return text
+
+
+def _binding_text(binding: Binding) -> str:
+    fields = ("channel", "account", "chat", "sender")
+    return " ".join(f"{key} {getattr(binding, key)}" for key in fields if getattr(binding, key))
+
+
+async def _triggers_line(runtime: Runtime) -> str:
     """Events waiting over a minute are an alarm while the daemon runs (it should have started
     them); with the daemon down they simply wait for its next start."""
+    settings = runtime.settings
     configured = settings.triggers
     count = len(configured.hooks) + len(configured.folders) + len(configured.mailboxes)
     waiting = await TriggerEvents(runtime.db).waiting_since(time.time() - ALARM_AFTER)

@@ -1,10 +1,10 @@
 """Each agent's view of the settings, and which agent a message is bound to.
 
 An agent other than `main` runs on `agent_settings(settings, name)`: the top-level settings with
-its own workspace, the sections it sets, its own MCP servers (none unless named) and no
-heartbeat or triggers (those are `main`'s). Everything that confines a turn (the workspace
-guard, the sandbox, the memory files and index, the skills) is built from that view, so an
-agent's tools see its own house and nothing of another's (`other_houses`).
+its own workspace, the sections it sets, its own MCP servers (none unless named), its own
+heartbeat (none unless set) and no triggers (those are `main`'s). Everything that confines a
+turn (the workspace guard, the sandbox, the memory files and index, the skills) is built from
+that view, so an agent's tools see its own house and nothing of another's (`other_houses`).
 """
 
 from __future__ import annotations
@@ -57,9 +57,16 @@ def agent_settings(settings: Settings, name: str) -> Settings:
         tools=entry.tools or settings.tools,
         budget=entry.budget or settings.budget,
         mcp=entry.mcp,
-        heartbeat=replaced(settings.heartbeat, enabled=False),
+        heartbeat=entry.heartbeat or replaced(settings.heartbeat, enabled=False),
         triggers=type(settings.triggers)(),
     )
+
+
+def budget_scope(settings: Settings, name: str) -> str | None:
+    """Whose conversations count against agent `name`'s budget: its own when it has a `budget`
+    section of its own, else every agent's (`main`'s budget is the whole daemon's)."""
+    entry = settings.agents.others.get(name)
+    return name if entry is not None and entry.budget is not None else None
 
 
 def agent_secrets(settings: Settings, workspace: Path) -> dict[str, str]:
@@ -68,6 +75,26 @@ def agent_secrets(settings: Settings, workspace: Path) -> dict[str, str]:
         if agent_workspace(settings, name) == workspace:
             return {key: value.get_secret_value() for key, value in entry.secrets.items()}
     return {}
+
+
+def may_reach(settings: Settings, agent: str, channel: str, chat_id: str) -> bool:
+    """Whether `agent` may send into `chat_id` of `channel` (its `message` tool, its jobs): a
+    chat the bindings give it (read without a sender: a binding of one sender gives no chat),
+    or one the owner allowed it (`may_message`)."""
+    agents = settings.agents
+    if bound_agent(agents, channel, chat=chat_id) == agent:
+        return True
+    entry = agents.others.get(agent)
+    return entry is not None and f"{channel}:{chat_id}" in entry.may_message
+
+
+def unavailable(agents: AgentsSettings, name: str) -> str:
+    """Why agent `name` cannot answer by the config ("" when it can)."""
+    if name not in agents.names():
+        return f"the assistant {name!r} is not configured"
+    if not agents.enabled(name):
+        return f"the assistant {name!r} is switched off"
+    return ""
 
 
 def bound_agent(

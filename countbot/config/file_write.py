@@ -1,12 +1,10 @@
-"""Replacing a file atomically: readers see the old file or the new one."""
+"""A settings file replaced atomically (`common/atomic_write.py`); a failure is a `ConfigError`."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
+from countbot.common.atomic_write import replace_bytes
 from countbot.config.errors import ConfigError
 
 
@@ -16,25 +14,3 @@ def replace_file(target: Path, text: str, mode: int, what: str) -> None:
         replace_bytes(target, text.encode("utf-8"), mode)
     except OSError as err:
         raise ConfigError(f"Cannot write the {what} {target}: {err}") from None
-
-
-def replace_bytes(target: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write `data` to a temporary file beside `target` with `mode`, then rename it over;
-    on an `OSError` the temporary file is removed and the error raised.
-
-    The mode is set before any byte is written, so a key never sits in a readable file.
-    """
-    temp: str | None = None
-    try:
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), mode)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, target)
-    except OSError:
-        if temp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-        raise

@@ -596,6 +596,8 @@ class AgentEntry(Strict):
     secrets: dict[str, SecretStr] = msgspec.field(default_factory=dict)
     # Chats outside its bindings the owner lets its `message` tool reach ("<channel>:<chat_id>").
     may_message: list[str] = msgspec.field(default_factory=list)
+    # Its own heartbeat (its workspace's HEARTBEAT.md; a target it may `message`); None: none.
+    heartbeat: HeartbeatSettings | None = None
 
 
 class Binding(Strict):

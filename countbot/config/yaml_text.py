@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from countbot.bounded_yaml import BoundedLoader, construct
 from countbot.config.fields import Loc
+from countbot.text.bounded_yaml import BoundedLoader, construct
 
 _COMMENT_AFTER = re.compile(r"( +)#")
 
@@ -43,7 +43,7 @@ class YamlDocument:
 def parse(text: str) -> YamlDocument:
     """Parse one YAML document; raises `yaml.YAMLError` (with `problem_mark`) on bad syntax.
 
-    Aliases, nesting and numbers are bounded (`countbot.bounded_yaml`): a hostile file fails as
+    Aliases, nesting and numbers are bounded (`countbot.text.bounded_yaml`): a hostile file fails as
     a syntax error instead of taking minutes and gigabytes.
     """
     loader = BoundedLoader(text)

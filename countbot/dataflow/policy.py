@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from countbot.authorship import Messages
+from countbot.common.authorship import Messages
 from countbot.dataflow.ledger import TurnLedger
 from countbot.dataflow.marks import mark_arguments, marked_sources
 from countbot.dataflow.matching import Hit, normalize

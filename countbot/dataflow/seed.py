@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from countbot.agent.ports import HistoryWindow
-from countbot.authorship import Messages, Said
+from countbot.common.authorship import Messages, Said
 from countbot.dataflow.policy import EarlierResult, TurnInputs
 from countbot.tools.base import ToolContext
 

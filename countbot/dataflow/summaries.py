@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from countbot.authorship import Messages, Said
+from countbot.common.authorship import Messages, Said
 from countbot.dataflow.ledger import url_host
 from countbot.dataflow.marks import mark, marked_sources
 from countbot.dataflow.seed import paired_results

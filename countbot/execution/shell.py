@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from countbot.common.masking import SecretMasker
 from countbot.execution.sandbox import Sandbox
 from countbot.execution.shell_guard import ShellGuard
-from countbot.masking import SecretMasker
 from countbot.tools.approval import ApprovalRequest
 from countbot.tools.base import Brings, Egress, Tool, ToolContext, ToolResult
 from countbot.tools.schema import params, text

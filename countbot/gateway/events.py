@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from countbot.agent.events import AgentEvent, event_to_dict
-from countbot.authorship import OWNER, Author, Part
+from countbot.common.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.runtime.approvals import ApprovalAsked, ApprovalSettled
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from countbot.authorship import OWNER, Author, Part
+from countbot.common.authorship import OWNER, Author, Part
 from countbot.llm.types import ImagePart
 from countbot.llm.unicode_repair import repair_text
 

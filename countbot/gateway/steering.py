@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from countbot.authorship import Said
+from countbot.common.authorship import Said
 from countbot.gateway.messages import InboundMessage
 
 

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Sequence
 
-from countbot.line_worker import LineWorker, WorkerError
+from countbot.common.line_worker import LineWorker, WorkerError
 from countbot.llm.token_counter import encoding_name
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 Python strings may hold lone UTF-16 surrogates (half an emoji in one model stream chunk, a
 `"\\ud800"` escape from a client). Such a string cannot be encoded as UTF-8, so it breaks the
 WebSocket send, the SQLite write and the audit log far from where it came in. The llm layer
-repairs what models send here; `countbot/text_repair.py` uses the same function for every other
+repairs what models send here; `countbot/text/text_repair.py` uses the same function for every other
 boundary. Linear time.
 """
 

@@ -11,7 +11,7 @@ import json
 
 from mcp_types import CallToolResult, EmbeddedResource, ImageContent, ResourceLink, TextContent
 
-from countbot.authorship import external
+from countbot.common.authorship import external
 from countbot.llm.types import ImagePart
 from countbot.tools.base import ToolResult
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
-from countbot.authorship import OWNER, Author
+from countbot.common.authorship import OWNER, Author
 
 # What a search can be narrowed to.
 KINDS = ("note", "conversation")
@@ -39,7 +39,7 @@ class CitedHit:
     # How it was found: its rank among full-text matches, its cosine to the query (if either).
     text_rank: int | None = None
     similarity: float | None = None
-    # Who wrote it (`countbot/authorship.py`): the memory files and the owner's messages are
+    # Who wrote it (`countbot/common/authorship.py`): the memory files and the owner's messages are
     # the owner's; a forward, a stranger's message, a subagent's report (and the answers to
     # them) are not.
     author: Author = OWNER

@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from countbot.authorship import external
+from countbot.common.authorship import external
 from countbot.memory.cited import KINDS, CitedHit, MemorySearch
 from countbot.memory.hygiene import corrected, repeats, without
 from countbot.memory.memory_file import MemoryEditError, MemoryFile

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
-from countbot.authorship import OWNER, Part
+from countbot.common.authorship import OWNER, Part
 from countbot.memory.cited import CitedHit
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.text import ContentUnits, content_units, estimate_recall_tokens

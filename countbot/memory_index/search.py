@@ -14,7 +14,7 @@ import sqlite3
 import time
 from datetime import date, datetime, timedelta
 
-from countbot.authorship import OWNER, Author
+from countbot.common.authorship import OWNER, Author
 from countbot.memory.cited import KINDS, CitedHit
 from countbot.memory_index import index_db
 from countbot.memory_index.embeddings import EmbeddingError

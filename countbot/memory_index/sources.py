@@ -3,7 +3,7 @@
 An entry is one paragraph or list item of a Markdown file (with the date of the heading it sits
 under), or the text of one user or assistant message (with its session, channel and time). Each
 carries what a citation needs, so a hit can say where and when it was written, and who wrote it:
-a message's author as stored with it (`countbot/authorship.py`); an answer's is the author of
+a message's author as stored with it (`countbot/common/authorship.py`); an answer's is the author of
 the message it answers (it may repeat what a stranger asked), or, when its turn had read
 untrusted content (a page, a document, a forward), an answer marked with what it read;
 everything in a subagent's own session is the subagent's; the memory files are the owner's.
@@ -21,7 +21,7 @@ from pathlib import Path
 from stat import S_ISDIR
 from typing import Any
 
-from countbot.authorship import OWNER, Author
+from countbot.common.authorship import OWNER, Author
 from countbot.memory.search import split_entries
 
 # The files of long-term memory, relative to the workspace; dated notes live in memory/*.md.

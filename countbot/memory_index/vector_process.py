@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from countbot.line_worker import LineWorker, WorkerError
+from countbot.common.line_worker import LineWorker, WorkerError
 from countbot.memory_index.embeddings import Embedder, EmbeddingError
 from countbot.memory_index.index_db import Filters
 

@@ -15,16 +15,16 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from countbot.agent.personas import PersonaLoader
+from countbot.common.masking import SecretMasker
 from countbot.config.agent_view import agent_data_dir, agent_secrets
 from countbot.config.secret import SecretStr
 from countbot.config.settings import MAIN, McpSettings, Settings
 from countbot.config.structs import replaced
 from countbot.execution.sandbox import Sandbox
-from countbot.masking import SecretMasker
 from countbot.memory.memory_file import MemoryFile
 from countbot.memory_index.assembly import INDEX_FILE, embedder_for, kept_out_for
 from countbot.memory_index.index import MemoryIndex
-from countbot.personas.presets import PersonaLoader
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.deliveries import DeliveryRouter
 from countbot.runtime.features import Feature, SharedPorts
@@ -257,11 +257,13 @@ async def open_runtime(
     return runtime
 
 
-async def open_house(main: Runtime, settings: Settings, name: str) -> Runtime:
+async def open_house(
+    main: Runtime, settings: Settings, name: str, features: Sequence[Feature] = ()
+) -> Runtime:
     """Another agent's house in the daemon: its own workspace, memory file and index, skills,
     personas, sandbox and model, over `main`'s store, audit log, delivery router and approvals.
-    Its turn machinery is built at its first turn, with no feature's tools (the scheduler's,
-    the subagents' and the browser are `main`'s)."""
+    Its turn machinery is built at its first turn, with the tools of `features` (already bound
+    to `main`'s ports; each makes its tools for the agent its `FeaturePorts` name)."""
     models = SettingsModelResolver(lambda: settings.model, settings.data_dir)
     try:
         await asyncio.to_thread(seed_workspace, settings.workspace)
@@ -275,7 +277,7 @@ async def open_house(main: Runtime, settings: Settings, name: str) -> Runtime:
         await models.aclose()
         raise
     stores = _Stores(main.masker, main.db, main.sessions, main.audit, memory, index)
-    house = _runtime(settings, (), stores, skills, sandbox, models, name, main.deliveries)
+    house = _runtime(settings, features, stores, skills, sandbox, models, name, main.deliveries)
     house.approvals = main.approvals
     house.borrowed = True
     return house

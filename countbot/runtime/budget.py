@@ -39,7 +39,8 @@ class Limit:
 
 
 class BudgetGuard:
-    """The agent's `SpendingGuard`; settings are read on every check so changes apply at once."""
+    """The agent's `SpendingGuard`; settings are read on every check so changes apply at once.
+    `agent`: the daily limits count that agent's conversations only (None: every agent's)."""
 
     def __init__(
         self,
@@ -48,11 +49,13 @@ class BudgetGuard:
         counters: DailyCounters,
         *,
         economy: Callable[[], str] = str,
+        agent: str | None = None,
     ) -> None:
         self._settings = settings
         self._usage = usage
         self._counters = counters
         self._economy_model = economy  # `model.economy`, read at each check ("": none)
+        self._agent = agent
 
     async def limits(
         self, session_id: str | None, model: str = "", turn_tokens: int = 0, next_tokens: int = 0
@@ -61,7 +64,7 @@ class BudgetGuard:
         budget = self._settings()
         if not self.limited():
             return []
-        today = await self._usage.today(session_id)
+        today = await self._usage.today(session_id, self._agent)
         price = (await fetch_model_info(model)).input_cost_per_token if model else 0.0
         candidates = [
             ("daily_tokens", "today's token budget", budget.daily_tokens, today["tokens"], False),
@@ -99,7 +102,7 @@ class BudgetGuard:
         for limit in limits:
             if limit.key == "turn_tokens" or limit.spent < WARN_SHARE * limit.limit:
                 continue
-            scope = session_id if limit.key == "session_tokens" else ""
+            scope = session_id if limit.key == "session_tokens" else self._agent or ""
             if await self._counters.add(f"budget-warning:{limit.key}:{scope}") == 1:
                 warning = _warning(limit)
                 break
@@ -154,11 +157,12 @@ def _warning(limit: Limit) -> str:
 
 
 async def budget_report(
-    settings: BudgetSettings, usage: UsageLog, counters: DailyCounters
+    settings: BudgetSettings, usage: UsageLog, counters: DailyCounters, agent: str | None = None
 ) -> dict[str, object]:
-    """Today's spend against each configured limit (for the Usage page and `countbot usage`)."""
-    guard = BudgetGuard(lambda: settings, usage, counters)
-    today = await usage.today()
+    """Today's spend against each configured limit (for the Usage page and `countbot usage`),
+    of `agent`'s conversations only when named (an agent's own budget)."""
+    guard = BudgetGuard(lambda: settings, usage, counters, agent=agent)
+    today = await usage.today(agent=agent)
     rows: list[dict[str, object]] = [
         {"key": limit.key, "limit": limit.limit, "spent": limit.spent, "dollars": limit.dollars}
         for limit in await guard.limits(None)

@@ -27,10 +27,10 @@ from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from countbot.agent.personas import PersonaLoader
+    from countbot.common.masking import SecretMasker
     from countbot.llm.token_process import TokenProcess
-    from countbot.masking import SecretMasker
     from countbot.memory.memory_file import MemoryFile
-    from countbot.personas.presets import PersonaLoader
     from countbot.runtime.budget import BudgetGuard
     from countbot.runtime.models import SettingsModelResolver
     from countbot.runtime.persistence import TurnRecorder

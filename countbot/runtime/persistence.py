@@ -8,9 +8,9 @@ from typing import Any
 
 from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
 from countbot.agent.ports import AgentHooks, ToolCallRecord
-from countbot.cooperative import run_steps
+from countbot.common.cooperative import run_steps
+from countbot.common.masking import SecretMasker
 from countbot.llm.types import Usage
-from countbot.masking import SecretMasker
 from countbot.store.audit import AuditLog
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog

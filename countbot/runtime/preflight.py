@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from countbot.agent.personas import PersonaError, PersonaLoader
 from countbot.config.errors import ConfigError
 from countbot.config.settings import Settings
-from countbot.personas.presets import PersonaError, PersonaLoader
 
 # The data folder holds conversations, the audit trail and keys: only its owner may enter one
 # that CountBot creates (so `doctor --security` never warns about a folder CountBot made). The

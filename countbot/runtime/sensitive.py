@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from countbot.common.masking import SecretMasker
 from countbot.config.agent_view import other_houses
 from countbot.config.secret import SecretStr
 from countbot.config.secrets_file import secrets_path
 from countbot.config.settings import Settings
 from countbot.config.structs import Strict
-from countbot.masking import SecretMasker
 
 
 def secret_masker(settings: Settings) -> SecretMasker:

@@ -18,31 +18,30 @@ from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.loop import AgentLoop
+from countbot.agent.personas import PersonaLoader
 from countbot.agent.ports import AgentHooks, MemoryRecall, SpendingGuard
-from countbot.config.agent_view import bound_agent
+from countbot.common.masking import SecretMasker
+from countbot.config.agent_view import budget_scope, may_reach
 from countbot.config.settings import AgentSettings, Settings
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from countbot.dataflow.summaries import SummaryMarks
 from countbot.execution.sandbox import Sandbox
 from countbot.llm.token_process import TokenProcess
-from countbot.masking import SecretMasker
 from countbot.mcp.host_start import Remembered
 from countbot.mcp.manager import McpManager
 from countbot.memory.memory_file import MemoryFile
-from countbot.memory.tools import (
-    MemoryForgetTool,
-    MemoryReadTool,
-    MemorySearchTool,
-    MemoryWriteTool,
-)
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
-from countbot.messaging.message_tool import Deliverer, MessageTool
-from countbot.personas.presets import PersonaLoader
+from countbot.messaging.message_tool import Deliverer
 from countbot.runtime.approvals import ApprovalBroker
 from countbot.runtime.budget import BudgetGuard
-from countbot.runtime.builtin_tools import builtin_tools
+from countbot.runtime.builtin_tools import (
+    MachineWiring,
+    TurnWiring,
+    builtin_tools,
+    check_feature_tool,
+)
 from countbot.runtime.deliveries import DeliveryResult, DeliveryRouter, DeliveryTarget
 from countbot.runtime.features import Feature, FeaturePorts, LoopPorts, SharedPorts
 from countbot.runtime.models import SettingsModelResolver
@@ -55,10 +54,8 @@ from countbot.store.pairing import PairingStore
 from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
-from countbot.tools.paging import ReadResultTool, ResultArchive
+from countbot.tools.paging import ResultArchive
 from countbot.tools.registry import ToolRegistry
-from countbot.tools.skill_tools import ReadSkillTool
-from countbot.tools.workspace_guard import WorkspaceGuard
 from countbot.web_access.http_client import WebClient
 
 
@@ -111,7 +108,6 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     )
     web_client = WebClient()
     tools = _tool_registry(runtime, deliverer, web_client)
-    _register_memory_tools(tools, settings.workspace, runtime.memory, runtime.memory_index)
     tools.gate = outbound_policy(settings, runtime.sessions, runtime.audit, tools)
     recorder = TurnRecorder(
         runtime.sessions, runtime.tool_calls, runtime.usage, runtime.audit, runtime.masker
@@ -127,6 +123,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
             runtime.usage,
             DailyCounters(shared.db),
             economy=lambda: settings.model.economy,
+            agent=budget_scope(settings, runtime.name),
         ),
         masker=runtime.masker,
         tokens=TokenProcess(),
@@ -142,6 +139,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     )
     for feature in features:  # in the order the surface gave them
         for tool in feature.tools(ports):
+            check_feature_tool(tool, type(feature).__module__.split(".")[1])
             tools.register(tool)
     # An unsandboxed server's start, remembered as allowed for this agent only.
     remembered = functools.partial(runtime.approvals.rules.allows, runtime.name)
@@ -268,38 +266,23 @@ def _tool_registry(
         retry_delay=settings.agent.retry_delay,
         masker=masker,
     )
-    sensitive = private_paths(settings)
-    for tool in builtin_tools(
-        settings.tools,
+    sensitive = tuple(private_paths(settings))
+    machine = MachineWiring(
+        settings.tools, workspace, sensitive, masker, runtime.sandbox, web_client
+    )
+    turn = TurnWiring(
         workspace,
-        sensitive_paths=sensitive,
-        masker=masker,
-        sandbox=runtime.sandbox,
-        web_client=web_client,
-    ):
-        registry.register(tool)
-    for tool in (
-        ReadSkillTool(runtime.skills),
-        ReadResultTool(registry, archive),
-        # Files leave the machine: always confined to the workspace, whatever the file tools may.
-        MessageTool(deliverer, WorkspaceGuard(workspace, sensitive_paths=sensitive)),
-    ):
+        sensitive,
+        runtime.skills,
+        registry,
+        archive,
+        deliverer,
+        runtime.memory,
+        runtime.memory_index,
+    )
+    for tool in builtin_tools(machine, turn):
         registry.register(tool)
     return registry
-
-
-def _register_memory_tools(
-    registry: ToolRegistry, workspace: Path, memory: MemoryFile, index: MemoryIndex
-) -> None:
-    """The memory tools, searching and forgetting through the index."""
-    files = [memory, MemoryFile(workspace / "USER.md")]
-    for tool in (
-        MemoryReadTool(memory),
-        MemoryWriteTool(memory),
-        MemorySearchTool(memory, index),
-        MemoryForgetTool(files, index, workspace / "memory"),
-    ):
-        registry.register(tool)
 
 
 # Sessions that are not the user's conversation: their summaries stay out of MEMORY.md.
@@ -331,13 +314,7 @@ class _MessageDeliverer:
         return self.router.channels()
 
     def reaches(self, channel: str, chat_id: str) -> bool:
-        """A chat the bindings give this agent (read without a sender: a binding of one sender
-        gives no chat), or one the owner allowed it."""
-        agents = self.settings.agents
-        if bound_agent(agents, channel, chat=chat_id) == self.agent:
-            return True
-        entry = agents.others.get(self.agent)
-        return entry is not None and f"{channel}:{chat_id}" in entry.may_message
+        return may_reach(self.settings, self.agent, channel, chat_id)
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""

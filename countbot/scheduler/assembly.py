@@ -10,10 +10,12 @@ its gateway exists and `Scheduler.stop` before it closes the runtime; its REST r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from countbot.config.agent_view import agent_settings, may_reach
+from countbot.config.settings import MAIN
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.features import FeaturePorts, SharedPorts
 from countbot.scheduler.book import JobBook
@@ -34,10 +36,11 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Scheduler:
-    """A daemon's running scheduler."""
+    """A daemon's running scheduler: `main`'s heartbeat, and every other agent's by name."""
 
     service: SchedulerService
     heartbeat: Heartbeat
+    heartbeats: dict[str, Heartbeat] = field(default_factory=dict)
 
     async def stop(self) -> None:
         await self.service.stop()
@@ -58,7 +61,14 @@ class JobsFeature:
         from countbot.scheduler.tool import CronTool
         from countbot.scheduler.tool_port import ToolJobs
 
-        return [CronTool(ToolJobs(self.book, ports.deliveries.channels))]
+        agent, settings = ports.agent, ports.settings
+        jobs = ToolJobs(
+            self.book,
+            ports.deliveries.channels,
+            agent=agent,
+            may_reach=lambda channel, chat_id: may_reach(settings, agent, channel, chat_id),
+        )
+        return [CronTool(jobs)]
 
     def bind(self, ports: SharedPorts) -> JobBook:
         """The job book (also for a runtime opened without this feature, which then offers no
@@ -91,18 +101,30 @@ def build_scheduler(jobs: JobsFeature, gateway: Gateway) -> Scheduler:
     turns = GatewayTurns(gateway)
     delivery = JobDelivery(ports.deliveries, ports.sessions)
     executor = JobExecutor(book, turns, delivery, settings.scheduler)
-    heartbeat = Heartbeat(
-        settings.heartbeat,
-        settings.workspace,
-        turns,
-        delivery,
-        ChannelStateStore(ports.db),
-        DailyCounters(ports.db),
-        zone=lambda: book.default_zone,
-        clock=jobs.now,
-        time_limit=settings.scheduler.job_timeout,
-    )
-    return Scheduler(SchedulerService(book, executor, settings.scheduler), heartbeat)
+
+    def heartbeat(agent: str) -> Heartbeat:
+        house = agent_settings(settings, agent)
+        return Heartbeat(
+            house.heartbeat,
+            house.workspace,
+            turns,
+            delivery,
+            ChannelStateStore(ports.db),
+            DailyCounters(ports.db),
+            zone=lambda: book.default_zone,
+            clock=jobs.now,
+            time_limit=settings.scheduler.job_timeout,
+            agent=agent,
+            may_reach=lambda channel, chat_id: may_reach(settings, agent, channel, chat_id),
+        )
+
+    others = {
+        name: heartbeat(name)
+        for name, entry in settings.agents.others.items()
+        if entry.enabled and entry.heartbeat is not None and entry.heartbeat.enabled
+    }
+    service = SchedulerService(book, executor, settings.scheduler)
+    return Scheduler(service, heartbeat(MAIN), others)
 
 
 async def start_scheduler(
@@ -114,11 +136,11 @@ async def start_scheduler(
     """
     scheduler = build_scheduler(jobs, gateway)
     await scheduler.service.start(paused=paused)
-    beat = jobs.ports.settings.heartbeat
-    if beat.enabled:
+    beating = [scheduler.heartbeat] if scheduler.heartbeat.settings.enabled else []
+    for heartbeat in [*beating, *scheduler.heartbeats.values()]:
         await load_triggers()
         from apscheduler.triggers.interval import IntervalTrigger
 
-        every = IntervalTrigger(minutes=beat.interval_minutes)
-        await scheduler.service.add_timer("heartbeat", every, scheduler.heartbeat.beat)
+        every = IntervalTrigger(minutes=heartbeat.settings.interval_minutes)
+        await scheduler.service.add_timer(heartbeat.session, every, heartbeat.beat)
     return scheduler

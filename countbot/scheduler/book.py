@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from countbot.config.settings import MAIN
 from countbot.scheduler.clock import Clock, moment, utc_now
 from countbot.scheduler.jobs import Delivery, Job, JobError, JobRun, Schedule
 from countbot.scheduler.triggers import (
@@ -46,6 +47,8 @@ class JobDraft:
     session: str | None = None
     enabled: bool = True
     created_from: str = ""
+    # The agent the job belongs to.
+    agent: str = MAIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,7 @@ class JobBook:
             updated_at=ts,
             schedule_since=ts,
             checked_through=ts,
+            agent=draft.agent,
         )
         await self.store.insert(job.to_row())
         await self._changed(job.id)

@@ -3,7 +3,9 @@
 A beat is cheap unless there is work: outside quiet hours, under the daily cap, with the user's
 session idle and a task listed, it runs one unattended turn in the `heartbeat` session; an
 answer that only acknowledges (HEARTBEAT_OK) stays there, anything else goes to the target.
-With nothing listed no model is called at all.
+With nothing listed no model is called at all. Every agent with a heartbeat has its own (its
+workspace's HEARTBEAT.md, its session `heartbeat:<agent>`, its daily cap, its house); a target
+chat the agent may not `message` is refused before any model call.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Literal, Protocol
 
-from countbot.authorship import Author
-from countbot.config.settings import HeartbeatSettings
+from countbot.common.authorship import Author
+from countbot.config.settings import MAIN, HeartbeatSettings
 from countbot.scheduler.clock import Clock
 from countbot.scheduler.delivery import JobDelivery
 from countbot.scheduler.heartbeat_tasks import HEARTBEAT_FILE, read_heartbeat_tasks
@@ -45,6 +47,7 @@ BeatOutcome = Literal[
     "delivered",
     "undelivered",
     "failed",
+    "refused",
 ]
 
 
@@ -87,6 +90,17 @@ class Heartbeat:
     zone: Callable[[], str]
     clock: Clock
     time_limit: float
+    # The agent whose heartbeat it is, and the chats it may send into.
+    agent: str = MAIN
+    may_reach: Callable[[str, str], bool] = lambda channel, chat_id: True
+
+    @property
+    def session(self) -> str:
+        return HEARTBEAT_SESSION if self.agent == MAIN else f"{HEARTBEAT_SESSION}:{self.agent}"
+
+    @property
+    def _beats(self) -> str:
+        return BEATS if self.agent == MAIN else f"{BEATS}:{self.agent}"
 
     async def beat(self) -> BeatResult:
         result = await self._beat()
@@ -102,17 +116,19 @@ class Heartbeat:
         local = self.clock().astimezone(ZoneInfo(self.zone()))
         if settings.quiet_hours and in_quiet_hours(local, settings.quiet_hours):
             return BeatResult("quiet", settings.quiet_hours)
-        if await self.beats.get(BEATS, local.date()) >= settings.daily_cap:
+        if await self.beats.get(self._beats, local.date()) >= settings.daily_cap:
             return BeatResult("capped", f"{settings.daily_cap} beats today")
         target = Delivery.parse(settings.target)
-        sessions = (await self._user_session(target), HEARTBEAT_SESSION)
+        if target.kind == "chat" and not self.may_reach(target.channel or "", target.chat_id or ""):
+            return BeatResult("refused", f"{target} is bound to another agent")
+        sessions = (await self._user_session(target), self.session)
         busy = [s for s in sessions if s and self.turns.busy(s)]
         if busy:
             return BeatResult("busy", busy[0])
         tasks = await read_heartbeat_tasks(self.workspace)
         if not tasks:
             return BeatResult("nothing")
-        await self.beats.add(BEATS, local.date())
+        await self.beats.add(self._beats, local.date())
         return await self._run(tasks, target)
 
     async def _user_session(self, target: Delivery) -> str | None:
@@ -120,16 +136,18 @@ class Heartbeat:
         if target.channel is None or target.chat_id is None or target.kind != "chat":
             return None
         current = await self.chat_sessions.session_for(target.channel, target.chat_id)
-        return current or f"{target.channel}:{target.chat_id}"
+        session = current or f"{target.channel}:{target.chat_id}"
+        return session if self.agent == MAIN else f"{self.agent}@{session}"
 
     async def _run(self, tasks: list[str], target: Delivery) -> BeatResult:
         prompt = PROMPT.format(file=HEARTBEAT_FILE, tasks="\n".join(tasks))
         author = Author("job", "heartbeat")
+        session, agent = self.session, self.agent
         if target.kind == "chat":
             channel = target.channel or ""
-            request = ScheduledTurn(prompt, HEARTBEAT_SESSION, channel, target.chat_id, author)
+            request = ScheduledTurn(prompt, session, channel, target.chat_id, author, agent)
         else:
-            request = ScheduledTurn(prompt, HEARTBEAT_SESSION, HEARTBEAT_SESSION, author=author)
+            request = ScheduledTurn(prompt, session, HEARTBEAT_SESSION, author=author, agent=agent)
         outcome = await self.turns.run(request, self.time_limit)
         for note in outcome.notes:  # the heartbeat keeps no run history; the log has it
             log.warning("heartbeat: %s", note)
@@ -137,7 +155,7 @@ class Heartbeat:
             return BeatResult("failed", outcome.error)
         if only_acknowledges(outcome.text):
             return BeatResult("acknowledged")
-        result = await self.delivery.answer(target, HEARTBEAT_SESSION, outcome.text)
+        result = await self.delivery.answer(target, session, outcome.text)
         return BeatResult("delivered" if result.delivered else "undelivered", result.detail)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeVar
 
+from countbot.config.settings import MAIN
+
 ScheduleKind = Literal["cron", "every", "at"]
 SCHEDULE_KINDS: tuple[ScheduleKind, ...] = ("cron", "every", "at")
 RunStatus = Literal["running", "ok", "error", "timeout", "missed"]
@@ -108,6 +110,8 @@ class Job:
     # Fire times up to here have been handled: run, or recorded as missed.
     checked_through: float
     consecutive_failures: int = 0
+    # The agent whose house runs it and whose `cron` tool sees it (`agents:` in config.yaml).
+    agent: str = MAIN
 
     def to_row(self) -> dict[str, Any]:
         return {
@@ -127,6 +131,7 @@ class Job:
             "updated_at": self.updated_at,
             "checked_through": self.checked_through,
             "consecutive_failures": self.consecutive_failures,
+            "agent": self.agent,
         }
 
     @classmethod

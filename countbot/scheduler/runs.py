@@ -12,7 +12,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from countbot.authorship import Author
+from countbot.common.authorship import Author
 from countbot.config.settings import SchedulerSettings
 from countbot.scheduler.book import JobBook
 from countbot.scheduler.delivery import JobDelivery
@@ -96,8 +96,10 @@ class JobExecutor:
         author = Author("job", job.name or job.id)
         if job.delivery.kind == "chat":
             channel = job.delivery.channel or ""
-            return ScheduledTurn(job.prompt, job.session, channel, job.delivery.chat_id, author)
-        return ScheduledTurn(job.prompt, job.session, JOB_CHANNEL, job.id, author)
+            return ScheduledTurn(
+                job.prompt, job.session, channel, job.delivery.chat_id, author, job.agent
+            )
+        return ScheduledTurn(job.prompt, job.session, JOB_CHANNEL, job.id, author, job.agent)
 
     async def _finish(self, job: Job, run_id: int, outcome: TurnOutcome) -> dict[str, Any]:
         delivered, detail = False, ""

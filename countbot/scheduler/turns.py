@@ -13,7 +13,8 @@ from typing import Literal, Protocol
 
 from countbot.agent.events import TurnDone, TurnError, TurnNotice
 from countbot.agent.notices import with_notices
-from countbot.authorship import JOB, Author
+from countbot.common.authorship import JOB, Author
+from countbot.config.settings import MAIN
 from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway, GatewayClosedError
@@ -35,6 +36,8 @@ class ScheduledTurn:
     chat_id: str | None = None
     # The prompt is the owner's standing request, kept apart from what they type live.
     author: Author = JOB
+    # The agent whose house runs it.
+    agent: str = MAIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,4 +137,5 @@ def _message(request: ScheduledTurn) -> InboundMessage:
         mode="followup",
         unattended=True,
         author=request.author,
+        agent=request.agent,
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from countbot import bounded_yaml
+from countbot.text import bounded_yaml
 
 
 class FrontmatterError(ValueError):

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from countbot.config.file_write import replace_bytes
+from countbot.common.atomic_write import replace_bytes
 
 # The code is Python's own format: another interpreter or optimisation level starts over.
 _HEADER = importlib.util.MAGIC_NUMBER + bytes([sys.flags.optimize])

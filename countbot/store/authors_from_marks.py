@@ -1,16 +1,13 @@
 """Migration 9: who wrote each stored user message, derived once from the marks it was stored
 with.
 
-Before authors were stored (`countbot/authorship.py`), a surface said who wrote a message with
-marks in its text: a context line saying it was not typed by the user, `<external>` around a
-document's text in the message, `<untrusted>` around a workspace skill or a trigger's
-payload, and the recalled
-memory block inside the same context line. This is the one place those marks are still read:
-each user record gets its `author` and its `parts` (the document, the skill, the recalled
-block, each with its author), and the marks leave the text they were searched in. A recalled
-block stored before recall kept authors may hold anyone's words, so it counts as someone
-else's.
-"""
+Before authors were stored (`countbot/common/authorship.py`), a surface said who wrote a message
+with marks in its text: a context line saying it was not typed by the user, `<external>` around a
+document's text in the message, `<untrusted>` around a workspace skill or a trigger's payload, and
+the recalled memory block inside the same context line. This is the one place those marks are still
+read: each user record gets its `author` and its `parts` (the document, the skill, the recalled
+block, each with its author), and the marks leave the text they were searched in. A recalled block
+stored before recall kept authors may hold anyone's words, so it counts as someone else's."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ JOB_COLUMNS = (
     "updated_at",
     "checked_through",
     "consecutive_failures",
+    "agent",
 )
 RUN_COLUMNS = (
     "job_id",

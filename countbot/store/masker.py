@@ -1,4 +1,4 @@
-"""What the store needs from a secret masker (countbot.masking.SecretMasker fits)."""
+"""What the store needs from a secret masker (countbot.common.masking.SecretMasker fits)."""
 
 from __future__ import annotations
 

@@ -331,4 +331,9 @@ MIGRATIONS: list[Migration] = [
     DROP TABLE approval_rules;
     ALTER TABLE approval_rules_new RENAME TO approval_rules;
     """,
+    # 16: the agent each cron job belongs to (every earlier one is `main`'s): its turns run in
+    # that agent's house, and only that agent's `cron` tool sees it.
+    """
+    ALTER TABLE cron_jobs ADD COLUMN agent TEXT NOT NULL DEFAULT 'main';
+    """,
 ]

@@ -110,11 +110,23 @@ class UsageLog:
             (first,),
         )
 
-    async def by_session(self, limit: int = 50) -> list[dict[str, Any]]:
-        """Totals per session (with its title, None once deleted), most recently used first."""
+    async def by_agent(self, days: int = 30) -> list[dict[str, Any]]:
+        """Totals per agent over the last `days` local days (a deleted session's: `main`)."""
+        first = (dt.date.today() - dt.timedelta(days=max(days, 1) - 1)).isoformat()
         return await self._db.run(
             _rows,
-            f"SELECT u.session_id, s.title, {_SUMS}, MAX(u.last_ts) AS last_ts"
+            f"SELECT coalesce(s.agent, 'main') AS agent, {_SUMS}"
+            " FROM usage AS u LEFT JOIN sessions AS s ON s.id = u.session_id"
+            " WHERE u.day >= ? GROUP BY 1 ORDER BY cost_usd DESC, total_tokens DESC",
+            (first,),
+        )
+
+    async def by_session(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Totals per session (with its title and agent, None once deleted), most recently used
+        first."""
+        return await self._db.run(
+            _rows,
+            f"SELECT u.session_id, s.title, s.agent, {_SUMS}, MAX(u.last_ts) AS last_ts"
             " FROM usage AS u LEFT JOIN sessions AS s ON s.id = u.session_id"
             " GROUP BY u.session_id ORDER BY last_ts DESC LIMIT ?",
             (max(limit, 0),),
@@ -130,9 +142,12 @@ class UsageLog:
             (first,),
         )
 
-    async def today(self, session_id: str | None = None) -> dict[str, Any]:
-        """Today's tokens and cost in all sessions, and `session_tokens` in `session_id`."""
-        return await self._db.run(_today, _local_day(time.time()), session_id or "")
+    async def today(
+        self, session_id: str | None = None, agent: str | None = None
+    ) -> dict[str, Any]:
+        """Today's tokens and cost in all sessions (of `agent` only, when named), and
+        `session_tokens` in `session_id`."""
+        return await self._db.run(_today, _local_day(time.time()), session_id or "", agent)
 
     async def totals(self) -> dict[str, Any]:
         """Everything ever recorded; zeros when nothing has been."""
@@ -144,12 +159,15 @@ def _local_day(ts: float) -> str:
     return dt.date.fromtimestamp(ts).isoformat()
 
 
-def _today(conn: sqlite3.Connection, day: str, session_id: str) -> dict[str, Any]:
+def _today(
+    conn: sqlite3.Connection, day: str, session_id: str, agent: str | None
+) -> dict[str, Any]:
     tokens, cost, session_tokens = conn.execute(
         "SELECT coalesce(SUM(prompt_tokens + completion_tokens), 0), coalesce(SUM(cost_usd), 0),"
         " coalesce(SUM(CASE WHEN session_id = ? THEN prompt_tokens + completion_tokens END), 0)"
-        " FROM usage WHERE day = ?",
-        (session_id, day),
+        " FROM usage WHERE day = ?"
+        " AND (? IS NULL OR session_id IN (SELECT id FROM sessions WHERE agent = ?))",
+        (session_id, day, agent, agent),
     ).fetchone()
     return {"day": day, "tokens": tokens, "cost_usd": cost, "session_tokens": session_tokens}
 

@@ -1,17 +1,17 @@
 """Subagents: background turns that report back into the session that spawned them.
 
 A subagent runs its own AgentLoop (focused prompt, its tools, its limits) in its own session
-`subagent:<id>`, at most `subagents.max_concurrent` at once (the rest queue). When it ends, done,
-error, timeout or cancelled, its report enters the parent session through the gateway as a
-follow-up message, so the assistant answers it in a new turn on the parent's surface; a busy
-parent finishes its turn first. Records live in SQLite: after a restart the subagents the daemon
-left running are marked interrupted and their parents are told.
+`subagent:<id>` (`turn.py`), at most `subagents.max_concurrent` at once (the rest queue). When it
+ends, done, error, timeout or cancelled, its report enters the parent session (`reports.py`).
+Records live in SQLite: after a restart the subagents the daemon left running are marked
+interrupted and their parents are told. A subagent belongs to its parent session's agent: its
+session is that agent's, and its loop is made from that agent's house (its tools, workspace and
+sandbox: `use_loops` per agent).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -20,51 +20,37 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from countbot.agent.cancel import CancelToken
-from countbot.agent.events import TurnCancelled, TurnDone, TurnError
 from countbot.agent.history import NoteEntry, to_record
-from countbot.agent.turn_request import TurnRequest
-from countbot.authorship import Author
-from countbot.config.settings import SubagentSettings
+from countbot.config.settings import MAIN, SubagentSettings
 from countbot.gateway.events import SubagentUpdate
-from countbot.gateway.follow import TurnFollower
-from countbot.gateway.gateway import Gateway, GatewayClosedError
-from countbot.gateway.messages import InboundMessage
+from countbot.gateway.gateway import Gateway
 from countbot.gateway.steering import SteeringBox
-from countbot.gateway.watchdog import DEADLINE_REASON, supervise
-from countbot.gateway.watchers import Watcher
-from countbot.runtime.deliveries import DeliveryTarget
 from countbot.runtime.features import SharedPorts
 from countbot.subagents.control import SpawnRequest, SubagentInfo
-from countbot.subagents.store import SubagentRecord, SubagentStatus, SubagentStore
+from countbot.subagents.reports import Reports
+from countbot.subagents.store import (
+    CHANNEL,
+    SESSION_PREFIX,
+    SubagentRecord,
+    SubagentStatus,
+    SubagentStore,
+)
+from countbot.subagents.turn import NO_ANSWER, Outcome, run_subagent
 
 if TYPE_CHECKING:  # the turn machinery: built at the daemon's first turn
-    from countbot.agent.loop import AgentLoop
     from countbot.subagents.loops import SubagentLoops
 
 log = logging.getLogger(__name__)
 
-SESSION_PREFIX = "subagent:"
-CHANNEL = "subagent"
-# Seconds between a subagent's cancel-token step and its task-cancel step.
-KILL_GRACE = 5.0
 STOPPED_BY_USER = "stopped by the user"
 SHUTDOWN = "the daemon stopped while it was running"
-REPORT_CONTEXT = (
-    "[This message is the report of subagent {id} that you spawned earlier. Tell the user what "
-    "came back.]"
-)
-_ENDINGS: dict[str, str] = {
-    "done": "finished",
-    "error": "failed",
-    "timeout": "ran out of time",
-    "cancelled": "was cancelled",
-    "interrupted": "was interrupted",
-}
 
 
 @dataclass(slots=True)
 class _Run:
     record: SubagentRecord
+    # The agent whose house it runs in (its parent session's).
+    agent: str = MAIN
     token: CancelToken = field(default_factory=CancelToken)
     # Reports of its own subagents, read before its next model call.
     steering: SteeringBox = field(default_factory=SteeringBox)
@@ -74,7 +60,8 @@ class _Run:
 
 
 class SubagentManager:
-    """Spawns, queues, runs, cancels and reports subagents (see the module docstring)."""
+    """Spawns, queues, starts and stops subagents, and hands each ending to `Reports` (see
+    the module docstring)."""
 
     def __init__(
         self, ports: SharedPorts, store: SubagentStore, settings: SubagentSettings
@@ -82,15 +69,14 @@ class SubagentManager:
         """Made when the runtime opens; `start` with the daemon's gateway runs it, and its
         tools run subagents once `use_loops` gave it the turn machinery's loop maker."""
         self._sessions = ports.sessions
-        self._deliveries = ports.deliveries
         self._store = store
         self._settings = settings
-        self._loops_or_none: SubagentLoops | None = None
+        self._loops_by_agent: dict[str, SubagentLoops] = {}
         self._gateway_or_none: Gateway | None = None
         self._runs: dict[str, _Run] = {}
         self._waiting: deque[str] = deque()
-        self._senders: set[asyncio.Task[None]] = set()
         self._closing = False
+        self._reports = Reports(store, ports.deliveries, lambda: self._gateway, self._inbox)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -100,22 +86,28 @@ class SubagentManager:
             raise ValueError("subagents run in the daemon (`countbot run`), which has not started")
         return self._gateway_or_none
 
-    def use_loops(self, loops: SubagentLoops) -> None:
-        """Make subagents' loops with `loops` (given when the turn machinery is built)."""
-        self._loops_or_none = loops
+    def use_loops(self, loops: SubagentLoops, agent: str = MAIN) -> None:
+        """Make agent `agent`'s subagents' loops with `loops` (given when its house's turn
+        machinery is built)."""
+        self._loops_by_agent[agent] = loops
 
-    @property
-    def _loops(self) -> SubagentLoops:
-        if self._loops_or_none is None:  # only the spawn tool spawns: it comes with the loops
+    def _loops(self, agent: str) -> SubagentLoops:
+        loops = self._loops_by_agent.get(agent)
+        if loops is None:  # only the spawn tool spawns: it comes with the loops
             raise ValueError("subagents need the turn machinery, which is not built yet")
-        return self._loops_or_none
+        return loops
+
+    async def agent_of(self, session_id: str) -> str:
+        """The agent a session (a parent's, a subagent's) belongs to."""
+        info = await self._sessions.get(session_id)
+        return info.agent if info is not None else MAIN
 
     async def start(self, gateway: Gateway) -> None:
         """Close what a stopped daemon left running and deliver every report still owed."""
         self._gateway_or_none = gateway
         await self._store.interrupt_active(SHUTDOWN)
         for record in await self._store.unreported():
-            await self._report(record)
+            await self._reports.report(record)
         self._gateway.add_cancel_listener(self.stop_children)
 
     async def close(self, grace: float) -> None:
@@ -127,22 +119,22 @@ class SubagentManager:
             run.token.cancel(SHUTDOWN)
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
-        for sender in self._senders:
-            sender.cancel()
+        self._reports.close()
 
     # --- the SubagentControl port of the tools ------------------------------------------------
 
     async def spawn(self, request: SpawnRequest) -> SubagentInfo:
         if self._closing:
             raise ValueError("the daemon is shutting down; no new subagents")
-        depth = await self._depth_of(request.parent_session) + 1
+        depth = await self._store.depth_of(request.parent_session) + 1
         if depth > self._settings.max_depth:
             raise ValueError(
                 f"subagents may not spawn more subagents (subagents.max_depth is "
                 f"{self._settings.max_depth}); do the work yourself"
             )
+        agent = await self.agent_of(request.parent_session)
         if request.tools is not None:
-            self._loops.check_tools(request.tools, depth)
+            self._loops(agent).check_tools(request.tools, depth)
         subagent_id = secrets.token_hex(4)
         record = SubagentRecord(
             id=subagent_id,
@@ -158,10 +150,10 @@ class SubagentManager:
             created_at=time.time(),
         )
         await self._sessions.create(
-            record.session_id, title=f"Subagent: {record.label}", channel=CHANNEL
+            record.session_id, title=f"Subagent: {record.label}", channel=CHANNEL, agent=agent
         )
         await self._store.add(record)
-        self._runs[subagent_id] = _Run(record)
+        self._runs[subagent_id] = _Run(record, agent)
         self._waiting.append(subagent_id)
         self._announce(record)
         await self._pump()
@@ -239,54 +231,24 @@ class SubagentManager:
 
     async def _run(self, run: _Run) -> None:
         record = run.record
-        outcome: tuple[SubagentStatus, str] = ("error", "it ended without an answer")
+        outcome: Outcome = NO_ANSWER
         try:
-            loop = self._loops.build(
+            loop = self._loops(run.agent).build(
                 task=record.task,
                 label=record.label,
                 tools=record.tools,
                 depth=record.depth,
                 parent=record.parent_session,
-                spends_for=await self._root_of(record.parent_session),
+                spends_for=await self._store.root_of(record.parent_session),
             )
-            work = asyncio.create_task(self._stream(run, loop, record))
-            limit = self._settings.timeout
-            verdict = await supervise(work, run.token, limit, KILL_GRACE)
-            if verdict != "finished" or run.token.reason == DEADLINE_REASON:
-                outcome = ("timeout", f"it took longer than {limit:g} s and was stopped")
-            elif not work.cancelled():
-                outcome = work.result()  # a failure raises into the handler below
+            hub, limit = self._gateway.hub, self._settings.timeout
+            outcome = await run_subagent(loop, record, run.token, run.steering, hub, limit)
         except Exception as exc:  # a broken subagent must still report
             log.exception("subagent %s failed", record.id)
             outcome = ("error", f"internal error: {exc}")
         if run.token.reason == SHUTDOWN:
             outcome = ("interrupted", SHUTDOWN)
         await self._finish(run, *outcome)
-
-    async def _stream(
-        self, run: _Run, loop: AgentLoop, record: SubagentRecord
-    ) -> tuple[SubagentStatus, str]:
-        hub = self._gateway.hub
-        outcome: tuple[SubagentStatus, str] = ("error", "it ended without an answer")
-        request = TurnRequest(
-            record.task,
-            record.session_id,
-            channel=CHANNEL,
-            cancel_token=run.token,
-            unattended=True,
-            steering=run.steering,
-        )
-        events = loop.process_message(request)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                hub.publish(record.session_id, event)  # whoever opened its session sees it live
-                if isinstance(event, TurnDone):
-                    outcome = ("done", event.content)
-                elif isinstance(event, TurnError):
-                    outcome = ("error", event.error)
-                elif isinstance(event, TurnCancelled):
-                    outcome = ("cancelled", f"it was {run.token.reason or 'cancelled'}")
-        return outcome
 
     async def _finish(self, run: _Run, status: SubagentStatus, result: str) -> None:
         record = replace(run.record, status=status, result=result, ended_at=time.time())
@@ -295,7 +257,7 @@ class SubagentManager:
         self._runs.pop(record.id, None)
         self._announce(record)
         for unread in run.steering.take_back():  # its subagents' reports go up to its parent
-            await self._deliver(unread)
+            await self._reports.deliver(unread)
         if status == "interrupted":
             return  # reported after the restart, when the gateway takes turns again
         if run.quiet:
@@ -303,95 +265,17 @@ class SubagentManager:
             await self._sessions.append(record.parent_session, to_record(note))
             await self._store.mark_reported(record.id)
         else:
-            await self._report(record)
+            await self._reports.report(record)
         if not self._closing:
             await self._pump()
 
-    async def _report(self, record: SubagentRecord) -> None:
-        message = InboundMessage(
-            channel=record.channel or CHANNEL,
-            content=report_text(record),
-            chat_id=record.chat_id,
-            sender=record.session_id,
-            session_id=record.parent_session,
-            mode="followup",
-            context=REPORT_CONTEXT.format(id=record.id),
-            # Its words are the subagent's (what it read on the way), never the user's.
-            author=Author("subagent", record.id),
-        )
-        if await self._deliver(message):
-            await self._store.mark_reported(record.id)
-
-    async def _deliver(self, message: InboundMessage) -> bool:
-        """Into the parent session as a follow-up that starts a turn; False if the gateway is
-        closed (the next start delivers it).
-
-        A parent that is itself a running subagent reads it before its next model call; one that
-        has ended passes it on to its own parent, so a report always reaches someone.
-        """
-        target = message.session_id or ""
-        if target.startswith(SESSION_PREFIX):
-            subagent_id = target.removeprefix(SESSION_PREFIX)
-            run = self._runs.get(subagent_id)
-            if run is not None and run.record.status == "running" and not run.token.cancelled:
-                run.steering.put(message)
-                return True
-            parent = await self._store.get(subagent_id)
-            if parent is not None:
-                upward = replace(
-                    message,
-                    session_id=parent.parent_session,
-                    channel=parent.channel or CHANNEL,
-                    chat_id=parent.chat_id,
-                )
-                return await self._deliver(upward)
-        unseen = bool(message.chat_id) and self._gateway.hub.watching(target) == 0
-        watcher = Watcher()
-        if unseen:
-            self._gateway.hub.subscribe(target, watcher)
-        try:
-            submission = await self._gateway.submit(message, origin=watcher if unseen else None)
-        except GatewayClosedError:
-            self._gateway.hub.unsubscribe(target, watcher)
-            return False
-        if unseen:
-            follow = self._send_answer(message, watcher, submission.queued)
-            task = asyncio.create_task(follow, name=f"subagent-report:{target}")
-            self._senders.add(task)
-            task.add_done_callback(self._senders.discard)
-        return True
-
-    async def _send_answer(self, message: InboundMessage, watcher: Watcher, queued: bool) -> None:
-        """No chat shows the parent session (a job's, or a chat before its first message since
-        a restart): send the report turn's answer to the parent's chat through the delivery path.
-        """
-        target = message.session_id or ""
-        try:
-            event = await TurnFollower(watcher).terminal(queued)
-        finally:
-            self._gateway.hub.unsubscribe(target, watcher)
-        if not isinstance(event, TurnDone) or not event.content.strip():
-            return
-        assert message.chat_id is not None
-        where = DeliveryTarget(message.channel, message.chat_id)
-        result = await self._deliveries.deliver(where, event.content)
-        if not result.delivered:
-            log.info("report answer for %s not sent to %s: %s", target, where, result.detail)
-
-    async def _depth_of(self, session_id: str) -> int:
-        if not session_id.startswith(SESSION_PREFIX):
-            return 0
-        record = await self._store.get(session_id.removeprefix(SESSION_PREFIX))
-        return record.depth if record is not None else 0
-
-    async def _root_of(self, session_id: str) -> str:
-        """The conversation a chain of subagents started in (whose budgets they all spend)."""
-        while session_id.startswith(SESSION_PREFIX):
-            record = await self._store.get(session_id.removeprefix(SESSION_PREFIX))
-            if record is None:
-                break
-            session_id = record.parent_session
-        return session_id
+    def _inbox(self, subagent_id: str) -> SteeringBox | None:
+        """The inbox of a subagent still running: a report to it is read before its next model
+        call (None: it is not running, and the report goes on to its parent)."""
+        run = self._runs.get(subagent_id)
+        if run is not None and run.record.status == "running" and not run.token.cancelled:
+            return run.steering
+        return None
 
     def _live(self, record: SubagentRecord) -> SubagentRecord:
         run = self._runs.get(record.id)
@@ -400,14 +284,6 @@ class SubagentManager:
     def _announce(self, record: SubagentRecord) -> None:
         update = SubagentUpdate(record.id, record.label, record.status, record.session_id)
         self._gateway.hub.publish(record.parent_session, update)
-
-
-def report_text(record: SubagentRecord) -> str:
-    """The report as the parent session shows it: who, how it ended, and what it produced."""
-    ending = _ENDINGS.get(record.status, record.status)
-    head = f"Subagent report: {record.label} ({record.id}) {ending}."
-    body = record.result.strip() or "(no output)"
-    return f"{head}\n\n{body}"
 
 
 def _info(record: SubagentRecord) -> SubagentInfo:

@@ -18,6 +18,9 @@ SubagentStatus = Literal[
     "queued", "running", "done", "error", "timeout", "cancelled", "interrupted"
 ]
 ACTIVE: tuple[SubagentStatus, ...] = ("queued", "running")
+# A subagent's own session is `subagent:<id>`; its turns and reports come from this channel.
+SESSION_PREFIX = "subagent:"
+CHANNEL = "subagent"
 
 _COLUMNS = (
     "id, parent_session, session_id, label, task, tools, depth, channel, chat_id, status,"
@@ -84,6 +87,22 @@ class SubagentStore:
         if not session_ids:
             return {}
         return await self._db.run(_parents, session_ids)
+
+    async def depth_of(self, session_id: str) -> int:
+        """How deep the subagent whose session this is runs (0: not a subagent's)."""
+        if not session_id.startswith(SESSION_PREFIX):
+            return 0
+        record = await self.get(session_id.removeprefix(SESSION_PREFIX))
+        return record.depth if record is not None else 0
+
+    async def root_of(self, session_id: str) -> str:
+        """The conversation a chain of subagents started in (whose budgets they all spend)."""
+        while session_id.startswith(SESSION_PREFIX):
+            record = await self.get(session_id.removeprefix(SESSION_PREFIX))
+            if record is None:
+                break
+            session_id = record.parent_session
+        return session_id
 
     async def started(self, subagent_id: str) -> None:
         await self._db.run(_update, subagent_id, {"status": "running", "started_at": time.time()})

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from countbot.authorship import Said
+from countbot.common.authorship import Said
 from countbot.llm.types import ImagePart
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from countbot.cooperative import Steps
-from countbot.masking import MaskedText
+from countbot.common.cooperative import Steps
+from countbot.common.masking import MaskedText
 from countbot.tools.base import Tool, ToolContext, ToolResult
 from countbot.tools.schema import integer, params, text
 

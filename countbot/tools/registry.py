@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from countbot.cooperative import run_steps
+from countbot.common.cooperative import run_steps
+from countbot.common.masking import MaskedText, SecretMasker
 from countbot.llm.types import ToolCall, ToolSpec
-from countbot.masking import MaskedText, SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool, ResultPages
 

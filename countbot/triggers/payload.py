@@ -1,13 +1,12 @@
 """What a trigger's turn is given: the owner's instruction as the message, the payload beside it
 as someone else's words.
 
-The message is the trigger's configured `prompt` (the owner wrote it, in config.yaml or the web
-UI); what arrived (a webhook's body, a file's text, a mail) is a part of the turn's message
-written by the trigger's sender (`countbot/authorship.py`), so the data-flow ledger counts the
-turn as having read a stranger's text from its first step, and instructions inside it are never
-the owner's: a data-sending call they steer toward a destination the owner did not name asks first,
-and an unattended turn has no one to say yes.
-"""
+The message is the trigger's configured `prompt` (the owner wrote it, in config.yaml or the web UI);
+what arrived (a webhook's body, a file's text, a mail) is a part of the turn's message written by
+the trigger's sender (`countbot/common/authorship.py`), so the data-flow ledger counts the turn as
+having read a stranger's text from its first step, and instructions inside it are never the owner's:
+a data-sending call they steer toward a destination the owner did not name asks first, and an
+unattended turn has no one to say yes."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from countbot.authorship import Author, Part
+from countbot.common.authorship import Author, Part
 
 # How much of a payload enters the turn (the whole body stays in the ledger row).
 INLINE_CHARS = 20_000

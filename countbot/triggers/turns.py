@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from countbot.agent.events import TurnDone, TurnError, TurnNotice
 from countbot.agent.notices import with_notices
-from countbot.authorship import JOB
+from countbot.common.authorship import JOB
 from countbot.gateway.events import GatewayEvent
 from countbot.gateway.follow import TurnFollower
 from countbot.gateway.gateway import Gateway

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from countbot.config.settings import HookSettings, TriggersSettings
-from countbot.text_repair import JsonTextError, loads_untrusted
+from countbot.text.text_repair import JsonTextError, loads_untrusted
 from countbot.triggers.dispatcher import Dispatcher
 from countbot.triggers.events import TriggerEvent, TriggerEvents
 from countbot.triggers.payload import readable_json

@@ -24,12 +24,12 @@ from countbot.agents.houses import Houses
 from countbot.backup.schedule import BackupSchedule
 from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
+from countbot.common.logs import configure_logging
 from countbot.config.settings import Settings
 from countbot.gateway.gateway import Gateway, TurnSource
 from countbot.llm.litellm_import import preload_litellm
 from countbot.llm.provider_path import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
-from countbot.logs import configure_logging
 from countbot.runtime.assembly import open_runtime, secret_masker
 from countbot.runtime.features import Feature
 from countbot.scheduler.assembly import JobsFeature, start_scheduler
@@ -158,7 +158,9 @@ async def serve_daemon(
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     browser = BrowserFeature()
-    houses = await _open_houses(settings, [subagent_feature, jobs, trigger_feature, browser])
+    houses = await _open_houses(
+        settings, [subagent_feature, jobs, trigger_feature, browser], [subagent_feature, jobs]
+    )
     runtime = houses.main
     gateway = Gateway(
         turns or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
@@ -204,15 +206,18 @@ async def serve_daemon(
         await runtime.close()
 
 
-async def _open_houses(settings: Settings, features: list[Feature]) -> Houses:
+async def _open_houses(
+    settings: Settings, features: list[Feature], per_agent: list[Feature]
+) -> Houses:
     """`main`'s runtime with the daemon's features, and every other agent's house opening in the
-    background (`countbot/agents/`). The tools, the agent loop and MCP are built at the first
-    turn, so an idle daemon never imports them; configured MCP servers start with the daemon,
-    and so build them now."""
+    background (`countbot/agents/`) with the tools of the `per_agent` ones (their cron jobs and
+    subagents; the triggers and the browser are `main`'s). The tools, the agent loop and MCP
+    are built at the first turn, so an idle daemon never imports them; configured MCP servers
+    start with the daemon, and so build them now."""
     runtime = await open_runtime(settings, features, memory_vectors=True, defer_turns=True)
     if any(server.enabled for server in settings.mcp.servers.values()):
         await runtime.turn_parts()
-    houses = Houses(runtime)
+    houses = Houses(runtime, per_agent)
     houses.start()
     return houses
 

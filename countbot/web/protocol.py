@@ -13,7 +13,7 @@ from typing import Any
 from countbot.gateway.messages import QUEUE_MODES, QueueMode
 from countbot.llm.types import ImagePart
 from countbot.runtime.approvals import DECISIONS
-from countbot.text_repair import JsonTextError, loads_untrusted
+from countbot.text.text_repair import JsonTextError, loads_untrusted
 from countbot.tools.approval import ApprovalDecision
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

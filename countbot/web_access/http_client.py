@@ -4,7 +4,7 @@ Building a client loads the CA bundle from disk (CPU time and memory), so the we
 per runtime (`WebClient`), made in a worker thread at the first fetch or search and closed with the
 runtime. The same thread imports what the first request would otherwise import on the event loop:
 anyio and its asyncio backend (httpcore's network layer) and the page-to-text converter
-(`countbot.html_text`). An idle daemon holds none of it.
+(`countbot.text.html_text`). An idle daemon holds none of it.
 
 Nothing of one call may reach the next through the shared client, so it holds no setting: every
 request carries its own timeout and headers (a settings change applies at the next call), it
@@ -58,7 +58,7 @@ def _new_client() -> httpx.AsyncClient:
     import httpx
 
     # What its first request and the page-to-text converter import: loaded with the client.
-    import countbot.html_text  # noqa: F401
+    import countbot.text.html_text  # noqa: F401
     from countbot.speedups.warm_imports import HTTPX_FIRST_REQUEST, warm
 
     warm(HTTPX_FIRST_REQUEST)

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from countbot.common.cooperative import Steps, run_steps
 from countbot.config.settings import WebToolSettings
-from countbot.cooperative import Steps, run_steps
-from countbot.declared_charset import decoded_steps
+from countbot.text.declared_charset import decoded_steps
 from countbot.tools.base import Egress, Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.schema import params, text
 from countbot.web_access.address_check import address_refusal
@@ -211,7 +211,7 @@ class WebFetchTool(Tool):
         if media_type in _HTML_TYPES or (not media_type and "<html" in text[:2048].lower()):
             # Imported with the client, in a worker thread (`http_client`): an idle daemon never
             # loads it.
-            from countbot.html_text import html_text_steps, page_title_steps
+            from countbot.text.html_text import html_text_steps, page_title_steps
 
             title = yield from page_title_steps(text)
             text = yield from html_text_steps(text)

@@ -19,7 +19,7 @@ from countbot.agent.events import (
 )
 from countbot.agent.history import from_record
 from countbot.agent.turn_request import TurnRequest
-from countbot.authorship import Said
+from countbot.common.authorship import Said
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.support.settings import make_settings

@@ -8,6 +8,7 @@ import contextlib
 from typing import Any
 
 from countbot.agent.cancel import CancelToken
+from countbot.agent.context.summary import SUMMARY_INSTRUCTIONS
 from countbot.agent.events import (
     AgentEvent,
     TextChunk,
@@ -15,11 +16,13 @@ from countbot.agent.events import (
     ToolStart,
     TurnCancelled,
     TurnDone,
+    TurnError,
     TurnNotice,
 )
 from countbot.agent.tool_loops import IDENTICAL_CALLS
+from countbot.common.authorship import Said
 from countbot.config.settings import AgentSettings
-from countbot.llm.types import SystemMessage, ToolResultMessage, UserMessage
+from countbot.llm.types import ChatRequest, SystemMessage, ToolResultMessage, UserMessage
 from countbot.tools.base import ToolTransientError
 from tests.support.loop_harness import FunctionTool, LoopHarness, ModelReply
 
@@ -206,3 +209,89 @@ async def test_a_model_calling_the_same_tool_again_and_again_is_stopped() -> Non
     assert len(tool.calls) == 1  # the repeats were answered from the first result, not run
     assert len([e for e in events if isinstance(e, ToolEnd)]) == IDENTICAL_CALLS
     assert ends(events) == [events[-1]] and isinstance(events[-1], TurnDone)
+
+
+async def test_a_model_failure_ends_the_turn_with_its_error_kept() -> None:
+    harness = LoopHarness()
+    harness.script(ModelReply.failure("the provider is overloaded", retryable=True))
+    events = await harness.turn("hi")
+    assert ends(events) == [events[-1]] and isinstance(events[-1], TurnError)
+    assert events[-1].retryable and "overloaded" in events[-1].error
+    assert kinds(harness) == ["user", "note"]
+
+
+async def test_an_answer_cut_at_the_output_limit_is_continued_once() -> None:
+    harness = LoopHarness()
+    harness.script(
+        ModelReply.answer("The first half", stop="length"),
+        ModelReply.answer(" and the rest.", stop="length"),
+    )
+    events = await harness.turn("write it all")
+    assert notice_codes(events) == ["truncated", "truncated"]  # continuing, then given up
+    assert isinstance(events[-1], TurnDone)
+    assert events[-1].content == "The first half and the rest."
+    assert len(harness.model.requests) == 2  # continued once, not again
+
+
+async def test_a_small_model_repeating_itself_is_stopped_and_kept_once() -> None:
+    harness = LoopHarness(small=True)
+    passage = "Hello! How can I help you today? "
+    harness.script(ModelReply.answer(passage * 12, chunks=12))
+    events = await harness.turn("hello")
+    assert isinstance(events[-1], TurnDone) and events[-1].content == passage.strip()
+    (notice,) = [e for e in events if isinstance(e, TurnNotice)]
+    assert notice.code == "truncated" and notice.details["runaway"]
+
+
+class Inbox:
+    """A `SteeringInbox`: what the user sends while the turn runs."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Said] = []
+
+    def pending(self) -> bool:
+        return bool(self.waiting)
+
+    def drain(self) -> list[Said]:
+        taken, self.waiting = self.waiting, []
+        return taken
+
+
+async def test_a_message_sent_mid_turn_skips_the_rest_and_is_read_next() -> None:
+    inbox = Inbox()
+
+    def first(args: dict[str, Any]) -> str:
+        inbox.waiting.append(Said("actually, stop after the first"))
+        return "first done"
+
+    tools = [FunctionTool("first", first), FunctionTool("second", lambda args: "second done")]
+    harness = LoopHarness(tools=tools)
+    harness.script(
+        ModelReply.tool_calls(("first", {}), ("second", {})), ModelReply.answer("Stopped.")
+    )
+    events = await harness.turn("do both", steering=inbox)
+    statuses = [(e.name, e.status) for e in events if isinstance(e, ToolEnd)]
+    assert statuses == [("first", "ok")]  # the second was skipped before it started
+    steered = harness.model.requests[1].messages[-1]
+    assert isinstance(steered, UserMessage)
+    assert "actually, stop after the first" in str(steered.content)
+    assert isinstance(events[-1], TurnDone) and events[-1].content == "Stopped."
+
+
+async def test_history_past_its_limit_is_summarized_before_the_turn() -> None:
+    harness = LoopHarness(settings=AgentSettings(max_history=4))
+
+    def reply(request: ChatRequest) -> ModelReply:
+        if request.messages[0] == SystemMessage(SUMMARY_INSTRUCTIONS):
+            return ModelReply.answer("- the user counted to three")
+        return ModelReply.answer("Noted.")
+
+    harness.model.responder = reply
+    for number in ("one", "two", "three"):
+        assert notice_codes(await harness.turn(number)) == []
+    events = await harness.turn("four")
+    assert notice_codes(events) == ["summarizing"]
+    assert isinstance(events[-1], TurnDone) and events[-1].content == "Noted."
+    assert harness.history.summaries["s1"] == "- the user counted to three"
+    sent = str(harness.model.requests[-1].messages)
+    assert "the user counted to three" in sent and "text='one'" not in sent

@@ -129,14 +129,16 @@ async def three_agents(
     telegram: FakeTelegram,
     *,
     houses: Path | None = None,
+    family: dict[str, Any] | None = None,
     **more: Any,
 ) -> AsyncIterator[Agents]:
     """The daemon of the three agents in `folder`, the other agents' workspaces in `houses`
-    (default `folder`); `more` adds top-level config sections (every agent's)."""
+    (default `folder`); `family` adds to family's section, `more` adds top-level sections."""
     houses = houses or folder
     config = write_config(folder, model_server)
     data = yaml.safe_load(config.read_text())
     data["agents"] = agents_config(houses)
+    data["agents"]["others"]["family"].update(family or {})
     data["memory"] = {"embeddings": "off"}
     data.update(more)
     config.write_text(yaml.safe_dump(data), encoding="utf-8")

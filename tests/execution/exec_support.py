@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from countbot.common.masking import SecretMasker
 from countbot.execution.sandbox import Sandbox, SandboxMode
 from countbot.execution.shell import ExecPolicy, ExecTool
 from countbot.execution.shell_guard import ShellGuard
-from countbot.masking import SecretMasker
 from countbot.tools.approval import ApprovalDecision, ApprovalRequest
 from countbot.tools.workspace_guard import WorkspaceGuard
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from countbot.common.masking import SecretMasker
 from countbot.execution.shell import ExecTool
 from countbot.llm.types import ToolCall
-from countbot.masking import SecretMasker
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
 from tests.execution.exec_support import RecordingApprover, make_exec, probed_sandbox

@@ -1,31 +1,32 @@
-"""builtin_tools wires the settings into the tools: confinement, sensitive paths, shell policy."""
+"""The built-in tools: one list in the model's order, and the settings wired into them
+(confinement, sensitive paths, shell policy)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from countbot.browser.feature import BrowserFeature
+from countbot.common.masking import SecretMasker
 from countbot.config.settings import ExecSettings, ToolsSettings
 from countbot.llm.types import ToolCall
-from countbot.masking import SecretMasker
-from countbot.runtime.builtin_tools import builtin_tools
+from countbot.runtime.assembly import open_runtime
+from countbot.runtime.builtin_tools import BUILTIN_TOOLS, MachineWiring, machine_tools
+from countbot.scheduler.assembly import JobsFeature
+from countbot.subagents.feature import SubagentsFeature
 from countbot.tools.base import ToolContext
 from countbot.tools.registry import ToolRegistry
 from countbot.web_access.http_client import WebClient
 from tests.execution.exec_support import RecordingApprover, probed_sandbox
+from tests.support.scripted_model import ScriptedModelServer
+from tests.support.settings import make_settings
 
 
 def registry_for(settings: ToolsSettings, workspace: Path, config: Path) -> ToolRegistry:
     registry = ToolRegistry(masker=SecretMasker())
     sandbox = probed_sandbox(settings.exec.sandbox, workspace, hidden=[config])
-    tools = builtin_tools(
-        settings,
-        workspace,
-        sensitive_paths=[config],
-        masker=SecretMasker(),
-        sandbox=sandbox,
-        web_client=WebClient(),  # never built: no test here fetches
-    )
-    for tool in tools:
+    # The web client is never built: no test here fetches.
+    wiring = MachineWiring(settings, workspace, (config,), SecretMasker(), sandbox, WebClient())
+    for tool in machine_tools(wiring):
         registry.register(tool)
     return registry
 
@@ -104,3 +105,17 @@ async def test_an_allow_listed_command_writing_outside_the_workspace_asks(tmp_pa
         call("exec", command="echo hi >> ~/.bashrc"), ToolContext("s1", tmp_path, approver=approver)
     )
     assert result.status == "error" and len(approver.requests) == 1
+
+
+async def test_the_daemon_offers_the_listed_tools_in_the_listed_order(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    settings = make_settings(tmp_path, model_server)
+    features = [SubagentsFeature(), JobsFeature(), BrowserFeature()]
+    runtime = await open_runtime(settings, features=features)
+    try:
+        names = runtime.tools.names()
+    finally:
+        await runtime.close()
+    listed = [tool.name for tool in BUILTIN_TOOLS if tool.made_by != "mcp"]
+    assert names == listed  # no MCP server configured: no start tool either

@@ -135,7 +135,7 @@ NOT_LOADED_WHEN_IDLE = (
 # media reader) at the first turn, and the model's providers at the first model resolution.
 OURS_NOT_LOADED_WHEN_IDLE = (
     *("countbot.channels.kit.wiring", "countbot.channels.kit.intake", "countbot.channels.kit.feed"),
-    *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.html_text"),
+    *("countbot.channels.kit.media", "countbot.channels.telegram", "countbot.text.html_text"),
 )
 TURN_MACHINERY = (
     *("countbot.runtime.turn_parts", "countbot.agent.loop", "countbot.agent.context"),

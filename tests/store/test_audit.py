@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from countbot.masking import SecretMasker
+from countbot.common.masking import SecretMasker
 from countbot.store.audit import AuditLog
 
 KEY = "sk-" + "Zx9" * 8

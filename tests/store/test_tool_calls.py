@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from countbot.masking import SecretMasker
+from countbot.common.masking import SecretMasker
 from countbot.store.database import Database
 from countbot.store.tool_calls import RESULT_LIMIT, ToolCallLog
 

@@ -32,7 +32,7 @@ from countbot.agent.loop import AgentLoop
 from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import AgentHooks, ToolCallRecord
 from countbot.agent.turn_request import TurnRequest
-from countbot.authorship import Part
+from countbot.common.authorship import Part
 from countbot.config.settings import AgentSettings
 from countbot.llm.types import (
     AssistantMessage,

@@ -3,8 +3,8 @@ masked only as far as its pages are read, and a secret across a page's cut is ma
 
 from __future__ import annotations
 
-from countbot.cooperative import finish
-from countbot.masking import MaskedText, SecretMasker
+from countbot.common.cooperative import finish
+from countbot.common.masking import MaskedText, SecretMasker
 from countbot.tools.paging import ResultPages
 
 SECRET = "configured-secret-value-0123456789"

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from countbot.common.masking import SecretMasker
 from countbot.llm.types import ToolCall
-from countbot.masking import SecretMasker
 from countbot.tools.base import Tool, ToolContext, ToolResult, ToolTransientError
 from countbot.tools.paging import ReadResultTool
 from countbot.tools.registry import ToolRegistry

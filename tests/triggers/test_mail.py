@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from countbot.authorship import Author
+from countbot.common.authorship import Author
 from tests.channels.fake_mail import AUTHSERV, BOT, PASSWORD, FakeMail, mail
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.triggers.conftest import DaemonWithTriggers, settled

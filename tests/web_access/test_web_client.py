@@ -87,7 +87,7 @@ async def main():
 asyncio.run(main())
 """
 # What the first request would load at first use: the HTTP stack and the page converter.
-LOADED_OFF_THE_LOOP = ("httpx", "httpcore", "anyio", "sniffio", "h11", "countbot.html_text")
+LOADED_OFF_THE_LOOP = ("httpx", "httpcore", "anyio", "sniffio", "h11", "countbot.text.html_text")
 
 
 def test_the_first_fetch_imports_nothing_of_the_http_stack_on_the_event_loop() -> None:

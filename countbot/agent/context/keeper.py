@@ -37,7 +37,7 @@ from countbot.agent.history import HistoryEntry, SummaryEntry, UserEntry, from_r
 from countbot.agent.ports import HistoryWindow, MemoryRecall, SessionHistory
 from countbot.agent.turn_context import TurnContext
 from countbot.agent.turn_request import TurnRequest
-from countbot.authorship import Part
+from countbot.common.authorship import Part
 from countbot.llm.provider import LLMProvider
 from countbot.llm.types import Message, SystemMessage
 from countbot.tools.base import ToolContext

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from countbot.agent.personas import Persona, PersonaLoader
 from countbot.agent.skill_invocation import invoked_skill
-from countbot.authorship import Part
+from countbot.common.authorship import Part
 from countbot.config.settings import PersonaSettings
 from countbot.memory.memory_file import MemoryFile
-from countbot.personas.presets import Persona, PersonaLoader
 from countbot.skills.catalog import SkillCatalog
 from countbot.skills.loader import SkillScan, SkillsLoader
 

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
-from countbot.authorship import Author
 from countbot.channels.kit.approvals import Button
+from countbot.common.authorship import Author
 from countbot.config.settings import ChannelSettings
 from countbot.llm.types import ImagePart
 from countbot.runtime.deliveries import ChannelSender
@@ -75,13 +75,12 @@ class Attachment:
 class Incoming:
     """One platform message addressed to the assistant, already reduced to what a turn needs.
 
-    `message_id` is the platform's id, unique within the chat (used to drop duplicates);
-    `private` is False in group chats, where strangers get no pairing code; `written_by` says
-    who wrote the text when the sender only passed it on (a forward, an unauthenticated mail),
-    so the turn counts it as a stranger's text (`countbot/authorship.py`). `attachments` are not
-    fetched yet: the intake fetches them only for a message it lets through to a turn, so a
-    stranger never makes the daemon download anything.
-    """
+    `message_id` is the platform's id, unique within the chat (used to drop duplicates); `private`
+    is False in group chats, where strangers get no pairing code; `written_by` says who wrote the
+    text when the sender only passed it on (a forward, an unauthenticated mail), so the turn counts
+    it as a stranger's text (`countbot/common/authorship.py`). `attachments` are not fetched yet:
+    the intake fetches them only for a message it lets through to a turn, so a stranger never makes
+    the daemon download anything."""
 
     chat_id: str
     sender: SenderInfo

@@ -15,7 +15,6 @@ from dataclasses import KW_ONLY, dataclass, replace
 from typing import Protocol
 
 from countbot.agents.houses import Route
-from countbot.authorship import OWNER, Author
 from countbot.channels.kit.access import AccessControl
 from countbot.channels.kit.approvals import ApprovalAnswers, parse_approval_reply
 from countbot.channels.kit.base import ChatOutput, Incoming, SendError
@@ -29,6 +28,7 @@ from countbot.channels.kit.dedup import ReceivedIds
 from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import HouseMedia, taken_in
 from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
+from countbot.common.authorship import OWNER, Author
 from countbot.config.settings import MAIN
 from countbot.gateway.gateway import Gateway, GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
@@ -109,15 +109,27 @@ class Intake:
             await _reply(output, await self.commands.run(command, context))
             return
         self.feed.watch(session_id, output, message.chat_id)
-        prefix = f"{self.channel}-{message.message_id}"
-        media = self.media.of(route.agent)
-        message = await taken_in(message, media, prefix)
+        inbound = await self._inbound(message, output, session_id, route.agent)
+        try:
+            await self.gateway.submit(inbound)
+        except GatewayClosedError:
+            await _reply(output, SHUTTING_DOWN)
+        except WrongAgentError:
+            await _reply(output, WRONG_AGENT)
+
+    async def _inbound(
+        self, message: Incoming, output: ChatOutput, session_id: str, agent: str
+    ) -> InboundMessage:
+        """The message for `agent`'s turn, its files saved in that agent's house and its voice
+        notes and documents read (what was heard is shown back before the answer)."""
+        media = self.media.of(agent)
+        message = await taken_in(message, media, f"{self.channel}-{message.message_id}")
         author = await self._author(message)
         text, parts = await media.read_notes(message.text, author)
-        for part in parts:  # what was understood, before the answer to it
+        for part in parts:
             if part.kind == "voice" and part.text:
                 await _reply(output, f"🎤 “{part.text}”", markdown=False)
-        inbound = InboundMessage(
+        return InboundMessage(
             channel=self.channel,
             content=text,
             chat_id=message.chat_id,
@@ -126,14 +138,8 @@ class Intake:
             session_id=session_id,
             author=author,
             parts=tuple(parts),
-            agent=route.agent,
+            agent=agent,
         )
-        try:
-            await self.gateway.submit(inbound)
-        except GatewayClosedError:
-            await _reply(output, SHUTTING_DOWN)
-        except WrongAgentError:
-            await _reply(output, WRONG_AGENT)
 
     async def _author(self, message: Incoming) -> Author:
         """Who wrote the text, from the platform's facts: the platform says when the sender only

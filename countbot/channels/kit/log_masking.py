@@ -1,7 +1,7 @@
 """Keeps channel secrets out of library logs: HTTP clients log request URLs, and the Telegram Bot
 API puts the bot token in every one of them.
 
-The daemon's handler masks every record anyway (`countbot.logs`); this covers the channel's
+The daemon's handler masks every record anyway (`countbot.common.logs`); this covers the channel's
 loggers when logging is set up by someone else (an embedding program, the test runner).
 """
 
@@ -11,8 +11,8 @@ import contextlib
 import logging
 from collections.abc import Iterable, Iterator
 
-from countbot.logs import MaskingFilter
-from countbot.masking import SecretMasker
+from countbot.common.logs import MaskingFilter
+from countbot.common.masking import SecretMasker
 
 
 @contextlib.contextmanager

@@ -2,14 +2,13 @@
 goes to (`HouseMedia`), where that agent's file tools can read them later and no other agent's
 can.
 
-A platform hands its messages in with their attachments unfetched (`with_attachments`); the
-intake fetches and saves them (`taken_in`) only once it has let the message through to a turn
-(not a repeat, a known sender, within the flood limit, not a command), so a stranger's file is
-never downloaded. `take_in` saves a file and, for a voice note or a document, leaves a
-placeholder note that `MediaFolder.read_notes` takes out of the text and turns into a part of
-the message (`countbot/authorship.py`): a voice note's words are its sender's, a document's text
-is its unknown author's, never the words of whoever sent it.
-"""
+A platform hands its messages in with their attachments unfetched (`with_attachments`); the intake
+fetches and saves them (`taken_in`) only once it has let the message through to a turn (not a
+repeat, a known sender, within the flood limit, not a command), so a stranger's file is never
+downloaded. `take_in` saves a file and, for a voice note or a document, leaves a placeholder note
+that `MediaFolder.read_notes` takes out of the text and turns into a part of the message
+(`countbot/common/authorship.py`): a voice note's words are its sender's, a document's text is its
+unknown author's, never the words of whoever sent it."""
 
 from __future__ import annotations
 
@@ -27,8 +26,8 @@ from pathlib import Path
 import aiofiles
 import aiofiles.os
 
-from countbot.authorship import Author, Part, PartKind
 from countbot.channels.kit.base import Attachment, Incoming
+from countbot.common.authorship import Author, Part, PartKind
 from countbot.llm.types import ImagePart
 from countbot.media.reader import MediaReader, Reading
 

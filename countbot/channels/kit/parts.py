@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from countbot.channels.kit.approvals import ApprovalAnswers
 from countbot.channels.kit.intake import Intake
+from countbot.common.masking import SecretMasker
 from countbot.config.settings import ChannelSettings
-from countbot.masking import SecretMasker
 from countbot.store.channel_state import ChannelStateStore
 
 

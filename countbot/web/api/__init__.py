@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Mount
 
 from countbot.web.api import (
+    agents,
     approvals,
     audit,
     channel_setup,
@@ -27,7 +28,7 @@ from countbot.web.context import DaemonContext
 def api_mount(daemon: DaemonContext) -> Mount:
     """All /api routes; the features' routes are bound to the part of the daemon they serve."""
     routes: list[BaseRoute] = [
-        *cron.routes(daemon.scheduler.service),
+        *cron.routes(daemon.scheduler.service, lambda: daemon.runtime.settings.agents.names()),
         *health.routes,
         *sessions.routes,
         *settings.routes,
@@ -40,6 +41,7 @@ def api_mount(daemon: DaemonContext) -> Mount:
         *channels.routes,
         *channel_setup.routes,
         *approvals.routes,
+        *agents.routes,
         *subagents.routes(daemon.subagents),
         *triggers.routes(daemon.triggers),
     ]

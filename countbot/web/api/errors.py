@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from countbot.text_repair import JsonTextError, loads_untrusted
+from countbot.text.text_repair import JsonTextError, loads_untrusted
 from countbot.web.context import DaemonContext
 
 log = logging.getLogger(__name__)

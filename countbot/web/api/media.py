@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
-from countbot.authorship import OWNER, Part
+from countbot.common.authorship import OWNER, Part
 from countbot.config.agent_view import agent_workspace
 from countbot.config.settings import MAIN
 from countbot.web.api.errors import ApiError, daemon_of, text_param

@@ -30,6 +30,8 @@ def session_json(info: SessionInfo, parent: str | None = None) -> dict[str, Any]
         "parent": parent,
         # False: kept out of memory by its switch (neither indexed nor recalled into).
         "memory": not info.memory_off,
+        # The agent whose conversation it is (`agents:` in config.yaml).
+        "agent": info.agent,
     }
 
 
@@ -39,6 +41,7 @@ async def list_sessions(request: Request) -> JSONResponse:
         limit=int_param(request, "limit", 50, low=1, high=MAX_PAGE),
         offset=int_param(request, "offset", 0, low=0, high=1 << 31),
         query=text_param(request, "q"),
+        agent=text_param(request, "agent"),
     )
     parents = await daemon_of(request).subagents.parents([info.id for info in found])
     return JSONResponse({"sessions": [session_json(info, parents.get(info.id)) for info in found]})

@@ -15,13 +15,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from countbot.agent.personas import PersonaError
 from countbot.config.loader import ConfigError, load_settings, masked_settings, save_settings_patch
 from countbot.config.problems import explained
 from countbot.config.settings import PersonaSettings, Settings
 from countbot.config.structs import Invalid, replaced, validate
 from countbot.llm.provider_path import is_local
 from countbot.local_model.models import catalogue_view, effective_model
-from countbot.personas.presets import PersonaError
 from countbot.runtime.model_probe import ProbeFailed, ask_ok, probe_settings
 from countbot.runtime.models import SettingsModelResolver, context_window
 from countbot.web.api.errors import ApiError, daemon_of, json_object

@@ -6,6 +6,7 @@ import { Chat } from "./chat/chat.js";
 import { Composer } from "./chat/composer.js";
 import { MemorySwitch } from "./chat/memorySwitch.js";
 import { ModelPicker } from "./chat/modelPicker.js";
+import { AgentSwitcher } from "./chat/agentSwitcher.js";
 import { SessionList } from "./chat/sessions.js";
 import { SubagentStrip } from "./chat/subagents.js";
 import { Transcript } from "./chat/transcript.js";
@@ -177,6 +178,7 @@ function start() {
   let router = null;
   const transcript = new Transcript($("#transcript"), {
     onLoadEarlier: () => chat.loadEarlier(),
+    agent: () => agents.current,
   });
   const socket = new Socket({
     onFrame: (frame) => {
@@ -200,7 +202,15 @@ function start() {
     },
     onResync: (sessionId) => chat.resync(sessionId),
   });
+  const agents = new AgentSwitcher(byTestId("agent-switcher"), {
+    // Another assistant's chats; the open one is not its, so a new chat starts.
+    onChange: () => {
+      sessions.refresh();
+      router.openSession(null);
+    },
+  });
   const sessions = new SessionList({
+    agent: () => agents.current,
     list: $("#session-list"),
     search: byTestId("session-search"),
     more: $("#more-sessions"),
@@ -217,6 +227,7 @@ function start() {
     attachments: $("#attachments"),
     onSend: (content, media, mode, attachments) => chat.send(content, media, mode, 0, attachments),
     onStop: () => chat.cancel(),
+    agent: () => agents.current,
   });
   const subagents = new SubagentStrip($("#subagents"), {
     onOpen: (sessionId) => router.openSession(sessionId),
@@ -233,6 +244,7 @@ function start() {
       router?.showTitle();
     },
     onActivity: () => sessions.refreshSoon(),
+    agent: () => agents.current,
   });
   // Pushed by the daemon when any surface (Telegram, the CLI, a job, another tab) changed one.
   const sessionsChanged = (frame) => {
@@ -242,7 +254,11 @@ function start() {
   router = setupRouter(sessions, chat);
   byTestId("new-session").addEventListener("click", () => router.openSession(null));
   sessions.refresh();
-  onLangChange(() => sessions.render());
+  agents.load();
+  onLangChange(() => {
+    sessions.render();
+    agents.render();
+  });
   chat.open(Chat.lastSession());
   socket.start();
   router.route();

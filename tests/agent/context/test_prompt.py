@@ -12,6 +12,7 @@ import pytest
 
 from countbot.agent.context.prompt import PromptBuilder
 from countbot.agent.history import AssistantEntry, ToolResultEntry, UserEntry, project
+from countbot.agent.personas import PersonaLoader
 from countbot.config.settings import PersonaSettings
 from countbot.llm.types import (
     ImagePart,
@@ -23,7 +24,6 @@ from countbot.llm.types import (
     UserMessage,
 )
 from countbot.memory.memory_file import MemoryFile
-from countbot.personas.presets import PersonaLoader
 from countbot.skills.loader import SkillsLoader
 
 ROOT = Path(__file__).resolve().parents[3]

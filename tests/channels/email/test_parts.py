@@ -7,7 +7,7 @@ from email.message import EmailMessage
 import pytest
 
 from countbot.channels.email.trust import vouched
-from countbot.html_text import html_to_text
+from countbot.text.html_text import html_to_text
 
 
 def _with(*results: str) -> EmailMessage:

@@ -30,7 +30,9 @@ export class Chat {
     onRunning,
     onSessionChange,
     onActivity,
+    agent,
   }) {
+    this.agent = agent; // the assistant a new chat talks to (the switcher's pick)
     this.socket = socket;
     this.models = models; // the model selector (ModelPicker)
     this.memory = memory; // the "Remember this chat" switch (MemorySwitch)
@@ -238,6 +240,7 @@ export class Chat {
     if (replaceFrom) frame.replace_from = replaceFrom;
     const model = this.models.pick();
     if (model) frame.model = model;
+    if (this.sessionId === null) frame.agent = this.agent(); // a new chat: the switcher's pick
     const entry = { clientId, el, view: this.view, creates: this.sessionId === null, replaceFrom };
     this.pending.push(entry);
     this.unstored.push({ el, after: this.newestId, running: false });

@@ -12,9 +12,10 @@ const MAX_IMAGES = 4;
 const MAX_INPUT_HEIGHT_PX = 220;
 
 export class Composer {
-  /** onSend(content, media, mode, attachments) sends; onStop() cancels the running turn. */
-  constructor({ form, input, stop, mode, imageInput, voiceButton, attachments, onSend, onStop }) {
-    Object.assign(this, { form, input, stop, mode, imageInput, attachments });
+  /** onSend(content, media, mode, attachments) sends; onStop() cancels the running turn;
+   * agent() is the assistant whose workspace uploads go to. */
+  constructor({ form, input, stop, mode, imageInput, voiceButton, attachments, onSend, onStop, agent }) {
+    Object.assign(this, { form, input, stop, mode, imageInput, attachments, agent });
     this.onSend = onSend;
     this.images = [];
     // Documents: {name, upload: Promise of the attachment the message names}.
@@ -22,6 +23,7 @@ export class Composer {
     this.voice = new VoiceButton(voiceButton, {
       onNote: (voice) => this.onSend("", [], this.mode.value, [voice]),
       onError: (message) => toastKey("voice.failed", { reason: message }),
+      agent,
     });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -104,7 +106,7 @@ export class Composer {
 
   /** Upload a document now; the message names it when it is sent. */
   attachDocument(file) {
-    const entry = { name: file.name, upload: uploadMedia(file, file.name) };
+    const entry = { name: file.name, upload: uploadMedia(file, file.name, "file", this.agent()) };
     entry.upload.catch((error) => {
       toastKey("upload.failed", { name: file.name, reason: error.message });
       this.files = this.files.filter((item) => item !== entry);

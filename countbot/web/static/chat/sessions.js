@@ -9,8 +9,10 @@ import { toast } from "../lib/toast.js";
 const PAGE_SIZE = 50;
 
 export class SessionList {
-  /** onOpen(id | null): show that session (null: a new chat). onRendered(): titles may differ. */
-  constructor({ list, search, more, onOpen, onRendered }) {
+  /** onOpen(id | null): show that session (null: a new chat). onRendered(): titles may differ.
+   * agent(): the assistant whose chats are listed. */
+  constructor({ list, search, more, onOpen, onRendered, agent }) {
+    this.agent = agent;
     this.list = list;
     this.search = search;
     this.more = more;
@@ -32,7 +34,7 @@ export class SessionList {
   }
 
   async fetch(offset) {
-    const params = { q: this.search.value.trim(), limit: PAGE_SIZE, offset };
+    const params = { q: this.search.value.trim(), limit: PAGE_SIZE, offset, agent: this.agent() };
     try {
       const data = await api(`/api/sessions${query(params)}`);
       const page = data.sessions || [];

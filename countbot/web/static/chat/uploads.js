@@ -9,9 +9,10 @@ import { t } from "../lib/i18n.js";
 
 export class UploadError extends Error {}
 
-/** Upload `blob` (named `name`; kind "voice" or "file"); the attachment {file, name, kind}. */
-export async function uploadMedia(blob, name, kind = "file") {
-  const query = new URLSearchParams({ name, kind });
+/** Upload `blob` (named `name`; kind "voice" or "file") into assistant `agent`'s workspace; the
+ * attachment {file, name, kind}. */
+export async function uploadMedia(blob, name, kind = "file", agent = "main") {
+  const query = new URLSearchParams({ name, kind, agent });
   let response;
   try {
     response = await fetch(`/api/media?${query}`, {
@@ -32,8 +33,8 @@ export async function uploadMedia(blob, name, kind = "file") {
  * shows how long and ✕ throws the recording away. `onNote(attachment)` gets the uploaded
  * recording, `onError(message)` anything that failed. */
 export class VoiceButton {
-  constructor(button, { onNote, onError }) {
-    Object.assign(this, { button, onNote, onError });
+  constructor(button, { onNote, onError, agent }) {
+    Object.assign(this, { button, onNote, onError, agent });
     this.recorder = null;
     this.discarded = false;
     this.timer = h("span", { class: "voice-timer", testid: "voice-timer", role: "timer", hidden: true });
@@ -116,7 +117,7 @@ export class VoiceButton {
 
   async send(blob) {
     try {
-      this.onNote(await uploadMedia(blob, "voice.webm", "voice"));
+      this.onNote(await uploadMedia(blob, "voice.webm", "voice", this.agent()));
     } catch (error) {
       this.onError(error.message);
     } finally {

@@ -152,6 +152,8 @@ export default {
 
   "sessions.label": "Conversations",
   "sessions.new": "New chat",
+  "agents.label": "Assistant",
+  "agents.off": "{name} (cannot answer)",
   "sessions.search": "Search conversations",
   "sessions.more": "Show more",
   "sessions.none": "No conversations yet",
@@ -463,6 +465,8 @@ export default {
   "usage.cachedTokens": "Read from the prompt cache",
   "usage.recallTokens": "Auto-recall tokens",
   "usage.byPurpose": "By purpose",
+  "usage.byAgent": "By assistant",
+  "usage.agent": "Assistant",
   "usage.purpose": "Purpose",
   "usage.purpose.answer": "Answers",
   "usage.purpose.summary": "Summaries",

@@ -157,6 +157,8 @@ export default {
 
   "sessions.label": "对话列表",
   "sessions.new": "新对话",
+  "agents.label": "助手",
+  "agents.off": "{name}（无法回答）",
   "sessions.search": "搜索对话",
   "sessions.more": "显示更多",
   "sessions.none": "还没有对话",
@@ -487,6 +489,8 @@ export default {
   "usage.cachedTokens": "从提示缓存读取",
   "usage.recallTokens": "自动回忆的 token",
   "usage.byPurpose": "按用途",
+  "usage.byAgent": "按助手",
+  "usage.agent": "助手",
   "usage.purpose": "用途",
   "usage.purpose.answer": "回答",
   "usage.purpose.summary": "摘要",

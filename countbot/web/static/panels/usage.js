@@ -75,6 +75,7 @@ function usageReport(data, openSession) {
         )
       : h("p", { class: "muted", i18n: "usage.none" }),
     purposeTable(data.by_purpose || [], numbers),
+    agentTable(data.by_agent || [], numbers),
     h("h3", { i18n: "usage.bySession" }),
     bySession.length
       ? dataTable(
@@ -97,6 +98,19 @@ function purposeTable(byPurpose, numbers) {
       ["usage.purpose", "usage.prompt", "usage.completion", "usage.cost"],
       byPurpose.map((row) => h("tr", {}, name(row.purpose), numbers(row))),
       "usage-by-purpose",
+    ),
+  ];
+}
+
+/** What each assistant spent (`agents:` in config.yaml); nothing while only `main` has. */
+function agentTable(byAgent, numbers) {
+  if (!byAgent.some((row) => row.agent !== "main")) return null;
+  return [
+    h("h3", { i18n: "usage.byAgent" }),
+    dataTable(
+      ["usage.agent", "usage.prompt", "usage.completion", "usage.cost"],
+      byAgent.map((row) => h("tr", {}, h("td", {}, row.agent), numbers(row))),
+      "usage-by-agent",
     ),
   ];
 }

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from countbot.cooperative import Steps, finish
+from countbot.common.cooperative import Steps, finish
 
 MASK = "…****"
 _MIN_KNOWN_LENGTH = 8
@@ -131,7 +131,7 @@ class SecretMasker:
         return finish(self.mask_steps(text))
 
     def mask_steps(self, text: str) -> Steps[str]:
-        """`mask` as bounded steps (`countbot.cooperative`): one window of text per step."""
+        """`mask` as bounded steps (`countbot.common.cooperative`): one window of text per step."""
         return (yield from MaskedText(self, text).read_steps())
 
     def contains_secret(self, text: str) -> bool:
@@ -142,7 +142,7 @@ class SecretMasker:
         return finish(self.mask_obj_steps(obj))
 
     def mask_obj_steps(self, obj: Any) -> Steps[Any]:
-        """`mask_obj` as bounded steps (`countbot.cooperative`)."""
+        """`mask_obj` as bounded steps (`countbot.common.cooperative`)."""
         if isinstance(obj, str):
             return (yield from self.mask_steps(obj))
         if isinstance(obj, dict):

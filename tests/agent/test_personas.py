@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from countbot.agent.personas import PersonaError, PersonaLoader
 from countbot.config.settings import PersonaSettings
-from countbot.personas.presets import PersonaError, PersonaLoader
 
 SHIPPED_PERSONAS = Path(__file__).resolve().parents[2] / "personas"
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from countbot.html_text import html_text_steps, html_to_text, page_title
+from countbot.text.html_text import html_text_steps, html_to_text, page_title
 
 
 def test_headings_paragraphs_and_line_breaks() -> None:

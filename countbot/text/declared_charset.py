@@ -1,12 +1,12 @@
 """Decoding bytes in the charset their sender declared (a web page, a mail part), never failing.
 
 A declared charset is untrusted input: Python's codec registry also holds codecs that are not
-character sets at all (`rot13`, `base64`, `zlib` map bytes to bytes or str to str), the codecs
-for domain names (`idna` refuses `errors="replace"`, `punycode` is quadratic pure Python), one
-that always raises (`undefined`) and the escape decoders that read backslashes as code. Any of
-those, an unknown name, or a codec that raises on the data in a way of its own, falls back to
-UTF-8. Bytes that do not decode become U+FFFD. The work is done a slice per step
-(`countbot.cooperative`), so a body of megabytes decodes on the event loop without stalling it.
+character sets at all (`rot13`, `base64`, `zlib` map bytes to bytes or str to str), the codecs for
+domain names (`idna` refuses `errors="replace"`, `punycode` is quadratic pure Python), one that
+always raises (`undefined`) and the escape decoders that read backslashes as code. Any of those, an
+unknown name, or a codec that raises on the data in a way of its own, falls back to UTF-8. Bytes
+that do not decode become U+FFFD. The work is done a slice per step (`countbot.common.cooperative`),
+so a body of megabytes decodes on the event loop without stalling it.
 
 UTF-16 without a byte order mark is read in the order its bytes show: ASCII in UTF-16 has a NUL
 as each code unit's high byte, at odd offsets in little-endian, at even ones in big-endian.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import codecs
 
-from countbot.cooperative import Steps, finish
+from countbot.common.cooperative import Steps, finish
 
 FALLBACK = "utf-8"
 # Codecs that pass as text encodings but are not charsets a sender can mean (names as

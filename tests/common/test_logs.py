@@ -11,7 +11,7 @@ PROGRAM = textwrap.dedent(
     import logging
     from countbot.config.secret import SecretStr
     from countbot.config.settings import Settings
-    from countbot.logs import configure_logging
+    from countbot.common.logs import configure_logging
     from countbot.runtime.assembly import secret_masker
 
     settings = Settings()

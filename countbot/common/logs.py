@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from countbot.masking import SecretMasker
+from countbot.common.masking import SecretMasker
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Libraries that log every request at INFO; their warnings still show.

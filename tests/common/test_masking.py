@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from countbot.masking import MASK, SecretMasker
+from countbot.common.masking import MASK, SecretMasker
 
 SECRETS = [
     ("sk-abcdefghijklmnopqrstuvwx", "sk-a"),

@@ -14,13 +14,12 @@ GPL, which the project does not take. Two passes, each linear in the page whatev
    Every event writes a bounded amount (list indents are capped), so the text stays within a
    constant factor of the page.
 
-The page goes to the parser 2 KB at a time (`html_text_steps`, see `countbot.cooperative`): 2 KB of
-dense tags (`<a><a>...`) is a short step of pure-Python parsing, so a page of megabytes converts on
-the event loop in short steps instead of one long stall. The scans before it are sliced too: the
-page is lowercased (ASCII only, so offsets stay those of the page) 256 KB per step, and comments,
-scripts and styles are cut out a few hundred per step (a page of 285,000 empty comments was 1.5 s in
-one).
-"""
+The page goes to the parser 2 KB at a time (`html_text_steps`, see `countbot.common.cooperative`): 2
+KB of dense tags (`<a><a>...`) is a short step of pure-Python parsing, so a page of megabytes
+converts on the event loop in short steps instead of one long stall. The scans before it are sliced
+too: the page is lowercased (ASCII only, so offsets stay those of the page) 256 KB per step, and
+comments, scripts and styles are cut out a few hundred per step (a page of 285,000 empty comments
+was 1.5 s in one)."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ from collections.abc import Iterator
 from html import unescape
 from html.parser import HTMLParser
 
-from countbot.cooperative import Steps, finish
+from countbot.common.cooperative import Steps, finish
 
 # A tag candidate, a run of text, or a lone "<": each alternative stops at the next "<" or ">",
 # so the scan never backtracks past what it has read.
@@ -75,7 +74,7 @@ def page_title(html: str) -> str:
 
 
 def page_title_steps(html: str) -> Steps[str]:
-    """`page_title` as bounded steps (`countbot.cooperative`)."""
+    """`page_title` as bounded steps (`countbot.common.cooperative`)."""
     lowered = yield from _lowered_steps(html)
     start = lowered.find(b"<title")
     if start < 0:
@@ -93,7 +92,8 @@ def html_to_text(html: str) -> str:
 
 
 def html_text_steps(html: str) -> Steps[str]:
-    """`html_to_text` as bounded steps (`countbot.cooperative`): a slice of the page per step."""
+    """`html_to_text` as bounded steps (`countbot.common.cooperative`): a slice of the page per
+    step."""
     parser = _Markdown()
     pending: list[str] = []
     size = 0

@@ -1,0 +1,1 @@
+"""Text from outside, read safely: HTML, declared charsets, YAML within bounds, repaired Unicode."""
