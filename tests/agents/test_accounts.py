@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from tests.channels.fake_telegram import FakeTelegram, FakeUser
 from tests.support.scripted_model import Reply, ScriptedModelServer
 from tests.web.conftest import Daemon, write_config
 
+APPROVE = "/api/channels/pairing/approve"
 WORK_TOKEN = "987654321:AAWorkBotTokenForTestsOnly_zyxwvutsrq"
 
 
@@ -117,3 +119,25 @@ async def test_an_accounts_agent_messages_through_its_own_bot_only(
         ][1]
         assert "bound to another agent" in refused
         assert fake_telegram.chat_messages(OWNER) == []
+
+
+async def test_a_stranger_paired_on_one_bot_is_still_a_stranger_to_the_other(
+    tmp_path: Path,
+    model_server: ScriptedModelServer,
+    fake_telegram: FakeTelegram,
+    work_bot: FakeTelegram,
+) -> None:
+    stranger = FakeUser(555, "Mallory", "mallory")
+    async with two_bots(tmp_path, model_server, fake_telegram, work_bot) as daemon:
+        work_bot.user_says("let me in", user=stranger)
+        [offer] = await work_bot.wait_for_messages(stranger.id)
+        code = re.search(r"pairing approve telegram\.work ([A-Z0-9]+)", offer)
+        assert code is not None
+        async with daemon.http() as http:
+            body = {"channel": "telegram.work", "code": code[1]}
+            assert (await http.post(APPROVE, json=body)).status_code == 200
+        work_bot.user_says("hello", user=stranger)
+        assert (await work_bot.wait_for_messages(stranger.id, 2))[1] == "answered by work"
+        fake_telegram.user_says("hello", user=stranger)
+        [refused] = await fake_telegram.wait_for_messages(stranger.id)
+        assert "pairing approve telegram " in refused
