@@ -220,8 +220,9 @@ def _approval(settings: Settings, sandbox: SandboxState) -> Finding:
 
 def _channels(settings: Settings) -> list[Finding]:
     findings = []
-    for name in settings.channels.__struct_fields__:
-        channel = getattr(settings.channels, name)
+    for name in settings.channels.names():
+        channel = settings.channels.section(name)
+        assert channel is not None
         if "*" not in channel.allow_from:
             state = "on" if channel.enabled else "off"
             findings.append(Finding("ok", f"channel {name}", f"{state}, only allowed senders"))
@@ -233,7 +234,8 @@ def _channels(settings: Settings) -> list[Finding]:
                 level,
                 f"channel {name}",
                 f'allow_from: ["*"]: {now} give the assistant orders',
-                f"list your own user ids in channels.{name}.allow_from, or leave it empty and "
+                f"list your own user ids in channels.{name.replace('.', '.accounts.', 1)}"
+                ".allow_from, or leave it empty and "
                 "approve people with `countbot pairing approve`",
             )
         )

@@ -42,6 +42,12 @@ def _only_family(agents: Agents) -> None:
 async def test_an_agent_neither_sees_nor_changes_another_agents_jobs(agents: Agents) -> None:
     book = agents.daemon.context.scheduler.service.book
     mains = await book.create(JobDraft("main's walk", "every", "1d", "Remind me to walk"))
+    job = {"name": "work's report", "schedule": {"kind": "every", "value": "1d"}, "prompt": "Go"}
+    async with agents.daemon.http() as http:
+        made = await http.post("/api/cron/jobs", json={**job, "agent": "work"})
+        assert made.status_code == 201 and made.json()["agent"] == "work"
+        refused = await http.post("/api/cron/jobs", json={**job, "agent": "nobody"})
+        assert refused.status_code == 400
     calls = [
         ("cron", json.dumps({"action": "list"})),
         ("cron", json.dumps({"action": "remove", "job_id": mains.id})),
@@ -51,7 +57,7 @@ async def test_an_agent_neither_sees_nor_changes_another_agents_jobs(agents: Age
     agents.telegram.user_says("what jobs are there?", user=FakeUser(GRANDMA))
     assert (await agents.telegram.wait_for_messages(GRANDMA)) == ["looked"]
     listed, removed, disabled = _tool_results(agents)
-    assert mains.id not in listed and "walk" not in listed
+    assert mains.id not in listed and "walk" not in listed and "report" not in listed
     assert "Error" in removed and "Error" in disabled
     still = await book.get(mains.id)
     assert still is not None and still.enabled and still.agent == "main"

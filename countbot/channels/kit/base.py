@@ -136,7 +136,10 @@ class VoiceChat(Protocol):
 class Channel(ABC):
     """A platform adapter the `ChannelManager` runs, restarts and reports on."""
 
-    name: ClassVar[str]
+    # The platform's name on the class; an instance's is its channel's: the platform's, or
+    # `<platform>.<account>` for another bot account of it (what sessions, cursors, pairing
+    # and deliveries are keyed by).
+    name: str
     capabilities: ClassVar[ChannelCapabilities]
 
     @property

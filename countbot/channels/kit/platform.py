@@ -60,6 +60,7 @@ class PlatformChannel(Channel, Generic[S, C]):
 
     def __init__(self, kit: ChannelKit) -> None:
         self.kit = kit
+        self.name = kit.name
         self.link: Link[C] = Link(self.title)
         self._sender = PlatformSender(self)
         self.bot: str | None = None

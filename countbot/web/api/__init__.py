@@ -28,7 +28,7 @@ from countbot.web.context import DaemonContext
 def api_mount(daemon: DaemonContext) -> Mount:
     """All /api routes; the features' routes are bound to the part of the daemon they serve."""
     routes: list[BaseRoute] = [
-        *cron.routes(daemon.scheduler.service),
+        *cron.routes(daemon.scheduler.service, lambda: daemon.runtime.settings.agents.names()),
         *health.routes,
         *sessions.routes,
         *settings.routes,

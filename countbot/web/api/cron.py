@@ -1,18 +1,21 @@
 """Scheduled jobs (`/cron/jobs`): list, create, read, update, delete, run now, run history.
 
-The routes get only the scheduler's service (`routes(service)`), not the whole daemon. Errors are
+The routes get only the scheduler's service and the agents' names (`routes(service, agents)`),
+not the whole daemon; a new job belongs to its body's `agent` (`main` unless named). Errors are
 `ApiError`s like the rest of the API; a job that cannot work (`JobError`) is a 400 that says why.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from countbot.config.settings import MAIN
 from countbot.scheduler.book import JobDraft, JobPatch, JobView
 from countbot.scheduler.jobs import Delivery, JobError, JobRun
 from countbot.scheduler.service import SchedulerService
@@ -22,9 +25,12 @@ MAX_BODY = 64 * 1024
 MAX_RUNS = 200
 
 
-def routes(service: SchedulerService) -> list[BaseRoute]:
-    """The routes, bound to `service`; mount them with `Mount("/api", routes=[...])`."""
-    api = _CronApi(service)
+def routes(
+    service: SchedulerService, agents: Callable[[], tuple[str, ...]] = lambda: (MAIN,)
+) -> list[BaseRoute]:
+    """The routes, bound to `service` and `agents()` (the configured agents' names, read per
+    request); mount them with `Mount("/api", routes=[...])`."""
+    api = _CronApi(service, agents)
     return [
         Route("/cron/jobs", _guarded(api.list_jobs), methods=["GET"]),
         Route("/cron/jobs", _guarded(api.create_job), methods=["POST"]),
@@ -68,8 +74,9 @@ def run_json(run: JobRun) -> dict[str, Any]:
 
 
 class _CronApi:
-    def __init__(self, service: SchedulerService) -> None:
+    def __init__(self, service: SchedulerService, agents: Callable[[], tuple[str, ...]]) -> None:
         self._service = service
+        self._agents = agents
         self._book = service.book
 
     async def list_jobs(self, request: Request) -> Response:
@@ -91,9 +98,17 @@ class _CronApi:
             session=_string(body, "session"),
             enabled=_flag(body, "enabled", default=True),
             created_from=_string(body, "created_from") or "web",
+            agent=self._agent(body),
         )
         job = await self._book.create(draft)
         return JSONResponse(job_json(await self._view(job.id)), 201)
+
+    def _agent(self, body: dict[str, Any]) -> str:
+        """A new job's agent (`main` unless named): its turns run in that agent's house."""
+        agent = _string(body, "agent") or MAIN
+        if agent not in self._agents():
+            raise ApiError(400, f"'agent': no assistant {agent!r}")
+        return agent
 
     async def update_job(self, request: Request) -> Response:
         job_id = request.path_params["job_id"]

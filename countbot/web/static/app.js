@@ -178,6 +178,7 @@ function start() {
   let router = null;
   const transcript = new Transcript($("#transcript"), {
     onLoadEarlier: () => chat.loadEarlier(),
+    agent: () => agents.current,
   });
   const socket = new Socket({
     onFrame: (frame) => {

@@ -13,10 +13,12 @@ const STICKY_PX = 80; // this close to the bottom counts as reading the newest o
 const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
 const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
 
-/** A file sent with a message: a voice note plays (with its words), a document is a chip. */
-function attachmentNode({ file, name, kind, text = "" }) {
+/** A file sent with a message: a voice note plays (with its words, from assistant `agent`'s
+ * workspace), a document is a chip. */
+function attachmentNode({ file, name, kind, text = "" }, agent) {
   if (kind === "voice") {
-    const src = `/api/media/${encodeURIComponent(file.split("/").pop())}`;
+    const where = new URLSearchParams({ agent });
+    const src = `/api/media/${encodeURIComponent(file.split("/").pop())}?${where}`;
     return h(
       "div",
       { class: "attachment voice", testid: "voice-attachment" },
@@ -67,8 +69,10 @@ const CODED_NOTICES = {
 };
 
 export class Transcript {
-  constructor(scroller, { onLoadEarlier }) {
+  /** agent(): the assistant whose chat is shown (its workspace holds the voice notes). */
+  constructor(scroller, { onLoadEarlier, agent = () => "main" }) {
     this.scroller = scroller;
+    this.agent = agent;
     this.earlier = h("button", {
       type: "button",
       class: "load-earlier",
@@ -168,7 +172,7 @@ export class Transcript {
   showAttachments(el, attachments) {
     const box = el.querySelector(".message-files");
     box.hidden = !attachments.length;
-    box.replaceChildren(...attachments.map(attachmentNode));
+    box.replaceChildren(...attachments.map((attachment) => attachmentNode(attachment, this.agent())));
     el.attachments = attachments.map(({ file, name, kind }) => ({ file, name, kind }));
   }
 
