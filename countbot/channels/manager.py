@@ -22,7 +22,7 @@ from countbot.channels.kit.backoff import Backoff
 from countbot.channels.kit.failures import CredentialsRejected, failure_of
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
-from countbot.config.settings import ChannelSettings, platform_and_account
+from countbot.config.settings import ChannelSettings, channel_section_path, platform_and_account
 from countbot.config.structs import choice_fields, to_data
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
@@ -262,7 +262,7 @@ class ChannelManager:
     async def _boot(self, entry: _Entry) -> None:
         # A platform library and the channels' pipeline take a while to import: not on the loop.
         kind, wiring = await asyncio.to_thread(_load, entry.name)
-        problem = kind.problem(self._section(entry.name))
+        problem = kind.problem(self._section(entry.name), channel_section_path(entry.name))
         if problem is not None:
             entry.status.move("misconfigured", problem)
             log.warning("channel %s is enabled but not started: %s", entry.name, problem)

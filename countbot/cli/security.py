@@ -21,7 +21,7 @@ import click
 
 from countbot.cli import security_files
 from countbot.cli.security_files import Finding
-from countbot.config.settings import Settings
+from countbot.config.settings import Settings, channel_section_path
 from countbot.dataflow.policy import explain_policy
 from countbot.mcp.host_start import command_line
 from countbot.runtime.assembly import exec_sandbox
@@ -234,9 +234,8 @@ def _channels(settings: Settings) -> list[Finding]:
                 level,
                 f"channel {name}",
                 f'allow_from: ["*"]: {now} give the assistant orders',
-                f"list your own user ids in channels.{name.replace('.', '.accounts.', 1)}"
-                ".allow_from, or leave it empty and "
-                "approve people with `countbot pairing approve`",
+                f"list your own user ids in {channel_section_path(name)}.allow_from, or leave "
+                "it empty and approve people with `countbot pairing approve`",
             )
         )
     return findings

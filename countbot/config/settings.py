@@ -329,6 +329,12 @@ def platform_and_account(channel: str) -> tuple[str, str]:
     return platform, account or MAIN_ACCOUNT
 
 
+def channel_section_path(channel: str) -> str:
+    """Where channel `channel`'s section is in config.yaml (`channels.telegram.accounts.work`)."""
+    platform, _, account = channel.partition(".")
+    return f"channels.{platform}.accounts.{account}" if account else f"channels.{platform}"
+
+
 class TelegramSettings(ChannelSettings):
     """`channels.telegram`; `enabled`, `token`, `allow_from`, `proxy`, `base_url` are fixed."""
 

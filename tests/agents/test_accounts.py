@@ -52,12 +52,17 @@ async def two_bots(
     folder: Path, model: ScriptedModelServer, main_bot: FakeTelegram, work_bot: FakeTelegram
 ) -> AsyncIterator[Daemon]:
     """The daemon whose Telegram has the main bot and account `work` (its token kept in
-    secrets.yaml), the account bound to agent `work`."""
+    secrets.yaml), the account bound to agent `work`; account `spare` has no token."""
     config = write_config(folder, model)
     data = yaml.safe_load(config.read_text())
     secret = "channels.telegram.accounts.work.token"
     work = {**_bot(work_bot, "${secret:" + secret + "}")}
-    data["channels"] = {"telegram": {**_bot(main_bot, main_bot.token), "accounts": {"work": work}}}
+    data["channels"] = {
+        "telegram": {
+            **_bot(main_bot, main_bot.token),
+            "accounts": {"work": work, "spare": {"enabled": True}},
+        }
+    }
     data["agents"] = {
         "others": {"work": {"workspace": str(folder / "ws-work")}},
         "bindings": [{"agent": "work", "channel": "telegram", "account": "work"}],
@@ -95,6 +100,9 @@ async def test_each_bot_is_answered_by_its_accounts_agent_through_itself(
         account = next(c for c in shown if c["name"] == "telegram.work")
         assert account["state"] == "running" and account["settings"]["token"] != WORK_TOKEN
         assert WORK_TOKEN not in json.dumps(shown)
+        spare = next(c for c in shown if c["name"] == "telegram.spare")
+        assert spare["state"] == "misconfigured"
+        assert spare["detail"].startswith("channels.telegram.accounts.spare.token is not set")
 
 
 async def test_an_accounts_agent_messages_through_its_own_bot_only(

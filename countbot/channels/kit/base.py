@@ -157,8 +157,9 @@ class Channel(ABC):
         return None
 
     @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        """Why these settings cannot work (shown instead of starting), or None."""
+    def problem(settings: ChannelSettings, where: str) -> str | None:
+        """Why these settings (the section at key path `where`) cannot work (shown instead of
+        starting), or None."""
         return None
 
     def details(self) -> dict[str, Any]:
