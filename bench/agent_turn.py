@@ -54,7 +54,7 @@ from countbot.memory.cited import KINDS
 from countbot.memory_index.assembly import INDEX_FILE
 from countbot.memory_index.embeddings import offline_embedder
 from countbot.memory_index.index_db import Filters
-from countbot.memory_index.search import CANDIDATES
+from countbot.memory_index.search import CANDIDATES, RECALL_CANDIDATES
 from countbot.memory_index.vector_process import worker_setup
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -258,7 +258,7 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
         return statistics.median([(await timed(call()))[1] for _ in range(rounds)])
 
     pipe = await median_ms(vectors.stats)
-    recall_ms = await median_ms(lambda: vectors.search(TOPIC, recall, CANDIDATES))
+    recall_ms = await median_ms(lambda: vectors.search(TOPIC, recall, RECALL_CANDIDATES))
     full_ms = await median_ms(lambda: vectors.search(TOPIC, everything, CANDIDATES))
     embed_ms, search_ms, count = await asyncio.to_thread(in_worker, settings, rounds)
     return (
@@ -268,8 +268,8 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
 
 
 def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
-    """Medians of the query's embedding and of the vector search over every vector, in a `Worker` of
-    the bench's own (as the child holds it), and how many vectors it holds."""
+    """Medians of the query's embedding and of auto-recall's vector search over every vector, in a
+    `Worker` of the bench's own (as the child holds it), and how many vectors it holds."""
     from countbot.memory_index.vector_worker import Worker
 
     worker = Worker(**worker_setup(settings.data_dir / INDEX_FILE, offline_embedder()))
@@ -280,7 +280,7 @@ def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
         w0 = time.perf_counter()
         worker.embed([TOPIC])
         w1 = time.perf_counter()
-        worker.search(TOPIC, everything, CANDIDATES)  # the embedding again, then the search
+        worker.search(TOPIC, everything, RECALL_CANDIDATES)  # the embedding again, the search
         embed.append((w1 - w0) * 1000)
         search.append((time.perf_counter() - w1) * 1000 - embed[-1])
     return statistics.median(embed), statistics.median(search), worker.stats()["rows"]
@@ -326,8 +326,9 @@ def report_worker(worker_rows: list[str]) -> None:
     print(
         "\nthe vector worker's part (medians, ms): from the daemon's side, a request with no "
         "model work (the pipe), auto-recall's search (its own session left out) and a search "
-        "over every vector; inside a worker of the bench's own, the query's embedding and the "
-        "vector search over every vector (a paired difference)"
+        "over every vector (memory_search's 50 candidates); inside a worker of the bench's own, "
+        "the query's embedding and auto-recall's vector search over every vector (a paired "
+        "difference)"
     )
     print(
         "| history | vectors | pipe round trip | recall's search | search over all "

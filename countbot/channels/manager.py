@@ -22,7 +22,7 @@ from countbot.channels.kit.backoff import Backoff
 from countbot.channels.kit.failures import CredentialsRejected, failure_of
 from countbot.config.fields import is_secret
 from countbot.config.loader import MASK
-from countbot.config.settings import ChannelSettings
+from countbot.config.settings import ChannelSettings, channel_section_path, platform_and_account
 from countbot.config.structs import choice_fields, to_data
 from countbot.gateway.gateway import Gateway
 from countbot.runtime.assembly import Runtime
@@ -118,10 +118,10 @@ def channel_type(name: str) -> type[Channel]:
 
 
 def _load(name: str) -> tuple[type[Channel], type[ChannelWiring]]:
-    """The platform's channel class and the shared pipeline's wiring (blocking: imports)."""
+    """Channel `name`'s platform class and the shared pipeline's wiring (blocking: imports)."""
     from countbot.channels.kit.wiring import ChannelWiring
 
-    return channel_type(name), ChannelWiring
+    return channel_type(platform_and_account(name)[0]), ChannelWiring
 
 
 @dataclass(slots=True)
@@ -175,17 +175,21 @@ class ChannelManager:
         self._wiring: ChannelWiring | None = None  # made with the first enabled channel
 
     async def start(self) -> None:
-        """Start the enabled channels in the background; returns at once."""
-        for name in CHANNEL_TYPES:
+        """Start the enabled channels (each bot account its own) in the background; returns at
+        once."""
+        for name in self._runtime.settings.channels.names():
             self._start_one(name)
 
-    async def restart(self, name: str) -> None:
-        """Stop channel `name` and start it again with its current section (set up from the
-        browser); a disabled one just stops."""
-        entry = self._entries.get(name)
-        if entry is not None and entry.tasks:
-            await self._stop_one(entry)
-        self._start_one(name)
+    async def restart(self, platform: str) -> None:
+        """Stop `platform`'s channels (its own bot and its accounts) and start them again with
+        their current sections (set up from the browser); a disabled one just stops."""
+        for name in [name for name in self._entries if _platform(name) == platform]:
+            entry = self._entries.pop(name)
+            if entry.tasks:
+                await self._stop_one(entry)
+        for name in self._runtime.settings.channels.names():
+            if _platform(name) == platform:
+                self._start_one(name)
 
     def _start_one(self, name: str) -> None:
         entry = self._entries[name] = _Entry(name, ChannelStatus("disabled"))
@@ -227,9 +231,10 @@ class ChannelManager:
         self._runtime.deliveries.forget(entry.name)
 
     def states(self) -> list[dict[str, Any]]:
-        """Every known channel for GET /api/channels; secrets read `********`."""
+        """Every known channel for GET /api/channels (a bot account as `<platform>.<account>`,
+        not in its platform's `settings`); secrets read `********`."""
         shown = []
-        for name in CHANNEL_TYPES:
+        for name in self._runtime.settings.channels.names():
             entry = self._entries.get(name)
             status = entry.status if entry is not None else ChannelStatus("disabled")
             channel = entry.channel if entry is not None else None
@@ -249,14 +254,15 @@ class ChannelManager:
     # --- running one channel ------------------------------------------------------------------
 
     def _section(self, name: str) -> ChannelSettings:
-        section = getattr(self._runtime.settings.channels, name)
-        assert isinstance(section, ChannelSettings)
-        return section
+        """Channel `name`'s section as the settings hold it now (an account removed from the
+        config while its channel still runs reads as a disabled one)."""
+        section = self._runtime.settings.channels.section(name)
+        return section if section is not None else ChannelSettings()
 
     async def _boot(self, entry: _Entry) -> None:
         # A platform library and the channels' pipeline take a while to import: not on the loop.
         kind, wiring = await asyncio.to_thread(_load, entry.name)
-        problem = kind.problem(self._section(entry.name))
+        problem = kind.problem(self._section(entry.name), channel_section_path(entry.name))
         if problem is not None:
             entry.status.move("misconfigured", problem)
             log.warning("channel %s is enabled but not started: %s", entry.name, problem)
@@ -322,10 +328,17 @@ def _log_failure(task: asyncio.Task[None]) -> None:
         log.error("delivering owed answers failed", exc_info=task.exception())
 
 
+def _platform(name: str) -> str:
+    return platform_and_account(name)[0]
+
+
 def _masked(name: str, settings: ChannelSettings) -> dict[str, Any]:
     data = to_data(settings)
+    data.pop("accounts", None)  # each account is a channel of its own in the list
+    platform, _, account = name.partition(".")
+    where = ("channels", platform, "accounts", account) if account else ("channels", platform)
     for key in data:
-        if is_secret(("channels", name, key)):
+        if is_secret((*where, key)):
             secret = getattr(settings, key)
             data[key] = MASK if secret is not None and secret.get_secret_value() else ""
     return data

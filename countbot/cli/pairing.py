@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from countbot.channels.manager import CHANNEL_TYPES
 from countbot.config.settings import Settings
 from countbot.store.database import Database
 from countbot.store.pairing import PairingStore
@@ -17,8 +16,9 @@ from countbot.store.pairing import PairingStore
 
 async def approve_code(settings: Settings, channel: str, code: str) -> tuple[int, str]:
     """Pair the sender holding `code`; returns the exit status and the line to print."""
-    if channel not in CHANNEL_TYPES:
-        return 2, f"countbot: unknown channel {channel!r} (known: {', '.join(CHANNEL_TYPES)})"
+    known = settings.channels.names()
+    if channel not in known:
+        return 2, f"countbot: unknown channel {channel!r} (known: {', '.join(known)})"
     db = await Database.open(settings.data_dir / "countbot.db")
     try:
         paired = await PairingStore(db).approve(channel, code, time.time())

@@ -21,7 +21,7 @@ import click
 
 from countbot.cli import security_files
 from countbot.cli.security_files import Finding
-from countbot.config.settings import Settings
+from countbot.config.settings import Settings, channel_section_path
 from countbot.dataflow.policy import explain_policy
 from countbot.mcp.host_start import command_line
 from countbot.runtime.assembly import exec_sandbox
@@ -220,8 +220,9 @@ def _approval(settings: Settings, sandbox: SandboxState) -> Finding:
 
 def _channels(settings: Settings) -> list[Finding]:
     findings = []
-    for name in settings.channels.__struct_fields__:
-        channel = getattr(settings.channels, name)
+    for name in settings.channels.names():
+        channel = settings.channels.section(name)
+        assert channel is not None
         if "*" not in channel.allow_from:
             state = "on" if channel.enabled else "off"
             findings.append(Finding("ok", f"channel {name}", f"{state}, only allowed senders"))
@@ -233,8 +234,8 @@ def _channels(settings: Settings) -> list[Finding]:
                 level,
                 f"channel {name}",
                 f'allow_from: ["*"]: {now} give the assistant orders',
-                f"list your own user ids in channels.{name}.allow_from, or leave it empty and "
-                "approve people with `countbot pairing approve`",
+                f"list your own user ids in {channel_section_path(name)}.allow_from, or leave "
+                "it empty and approve people with `countbot pairing approve`",
             )
         )
     return findings

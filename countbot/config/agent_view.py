@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from countbot.config.settings import MAIN, AgentsSettings, Binding, Settings
+from countbot.config.settings import (
+    MAIN,
+    AgentsSettings,
+    Binding,
+    Settings,
+    platform_and_account,
+)
 from countbot.config.structs import replaced
 
 # Where an agent's own data lives (its memory index, MCP logs), under `data_dir`.
@@ -78,11 +84,13 @@ def agent_secrets(settings: Settings, workspace: Path) -> dict[str, str]:
 
 
 def may_reach(settings: Settings, agent: str, channel: str, chat_id: str) -> bool:
-    """Whether `agent` may send into `chat_id` of `channel` (its `message` tool, its jobs): a
+    """Whether `agent` may send into `chat_id` of `channel` (its `message` tool, its jobs; a
+    bot account's channel `<platform>.<account>` is matched as its platform and account): a
     chat the bindings give it (read without a sender: a binding of one sender gives no chat),
     or one the owner allowed it (`may_message`)."""
     agents = settings.agents
-    if bound_agent(agents, channel, chat=chat_id) == agent:
+    platform, account = platform_and_account(channel)
+    if bound_agent(agents, platform, account=account, chat=chat_id) == agent:
         return True
     entry = agents.others.get(agent)
     return entry is not None and f"{channel}:{chat_id}" in entry.may_message

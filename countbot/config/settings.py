@@ -299,11 +299,46 @@ class ChannelSettings(Strict):
     stream_edit_interval: Annotated[float, Meta(ge=0.05, description="s between draft edits")] = 1.0
     # mention: in groups, answer only when mentioned or replied to; ignore: private chats only.
     group_mode: Literal["mention", "ignore"] = "mention"
+    # More bots on this platform, each a whole section of its own (nothing inherited): channel
+    # `<platform>.<account>`, with its own sessions, pairing and outbox. Each platform's section
+    # redeclares it with its own type.
+    accounts: dict[str, ChannelSettings] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, account in self.accounts.items():
+            if not re.fullmatch(_ACCOUNT, name) or name == MAIN_ACCOUNT:
+                raise FieldError(
+                    "accounts",
+                    f"account name {name!r}: use up to 30 letters, digits, _ and -, "
+                    f"and not {MAIN_ACCOUNT!r} (the platform's own bot)",
+                )
+            if account.accounts:
+                raise FieldError("accounts", f"account {name!r} cannot have accounts of its own")
+
+
+# The account name of a platform's own bot (its top-level section), as bindings match it.
+MAIN_ACCOUNT = "default"
+_ACCOUNT = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,29}$"
+
+
+def platform_and_account(channel: str) -> tuple[str, str]:
+    """The platform and bot account of a channel name: `telegram.work` is ("telegram", "work"),
+    `telegram` is ("telegram", `MAIN_ACCOUNT`)."""
+    platform, _, account = channel.partition(".")
+    return platform, account or MAIN_ACCOUNT
+
+
+def channel_section_path(channel: str) -> str:
+    """Where channel `channel`'s section is in config.yaml (`channels.telegram.accounts.work`)."""
+    platform, _, account = channel.partition(".")
+    return f"channels.{platform}.accounts.{account}" if account else f"channels.{platform}"
 
 
 class TelegramSettings(ChannelSettings):
     """`channels.telegram`; `enabled`, `token`, `allow_from`, `proxy`, `base_url` are fixed."""
 
+    accounts: dict[str, TelegramSettings] = msgspec.field(default_factory=dict)
     token: SecretStr | None = None
     proxy: str | None = None
     # The Bot API base URLs exactly as python-telegram-bot takes them (self-hosted servers, tests).
@@ -321,6 +356,7 @@ class QQSettings(ChannelSettings):
     no browser, and a token of its own keeps the web UI's token out of the QQ client's config.
     """
 
+    accounts: dict[str, QQSettings] = msgspec.field(default_factory=dict)
     access_token: SecretStr | None = None
     host: str = "127.0.0.1"
     port: Annotated[int, Meta(ge=0, le=65535, description="port the QQ client connects to")] = 6199
@@ -330,6 +366,7 @@ class QQSettings(ChannelSettings):
 class FeishuSettings(ChannelSettings):
     """`channels.feishu`: a Feishu (or Lark) app's bot over the long connection (no public URL)."""
 
+    accounts: dict[str, FeishuSettings] = msgspec.field(default_factory=dict)
     app_id: str | None = None
     app_secret: SecretStr | None = None
     # https://open.feishu.cn for Feishu, https://open.larksuite.com for Lark.
@@ -339,6 +376,7 @@ class FeishuSettings(ChannelSettings):
 class DingTalkSettings(ChannelSettings):
     """`channels.dingtalk`: a DingTalk app's robot in Stream mode (no public URL)."""
 
+    accounts: dict[str, DingTalkSettings] = msgspec.field(default_factory=dict)
     client_id: str | None = None
     client_secret: SecretStr | None = None
     # The OpenAPI (Stream connections, robot messages) and the older API (media uploads).
@@ -349,6 +387,7 @@ class DingTalkSettings(ChannelSettings):
 class WeComSettings(ChannelSettings):
     """`channels.wecom`: a WeCom (企业微信) AI bot over its long connection (no public URL)."""
 
+    accounts: dict[str, WeComSettings] = msgspec.field(default_factory=dict)
     bot_id: str | None = None
     secret: SecretStr | None = None
     ws_url: str = "wss://openws.work.weixin.qq.com"
@@ -357,6 +396,7 @@ class WeComSettings(ChannelSettings):
 class SlackSettings(ChannelSettings):
     """`channels.slack`: a Slack app's bot over Socket Mode (no public URL)."""
 
+    accounts: dict[str, SlackSettings] = msgspec.field(default_factory=dict)
     bot_token: SecretStr | None = None  # xoxb-: the Web API
     app_token: SecretStr | None = None  # xapp- with connections:write: Socket Mode
     # The Web API base; Socket Mode asks it for its WebSocket URL too.
@@ -366,6 +406,7 @@ class SlackSettings(ChannelSettings):
 class DiscordSettings(ChannelSettings):
     """`channels.discord`: a Discord bot over the gateway WebSocket (no public URL)."""
 
+    accounts: dict[str, DiscordSettings] = msgspec.field(default_factory=dict)
     token: SecretStr | None = None
     # The REST API and the gateway exactly as discord.py takes them (tests point them at a fake).
     api_url: str = "https://discord.com/api/v10"
@@ -375,6 +416,7 @@ class DiscordSettings(ChannelSettings):
 class EmailSettings(ChannelSettings):
     """`channels.email`: the assistant's own mailbox, IMAP in and SMTP out."""
 
+    accounts: dict[str, EmailSettings] = msgspec.field(default_factory=dict)
     address: str | None = None
     username: str | None = None  # defaults to the address
     password: SecretStr | None = None
@@ -402,6 +444,23 @@ class ChannelsSettings(Strict):
     slack: SlackSettings = msgspec.field(default_factory=SlackSettings)
     discord: DiscordSettings = msgspec.field(default_factory=DiscordSettings)
     email: EmailSettings = msgspec.field(default_factory=EmailSettings)
+
+    def names(self) -> list[str]:
+        """Every channel: each platform, then each of its accounts (`<platform>.<account>`)."""
+        found: list[str] = []
+        for platform in self.__struct_fields__:
+            found.append(platform)
+            section: ChannelSettings = getattr(self, platform)
+            found.extend(f"{platform}.{account}" for account in section.accounts)
+        return found
+
+    def section(self, channel: str) -> ChannelSettings | None:
+        """The settings of channel `channel` (a platform or `<platform>.<account>`), or None."""
+        platform, _, account = channel.partition(".")
+        section = getattr(self, platform, None) if platform in self.__struct_fields__ else None
+        if section is None or not account:
+            return section
+        return section.accounts.get(account)
 
 
 # A trigger's name: it names its session (`trigger:<name>`) and its webhook URL.

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 # Candidates each side contributes to the fusion.
 CANDIDATES = 50
+# Candidates the vector side gives auto-recall's search: it keeps six hits, and asking for fewer
+# makes the worker's shortlist smaller (`vectors.SHORTLIST` per hit), on every turn's path.
+RECALL_CANDIDATES = 12
 # How long a search waits for the vector side (s): the first one after the worker ended starts
 # it again (seconds, more at 100,000 entries on a busy machine); past this it is full-text only,
 # and the worker goes on starting for the next one.
@@ -99,10 +102,11 @@ class IndexSearch:
         # time (both let go of the GIL while they work); the worker's hits come with their times,
         # so only those found by meaning alone that are kept need their rows fetched after.
         text = self._db.run(self._text_side, query, filters, files_changed)
+        wanted = RECALL_CANDIDATES if min_similarity is not None else CANDIDATES
         vectors = self._vectors.vectors
         if vectors is not None and self._vectors.ready and query.strip():
             (text_hits, rows), vector_hits = await asyncio.gather(
-                text, _vector_hits(vectors, query, filters)
+                text, _vector_hits(vectors, query, filters, wanted)
             )
         else:  # full-text only: no task for a side with nothing to do
             (text_hits, rows), vector_hits = await text, []
@@ -153,9 +157,11 @@ class IndexSearch:
         return weighed, rows
 
 
-async def _vector_hits(vectors: VectorProcess, query: str, filters: Filters) -> Hits:
+async def _vector_hits(
+    vectors: VectorProcess, query: str, filters: Filters, candidates: int
+) -> Hits:
     try:
-        return await vectors.search(query, filters, CANDIDATES, SEARCH_WAIT)
+        return await vectors.search(query, filters, candidates, SEARCH_WAIT)
     except EmbeddingError as exc:
         log.warning("memory search without vectors: %s", exc)
         return []

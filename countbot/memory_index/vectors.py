@@ -7,9 +7,9 @@ only each row's sign bits (one bit a dimension: 64 bytes at 512) beside its filt
 search narrows in three steps, each over fewer rows with a finer score:
 
 1. the Hamming distance of every admitted row's signs to the query's (`FIRST_SHARE` of the rows
-   or `4 * SHORTLIST` at least are kept: a histogram's cut, no sort);
+   or four times the shortlist at least are kept: a histogram's cut, no sort);
 2. the query's own values against those rows' signs (asymmetric: a lookup table per byte of the
-   code), keeping the best `SHORTLIST`;
+   code), keeping the best `SHORTLIST` per hit asked for (a shortlist of 1,000 for 50 hits);
 3. the exact cosine of those against their full rows, read from the file.
 
 bench/vector_search.py measures it against an exact search (the hits, and what they score) and
@@ -32,8 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-# Rows whose exact cosine is computed (at least 20 per hit asked for).
-SHORTLIST = 1_000
+# Rows whose exact cosine is computed, per hit asked for: auto-recall asks for a few hits (its
+# search waits on every turn), memory_search for 50.
+SHORTLIST = 20
 # The share of rows (1 / FIRST_SHARE) the sign bits' distance keeps for the second step.
 FIRST_SHARE = 32
 # Rows of room added when the arrays grow, beyond a quarter of what they hold.
@@ -177,7 +178,7 @@ class VectorSet:
         if not count:
             return []
         query = np.asarray(query, dtype=np.float32)
-        short = max(limit * 20, SHORTLIST)
+        short = limit * SHORTLIST
         first = max(4 * short, self._size // FIRST_SHARE)
         if count <= first:
             picked = np.flatnonzero(admitted)

@@ -318,7 +318,8 @@ class _MessageDeliverer:
 
     async def knows(self, channel: str, chat_id: str) -> bool:
         """Named in the channel's allow-list (not by "*"), paired, or a chat with a session."""
-        allow_from = getattr(getattr(self.settings.channels, channel, None), "allow_from", [])
+        section = self.settings.channels.section(channel)
+        allow_from = section.allow_from if section is not None else []
         listed = {entry.strip().lstrip("@").lower() for entry in allow_from}
         # A thread (e-mail, Slack) is `<chat>/<thread>`: the chat is what the list names.
         if chat_id.split("/", 1)[0].lower() in listed:

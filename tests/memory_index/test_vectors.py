@@ -19,7 +19,7 @@ np = pytest.importorskip("numpy")
 from countbot.memory_index.vectors import SHORTLIST, VectorSet, Wanted  # noqa: E402
 
 # Enough rows that the signs' distance narrows an unfiltered search (after a third is removed).
-ROWS, DIMS, TOPICS = 9 * SHORTLIST, 64, 12
+ROWS, DIMS, TOPICS = 9 * 50 * SHORTLIST, 64, 12
 EVERYTHING = Wanted(("note", "conversation"))
 
 

@@ -43,13 +43,13 @@ class EmailChannel(PlatformChannel[EmailSettings, Postman]):
         self._threads: dict[str, Thread] = {}
 
     @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
+    def problem(settings: ChannelSettings, where: str) -> str | None:
         if not isinstance(settings, EmailSettings) or not settings.address:
-            return "channels.email.address is not set (the assistant's own mail address)"
+            return f"{where}.address is not set (the assistant's own mail address)"
         if not settings.imap_host or not settings.smtp_host:
-            return "channels.email.imap_host and smtp_host must both be set"
+            return f"{where}.imap_host and smtp_host must both be set"
         if settings.password is None:
-            return "channels.email.password is not set"
+            return f"{where}.password is not set"
         return None
 
     def chat(self, chat_id: str) -> EmailChat:

@@ -136,7 +136,10 @@ class VoiceChat(Protocol):
 class Channel(ABC):
     """A platform adapter the `ChannelManager` runs, restarts and reports on."""
 
-    name: ClassVar[str]
+    # The platform's name on the class; an instance's is its channel's: the platform's, or
+    # `<platform>.<account>` for another bot account of it (what sessions, cursors, pairing
+    # and deliveries are keyed by).
+    name: str
     capabilities: ClassVar[ChannelCapabilities]
 
     @property
@@ -154,8 +157,9 @@ class Channel(ABC):
         return None
 
     @staticmethod
-    def problem(settings: ChannelSettings) -> str | None:
-        """Why these settings cannot work (shown instead of starting), or None."""
+    def problem(settings: ChannelSettings, where: str) -> str | None:
+        """Why these settings (the section at key path `where`) cannot work (shown instead of
+        starting), or None."""
         return None
 
     def details(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from countbot.channels.kit.feed import SessionFeed
 from countbot.channels.kit.media import HouseMedia, taken_in
 from countbot.channels.kit.rate_limit import RateLimiter, RateVerdict
 from countbot.common.authorship import OWNER, Author
-from countbot.config.settings import MAIN
+from countbot.config.settings import MAIN, platform_and_account
 from countbot.gateway.gateway import Gateway, GatewayClosedError, WrongAgentError
 from countbot.gateway.messages import InboundMessage
 from countbot.store.channel_state import ChannelStateStore
@@ -152,10 +152,13 @@ class Intake:
         return OWNER
 
     def _route(self, message: Incoming) -> Route:
+        """The bindings see the platform and the bot account the message reached (`telegram`
+        and `work` for channel `telegram.work`; the platform's own bot is `MAIN_ACCOUNT`)."""
         if self.router is None:
             return Route(MAIN)
+        platform, account = platform_and_account(self.channel)
         return self.router.route(
-            self.channel, account=None, chat=message.chat_id, sender=message.sender.sender_id
+            platform, account=account, chat=message.chat_id, sender=message.sender.sender_id
         )
 
     async def _session_for(self, chat_id: str, agent: str) -> str:

@@ -14,8 +14,10 @@ from countbot.store.channel_state import ChannelStateStore
 
 @dataclass(frozen=True, slots=True)
 class ChannelKit:
-    """`settings` is read when needed, so edits to the config apply where they can."""
+    """`name` is the channel's own (`telegram`, or `telegram.work` for another bot account of
+    the platform); `settings` is read when needed, so edits to the config apply where they can."""
 
+    name: str
     settings: Callable[[], ChannelSettings]
     intake: Intake
     state: ChannelStateStore

@@ -21,7 +21,7 @@ from countbot.channels.kit.extras import missing_extra
 from countbot.channels.kit.link import Link
 from countbot.channels.kit.parts import ChannelKit
 from countbot.config.secret import SecretStr
-from countbot.config.settings import ChannelSettings
+from countbot.config.settings import ChannelSettings, channel_section_path
 from countbot.runtime.deliveries import ChannelSender, DeliveryResult
 
 S = TypeVar("S", bound=ChannelSettings)
@@ -60,6 +60,7 @@ class PlatformChannel(Channel, Generic[S, C]):
 
     def __init__(self, kit: ChannelKit) -> None:
         self.kit = kit
+        self.name = kit.name
         self.link: Link[C] = Link(self.title)
         self._sender = PlatformSender(self)
         self.bot: str | None = None
@@ -70,12 +71,12 @@ class PlatformChannel(Channel, Generic[S, C]):
         self._closer: Callable[[], Awaitable[object]] | None = None
 
     @classmethod
-    def problem(cls, settings: ChannelSettings) -> str | None:
+    def problem(cls, settings: ChannelSettings, where: str) -> str | None:
         if not isinstance(settings, cls.settings_type):
-            return f"channels.{cls.name} is not a {cls.title} section"
+            return f"{where} is not a {cls.title} section"
         for key, hint in cls.required:
             if not getattr(settings, key, None):
-                return f"channels.{cls.name}.{key} is not set{f' ({hint})' if hint else ''}"
+                return f"{where}.{key} is not set{f' ({hint})' if hint else ''}"
         return missing_extra(*cls.extra) if cls.extra else None
 
     @property
@@ -102,7 +103,7 @@ class PlatformChannel(Channel, Generic[S, C]):
             if isinstance(value, SecretStr):
                 value = value.get_secret_value()
             if not value:
-                raise ValueError(f"channels.{self.name}.{key} is not set")
+                raise ValueError(f"{channel_section_path(self.name)}.{key} is not set")
             values.append(str(value))
         return tuple(values)
 

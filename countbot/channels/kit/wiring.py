@@ -91,5 +91,5 @@ class ChannelWiring:
             answers=answers,
             router=self.router,
         )
-        kit = ChannelKit(settings, intake, self.state, runtime.masker, answers)
+        kit = ChannelKit(name, settings, intake, self.state, runtime.masker, answers)
         return kind(kit), feed

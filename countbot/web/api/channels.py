@@ -14,7 +14,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from countbot.channels.manager import CHANNEL_TYPES
 from countbot.store.pairing import CODE_TTL, PairedSender, PairingRequest, PairingStore
 from countbot.web.api.errors import ApiError, daemon_of, json_object
 
@@ -42,8 +41,9 @@ async def pairing_requests(request: Request) -> JSONResponse:
 async def approve_pairing(request: Request) -> JSONResponse:
     body = await json_object(request)
     channel, code = body.get("channel"), body.get("code")
-    if not isinstance(channel, str) or channel not in CHANNEL_TYPES:
-        raise ApiError(400, f"'channel' must be one of: {', '.join(CHANNEL_TYPES)}")
+    known = daemon_of(request).runtime.settings.channels.names()
+    if not isinstance(channel, str) or channel not in known:
+        raise ApiError(400, f"'channel' must be one of: {', '.join(known)}")
     if not isinstance(code, str) or not code.strip():
         raise ApiError(400, "'code' must be the pairing code the sender was given")
     paired = await PairingStore(daemon_of(request).runtime.db).approve(channel, code, time.time())

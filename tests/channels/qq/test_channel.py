@@ -167,5 +167,5 @@ async def test_without_an_access_token_the_channel_refuses_to_start(settings: Se
     from countbot.channels.qq.channel import QQChannel
     from countbot.config.settings import QQSettings
 
-    problem = QQChannel.problem(QQSettings(enabled=True))
+    problem = QQChannel.problem(QQSettings(enabled=True), "channels.qq")
     assert problem is not None and "access_token" in problem

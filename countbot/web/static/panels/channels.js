@@ -50,7 +50,8 @@ function channelTable(data, onSetUp) {
       h(
         "tr",
         { testid: "channel-item", dataset: { state: channel.state || "" } },
-        h("td", { i18n: `channels.kind.${channel.name}` }),
+        // A second bot account (`telegram.work`) is shown by its channel name.
+        h("td", { i18n: `channels.kind.${channel.name}`, i18nFallback: channel.name }),
         h("td", { i18n: channel.enabled ? "common.yes" : "common.no" }),
         h("td", {}, h("span", { class: `state state-${channel.state}`, i18n: stateKey(channel) })),
         h("td", { testid: "channel-connection" }, connection(channel)),
@@ -58,13 +59,16 @@ function channelTable(data, onSetUp) {
         h(
           "td",
           {},
-          h("button", {
-            type: "button",
-            class: "small",
-            testid: "channel-setup",
-            i18n: "channelSetup.open",
-            onclick: () => onSetUp(channel),
-          }),
+          // A bot account is set up in config.yaml (its platform's `accounts`), not here.
+          channel.name.includes(".")
+            ? null
+            : h("button", {
+                type: "button",
+                class: "small",
+                testid: "channel-setup",
+                i18n: "channelSetup.open",
+                onclick: () => onSetUp(channel),
+              }),
         ),
       ),
     ),
