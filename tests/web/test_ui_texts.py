@@ -42,7 +42,9 @@ def test_every_channel_setting_on_the_setup_form_is_named_in_both_languages() ->
     hidden = set(re.findall(r'"(\w+)"', re.search(r"HIDDEN = new Set\(\[(.*?)\]", form)[1]))
     wanted: set[str] = set()
     for section in field_types(ChannelsSettings).values():
-        shown = set(field_types(section)) - hidden
+        # `accounts` never reaches the form: each bot account is a channel row of its own,
+        # set up in config.yaml (the manager leaves it out of a platform's settings).
+        shown = set(field_types(section)) - hidden - {"accounts"}
         wanted |= {f"channelSetup.field.{key}" for key in shown}
         for values in choice_fields(section).values():
             wanted |= {f"channelSetup.choice.{value}" for value in values}
