@@ -331,6 +331,7 @@ class AgentLoop:
         never keeps an answer that may repeat a page's words as the owner's own."""
         if not entry.text.strip():
             return entry  # tool calls only: nothing memory keeps
+        await turn.journal.settled()  # the ledger reads the stored session: the user's entry too
         read = await self.tools.untrusted_read(turn.tool_context)
         return replace(entry, read=read) if read else entry
 

@@ -244,10 +244,11 @@ class LoopHarness:
         prompt: str = "You are a helpful assistant under test.",
         window: int = 32_000,
         small: bool = False,
+        history: MemoryHistory | None = None,
     ) -> None:
         self.settings = settings or AgentSettings()
         self.model = ScriptedModel()
-        self.history = MemoryHistory()
+        self.history = history or MemoryHistory()
         self.tool_calls: list[ToolCallRecord] = []
         self.registry = ToolRegistry(retry_delay=0.0)
         for tool in tools:
