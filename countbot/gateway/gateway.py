@@ -155,7 +155,7 @@ class Gateway:
             lane = self._lanes[session_id] = SessionLane(session_id, self._run_turn, self._idle)
         queued = lane.submit(message, mode)
         if origin is not None:
-            self.hub.subscribe(session_id, origin)
+            self.hub.follow_sent(session_id, origin)
         accepted = MessageAccepted(
             message.content,
             message.channel,
