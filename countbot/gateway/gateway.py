@@ -34,7 +34,7 @@ KILL_GRACE = 5.0
 # A session whose surface names no agent, created before there were several.
 MAIN_AGENT = "main"
 # Sessions remembered as registered (least recent forgotten: its next message registers again).
-REGISTERED_SESSIONS = 1024
+REGISTERED_SESSIONS = 256
 
 
 class TurnSource(Protocol):
