@@ -7,9 +7,10 @@ sentence-transformers', Apache-2.0) and its WordPiece tokenizer as `tokenizer.js
 is read. The pipeline is sentence-transformers' for this model: tokens up to 256, the last
 hidden states averaged over the real tokens (the worker makes the row unit length).
 
-onnxruntime folds the file's int8 weights into float32 when it loads them (~150 MB held, ~0.5 s
-to load), so the session is held only while it is used: `release` drops it after a quiet spell
-and gives the memory back to the system (the worker asks at every request).
+onnxruntime folds the file's int8 weights into float32 when it loads them (a session several
+times the file's size, and a noticeable load: docs/memory_recall.md), so the session is held
+only while it is used: `release` drops it after a quiet spell and gives the memory back to the
+system (auto-recall's searches ask, on every turn).
 """
 
 from __future__ import annotations
