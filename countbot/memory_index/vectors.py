@@ -226,8 +226,13 @@ class VectorSet:
         ties there can be tens of thousands at a million rows)."""
         n, c = self._size, self._columns
         code = self._codes(query[None, :])[0]
-        distance = np.bitwise_count(c["code0"][:n] ^ code[0]).astype(np.uint16)
-        for word in range(1, self._words):
+        distance = np.zeros(n, dtype=np.uint16)
+        padded = np.zeros(self._words * 64, dtype=np.float32)
+        padded[: self.dims] = query
+        asked = np.flatnonzero(padded.reshape(self._words, 64).any(axis=1))
+        # Words where the query is zero (a reader of an ensemble not asked: models.py) say
+        # nothing about it: their signs are left out of the distance.
+        for word in asked:
             distance += np.bitwise_count(c[f"code{word}"][:n] ^ code[word])
         distance[~admitted] = _FAR
         cumulative = np.cumsum(np.bincount(distance, minlength=self._words * 64 + 1))

