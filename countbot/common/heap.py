@@ -5,8 +5,8 @@ default it raises that threshold to the size of each such block freed (up to 32 
 turns, a turn's big buffers (a model request, a long tool result's copies) are carved from the
 heap, and what they leave free between smaller blocks that live on is not given back, so a
 process grows with the work it did (docs/soak.md). A threshold set explicitly stays where it is.
-The daemon sets it at its first heap trim (`speedups/heap_trim.py`: ctypes, which reaches
-`mallopt`, is not loaded before); its children get it from their environment at start.
+The daemon sets it at its first turn (`speedups/heap_trim.py`: ctypes, which reaches `mallopt`,
+is not loaded while it is idle); its children get it from their environment at start.
 """
 
 from __future__ import annotations
