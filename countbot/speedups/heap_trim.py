@@ -12,17 +12,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from countbot.common.heap import MMAP_THRESHOLD
+
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 QUIET = 1.0  # s between looks; a trim follows the first look that finds no turn running
 
 
 def malloc_trim() -> Callable[[], object] | None:
-    """glibc's `malloc_trim(0)`, or None where the C library has none (musl, macOS)."""
+    """glibc's `malloc_trim(0)`, or None where the C library has none (musl, macOS).
+
+    Found once, at the first trim; glibc's threshold for mapping big blocks on their own is
+    fixed then too (common/heap.py: the heap fragments less, so there is less to trim).
+    """
     import ctypes  # loaded with the first trim, in its worker thread
 
     try:
-        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols, libc's among them
+        libc = ctypes.CDLL(None)  # the process's own symbols, libc's among them
+        trim, mallopt = libc.malloc_trim, libc.mallopt
     except (OSError, AttributeError):
         return None
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     return lambda: trim(0)
 
 
