@@ -6,7 +6,7 @@ what was said to it: recall and search included).
 and the web UI ask); 150 of them, drawn from the same distribution, go end to end through the
 real daemon over the fake Telegram server and the web UI's WebSocket, and the scripted model's
 request log is checked. `COUNTBOT_PROPERTY_MESSAGES=10000` sends all 10,000 end to end, in one
-daemon (about 20 minutes; the run is recorded in docs/agents.md).
+daemon (a long run: docs/agents.md records one).
 """
 
 from __future__ import annotations
