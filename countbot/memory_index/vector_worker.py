@@ -77,6 +77,8 @@ class Worker:
         self._model: Any = None
         self._through = 0  # entries up to this id have a vector (or were embedded here)
         self._unreleased = 0  # entries embedded since the model last let go of its pages
+        # Whether a search or an entry used the vectors' mapped pages since they were let go.
+        self._touched = False
         started = time.perf_counter()
         self._vectors = self._load()
         self.load_seconds = time.perf_counter() - started
@@ -110,6 +112,9 @@ class Worker:
     def embed_pending(self, limit: int) -> dict[str, Any]:
         pending = index_db.pending_vectors(self._conn, self._model_id, self._through, limit)
         if not pending:
+            if self._touched and self._vectors is not None:
+                self._touched = False
+                self._vectors.release()
             if self._unreleased >= RELEASE_AFTER:
                 self._unreleased = 0
                 if release := getattr(self._model, "release_rows", None):
@@ -131,6 +136,7 @@ class Worker:
                 self._vectors = VectorSet(rows.shape[1], folder=self._rows_dir)
             meta = [(pending[i][1], pending[i][2], pending[i][3]) for i in kept]
             self._vectors.add([pending[i][0] for i in kept], meta, rows[kept])
+            self._touched = True
         self._through = pending[-1][0]
         return {"embedded": len(pending)}
 
@@ -140,6 +146,7 @@ class Worker:
         if self._vectors is None or not len(self._vectors):
             return {"hits": []}
         vector = self.query(query, first_only)
+        self._touched = True
         return {"hits": self._vectors.search(vector, Wanted(**filters), limit)}
 
     def query(self, text: str, first_only: bool = False) -> np.ndarray:

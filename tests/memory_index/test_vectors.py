@@ -1,6 +1,6 @@
 """The vector search of the worker: narrowed by the rows' signs, it ranks by full cosines as an
-exact search over the same values does, with filters, removals and growth, whether its rows are
-in memory or in a mapped file.
+exact search over the same values does, with filters, removals and growth, whether its rows and
+codes are in memory or in mapped files, and after the worker let go of their pages.
 
 Vectors of a low-dimensional structure in many dimensions, as a model's are: every row is a mix
 of a few topics plus noise, and so are the queries.
@@ -57,6 +57,7 @@ def test_the_narrowed_search_finds_what_an_exact_one_finds_with_filters_and_remo
     not_s1 = alive & np.array([session != "s1" for session in sessions])
 
     for query in _rows(rng, topics, 20):
+        vectors.release()  # as the worker does after each catch-up: the pages are read again
         found = vectors.search(query, EVERYTHING, 10)
         assert [i for i, *_ in found] == _exact(matrix, query, alive)
         cosines = [round(float(matrix[i] @ query), 4) for i, *_ in found]
