@@ -53,7 +53,12 @@ from bench.memory_recall_data import (
 )
 from countbot.llm.token_counter import count_text
 from countbot.memory.search import search_notes
-from countbot.memory_index.embeddings import Embedder, offline_embedder, offline_model_available
+from countbot.memory_index.embeddings import (
+    Embedder,
+    minilm_available,
+    offline_embedder,
+    offline_model_available,
+)
 from countbot.memory_index.index import MemoryIndex
 from countbot.memory_index.recall import AutoRecall
 from countbot.memory_index.text import STOPWORDS, estimate_recall_tokens
@@ -164,12 +169,19 @@ async def bulk_messages(sessions: SessionStore, rows: list[tuple[str, str, str, 
         await sessions._db.run(insert, rows[i : i + 1000])
 
 
+def use_alone() -> Embedder:
+    """The offline model before the ensemble: USE multilingual alone."""
+    return offline_embedder(ensemble=False)
+
+
 # The searches measured: (row name, the embedder it uses or None for full-text only).
 MODES: list[tuple[str, Callable[[], Embedder] | None]] = [("index, full-text only", None)]
 if wordllama.available():
     MODES.append(("index + WordLlama (former)", wordllama.embedder))
 if offline_model_available():
-    MODES.append(("index + USE multilingual", offline_embedder))
+    MODES.append(("index + USE multilingual", use_alone))
+    if minilm_available():
+        MODES.append(("index + USE + MiniLM (default)", offline_embedder))
 
 
 async def open_year(
@@ -436,7 +448,8 @@ asyncio.run(probe(Path(sys.argv[1]), sys.argv[2]))
 """
 SPECS = {
     "index + WordLlama (former)": "bench.memory_recall_wordllama:embedder",
-    "index + USE multilingual": "countbot.memory_index.embeddings:offline_embedder",
+    "index + USE multilingual": "bench.memory_recall:use_alone",
+    "index + USE + MiniLM (default)": "countbot.memory_index.embeddings:offline_embedder",
 }
 
 

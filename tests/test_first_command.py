@@ -28,6 +28,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from countbot.config.instance import SHIPPED_ROOT
+from countbot.memory_index.embeddings import offline_embedder
 from tests.support import media_files
 from tests.support.checkout import clean_checkout
 from tests.support.scripted_model import Reply, ScriptedModelServer
@@ -145,7 +146,7 @@ async def remembered_by_meaning(http: httpx.AsyncClient) -> None:
         if status["vectors_ready"] and status["vectors"] >= status["entries"] > 0:
             break
         await asyncio.sleep(0.2)
-    assert status["model"] == "use-multilingual-v3" and status["vectors_ready"], status
+    assert status["model"] == offline_embedder().model_id and status["vectors_ready"], status
     hits = (await http.get("/api/memory/search", params={"q": QUESTION})).json()["hits"]
     assert any("piano lessons" in hit["text"] for hit in hits), hits
 

@@ -1,13 +1,12 @@
 """What a turn writes down: every finished entry, every tool call, the usage of side calls.
 
-Each goes to the caller's `AgentHooks` as it happens (so a crash loses at most the text still
-streaming); a hook that fails is logged and never takes the turn down, except the one that keeps
-the conversation: a turn whose entries could not be stored (a full disk) ends with
-`NotSavedError` at its next write, rather than looking done while nothing of it was kept. The
-user's entry is
-committed while the turn's first model call goes out (`add_soon`): every later write, and so
-every turn ending, waits for it first, so the session keeps its order and a turn never ends
-with its message unstored.
+Each finished entry is stored through the `EntryLog` as it happens (so a crash loses at most
+the text still streaming), an answer with its cost; tool calls and side calls go to the
+caller's `AgentHooks`. A hook that fails is logged and never takes the turn down; a turn whose
+entries could not be stored (a full disk) ends with `NotSavedError` at its next write, rather
+than looking done while nothing of it was kept. The user's entry is committed while the turn's
+first model call goes out (`add_soon`): every later write, and so every turn ending, waits for
+it first, so the session keeps its order and a turn never ends with its message unstored.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from countbot.agent.history import HistoryEntry
-from countbot.agent.ports import AgentHooks, ToolCallRecord
+from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
+from countbot.agent.ports import AgentHooks, EntryLog, ToolCallRecord
 from countbot.llm.types import Usage
 from countbot.tools.base import ToolResult
 
@@ -38,12 +37,15 @@ class NotSavedError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Journal:
-    """One turn's writer: `session_id`'s entries, and the audit of the tools `user_text` ran."""
+    """One turn's writer: `session_id`'s entries, and the audit of the tools `user_text` ran.
+    Its answers' cost counts against `spends_for` (a subagent's: its conversation's session)."""
 
+    sessions: EntryLog
     hooks: AgentHooks
     session_id: str
     user_text: str
     channel: str | None
+    spends_for: str
     # Writes started by `add_soon` that may still run, and why an entry was not stored (the
     # mutable parts).
     _started: list[asyncio.Task[None]] = field(default_factory=list)
@@ -56,10 +58,11 @@ class Journal:
         self._raise_unsaved()
 
     async def _store(self, entry: HistoryEntry) -> None:
-        if self.hooks.on_message is None:
-            return
+        charge = None
+        if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
+            charge = entry.usage.charged_to(self.spends_for, entry.model)
         try:
-            await self.hooks.on_message(self.session_id, entry)
+            await self.sessions.append(self.session_id, to_record(entry), charge=charge)
         except Exception as exc:
             log.exception("storing an entry of session %s failed", self.session_id)
             self._unsaved.append(exc)

@@ -1,9 +1,9 @@
 """The ReAct loop: stream from the model, run the tools it asks for, repeat until it answers.
 
-One `AgentLoop` serves every surface. It reads history through `SessionHistory`, reports every
-finalized entry through `AgentHooks.on_message` (so a crash loses at most the text still
-streaming), and yields typed `AgentEvent`s. It never raises into the caller: failures end the turn
-with a `TurnError`, cancellation with `TurnCancelled`.
+One `AgentLoop` serves every surface. It reads history through `SessionHistory`, stores every
+finalized entry through its `Journal` into the `EntryLog` (so a crash loses at most the text
+still streaming), and yields typed `AgentEvent`s. It never raises into the caller: failures end
+the turn with a `TurnError`, cancellation with `TurnCancelled`.
 
 A turn opens by making its `TurnContext` (`_open`: user entry, prompt, model, tools, history),
 then runs steps (`_step`: one model call and the tools it asks for) until one ends it.
@@ -41,7 +41,13 @@ from countbot.agent.history import (
 )
 from countbot.agent.journal import Journal, NotSavedError
 from countbot.agent.model_choice import ModelChoice, ModelNotConfiguredError, ModelResolver
-from countbot.agent.ports import AgentHooks, SpendCheck, SpendingGuard, SteeringInbox
+from countbot.agent.ports import (
+    AgentHooks,
+    EntryLog,
+    SpendCheck,
+    SpendingGuard,
+    SteeringInbox,
+)
 from countbot.agent.tool_runs import ToolRuns
 from countbot.agent.toolset import select_tools
 from countbot.agent.turn_context import TurnContext
@@ -99,6 +105,8 @@ class AgentLoop:
 
     `keeper` is the one seam between stored history and a model request: it builds the user
     entry, loads (and summarizes) the history, and makes every request from the turn's context.
+    `sessions` stores the turn's entries; its answers' cost counts against `spends_for` (None:
+    the turn's own session).
     """
 
     resolve_model: ModelResolver
@@ -106,8 +114,10 @@ class AgentLoop:
     tools: ToolRegistry
     settings: AgentSettings
     workspace: Path
+    sessions: EntryLog
     hooks: AgentHooks = field(default_factory=AgentHooks)
     spending: SpendingGuard | None = None
+    spends_for: str | None = None
 
     async def process_direct(self, request: TurnRequest) -> str:
         """Run one turn and return its final text (`notices.final_text`)."""
@@ -133,7 +143,14 @@ class AgentLoop:
     def _new_turn(self, request: TurnRequest) -> _Turn:
         session_id, token = request.session_id, request.cancel_token
         return _Turn(
-            journal=Journal(self.hooks, session_id, request.message, request.channel),
+            journal=Journal(
+                self.sessions,
+                self.hooks,
+                session_id,
+                request.message,
+                request.channel,
+                self.spends_for or session_id,
+            ),
             tool_context=ToolContext(
                 session_id,
                 self.workspace,

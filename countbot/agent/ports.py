@@ -1,7 +1,8 @@
 """What the agent needs from the layers around it, as small protocols the caller implements.
 
-The agent never imports storage: the gateway or CLI passes a `SessionHistory` to read from and
-`AgentHooks` that persist and audit what the turn produces.
+The agent never imports storage: the runtime passes a `SessionHistory` to read from, a
+`EntryLog` to store the turn's entries in and `AgentHooks` that audit its tool calls and count
+its side calls.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from countbot.agent.history import HistoryEntry
 from countbot.common.authorship import Part, Said
+from countbot.common.charge import Charge
 from countbot.llm.types import Usage
 
 
@@ -37,6 +38,17 @@ class SessionHistory(Protocol):
 
     async def mark_summarized(self, session_id: str, through_id: int, summary: str) -> None:
         """Records up to `through_id` are now covered by `summary` (the new running summary)."""
+        ...
+
+
+class EntryLog(Protocol):
+    """Where a turn's entries are stored, in order (the store's `SessionStore`)."""
+
+    async def append(
+        self, session_id: str, record: dict[str, Any], *, charge: Charge | None = None
+    ) -> int:
+        """Commit `record` (a history entry's `to_record`) with the usage row of `charge`, the
+        answer's cost, in one transaction; the new record's id."""
         ...
 
 
@@ -102,7 +114,6 @@ class SpendingGuard(Protocol):
 class AgentHooks:
     """Callbacks the caller injects; each is awaited and its failure is logged, never raised."""
 
-    on_message: Callable[[str, HistoryEntry], Awaitable[None]] | None = None
     on_tool_call: Callable[[ToolCallRecord], Awaitable[None]] | None = None
     # Usage of model calls no history entry carries (the memory flush, summaries), with what
     # each was for: (session, model, usage, purpose).

@@ -1,5 +1,5 @@
-"""Every agent's house in one daemon, and the gateway's turn source that runs each turn in its
-session's agent's house.
+"""Every agent's house in one daemon, and the gateway's `AgentLoops`: the loop of each agent,
+built at its first turn.
 
 `main`'s house is the daemon's runtime. Every other enabled agent's house is opened when the
 daemon starts (in the background: its memory index, skills, sandbox and model; its tools and
@@ -11,21 +11,18 @@ it is refused by the surface (`Houses.route`). Nothing ever falls back to anothe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from countbot.agent.events import TurnError
 from countbot.config.agent_view import agent_settings, bound_agent, unavailable
 from countbot.config.settings import MAIN
 from countbot.runtime.assembly import Runtime, open_house
 from countbot.runtime.features import Feature
 
 if TYPE_CHECKING:
-    from countbot.agent.events import AgentEvent
-    from countbot.agent.turn_request import TurnRequest
+    from countbot.agent.loop import AgentLoop
 
 log = logging.getLogger(__name__)
 
@@ -127,22 +124,14 @@ class Houses:
         """The houses open now, `main`'s first."""
         return list(self._houses.values())
 
-    def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
-        """The gateway's `TurnSource`: the turn, run in its agent's house."""
-        if request.agent == MAIN and self.main.settings.agents.main_enabled:
-            return self.main.process_message(request)
-        return self._in_house(request)
-
-    async def _in_house(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
+    async def loop(self, name: str) -> AgentLoop:
+        """The gateway's `AgentLoops`: agent `name`'s loop, its turn machinery built at the
+        first call; LookupError when the agent cannot answer."""
         try:
-            house = await self.house(request.agent)
+            house = await self.house(name)
         except LookupError as exc:
-            log.warning("turn in session %s refused: %s", request.session_id, exc)
-            yield TurnError(f"{exc}; no other assistant was asked", retryable=False)
-            return
-        async with contextlib.aclosing(house.process_message(request)) as events:
-            async for event in events:
-                yield event
+            raise LookupError(f"{exc}; no other assistant was asked") from exc
+        return await house.loop()
 
     async def close(self) -> None:
         """Close every other agent's house (main's runtime is its owner's to close)."""

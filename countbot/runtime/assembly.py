@@ -9,9 +9,8 @@ loop, MCP: `runtime/turn_parts.py`) is built with it, or, for the daemon, at its
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +41,7 @@ from countbot.store.tool_calls import ToolCallLog
 from countbot.store.usage import UsageLog
 
 if TYPE_CHECKING:
-    from countbot.agent.events import AgentEvent
     from countbot.agent.loop import AgentLoop
-    from countbot.agent.turn_request import TurnRequest
     from countbot.mcp.manager import McpManager
     from countbot.media.reader import MediaReader
     from countbot.runtime.turn_parts import TurnParts
@@ -122,17 +119,9 @@ class Runtime:
         self._parts = parts
         return parts
 
-    def process_message(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
-        """The agent loop's turn (the gateway's `TurnSource`); the first one builds the loop."""
-        if self._parts is not None:
-            return self._parts.agent.process_message(request)
-        return self._first_turn(request)
-
-    async def _first_turn(self, request: TurnRequest) -> AsyncIterator[AgentEvent]:
-        parts = await self.turn_parts()
-        async with contextlib.aclosing(parts.agent.process_message(request)) as events:
-            async for event in events:
-                yield event
+    async def loop(self) -> AgentLoop:
+        """The agent loop, its turn machinery built at the first call."""
+        return (await self.turn_parts()).agent
 
     @property
     def parts(self) -> TurnParts:

@@ -1,4 +1,5 @@
-"""The hooks that connect an agent turn to storage: messages, tool history, audit and usage."""
+"""The hooks that connect an agent turn to storage: tool history, audit and side calls' usage
+(its entries, answers' usage with them, go through the `EntryLog`: the `SessionStore`)."""
 
 from __future__ import annotations
 
@@ -6,22 +7,19 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from countbot.agent.history import AssistantEntry, HistoryEntry, to_record
 from countbot.agent.ports import AgentHooks, ToolCallRecord
 from countbot.common.cooperative import run_steps
 from countbot.common.masking import SecretMasker
 from countbot.llm.types import Usage
 from countbot.store.audit import AuditLog
-from countbot.store.sessions import SessionStore
 from countbot.store.tool_calls import ToolCallLog
-from countbot.store.usage import Shares, UsageLog
+from countbot.store.usage import UsageLog
 
 
 @dataclass(frozen=True, slots=True)
 class TurnRecorder:
-    """Commits each finalized entry as it is produced and audits every tool call."""
+    """Audits every tool call and counts the usage of side calls (summaries, the memory flush)."""
 
-    sessions: SessionStore
     tool_calls: ToolCallLog
     usage: UsageLog
     audit: AuditLog
@@ -40,29 +38,10 @@ class TurnRecorder:
                     {**dataclasses.asdict(record), "parent": parent_session}
                 )
 
-        async def on_message(session_id: str, entry: HistoryEntry) -> None:
-            spent = None
-            if isinstance(entry, AssistantEntry) and entry.usage.total_tokens:
-                # An answer and its usage row in one transaction: one hand-off and one commit.
-                args, shares = spending(session_id, entry.model, entry.usage)
-                spent = self.usage.write(*args, shares=shares)
-            await self.sessions.append(session_id, to_record(entry), also=spent)
-
-        def spending(
-            session_id: str, model: str, usage: Usage
-        ) -> tuple[tuple[str, str, int, int, float], Shares]:
-            """`UsageLog.add`'s arguments: whose budget, which model, the tokens, the cost, and
-            the prompt's shares shown apart."""
-            session = spends_for or session_id
-            shares = Shares(usage.cached_tokens, usage.cache_write_tokens, usage.recall_tokens)
-            args = (session, model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd)
-            return args, shares
-
         async def on_usage(session_id: str, model: str, usage: Usage, purpose: str) -> None:
-            args, shares = spending(session_id, model, usage)
-            await self.usage.add(*args, purpose=purpose, shares=shares)
+            await self.usage.charge(usage.charged_to(spends_for or session_id, model), purpose)
 
-        return AgentHooks(on_message=on_message, on_tool_call=on_tool_call, on_usage=on_usage)
+        return AgentHooks(on_tool_call=on_tool_call, on_usage=on_usage)
 
     async def on_tool_call(self, record: ToolCallRecord) -> None:
         await self._record_tool_call(dataclasses.asdict(record))

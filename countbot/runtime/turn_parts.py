@@ -109,9 +109,7 @@ def build_turn_parts(runtime: OpenedRuntime, features: Sequence[Feature]) -> Tur
     web_client = WebClient()
     tools = _tool_registry(runtime, deliverer, web_client)
     tools.gate = outbound_policy(settings, runtime.sessions, runtime.audit, tools)
-    recorder = TurnRecorder(
-        runtime.sessions, runtime.tool_calls, runtime.usage, runtime.audit, runtime.masker
-    )
+    recorder = TurnRecorder(runtime.tool_calls, runtime.usage, runtime.audit, runtime.masker)
     loops = LoopPorts(
         models=runtime.models,
         personas=runtime.personas,
@@ -169,13 +167,16 @@ def agent_loop(
     limits: AgentSettings,
     hooks: AgentHooks,
     spending: SpendingGuard,
+    spends_for: str | None = None,
     recall: MemoryRecall | None = None,
     files_summary: Callable[[str], bool] = lambda _session_id: False,
 ) -> AgentLoop:
     """An AgentLoop on the runtime's model, history and memory: the assistant's or a subagent's.
 
-    `recall` brings memory hits into each turn; `files_summary` says whose overflow summaries go
-    to the user's MEMORY.md (by default none: a subagent's never do).
+    `spends_for`: the session whose budgets its answers count against (a subagent's
+    conversation; None: each turn's own); `recall` brings memory hits into each turn;
+    `files_summary` says whose overflow summaries go to the user's MEMORY.md (by default none:
+    a subagent's never do).
     """
     summarizer = OverflowSummarizer(
         ports.sessions,
@@ -198,8 +199,10 @@ def agent_loop(
         tools=tools,
         settings=limits,
         workspace=ports.settings.workspace,
+        sessions=ports.sessions,
         hooks=hooks,
         spending=spending,
+        spends_for=spends_for,
     )
 
 

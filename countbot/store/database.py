@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 _Queued = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]", bool]
 # A job for the database's thread: a function and its arguments (None: stop).
 _Job = tuple[Callable[..., None], tuple[Any, ...]] | None
+# KiB of pages a connection keeps in its own cache (SQLite's default is 2,000): the pages a turn
+# reads again are in the system's page cache anyway, and a smaller cache is full, and stops
+# growing, after the first hundreds of turns instead of thousands.
+CACHE_KIB = 1024
 
 
 class DatabaseClosedError(RuntimeError):
@@ -255,6 +259,7 @@ def _connect(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         _migrate(conn, path, migrations)
     except BaseException:
         conn.close()

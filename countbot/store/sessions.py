@@ -18,10 +18,12 @@ from typing import Any
 
 import msgspec
 
+from countbot.common.charge import Charge
 from countbot.llm.unicode_repair import json_text
 from countbot.store import forget_log
 from countbot.store.database import Database
 from countbot.store.forget_log import Forget
+from countbot.store.usage import UsageLog
 from countbot.store.window_cache import WindowCache
 
 TITLE_LENGTH = 60
@@ -195,17 +197,19 @@ class SessionStore:
         return deleted
 
     async def append(
-        self, session_id: str, record: dict[str, Any], *, also: Write | None = None
+        self, session_id: str, record: dict[str, Any], *, charge: Charge | None = None
     ) -> int:
-        """Commit one record (creating the session if needed) and return its message id.
+        """Commit one record (creating the session if needed) and return its message id: the
+        agent's `EntryLog`.
 
-        `also`: a write committed in the same transaction, first (an answer's usage row: one
+        `charge`: an answer's usage, its row committed in the same transaction, first (one
         commit where two cost a warm turn time on the database thread, and no moment where
         one is stored without the other).
         """
         kind = record.get("type")
         if not isinstance(kind, str) or not kind:
             raise ValueError("a history record needs a non-empty string 'type'")
+        also = None if charge is None else UsageLog.charged(charge)
         message_id, stored, size = await self._db.run(
             _append, session_id, kind, record, time.time(), also
         )

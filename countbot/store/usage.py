@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from countbot.common.charge import Charge
 from countbot.store.database import Database
 
 _SUMS = (
@@ -84,7 +85,7 @@ class UsageLog:
         shares: Shares = Shares(),
     ) -> Callable[[sqlite3.Connection], None]:
         """`add`'s write, to run in another store's transaction (`SessionStore.append`'s
-        `also`: an answer and what it cost, committed as one)."""
+        `charge`: an answer and what it cost, committed as one)."""
         ts = time.time() if ts is None else ts
         row = (
             _local_day(ts),
@@ -100,6 +101,23 @@ class UsageLog:
             ts,
         )
         return functools.partial(_upsert, row=row)
+
+    def charge(self, charge: Charge, purpose: str) -> asyncio.Future[None]:
+        """Count `charge`, made for `purpose` (as `add`)."""
+        return self._db.run(self.charged(charge, purpose))
+
+    @staticmethod
+    def charged(charge: Charge, purpose: str = ANSWER) -> Callable[[sqlite3.Connection], None]:
+        """`write` of `charge`, made for `purpose`."""
+        return UsageLog.write(
+            charge.session_id,
+            charge.model,
+            charge.prompt_tokens,
+            charge.completion_tokens,
+            charge.cost_usd,
+            purpose=purpose,
+            shares=Shares(charge.cached_tokens, charge.cache_write_tokens, charge.recall_tokens),
+        )
 
     async def by_day(self, days: int = 30) -> list[dict[str, Any]]:
         """Totals for each of the last `days` local days that saw use, newest first."""

@@ -80,6 +80,7 @@ class SubagentLoops:
             limits=replaced(settings.agent, max_iterations=self._settings.max_iterations),
             hooks=ports.loops.recorder.hooks(parent_session=parent, spends_for=spends_for),
             spending=_SpendsFor(ports.loops.spending, spends_for),
+            spends_for=spends_for,
         )
 
 

@@ -26,7 +26,7 @@ from countbot.browser.feature import BrowserFeature
 from countbot.channels.manager import ChannelManager
 from countbot.common.logs import configure_logging
 from countbot.config.settings import Settings
-from countbot.gateway.gateway import Gateway, TurnSource
+from countbot.gateway.gateway import Gateway, OneLoop, TurnLoop
 from countbot.llm.litellm_import import preload_litellm
 from countbot.llm.provider_path import takes_direct_path
 from countbot.local_model.models import EMBEDDED_NOTICE, effective_model, embedded_default
@@ -149,12 +149,12 @@ class RunningDaemon:
 
 @contextlib.asynccontextmanager
 async def serve_daemon(
-    settings: Settings, listener: socket.socket, *, turns: TurnSource | None = None
+    settings: Settings, listener: socket.socket, *, turns: TurnLoop | None = None
 ) -> AsyncIterator[RunningDaemon]:
     """Open the runtime and serve on `listener`; on exit stop turns, connections, then the store.
 
-    `turns` replaces the runtime as the gateway's turn source (the benchmark times the daemon's
-    own layers so).
+    `turns` runs every turn instead of the agents' loops (the benchmark times the daemon's own
+    layers so).
     """
     subagent_feature, jobs, trigger_feature = SubagentsFeature(), JobsFeature(), TriggersFeature()
     browser = BrowserFeature()
@@ -163,7 +163,10 @@ async def serve_daemon(
     )
     runtime = houses.main
     gateway = Gateway(
-        turns or houses, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        houses if turns is None else OneLoop(turns),
+        runtime.sessions,
+        settings.gateway,
+        approvals=runtime.approvals,
     )
     subagents = await subagent_feature.start(gateway)
     port = listener.getsockname()[1]

@@ -16,7 +16,7 @@ import yaml
 
 from countbot.channels.manager import ChannelManager
 from countbot.config.settings import Settings, TelegramSettings
-from countbot.gateway.gateway import Gateway
+from countbot.gateway.gateway import Gateway, OneLoop
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.channels.fake_telegram import FakeTelegram
 
@@ -66,7 +66,7 @@ async def running_bot(
     """Start the channels the way the daemon does; stop them the way it does."""
     runtime = await open_runtime(settings)
     gateway = Gateway(
-        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        OneLoop(runtime.agent), runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     manager = ChannelManager(runtime, gateway, restart_delay=0.2)
     bot = Bot(fake, settings, runtime, gateway, manager, channel)

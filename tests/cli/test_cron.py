@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from countbot.config.settings import Settings
-from countbot.gateway.gateway import Gateway
+from countbot.gateway.gateway import Gateway, OneLoop
 from countbot.runtime.assembly import Runtime
 from countbot.scheduler.assembly import JobsFeature, Scheduler, start_scheduler
 from countbot.scheduler.book import JobDraft
@@ -103,7 +103,7 @@ async def test_run_without_a_daemon_runs_the_job_here(
 async def daemon(runtime: Runtime, settings: Settings) -> AsyncIterator[Scheduler]:
     """This test process plays the daemon: scheduler routes on loopback, and daemon.json."""
     gateway = Gateway(
-        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        OneLoop(runtime.agent), runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     jobs = JobsFeature()
     jobs.bind(runtime.ports)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
-from countbot.agent.history import HistoryEntry
 from countbot.common.authorship import Author, Part
+from countbot.common.charge import Charge
 from countbot.dataflow.policy import OutboundPolicy
 from countbot.dataflow.seed import SessionSeed
 from tests.support.loop_harness import LoopHarness, MemoryHistory, ModelReply
@@ -20,9 +21,11 @@ from tests.support.loop_harness import LoopHarness, MemoryHistory, ModelReply
 class SlowHistory(MemoryHistory):
     """Stores each entry after a delay longer than the scripted model takes to answer."""
 
-    async def add(self, session_id: str, entry: HistoryEntry) -> None:
+    async def append(
+        self, session_id: str, record: dict[str, Any], *, charge: Charge | None = None
+    ) -> int:
         await asyncio.sleep(0.05)
-        await super().add(session_id, entry)
+        return await super().append(session_id, record, charge=charge)
 
 
 async def test_an_answer_after_a_document_is_marked_when_the_store_lags(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from countbot.agent.events import AgentEvent, TurnDone
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import GatewaySettings
 from countbot.gateway.events import SessionEvent
-from countbot.gateway.gateway import Gateway, GatewayClosedError
+from countbot.gateway.gateway import Gateway, GatewayClosedError, OneLoop
 from countbot.gateway.messages import InboundMessage, QueueMode
 from countbot.gateway.watchers import Watcher
 from countbot.runtime.assembly import Runtime
@@ -24,7 +24,7 @@ WAIT = 60.0  # an upper bound for a loaded 2-core CI machine; passing tests neve
 
 @pytest.fixture
 async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
-    gw = Gateway(runtime.agent, runtime.sessions, GatewaySettings())
+    gw = Gateway(OneLoop(runtime.agent), runtime.sessions, GatewaySettings())
     yield gw
     await gw.close(grace=5)
 
@@ -244,7 +244,9 @@ async def test_the_watchdog_ends_a_stuck_turn_and_frees_the_lane(
     runtime: Runtime, ignore_task_cancel: bool
 ) -> None:
     agent = StuckAgent(ignore_task_cancel=ignore_task_cancel)
-    gw = Gateway(agent, runtime.sessions, GatewaySettings(turn_deadline=0.2), kill_grace=0.1)
+    gw = Gateway(
+        OneLoop(agent), runtime.sessions, GatewaySettings(turn_deadline=0.2), kill_grace=0.1
+    )
     tab = Tab(gw)
     try:
         await gw.submit(msg("hang"), origin=tab.watcher)

@@ -82,3 +82,29 @@ def test_a_connection_keeps_no_log_of_every_finished_chat_it_watched() -> None:
     assert not hub.subscribe("old", second, last_seq=seen["old"] - 2)  # gone: it reloads
     assert _drain(second) == []
     assert hub.publish("old", TextChunk("next turn")).seq > seen["old"]
+
+
+def test_a_connection_follows_only_its_recent_and_running_chats_it_sent_in() -> None:
+    """A tab left open while its user sends in chat after chat: it keeps getting the events of
+    a chat whose turn runs and of the few it sent in last, and of one it asked to watch, but
+    holds no subscription to every finished chat it ever sent in."""
+    hub = EventHub(sent_sessions=2)
+    tab = Watcher()
+    hub.subscribe("shown", tab)  # the chat the tab shows, asked for
+    hub.follow_sent("shown", tab)
+    hub.follow_sent("running", tab)
+    hub.publish("running", TextChunk("streaming"))
+    chats = [f"chat {n}" for n in range(100)]
+    for name in chats:
+        hub.follow_sent(name, tab)
+        hub.publish(name, TextChunk("answer"))
+        hub.publish(name, TurnDone("answer"))
+    _drain(tab)
+    assert sum(hub.watching(name) for name in chats) == 2
+    for name in ("shown", "running", "chat 98", "chat 99", "chat 0", "chat 97"):
+        hub.publish(name, TextChunk(f"news in {name}"))
+    got = [item.session_id for item in _drain(tab) if isinstance(item, SessionEvent)]
+    assert got == ["shown", "running", "chat 98", "chat 99"]
+    hub.unsubscribe("shown", tab)  # the tab moved on: the chat it showed is let go too
+    hub.publish("shown", TextChunk("after"))
+    assert _drain(tab) == []

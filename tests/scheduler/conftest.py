@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from countbot.config.settings import Settings
-from countbot.gateway.gateway import Gateway
+from countbot.gateway.gateway import Gateway, OneLoop
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.runtime.deliveries import DeliveryResult
 from countbot.scheduler.assembly import JobsFeature, Scheduler, start_scheduler
@@ -87,7 +87,10 @@ async def runtime(settings: Settings, jobs: JobsFeature) -> AsyncIterator[Runtim
 @pytest.fixture
 async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
     gw = Gateway(
-        runtime.agent, runtime.sessions, runtime.settings.gateway, approvals=runtime.approvals
+        OneLoop(runtime.agent),
+        runtime.sessions,
+        runtime.settings.gateway,
+        approvals=runtime.approvals,
     )
     yield gw
     await gw.close(grace=5)

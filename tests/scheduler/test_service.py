@@ -14,7 +14,7 @@ import pytest
 from countbot.agent.turn_request import TurnRequest
 from countbot.config.settings import Settings
 from countbot.gateway.events import SessionEvent
-from countbot.gateway.gateway import Gateway
+from countbot.gateway.gateway import Gateway, OneLoop
 from countbot.gateway.watchers import Watcher
 from countbot.runtime.assembly import Runtime, open_runtime
 from countbot.scheduler.assembly import Scheduler, start_scheduler
@@ -265,7 +265,7 @@ async def test_a_job_added_by_another_process_is_picked_up(
 async def restart(settings: Settings, clock: FakeClock) -> tuple[Runtime, Gateway, Scheduler]:
     runtime = await open_runtime(settings)
     gateway = Gateway(
-        runtime.agent, runtime.sessions, settings.gateway, approvals=runtime.approvals
+        OneLoop(runtime.agent), runtime.sessions, settings.gateway, approvals=runtime.approvals
     )
     scheduler = await start_scheduler(jobs_on(runtime, clock), gateway, paused=True)
     return runtime, gateway, scheduler

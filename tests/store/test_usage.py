@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 
 import pytest
 
+from countbot.common.charge import Charge
 from countbot.store.database import Database
 from countbot.store.sessions import SessionStore
 from countbot.store.usage import Shares, UsageLog
@@ -78,17 +80,15 @@ async def test_an_answer_and_its_usage_are_committed_together_or_not_at_all(db: 
     sessions, usage = SessionStore(db), UsageLog(db)
 
     await sessions.append(
-        "s1", {"type": "assistant", "text": "42"}, also=usage.write("s1", "gpt-4o", 10, 5, 0.01)
+        "s1", {"type": "assistant", "text": "42"}, charge=Charge("s1", "gpt-4o", 10, 5, 0.01)
     )
     unstorable = {"type": "assistant", "text": object()}
     with pytest.raises(TypeError):
-        await sessions.append("s1", unstorable, also=usage.write("s1", "gpt-4o", 100, 50, 0.1))
-
-    def fails(conn: object) -> None:
-        raise RuntimeError("disk full")
-
-    with pytest.raises(RuntimeError):
-        await sessions.append("s1", {"type": "assistant", "text": "lost"}, also=fails)
+        await sessions.append("s1", unstorable, charge=Charge("s1", "gpt-4o", 100, 50, 0.1))
+    # A price SQLite cannot store: the usage row fails, and the answer goes with it.
+    unwritable = Charge("s1", "gpt-4o", 7, 7, object())  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.Error):
+        await sessions.append("s1", {"type": "assistant", "text": "lost"}, charge=unwritable)
     assert (await usage.totals())["total_tokens"] == 15
     assert [r["text"] for r in await sessions.messages("s1")] == ["42"]
 

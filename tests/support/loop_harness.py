@@ -7,8 +7,8 @@ model and tools that are plain Python functions; no runtime, store, HTTP or disk
 
 What the model was sent is in `harness.model.requests`, what the turn stored in
 `harness.stored()`, the audited tool calls in `harness.tool_calls`. The loop and the keeper are the
-classes the daemon runs; only what they talk to (the `SessionHistory`, `AgentHooks`, the
-`LLMProvider`, the prompt, the tokenizer, the tools) is in memory here.
+classes the daemon runs; only what they talk to (the `SessionHistory` and `EntryLog`, the
+`AgentHooks`, the `LLMProvider`, the prompt, the tokenizer, the tools) is in memory here.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from countbot.agent.context.keeper import ContextKeeper
 from countbot.agent.context.summary import OverflowSummarizer
 from countbot.agent.context.tokens import bound
 from countbot.agent.events import AgentEvent
-from countbot.agent.history import HistoryEntry, to_record
 from countbot.agent.loop import AgentLoop
 from countbot.agent.model_choice import ModelChoice
 from countbot.agent.ports import AgentHooks, ToolCallRecord
 from countbot.agent.turn_request import TurnRequest
 from countbot.common.authorship import Part
+from countbot.common.charge import Charge
 from countbot.config.settings import AgentSettings
 from countbot.llm.types import (
     AssistantMessage,
@@ -166,16 +166,19 @@ class _Window:
 
 @dataclass(eq=False)
 class MemoryHistory:
-    """A `SessionHistory` and the hooks that fill it: records in a dict, as the store keeps
-    them (with ids), and a running summary per session."""
+    """A `SessionHistory` and the `EntryLog` that fills it: records in a dict, as the store
+    keeps them (with ids), and a running summary per session."""
 
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     summaries: dict[str, str] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
-    async def add(self, session_id: str, entry: HistoryEntry) -> None:
-        record = {"id": next(self._ids), **to_record(entry)}
-        self.records.setdefault(session_id, []).append(record)
+    async def append(
+        self, session_id: str, record: dict[str, Any], *, charge: Charge | None = None
+    ) -> int:
+        stored = {"id": next(self._ids), **record}
+        self.records.setdefault(session_id, []).append(stored)
+        return stored["id"]
 
     def cached_window(self, session_id: str, limit: int) -> _Window:
         return _Window(self._unsummarized(session_id)[-limit:], self.summaries.get(session_id))
@@ -270,7 +273,8 @@ class LoopHarness:
             tools=self.registry,
             settings=self.settings,
             workspace=WORKSPACE,
-            hooks=AgentHooks(on_message=self.history.add, on_tool_call=self._audit),
+            sessions=self.history,
+            hooks=AgentHooks(on_tool_call=self._audit),
         )
 
     def script(self, *replies: ModelReply) -> None:
