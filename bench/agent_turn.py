@@ -225,7 +225,7 @@ async def run_path(
                     await prefill(runtime, f"{session}-earlier", history, window)
                 await runtime.memory_index.catch_up()  # the prefill indexed, as in a warm daemon
                 if vectors:  # ... and embedded, the worker started and warm
-                    await asyncio.wait_for(embedded(runtime), 900)
+                    await asyncio.wait_for(embedded(runtime), 3600)
                 await paired(row, turns, runtime, server, replay)
                 if kind == SEARCHED:
                     worker_rows.append(await worker_part(runtime, settings, row, turns))

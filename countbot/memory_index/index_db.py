@@ -98,6 +98,10 @@ _OWNED = "(e.author = '' OR json_extract(e.author, '$.kind') IN ('owner', 'job')
 MESSAGES_CURSOR = "messages_through"
 # The last row of the store's forget log applied (`countbot/store/forget_log.py`).
 FORGETS_CURSOR = "forgets_through"
+# Entries a term may be in and still widen a full-text query (`search_text`).
+COMMON_ENTRIES = 500
+# The most terms a full-text query is made of (its rarest).
+QUERY_TERMS = 16
 _ROW = "id, kind, source, locator, ts, text, heading, session_id, channel, title, author"
 
 
@@ -401,22 +405,61 @@ def clear(conn: sqlite3.Connection) -> None:
 
 
 def search_text(
-    conn: sqlite3.Connection, match: str, filters: Filters, limit: int
+    conn: sqlite3.Connection, terms: Sequence[str], filters: Filters, limit: int
 ) -> list[tuple[int, float]]:
-    """(entry id, BM25 score; lower is better) of the best full-text matches."""
+    """(entry id, BM25 score; lower is better) of the best full-text matches of any of `terms`.
+
+    BM25 scores every entry the query matches, so a term most entries hold would make a search
+    cost in proportion to the index (a common word grows with months of chat). Such a term (in
+    more than `COMMON_ENTRIES`) is left out when a rarer one is there: the rare word is what
+    finds the entry, and a hit's weight in the fusion still counts every word it holds
+    (`search._text_side`). When every term is that common, only their newest
+    `COMMON_ENTRIES` matches are ranked. A long message (pasted text) is searched by its
+    `QUERY_TERMS` rarest terms: BM25's work is its matches times its terms.
+    """
+    held = sorted(
+        ((count, term) for term in terms if (count := _holding(conn, term))),
+        key=lambda found: found[0],
+    )  # rarest first; a term no entry holds finds nothing
+    if not held:
+        return []
+    rare = [term for count, term in held if count <= COMMON_ENTRIES][:QUERY_TERMS]
+    match = filters.match(" OR ".join(rare or [term for _, term in held[:QUERY_TERMS]]))
+    floor = 0 if rare else _newest_floor(conn, match)
     where, params = filters.sql()
     return conn.execute(
         "SELECT f.rowid, f.rank FROM entries_fts f JOIN entries e ON e.id = f.rowid"
-        f" WHERE entries_fts MATCH ? AND {where} ORDER BY f.rank LIMIT ?",
-        (filters.match(match), *params, limit),
+        f" WHERE entries_fts MATCH ? AND f.rowid >= ? AND {where} ORDER BY f.rank LIMIT ?",
+        (match, floor, *params, limit),
     ).fetchall()
 
 
+def _holding(conn: sqlite3.Connection, term: str) -> int:
+    """How many entries hold `term`, counted no further than one past `COMMON_ENTRIES` (a walk
+    of its list of entries that stops there, unranked)."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)",
+            (f"body : {term}", COMMON_ENTRIES + 1),
+        ).fetchone()[0]
+    )
+
+
+def _newest_floor(conn: sqlite3.Connection, match: str) -> int:
+    """The lowest entry id among the newest `COMMON_ENTRIES` matches of `match` (0 if fewer)."""
+    found = conn.execute(
+        "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC"
+        " LIMIT 1 OFFSET ?",
+        (match, COMMON_ENTRIES - 1),
+    ).fetchone()
+    return int(found[0]) if found else 0
+
+
 def text_hits_with_rows(
-    conn: sqlite3.Connection, match: str | None, filters: Filters, limit: int
+    conn: sqlite3.Connection, terms: Sequence[str], filters: Filters, limit: int
 ) -> tuple[list[tuple[int, float]], dict[int, Row]]:
     """`search_text` and the rows of its hits, in one call (a search's one hand-off)."""
-    hits = search_text(conn, match, filters, limit) if match is not None else []
+    hits = search_text(conn, terms, filters, limit)
     return hits, rows(conn, [entry_id for entry_id, _ in hits])
 
 

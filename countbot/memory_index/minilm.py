@@ -6,8 +6,9 @@ sentence-transformers', Apache-2.0), read only when its SHA-256 is the one pinne
 is a small vendor's, so what runs is what was measured, whatever the index serves. Its tokenizer
 is BERT's uncased WordPiece vocabulary (Google, Apache-2.0), shipped beside this module as
 `minilm_vocab.txt` and read by `tokenizers`' BERT pipeline, which gives the model's own
-`tokenizer.json` ids exactly. The pipeline is sentence-transformers' for this model: tokens up to
-256, the last hidden states averaged over the real tokens (the worker makes the row unit length).
+`tokenizer.json` ids exactly. The pipeline is sentence-transformers' for this model: WordPiece
+tokens (up to `MAX_TOKENS`), the last hidden states averaged over them (the worker makes the row
+unit length).
 
 onnxruntime folds the file's int8 weights into float32 when it loads them (a session several
 times the file's size, and a noticeable load: docs/memory_recall.md), so the session is held
@@ -27,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-MAX_TOKENS = 256
+# The model's training length (sentence-transformers reads up to 256; attention grows with the
+# square of it): an entry's opening says what it is about, and USE reads the whole of it.
+MAX_TOKENS = 128
 # Seconds without use after which `release` lets the session go.
 HOLD = 60.0
 VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
@@ -63,15 +66,17 @@ class MiniLM:
         if self._session is None:
             self._load()
         self._used = time.monotonic()
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
+        # One text a run: a batch is padded to its longest text, and its attention's memory
+        # grows with the batch times the square of that length (onnxruntime then keeps it).
+        return np.stack([self._mean(text) for text in texts])
+
+    def _mean(self, text: str) -> np.ndarray:
+        """The text's last hidden states averaged over its tokens."""
+        ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return self._session.run(None, feeds)[0][0].mean(axis=0)
 
     def release(self, idle: float = HOLD) -> None:
         """Drop the session when unused for `idle` seconds, and hand its memory back."""
@@ -96,7 +101,6 @@ class MiniLM:
             strip_accents=None,
         )
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
         options = onnxruntime.SessionOptions()
         # One thread, as the worker's BLAS: the daemon shares the machine; no arena, so a
         # released session leaves no pool behind.

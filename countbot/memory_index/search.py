@@ -21,7 +21,7 @@ from countbot.memory_index.embeddings import EmbeddingError
 from countbot.memory_index.follower import Changed, SourceFollower
 from countbot.memory_index.fusion import fuse
 from countbot.memory_index.index_db import Filters
-from countbot.memory_index.text import content_units, match_expression
+from countbot.memory_index.text import content_units, query_terms
 from countbot.memory_index.vector_keeper import VectorKeeper
 from countbot.memory_index.vector_process import VectorProcess
 from countbot.store.database import Database
@@ -149,9 +149,7 @@ class IndexSearch:
         hit with the share of the query's content it holds (its weight in the fusion)."""
         if files_changed is not None:
             files_changed.extend(self._follower.changed_files())
-        hits, rows = index_db.text_hits_with_rows(
-            conn, match_expression(query), filters, CANDIDATES
-        )
+        hits, rows = index_db.text_hits_with_rows(conn, query_terms(query), filters, CANDIDATES)
         units = content_units(query)
         least = 1 / max(len(units.words) + len(units.chars), 1)  # one unit: the stemmer's match
         weighed = [

@@ -181,12 +181,6 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
-def match_expression(text: str) -> str | None:
-    """An FTS5 MATCH expression that finds entries sharing any term, or None if there is none."""
-    terms = query_terms(text)
-    return " OR ".join(terms) if terms else None
-
-
 def estimate_recall_tokens(text: str) -> int:
     """A model-agnostic token estimate: a CJK character is about one token, Latin ~4 characters.
 

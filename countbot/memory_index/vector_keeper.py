@@ -19,8 +19,9 @@ from countbot.store.database import Database
 log = logging.getLogger(__name__)
 
 # Entries embedded per request to the vector worker: a search waits for one request of a batch,
-# not a whole backlog.
-EMBED_BATCH = 32
+# not a whole backlog. The offline ensemble's MiniLM reads a long entry in tens of milliseconds
+# (docs/memory_recall.md), so a request is a few entries, not dozens.
+EMBED_BATCH = 8
 # After the embedder fails, full-text carries on and vectors are retried this much later (s).
 EMBED_RETRY = 60.0
 # Vectors wait this long after a poke, so a burst of messages is embedded as one batch (s).

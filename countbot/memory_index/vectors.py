@@ -187,14 +187,19 @@ class VectorSet:
         if not count:
             return []
         query = np.asarray(query, dtype=np.float32)
+        padded = np.zeros(self._words * 64, dtype=np.float32)
+        padded[: self.dims] = query
+        # Words of the code where the query is zero (a reader of an ensemble not asked:
+        # models.py) say nothing about it: both sign steps leave them out.
+        asked = np.flatnonzero(padded.reshape(self._words, 64).any(axis=1))
         short = limit * SHORTLIST
         first = max(4 * short, self._size // FIRST_SHARE)
         if count <= first:
             picked = np.flatnonzero(admitted)
         else:
-            picked = self._nearest_signs(query, admitted, first)
+            picked = self._nearest_signs(padded, asked, admitted, first)
         if len(picked) > short:
-            scores = self._sign_scores(query, picked)
+            scores = self._sign_scores(padded, asked, picked)
             picked = picked[np.argpartition(-scores, short - 1)[:short]]
         cosines = self._rows.rows[picked] @ query
         order = np.argsort(-cosines, kind="stable")[:limit]
@@ -220,19 +225,17 @@ class VectorSet:
         padded[:, : packed.shape[1]] = packed
         return padded.view(np.uint64)
 
-    def _nearest_signs(self, query: np.ndarray, admitted: np.ndarray, keep: int) -> np.ndarray:
-        """The `keep` admitted rows whose signs differ least from the query's, found by a
-        histogram of the distances (rows at the cut's distance in their order, as many as fit:
-        ties there can be tens of thousands at a million rows)."""
+    def _nearest_signs(
+        self, padded: np.ndarray, asked: np.ndarray, admitted: np.ndarray, keep: int
+    ) -> np.ndarray:
+        """The `keep` admitted rows whose signs differ least from the query's (`padded` to whole
+        words) in its `asked` words, found by a histogram of the distances (rows at the cut's
+        distance in their order, as many as fit: ties there can be tens of thousands at a
+        million rows)."""
         n, c = self._size, self._columns
-        code = self._codes(query[None, :])[0]
-        distance = np.zeros(n, dtype=np.uint16)
-        padded = np.zeros(self._words * 64, dtype=np.float32)
-        padded[: self.dims] = query
-        asked = np.flatnonzero(padded.reshape(self._words, 64).any(axis=1))
-        # Words where the query is zero (a reader of an ensemble not asked: models.py) say
-        # nothing about it: their signs are left out of the distance.
-        for word in asked:
+        code = np.packbits(padded > 0).view(np.uint64)
+        distance = np.bitwise_count(c[f"code{asked[0]}"][:n] ^ code[asked[0]]).astype(np.uint16)
+        for word in asked[1:]:
             distance += np.bitwise_count(c[f"code{word}"][:n] ^ code[word])
         distance[~admitted] = _FAR
         cumulative = np.cumsum(np.bincount(distance, minlength=self._words * 64 + 1))
@@ -241,14 +244,13 @@ class VectorSet:
         at_cut = np.flatnonzero(distance == cut)[: keep - len(closer)]
         return np.concatenate([closer, at_cut])
 
-    def _sign_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The query's values summed over the dimensions each row's sign is positive in (its
-        dot product with the row's signs, up to a constant), by a table per code byte."""
-        padded = np.zeros(self._words * 64, dtype=np.float32)
-        padded[: self.dims] = query
+    def _sign_scores(self, padded: np.ndarray, asked: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The query's values (`padded` to whole words) summed over the dimensions each row's
+        sign is positive in (its dot product with the row's signs, up to a constant), by a
+        table per code byte of its `asked` words."""
         tables = padded.reshape(-1, 8) @ _BITS.T  # (byte position, byte value)
         scores = np.zeros(len(rows), dtype=np.float32)
-        for word in range(self._words):
+        for word in asked:
             # A word's bytes in memory order are the code's bytes 8 * word onwards.
             code = self._columns[f"code{word}"][rows].view(np.uint8).reshape(len(rows), 8)
             for byte, values in enumerate(code.T.copy()):  # each byte's values, contiguous

@@ -105,6 +105,7 @@ class FakeTelegram:
         self._message_ids = itertools.count(1)
         self._files: dict[str, tuple[str, bytes]] = {}
         self._messages: dict[tuple[str, int], _BotMessage] = {}
+        self._by_chat: dict[str, list[_BotMessage]] = {}  # each chat's, oldest first
         self._chats: dict[str, dict[str, Any]] = {}
         self._refusals: list[_Refusal] = []
         self._blocked_until: dict[str, float] = {}
@@ -309,10 +310,10 @@ class FakeTelegram:
 
     def chat_messages(self, chat_id: int | str) -> list[str]:
         """The bot's messages in a chat as the user sees them now, oldest first."""
-        return [m.text for (chat, _), m in sorted(self._messages.items()) if chat == str(chat_id)]
+        return [message.text for message in self._by_chat.get(str(chat_id), ())]
 
     def bot_message_ids(self, chat_id: int | str) -> list[int]:
-        return sorted(m for (chat, m) in self._messages if chat == str(chat_id))
+        return [message.message_id for message in self._by_chat.get(str(chat_id), ())]
 
     async def wait_until(self, check: Callable[[], bool], what: str = "condition") -> None:
         deadline = time.monotonic() + WAIT
@@ -323,13 +324,12 @@ class FakeTelegram:
 
     async def wait_for_messages(self, chat_id: int | str, count: int = 1) -> list[str]:
         """Wait until the bot sent `count` messages to the chat, and none is a draft any more."""
-        await self.wait_until(
-            lambda: (
-                len(self.chat_messages(chat_id)) >= count
-                and not any(text.endswith(" …") for text in self.chat_messages(chat_id))
-            ),
-            f"{count} finished message(s) in chat {chat_id}",
-        )
+
+        def finished() -> bool:
+            texts = self.chat_messages(chat_id)
+            return len(texts) >= count and not any(text.endswith(" …") for text in texts)
+
+        await self.wait_until(finished, f"{count} finished message(s) in chat {chat_id}")
         return self.chat_messages(chat_id)
 
     def _summary(self) -> str:
@@ -454,6 +454,7 @@ class FakeTelegram:
     def _new_message(self, call: Call, text: str, kind: str = "text") -> _BotMessage:
         message = _BotMessage(str(call.chat_id), next(self._message_ids), text, kind=kind)
         self._messages[(message.chat_id, message.message_id)] = message
+        self._by_chat.setdefault(message.chat_id, []).append(message)
         return message
 
     def _message_json(self, message: _BotMessage) -> dict[str, Any]:

@@ -78,6 +78,28 @@ async def test_a_note_holding_more_of_the_question_comes_before_one_rare_word(
     assert [(hit.text, hit.text_rank) for hit in hits] == [(answer, 2), ("- boiler", 1)]
 
 
+async def test_a_rare_word_finds_its_note_among_thousands_sharing_the_common_ones(
+    memory: Memory,
+) -> None:
+    """Words most entries hold are left out of the query when a rarer one is there (ranking
+    their every match would cost in proportion to the index): the rare word still finds its
+    entry, and the one holding the common words too comes first. A question of common words
+    (and a word nothing holds) still finds entries: their newest."""
+    common = index_db.COMMON_ENTRIES * 2
+    lines = [f"- the garden password word was changed, note {i}" for i in range(common)]
+    answer = "- the garden password word is marigold"
+    lines += ["- marigold", answer]
+    (memory.workspace / "MEMORY.md").write_text("\n".join(lines), encoding="utf-8")
+
+    hits = await memory.index.search("What is the garden password word? marigold?", limit=3)
+    assert [hit.text for hit in hits[:2]] == [answer, "- marigold"]
+
+    newest = set([line for line in lines if "garden" in line][-index_db.COMMON_ENTRIES :])
+    found = await memory.texts("the garden password word, xyzzy?", limit=20)
+    assert len(found) == 20
+    assert newest.issuperset(found)
+
+
 async def test_a_committed_message_and_an_edited_file_are_indexed_incrementally(
     memory: Memory,
 ) -> None:
@@ -316,7 +338,7 @@ async def test_an_index_file_of_the_first_schema_is_migrated_with_its_entries(
     db = await Database.open(path, index_db.MIGRATIONS[:2])
     try:
         filters = index_db.Filters(exclude_session="tg:1")
-        found = await db.run(index_db.search_text, '"ferry"', filters, 10)
+        found = await db.run(index_db.search_text, ['"ferry"'], filters, 10)
         assert sorted(entry_id for entry_id, _ in found) == [2, 3]
     finally:
         await db.close()

@@ -39,3 +39,14 @@ def test_weights_other_than_the_pinned_ones_are_refused(tmp_path: Path) -> None:
         file.write(bytes([byte[0] ^ 0xFF]))
     with pytest.raises(ModelFileError, match="reinstall the memory extra"):
         MiniLM(changed).encode(["Where should we go for noodles?"])
+
+
+def test_the_setting_keeps_use_alone_on_a_small_machine() -> None:
+    from countbot.config.settings import MemorySettings
+    from countbot.memory_index.assembly import embedder_for
+    from countbot.memory_index.embeddings import OFFLINE_ENSEMBLE, OFFLINE_MODEL
+
+    both = embedder_for(MemorySettings())
+    alone = embedder_for(MemorySettings(embeddings_minilm=False))
+    assert both is not None and both.model_id == OFFLINE_ENSEMBLE
+    assert alone is not None and alone.model_id == OFFLINE_MODEL

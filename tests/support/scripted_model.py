@@ -233,6 +233,14 @@ class ScriptedModelServer:
             self.requests.clear()
             self.abandoned = 0
 
+    def take_requests(self) -> list[dict]:
+        """The requests received since the last take, forgotten here: a run of thousands of
+        turns checks them as it goes instead of holding every one."""
+        with self._lock:
+            taken = self.requests[:]
+            self.requests.clear()
+        return taken
+
     def wait_abandoned(self, count: int = 1, timeout: float = 10.0) -> bool:
         """Block until at least `count` responses were abandoned by the client."""
         with self._changed:

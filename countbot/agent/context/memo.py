@@ -3,8 +3,9 @@
 A session's window comes back as the same record objects turn after turn (the store keeps them),
 so the history entries made from them, and their upper-bound copies, need making only once. The
 memo holds each object it answers for, so its id cannot be reused by another object meanwhile;
-it forgets the oldest past a total weight (about the characters it keeps alive); what is still in
-use is simply made and put again.
+it forgets the oldest past a total weight (about the characters it keeps alive, plus a fixed cost
+an item for the objects around them, so a daemon of many short messages keeps thousands of
+items, not tens of thousands); what is still in use is simply made and put again.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ V = TypeVar("V")
 
 # Characters of text a memo may keep alive; a window of ordinary turns is a few hundred KB.
 MEMO_WEIGHT = 2_000_000
+# What an item weighs beyond its text: the key record, the value and their containers (a short
+# message's objects take a few hundred bytes whatever its length).
+ITEM_COST = 500
 
 
 class IdentityMemo(Generic[V]):
     """`get` what `put` stored for the very same object; see the module docstring."""
 
-    def __init__(self, max_weight: int = MEMO_WEIGHT) -> None:
+    def __init__(self, max_weight: int = MEMO_WEIGHT, item_cost: int = ITEM_COST) -> None:
         self._max_weight = max_weight
+        self._item_cost = item_cost
         self._items: dict[int, tuple[object, V, int]] = {}  # in the order they were put
         self._weight = 0
 
@@ -34,6 +39,7 @@ class IdentityMemo(Generic[V]):
         old = self._items.pop(id(key), None)
         if old is not None:
             self._weight -= old[2]
+        weight += self._item_cost
         self._items[id(key)] = (key, value, weight)
         self._weight += weight
         while self._weight > self._max_weight and len(self._items) > 1:
