@@ -283,8 +283,10 @@ async def test_a_search_given_up_on_leaves_the_worker_in_step_and_a_hung_one_is_
         await worker.close()
 
     server.released.clear()
+    # The request timeout covers the child's start too: 5 s leaves a loaded machine room to
+    # start it, and still ends the hung search long before the endpoint's WAIT.
     hung = VectorProcess(
-        tmp_path / "index.db", endpoint_embedder(server.url, "m", None, WAIT, 300), 1.0
+        tmp_path / "index.db", endpoint_embedder(server.url, "m", None, WAIT, 300), 5.0
     )
     try:
         await hung.stats()
