@@ -21,6 +21,10 @@ part alone, timed from the daemon's side (a request with no model work, a search
 worker of the bench's own (the query's embedding, the vector search), for the topic's message.
 
     python bench/agent_turn.py [--turns 60] [--paths direct litellm] [--embeddings]
+        [--histories 10 1000 10000] [--rows plain tool hi topic]
+
+`--histories` and `--rows` run only some of them (a 10,000-history row with embeddings spends
+minutes embedding its prefill): `hi` and `topic` are the two rows with embeddings on.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ HISTORIES = (10, 1_000, 10_000)
 PLAIN, TOOL, EMBEDDED = "plain turn", "one-tool turn", "plain turn, embeddings on"
 SEARCHED = "topic turn, embeddings on"
 VECTOR_KINDS = (EMBEDDED, SEARCHED)
+# `--rows`' names for the kinds of row.
+ROWS = {"plain": PLAIN, "tool": TOOL, "hi": EMBEDDED, "topic": SEARCHED}
 WARMUP = 5
 # Issue 27: CountBot's own time per warm turn (turn minus floor), whatever the history's length.
 OWN_TIME_TARGET_MS = 3.0
@@ -201,7 +207,12 @@ async def paired(
 
 
 async def run_path(
-    path: str, turns: int, server: ScriptedModelServer, tmp: Path, kinds: tuple[str, ...]
+    path: str,
+    turns: int,
+    server: ScriptedModelServer,
+    tmp: Path,
+    kinds: tuple[str, ...],
+    histories: tuple[int, ...],
 ) -> tuple[list[Row], list[str]]:
     """Every row of one provider path, each on a runtime and data folder of its own (so one
     row's sessions are not in the next one's memory index); and the worker's part per history
@@ -211,7 +222,7 @@ async def run_path(
     rows, worker_rows = [], []
     async with httpx.AsyncClient(trust_env=False) as client:
         replay = httpx_replay(server, client) if path == "direct" else litellm_replay(server)
-        for history in HISTORIES:
+        for history in histories:
             for kind in kinds:
                 row = Row(path, kind, f"{history:,}")
                 settings = make_settings(tmp / f"{path}-{history}-{kind}", server)
@@ -341,13 +352,21 @@ def report_worker(worker_rows: list[str]) -> None:
     print("\n".join(worker_rows))
 
 
-async def main(turns: int, paths: list[str], embeddings: bool) -> None:
+async def main(
+    turns: int,
+    paths: list[str],
+    embeddings: bool,
+    histories: tuple[int, ...],
+    only: list[str] | None,
+) -> None:
     rows, worker_rows = [], []
     kinds = (PLAIN, TOOL, *VECTOR_KINDS) if embeddings else (PLAIN, TOOL)
+    if only:
+        kinds = tuple(kind for kind in kinds if kind in {ROWS[name] for name in only})
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         server.responder = answer
         for path in paths:
-            found, worker = await run_path(path, turns, server, Path(tmp), kinds)
+            found, worker = await run_path(path, turns, server, Path(tmp), kinds, histories)
             rows.extend(found)
             worker_rows.extend(worker)
     report(rows, turns)
@@ -362,5 +381,17 @@ if __name__ == "__main__":
     parser.add_argument(
         "--embeddings", action="store_true", help="add the turns with the offline embedder"
     )
+    parser.add_argument("--histories", nargs="+", type=int, default=list(HISTORIES))
+    parser.add_argument(
+        "--rows", nargs="+", choices=sorted(ROWS), help="only these rows (hi, topic: --embeddings)"
+    )
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.turns, arguments.paths, arguments.embeddings))
+    asyncio.run(
+        main(
+            arguments.turns,
+            arguments.paths,
+            arguments.embeddings,
+            tuple(arguments.histories),
+            arguments.rows,
+        )
+    )

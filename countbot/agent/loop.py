@@ -23,7 +23,7 @@ from pathlib import Path
 from countbot.agent import notices
 from countbot.agent.cancel import while_running
 from countbot.agent.context.fit import Fitted
-from countbot.agent.context.keeper import ContextKeeper
+from countbot.agent.context.keeper import ContextKeeper, Opening
 from countbot.agent.context.metered import SideCalls
 from countbot.agent.context.tokens import bounded, schema_estimate
 from countbot.agent.events import (
@@ -164,22 +164,34 @@ class AgentLoop:
 
     async def _open(self, turn: _Turn, request: TurnRequest) -> AsyncIterator[AgentEvent]:
         """Make the turn's context: its user entry, prompt, model, tools and history. An opening
-        that ends the turn (no model, a budget's stop, a Stop) sets `turn.ended`."""
-        user, prompt = await self.keeper.opening(request)
+        that ends the turn (no model, a budget's stop, a Stop) sets `turn.ended`. Auto-recall's
+        search runs while the model, the spending check and the tools are chosen; the user entry
+        is joined whole before the history is fitted around it."""
+        opening = await self.keeper.opening(request)
+        try:
+            async for event in self._opened(turn, request, opening):
+                yield event
+        finally:
+            opening.close()
+
+    async def _opened(
+        self, turn: _Turn, request: TurnRequest, opening: Opening
+    ) -> AsyncIterator[AgentEvent]:
         try:
             choice, stop, economy = await self._choose_model(turn, request.model)
         except ModelNotConfiguredError:
-            await turn.journal.commit(user)
+            await turn.journal.commit(await opening.user())
             await turn.journal.commit(NoteEntry(NO_MODEL, code="no_model"))
             turn.ended = True
             yield TurnError(NO_MODEL, retryable=False, code="no_model")
             return
         if stop is not None:
-            await turn.journal.commit(user)
+            await turn.journal.commit(await opening.user())
             yield await self._end_budget(turn, stop)
             return
-        tools = self._offered_tools(choice, user.content, request.allowed_tools)
+        tools = self._offered_tools(choice, opening.message, request.allowed_tools)
         token = request.cancel_token
+        prompt = opening.prompt
         turn.context = TurnContext(request.session_id, prompt, choice, tools, self.settings, token)
         turn.tools = ToolRuns(
             self.tools,
@@ -189,6 +201,7 @@ class AgentLoop:
             turn.steering,
             request.allowed_tools,
         )
+        user = await opening.user()
         async for event in self._load_history(turn, user):
             yield event
         if token.cancelled:

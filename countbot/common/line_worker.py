@@ -8,8 +8,10 @@ a call (the next call starts it again).
 
 A request runs as a task of its own, so a caller that stops waiting (a cancelled turn, or a call
 past its `wait`) does not cut the pipe mid-answer: the answer is read and dropped, and the child
-stays in step and warm. Only a request past `timeout` (a child that hangs) or a broken pipe
-kills it. Every failure is a `WorkerError`.
+stays in step and warm. Only a request past `timeout` (a child that hangs) or a broken pipe kills
+it. Every failure is a `WorkerError`. A request to an idle child is written as it is asked, not
+a pass of the loop later by its task: auto-recall's search starts the child's work while the
+turn goes on.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ class LineWorker:
         self._idle_unload = idle_unload
         self._timeout = timeout
         self._process: asyncio.subprocess.Process | None = None
-        self._lock = asyncio.Lock()
+        # Done when the last exchange asked for (or restart) is over: each waits for the one
+        # before it, so requests reach the child one at a time and in order.
+        self._last: asyncio.Future[None] | None = None
         self._last_used = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._requests: set[asyncio.Task[Any]] = set()
@@ -62,7 +66,13 @@ class LineWorker:
 
     async def call(self, request: dict[str, Any], wait: float | None = None) -> dict[str, Any]:
         """The child's answer to `request`; `wait` bounds this caller's wait, not the request."""
-        exchange = asyncio.create_task(self._exchange(request))
+        previous, done = self._queue()
+        # An idle running child reads the request now.
+        written = self._running() if previous is None or previous.done() else None
+        if written is not None:
+            assert written.stdin is not None
+            written.stdin.write(_line(request))
+        exchange = asyncio.create_task(self._exchange(request, previous, done, written))
         self._requests.add(exchange)
         exchange.add_done_callback(_read_outcome)
         exchange.add_done_callback(self._requests.discard)
@@ -75,20 +85,44 @@ class LineWorker:
     def send(self, request: dict[str, Any]) -> None:
         """Write an unanswered line to a running child (one that starts later never sees it):
         the child reads it after the request it may be answering."""
-        process = self._process
-        if process is not None and process.returncode is None:
+        process = self._running()
+        if process is not None:
             assert process.stdin is not None
-            if not process.stdin.is_closing():
-                process.stdin.write(_line(request))
+            process.stdin.write(_line(request))
 
-    async def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        async with self._lock:
+    def _running(self) -> asyncio.subprocess.Process | None:
+        """The child, while it runs and its stdin is open."""
+        process = self._process
+        if process is None or process.returncode is not None:
+            return None
+        assert process.stdin is not None
+        return None if process.stdin.is_closing() else process
+
+    def _queue(self) -> tuple[asyncio.Future[None] | None, asyncio.Future[None]]:
+        """A turn with the child: the end of the one before it, and this one's end to set."""
+        previous, done = self._last, asyncio.get_running_loop().create_future()
+        self._last = done
+        return previous, done
+
+    async def _exchange(
+        self,
+        request: dict[str, Any],
+        previous: asyncio.Future[None] | None,
+        done: asyncio.Future[None],
+        written: asyncio.subprocess.Process | None,
+    ) -> dict[str, Any]:
+        """Send `request` (unless `written` to that child already) once `previous` is over,
+        and read its answer; `done` is set when this turn with the child is over."""
+        try:
+            if previous is not None:
+                await asyncio.shield(previous)
             finished = False
             try:
                 async with asyncio.timeout(self._timeout):
-                    process = await self._started()
+                    process = written or await self._started()
                     assert process.stdin is not None and process.stdout is not None
-                    process.stdin.write(_line(request))
+                    if written is None:
+                        process.stdin.write(_line(request))
                     await process.stdin.drain()
                     answer = json.loads(await process.stdout.readline() or b"null")
                 finished = isinstance(answer, dict)
@@ -98,6 +132,8 @@ class LineWorker:
                 self._used()
                 if not finished:  # hung, died, or cut off mid-answer: its stream is lost
                     self._end(kill=True)
+        finally:
+            _follow(done, previous)
         if not finished:
             raise WorkerError(f"{self._module} exited")
         if "error" in answer:
@@ -127,7 +163,8 @@ class LineWorker:
         """End the child once no call came for `idle_unload` seconds; else look again later."""
         self._idle_timer = None
         left = self._last_used + self._idle_unload - time.monotonic()
-        if left > 0 or self._lock.locked():  # a call running now arms the timer when it ends
+        busy = self._last is not None and not self._last.done()
+        if left > 0 or busy:  # a call running now arms the timer when it ends
             loop = asyncio.get_running_loop()
             self._idle_timer = loop.call_later(max(left, 0.1), self._end_if_idle)
         else:
@@ -149,8 +186,13 @@ class LineWorker:
 
     async def restart(self) -> None:
         """End the child after the request running now: the next call starts a fresh one."""
-        async with self._lock:
+        previous, done = self._queue()
+        try:
+            if previous is not None:
+                await asyncio.shield(previous)
             self._end(kill=False)
+        finally:
+            _follow(done, previous)
 
     async def close(self) -> None:
         """End the child now and wait for it."""
@@ -162,6 +204,15 @@ class LineWorker:
         await asyncio.gather(*self._requests, return_exceptions=True)
         self._end(kill=False)
         await asyncio.gather(*self._ending, return_exceptions=True)
+
+
+def _follow(done: asyncio.Future[None], previous: asyncio.Future[None] | None) -> None:
+    """Set `done`, at once or when `previous` is (a turn cancelled while it waited for the one
+    before it must not let the next go first)."""
+    if previous is None or previous.done():
+        done.set_result(None)
+    else:
+        previous.add_done_callback(lambda _: done.set_result(None))
 
 
 def _read_outcome(task: asyncio.Task[Any]) -> None:

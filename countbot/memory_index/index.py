@@ -70,7 +70,7 @@ class MemoryIndex:
         index = cls(db, workspace, sessions, embedder, vectors, kept_out)
         sessions.on_append(index._follower.appended)
         sessions.on_forget(index._follower.forget_logged)
-        sessions.on_change(lambda session_id, _change: index._scopes.changed(session_id))
+        sessions.on_change(index._scopes.changed)
         return index
 
     def start(self) -> None:

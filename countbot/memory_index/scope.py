@@ -65,15 +65,16 @@ class SessionScopes:
         known = self._known.get(session_id)
         if known is None:
             info = await self._sessions.get(session_id)
-            if info is None:
-                known = self._kept_out.covers(session_id, None, False, self._kept_out.agent)
-            else:
-                known = self._kept_out.covers(
-                    session_id, info.channel, bool(info.memory_off), info.agent
-                )
+            if info is None:  # not remembered: it may be made with a channel kept out
+                return self._kept_out.covers(session_id, None, False, self._kept_out.agent)
+            known = self._kept_out.covers(
+                session_id, info.channel, bool(info.memory_off), info.agent
+            )
             self._known[session_id] = known
         return known
 
-    def changed(self, session_id: str) -> None:
-        """The session changed (its switch, its channel): read its answer again."""
-        self._known.pop(session_id, None)
+    def changed(self, session_id: str, change: str) -> None:
+        """The session changed: read its answer again, unless the change was a message (the
+        store's "updated": its channel, agent and switch stay), on every turn's path."""
+        if change != "updated":
+            self._known.pop(session_id, None)

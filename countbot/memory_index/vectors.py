@@ -44,7 +44,6 @@ SPARE_ROWS = 1_024
 # Rows moved at a time when removed rows are dropped from the file (bounded memory for it).
 MOVE_ROWS = 8_192
 _NO_SESSION = -1
-_FAR = np.iinfo(np.uint16).max  # the distance given to rows a filter leaves out
 # Each byte value's eight bits, the first dimension's the highest (np.packbits' order).
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float32)
 
@@ -201,7 +200,9 @@ class VectorSet:
         if len(picked) > short:
             scores = self._sign_scores(padded, asked, picked)
             picked = picked[np.argpartition(-scores, short - 1)[:short]]
-        cosines = self._rows.rows[picked] @ query
+        # Only the dimensions the query's asked words span: the rest of each row adds zero.
+        span = slice(int(asked[0]) * 64, min(int(asked[-1] + 1) * 64, self.dims))
+        cosines = self._rows.rows[picked, span] @ query[span]
         order = np.argsort(-cosines, kind="stable")[:limit]
         rows, c = picked[order], self._columns
         found = zip(c["ids"][rows], cosines[order], c["ts"][rows], strict=True)
@@ -237,9 +238,10 @@ class VectorSet:
         distance = np.bitwise_count(c[f"code{asked[0]}"][:n] ^ code[asked[0]]).astype(np.uint16)
         for word in asked[1:]:
             distance += np.bitwise_count(c[f"code{word}"][:n] ^ code[word])
-        distance[~admitted] = _FAR
-        cumulative = np.cumsum(np.bincount(distance, minlength=self._words * 64 + 1))
-        cut = min(int(np.searchsorted(cumulative, keep)), _FAR - 1)
+        far = self._words * 64 + 1  # past any distance: the rows a filter leaves out
+        distance[~admitted] = far
+        cumulative = np.cumsum(np.bincount(distance, minlength=far + 1))
+        cut = min(int(np.searchsorted(cumulative, keep)), far - 1)
         closer = np.flatnonzero(distance < cut)
         at_cut = np.flatnonzero(distance == cut)[: keep - len(closer)]
         return np.concatenate([closer, at_cut])
@@ -247,15 +249,17 @@ class VectorSet:
     def _sign_scores(self, padded: np.ndarray, asked: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The query's values (`padded` to whole words) summed over the dimensions each row's
         sign is positive in (its dot product with the row's signs, up to a constant), by a
-        table per code byte of its `asked` words."""
-        tables = padded.reshape(-1, 8) @ _BITS.T  # (byte position, byte value)
-        scores = np.zeros(len(rows), dtype=np.float32)
-        for word in asked:
-            # A word's bytes in memory order are the code's bytes 8 * word onwards.
-            code = self._columns[f"code{word}"][rows].view(np.uint8).reshape(len(rows), 8)
-            for byte, values in enumerate(code.T.copy()):  # each byte's values, contiguous
-                scores += tables[8 * word + byte][values]
-        return scores
+        table per code byte of its `asked` words, looked up for every byte at once."""
+        # (byte position, byte value) -> the query's sum over that byte's set bits.
+        tables = (padded.reshape(-1, 8) @ _BITS.T).reshape(-1, 8, 256)[asked].reshape(-1)
+        codes = np.empty((len(rows), len(asked)), dtype=np.uint64)
+        for column, word in enumerate(asked):
+            codes[:, column] = self._columns[f"code{word}"][rows]
+        # A word's bytes in memory order are the code's bytes 8 * word onwards: byte k of the
+        # row's asked bytes indexes table k.
+        index = codes.view(np.uint8).astype(np.intp)
+        index += np.arange(index.shape[1], dtype=np.intp) * 256
+        return tables[index].sum(axis=1, dtype=np.float32)
 
     def _admitted(self, wanted: Wanted) -> np.ndarray:
         c, n = self._columns, self._size

@@ -28,8 +28,10 @@ from countbot.store.window_cache import WindowCache
 
 TITLE_LENGTH = 60
 
-# Told (session id, "created" | "updated" | "renamed" | "deleted") after a change that shows in
-# a session list: the daemon pushes these to open browser tabs.
+# Told (session id, "created" | "updated" | "renamed" | "deleted" | "memory") after a change that
+# shows in a session list: the daemon pushes these to open browser tabs. "updated" is a new
+# message (or a rewind): the session's channel, agent and memory switch stay; "memory" is its
+# switch turned.
 ChangeListener = Callable[[str, str], None]
 # Told the session and the new message's id after every committed record (the memory index
 # catches up from it).
@@ -281,7 +283,7 @@ class SessionStore:
         no such session. Keeping it out forgets what it holds, in the same commit."""
         found = await self._db.run(_set_memory_off, session_id, off)
         if found:
-            self._changed(session_id, "updated")
+            self._changed(session_id, "memory")
             if off:
                 self._forgot()
         return found

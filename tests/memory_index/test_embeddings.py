@@ -45,10 +45,12 @@ WAIT = 20.0
 
 
 class EmbeddingServer:
-    """`POST /v1/embeddings`; answers for models in `held` wait until `release()`."""
+    """`POST /v1/embeddings`; answers for models in `held` wait until `release()`, those for
+    models in `failing` are errors."""
 
     def __init__(self) -> None:
         self.held: set[str] = set()
+        self.failing: set[str] = set()
         self.released = threading.Event()
         self.calls: list[str] = []
         app = Starlette(routes=[Route("/v1/embeddings", self._embed, methods=["POST"])])
@@ -63,6 +65,8 @@ class EmbeddingServer:
         self.calls.append(body["model"])
         if body["model"] in self.held:
             await asyncio.to_thread(self.released.wait, WAIT)
+        if body["model"] in self.failing:
+            return JSONResponse({"error": {"message": "overloaded"}}, status_code=500)
         data = [{"index": i, "embedding": _vector(text)} for i, text in enumerate(body["input"])]
         return JSONResponse({"data": data, "model": body["model"]})
 

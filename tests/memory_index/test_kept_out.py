@@ -50,6 +50,9 @@ async def test_a_chat_switched_off_is_forgotten_not_indexed_and_not_recalled_int
     await memory.say("diary", "The spare key is under the blue heron statue")
     await memory.say("private", "My salary review is with the heron committee")
     assert len(await memory.found("heron")) == 2
+    # Recalled into while on (its answer remembered across its messages), then switched off.
+    assert await memory.recall.recall("Where is the heron statue key?", "private") is not None
+    await memory.say("private", "Thanks")
 
     assert await memory.sessions.set_memory_off("private", True)
     assert await memory.found("heron") == ["User: The spare key is under the blue heron statue"]

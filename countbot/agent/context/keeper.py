@@ -14,10 +14,11 @@ the budget, so the next summary is many turns away and the prompt prefix stays s
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from countbot.agent.context.fit import Fitted, fit, gist_cost
@@ -68,6 +69,50 @@ class PromptSource(Protocol):
         ...
 
 
+class Opening:
+    """A turn's opening (`ContextKeeper.opening`): the system prompt, and the user entry whose
+    recalled memory may still be on its way."""
+
+    __slots__ = ("_entry", "_recall", "prompt")
+
+    def __init__(
+        self, entry: UserEntry, prompt: str, recall: asyncio.Task[Part | None] | None
+    ) -> None:
+        self.prompt = prompt
+        self._entry = entry
+        self._recall = recall
+
+    @property
+    def message(self) -> str:
+        """The user's message (a `/skill` invocation expanded): known before the recall."""
+        return self._entry.content
+
+    async def user(self) -> UserEntry:
+        """The user entry whole: the recalled block (if any) added as its last part."""
+        recall, self._recall = self._recall, None
+        if recall is not None:
+            try:
+                recalled = await recall
+            except asyncio.CancelledError:
+                recall.cancel()  # the turn was cancelled while it waited: so is the search
+                raise
+            if recalled is not None:
+                self._entry = replace(self._entry, parts=(*self._entry.parts, recalled))
+        return self._entry
+
+    def close(self) -> None:
+        """Stop a recall never joined (the turn ended, failed or was cancelled before it needed
+        the entry whole)."""
+        recall, self._recall = self._recall, None
+        if recall is None:
+            return
+        if recall.done():
+            if not recall.cancelled():
+                recall.exception()  # read: its failure is no one's to see now
+        else:
+            recall.cancel()
+
+
 @dataclass(kw_only=True, eq=False, slots=True)
 class ContextKeeper:
     """Loads a turn's history and fits each request; see the module docstring."""
@@ -88,10 +133,29 @@ class ContextKeeper:
     def __post_init__(self) -> None:
         self._counts = Counts(self.counter)
 
-    async def user_entry(self, request: TurnRequest) -> UserEntry:
-        """The turn's user entry: its message (a `/skill` invocation expanded), the per-turn
-        context that rides with it (time, channel, what the surface added) and its parts (what
-        came with it, a loaded skill, the recalled memory), each with who wrote it."""
+    async def opening(self, request: TurnRequest) -> Opening:
+        """The turn's user entry and the system prompt of all its requests, made side by side:
+        the look at the prompt's files is queued first, and auto-recall's search starts as soon
+        as the message is known, to be joined (`Opening.user`) only when the entry is needed
+        whole: the model, the spending check and the tools are chosen while the vector worker
+        embeds the message."""
+        prompt = self.prompt.system_prompt_soon()
+        recall: asyncio.Task[Part | None] | None = None
+        try:
+            user = await self._message_entry(request)
+            if self.recall is not None:  # auto-recall: cited memory hits ride with the message
+                recall = asyncio.create_task(self.recall.recall(user.content, request.session_id))
+            return Opening(user, await prompt, recall)
+        except BaseException:
+            prompt.close()  # never awaited: its look's answer is dropped (a no-op once awaited)
+            if recall is not None:
+                recall.cancel()
+            raise
+
+    async def _message_entry(self, request: TurnRequest) -> UserEntry:
+        """The turn's user entry before auto-recall: its message (a `/skill` invocation
+        expanded), the per-turn context that rides with it (time, channel, what the surface
+        added) and its parts (what came with it, a loaded skill), each with who wrote it."""
         message, extra, parts = request.message, request.context, list(request.parts)
         facts = self.prompt.turn_facts(
             channel=request.channel, chat_id=request.chat_id, unattended=request.unattended
@@ -103,22 +167,7 @@ class ContextKeeper:
             parts.append(skill)
         if extra:
             facts = f"{facts}\n{extra}"
-        if self.recall is not None:  # auto-recall: cited memory hits ride with the message
-            recalled = await self.recall.recall(message, request.session_id)
-            parts.extend([recalled] if recalled is not None else [])
         return UserEntry(message, request.media, facts, author=request.author, parts=tuple(parts))
-
-    async def opening(self, request: TurnRequest) -> tuple[UserEntry, str]:
-        """The turn's user entry and the system prompt of all its requests, made side by side:
-        the look at the prompt's files is queued first, and auto-recall's search joins it in
-        the same pass of the loop (one hand-off, no task for either)."""
-        prompt = self.prompt.system_prompt_soon()
-        try:
-            user = await self.user_entry(request)
-        except BaseException:
-            prompt.close()  # never awaited: its look's answer is dropped
-            raise
-        return user, await prompt
 
     def budget(self, context: TurnContext) -> int:
         """Prompt tokens one request of the turn may use with its model."""
