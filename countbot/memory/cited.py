@@ -43,6 +43,9 @@ class CitedHit:
     # the owner's; a forward, a stranger's message, a subagent's report (and the answers to
     # them) are not.
     author: Author = OWNER
+    # Found by meaning by the index's second reader, which put it alone at its top when the
+    # first was unsure (auto-recall's second opinion: `memory_index/models.py`).
+    singled_out: bool = False
 
     def written_by(self, now: float) -> str:
         """Who wrote it and when, as a label: "a message forwarded on telegram, 3 days ago"."""

@@ -78,6 +78,11 @@ class MiniLM:
             feeds["token_type_ids"] = np.zeros_like(ids)
         return self._session.run(None, feeds)[0][0].mean(axis=0)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the session is held (reading a text now costs no load)."""
+        return self._session is not None
+
     def release(self, idle: float = HOLD) -> None:
         """Drop the session when unused for `idle` seconds, and hand its memory back."""
         if self._session is None or time.monotonic() - self._used < idle:

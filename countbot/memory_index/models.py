@@ -14,6 +14,21 @@ import numpy as np
 
 from countbot.memory_index.text import content_units
 
+# MiniLM's weight against USE's in a query written in words (`memory_search`): on the bench's
+# first paraphrases and a second tuning set, 1.5 placed the fact higher than 1 (or 2) at 5,000
+# and 20,000 entries (docs/memory_recall.md).
+SECOND_WEIGHT = 1.5
+# Auto-recall's second opinion (`Ensemble.second_query`, `Ensemble.picked`): when USE's best
+# cosine for a message in words is from `ASK_FROM` up to the recall cut, MiniLM searches too, and
+# its best entry is recalled when its cosine is at least `PICK_COSINE` and clear of its
+# `PICK_AGAINST`th best by `PICK_GAP`: a paraphrase's fact stands alone at MiniLM's top, where an
+# unrelated message's nearest entries are a crowd of near equals (docs/memory_recall.md). Below
+# `ASK_FROM` USE finds nothing near, and MiniLM's query is not paid for.
+ASK_FROM = 0.25
+PICK_COSINE = 0.35
+PICK_GAP = 0.10
+PICK_AGAINST = 5
+
 
 def use_multilingual(cache_dir: str) -> Any:
     """Google's Universal Sentence Encoder, multilingual v3, from the `memory` extra's
@@ -37,13 +52,17 @@ class Ensemble:
     product with an entry's row is the weighted mean of the two cosines: MiniLM reads English
     only, so its weight is the share of the query's content written in words (a Chinese query is
     USE's alone), and `first_only` leaves it out (auto-recall, on every turn's path: USE's
-    cosine alone, the scale its cut is set in). MiniLM found English paraphrases USE missed,
-    and each missed different ones (docs/memory_recall.md).
+    cosine alone, the scale its cut is set in; `second_query` is its second opinion when USE is
+    unsure). MiniLM found English paraphrases USE missed, and each missed different ones
+    (docs/memory_recall.md).
     """
+
+    pick_against = PICK_AGAINST  # the second reader's hits `picked` is asked about
 
     def __init__(self, first: Any, second: Any) -> None:
         self._first = first
         self._second = second
+        self._first_dims = 0  # known from the first query read (`second_query` follows one)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         halves = [_unit(self._first.encode(texts)), _unit(self._second.encode(texts))]
@@ -51,12 +70,35 @@ class Ensemble:
 
     def encode_query(self, text: str, first_only: bool) -> np.ndarray:
         first = _unit(self._first.encode([text]))[0]
-        weight = 0.0 if first_only else words_share(text)
+        self._first_dims = len(first)
+        weight = 0.0 if first_only else SECOND_WEIGHT * words_share(text)
         if not weight:
             self._second.release()
             return np.concatenate([first * math.sqrt(2), np.zeros(self._second.dims, np.float32)])
         second = _unit(self._second.encode([text]))[0]
         return np.concatenate([first, weight * second]) * (math.sqrt(2) / (1 + weight))
+
+    def second_query(self, text: str, first_best: float, sure: float) -> np.ndarray | None:
+        """The row that searches with MiniLM alone (its products with the rows are MiniLM's
+        cosines), when auto-recall's reading by USE is unsure (its best cosine `first_best` is
+        from `ASK_FROM` up to the cut `sure`), `text` is mostly words (MiniLM reads English
+        only) and MiniLM is loaded: loading it would cost the turn ~0.5 s, and the turn's own
+        messages load it right after. None: USE's reading stands."""
+        if not ASK_FROM <= first_best < sure or words_share(text) < 0.5:
+            return None
+        if not self._second.loaded:
+            return None
+        second = _unit(self._second.encode([text]))[0]
+        return np.concatenate([np.zeros(self._first_dims, np.float32), second * math.sqrt(2)])
+
+    @staticmethod
+    def picked(cosines: list[float]) -> bool:
+        """Whether MiniLM's best of these (its best cosines, best first) stands alone: close
+        enough, and clear of its `PICK_AGAINST`th (an index of fewer entries has no rival)."""
+        if not cosines or cosines[0] < PICK_COSINE:
+            return False
+        rival = cosines[PICK_AGAINST - 1] if len(cosines) >= PICK_AGAINST else 0.0
+        return cosines[0] - rival >= PICK_GAP
 
     def release_rows(self) -> None:
         if release := getattr(self._first, "release_rows", None):

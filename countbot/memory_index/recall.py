@@ -105,8 +105,9 @@ class AutoRecall:
 
 def relevant(hit: CitedHit, units: ContentUnits, cosine: float) -> bool:
     """Whether `hit` bears on a message of these content `units`: it holds enough of them, or
-    its meaning is close (`cosine`, the model's; a hit found by words below it must cover)."""
-    if hit.similarity is not None and hit.similarity >= cosine:
+    its meaning is close (`cosine`, the model's; a hit found by words below it must cover), or
+    the index's second reader singled it out where the first was unsure (models.py)."""
+    if hit.singled_out or (hit.similarity is not None and hit.similarity >= cosine):
         return True
     return hit.text_rank is not None and units.coverage(hit.text) >= COVERAGE
 

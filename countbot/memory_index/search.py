@@ -34,7 +34,7 @@ CANDIDATES = 50
 # makes the worker's shortlist smaller (`vectors.SHORTLIST` per hit), on every turn's path. That
 # search also reads the query with an ensemble's first model alone (the offline one's USE: its
 # cosine is the scale auto-recall's cut is set in, and the second model would add its time to
-# every turn: docs/memory_recall.md).
+# every turn: docs/memory_recall.md); the second is asked only when the first is unsure.
 RECALL_CANDIDATES = 12
 # How long a search waits for the vector side (s): the first one after the worker ended starts
 # it again (seconds, more at 100,000 entries on a busy machine); past this it is full-text only,
@@ -109,14 +109,18 @@ class IndexSearch:
         wanted = RECALL_CANDIDATES if recall else CANDIDATES
         vectors = self._vectors.vectors
         if vectors is not None and self._vectors.ready and query.strip():
-            (text_hits, rows), vector_hits = await asyncio.gather(
-                text, _vector_hits(vectors, query, filters, wanted, first_only=recall)
+            (text_hits, rows), (vector_hits, picked) = await asyncio.gather(
+                text, _vector_hits(vectors, query, filters, wanted, min_similarity)
             )
         else:  # full-text only: no task for a side with nothing to do
-            (text_hits, rows), vector_hits = await text, []
+            (text_hits, rows), (vector_hits, picked) = await text, ([], None)
         times = {entry_id: ts for entry_id, _, ts in vector_hits}
         times.update((entry_id, row.ts) for entry_id, row in rows.items())
         vector_ids = [entry_id for entry_id, _, _ in vector_hits]
+        singled = picked[0] if picked else None
+        if picked:  # the second reader's pick takes the vector side's first place
+            times.setdefault(picked[0], picked[2])
+            vector_ids = [picked[0], *(i for i in vector_ids if i != picked[0])]
         ranked = fuse(text_hits, vector_ids, times, time.time())
         text_ranks = {entry_id: rank for rank, (entry_id, _, _) in enumerate(text_hits, 1)}
         cosines = {entry_id: cosine for entry_id, cosine, _ in vector_hits}
@@ -124,14 +128,14 @@ class IndexSearch:
             ranked = [
                 (i, score)
                 for i, score in ranked
-                if i in text_ranks or cosines.get(i, 0.0) >= min_similarity
+                if i in text_ranks or i == singled or cosines.get(i, 0.0) >= min_similarity
             ]
         ranked = ranked[:limit]
         missing = [i for i, _ in ranked if i not in rows]
         if missing:
             rows.update(await self._db.run(index_db.rows, missing))
         hits = [
-            _cited(rows[i], score, text_ranks.get(i), cosines.get(i))
+            _cited(rows[i], score, text_ranks.get(i), cosines.get(i), i == singled)
             for i, score in ranked
             if i in rows
         ]
@@ -160,17 +164,25 @@ class IndexSearch:
 
 
 async def _vector_hits(
-    vectors: VectorProcess, query: str, filters: Filters, candidates: int, *, first_only: bool
-) -> Hits:
+    vectors: VectorProcess, query: str, filters: Filters, candidates: int, sure: float | None
+) -> tuple[Hits, tuple[int, float, float] | None]:
+    """The vector side's hits, and the entry the second reader singled out (auto-recall's
+    search, `sure` its cut: vector_process.py's `recall_search`)."""
     try:
-        return await vectors.search(query, filters, candidates, SEARCH_WAIT, first_only)
+        if sure is None:
+            return await vectors.search(query, filters, candidates, SEARCH_WAIT), None
+        return await vectors.recall_search(query, filters, candidates, sure, SEARCH_WAIT)
     except EmbeddingError as exc:
         log.warning("memory search without vectors: %s", exc)
-        return []
+        return [], None
 
 
 def _cited(
-    row: index_db.Row, score: float, text_rank: int | None, similarity: float | None
+    row: index_db.Row,
+    score: float,
+    text_rank: int | None,
+    similarity: float | None,
+    singled_out: bool = False,
 ) -> CitedHit:
     return CitedHit(
         row.text,
@@ -186,6 +198,7 @@ def _cited(
         text_rank,
         similarity,
         Author.from_record(json.loads(row.author)) if row.author else OWNER,
+        singled_out,
     )
 
 

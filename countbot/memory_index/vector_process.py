@@ -76,15 +76,19 @@ class VectorProcess:
     ) -> list[tuple[int, float, float]]:
         """(entry id, cosine, time) of the nearest entries the filters admit, best first;
         `first_only`: the query read by an ensemble's first model alone (vector_worker.py)."""
-        request = {
-            "op": "search",
-            "query": query,
-            "filters": filters.wanted(),
-            "limit": limit,
-            "first_only": first_only,
-        }
+        answer = await self._call(_search(query, filters, limit, first_only), wait)
+        return _hits(answer["hits"])
+
+    async def recall_search(
+        self, query: str, filters: Filters, limit: int, sure: float, wait: float | None = None
+    ) -> tuple[list[tuple[int, float, float]], tuple[int, float, float] | None]:
+        """Auto-recall's search: `search` with the query read by an ensemble's first model
+        alone, and the entry its second model singles out when the first's best cosine is below
+        `sure` (its cosine the second model's), if any (models.py, `Ensemble.second_query`)."""
+        request = {**_search(query, filters, limit, True), "sure": sure}
         answer = await self._call(request, wait)
-        return [(int(i), float(score), float(ts)) for i, score, ts in answer["hits"]]
+        picked = answer.get("picked")
+        return _hits(answer["hits"]), (_hits([picked])[0] if picked else None)
 
     async def stats(self) -> dict[str, Any]:
         """The worker's rows, the bytes of their codes in memory and of their mapped file, and the
@@ -111,3 +115,17 @@ class VectorProcess:
     async def close(self) -> None:
         """End the worker now and wait for it (the index closes)."""
         await self._worker.close()
+
+
+def _search(query: str, filters: Filters, limit: int, first_only: bool) -> dict[str, Any]:
+    return {
+        "op": "search",
+        "query": query,
+        "filters": filters.wanted(),
+        "limit": limit,
+        "first_only": first_only,
+    }
+
+
+def _hits(rows: list[list[Any]]) -> list[tuple[int, float, float]]:
+    return [(int(i), float(score), float(ts)) for i, score, ts in rows]

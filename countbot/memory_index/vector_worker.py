@@ -18,7 +18,10 @@ per request, each answered by one JSON line on stdout:
      "limit": n, "first_only": bool}              -> {"hits": [[entry id, cosine, ts], ...]}
 
 (`first_only`: a model of several readers embeds the query with its first alone: auto-recall's
-search, on every turn's path; models.py.)
+search, on every turn's path; models.py. With `"sure": cosine` too, such a model may ask its
+second reader when the first's best hit is below that cosine, and the answer then holds
+`"picked": [entry id, cosine, ts]`: the entry the second reader singles out, its cosine the
+second reader's; `Ensemble.second_query`.)
     {"op": "stats"}                   -> {"rows", "bytes", "file_bytes", "load_seconds"}
     {"op": "remove", "ids": [...]}                -> no answer (sent as entries go, unawaited)
 
@@ -141,13 +144,37 @@ class Worker:
         return {"embedded": len(pending)}
 
     def search(
-        self, query: str, filters: dict[str, Any], limit: int, first_only: bool = False
+        self,
+        query: str,
+        filters: dict[str, Any],
+        limit: int,
+        first_only: bool = False,
+        sure: float | None = None,
     ) -> dict[str, Any]:
         if self._vectors is None or not len(self._vectors):
             return {"hits": []}
         vector = self.query(query, first_only)
         self._touched = True
-        return {"hits": self._vectors.search(vector, Wanted(**filters), limit)}
+        wanted = Wanted(**filters)
+        hits = self._vectors.search(vector, wanted, limit)
+        if sure is not None and (picked := self._second_opinion(query, hits, wanted, sure)):
+            return {"hits": hits, "picked": picked}
+        return {"hits": hits}
+
+    def _second_opinion(
+        self, query: str, hits: list[Any], wanted: Wanted, sure: float
+    ) -> list[Any] | None:
+        """The entry a model's second reader singles out when its first is unsure of `hits`
+        (below `sure`), or None (models.py: `second_query`, `picked`)."""
+        model = self.model()
+        second_query = getattr(model, "second_query", None)
+        if second_query is None or self._vectors is None:
+            return None
+        row = second_query(query[:MAX_EMBED_CHARS], hits[0][1] if hits else 0.0, sure)
+        if row is None:
+            return None
+        best = self._vectors.search(np.asarray(row, np.float32), wanted, model.pick_against)
+        return best[0] if model.picked([cosine for _, cosine, _ in best]) else None
 
     def query(self, text: str, first_only: bool = False) -> np.ndarray:
         """The row `text` is searched with: the model's own query row when it has one (an
@@ -179,6 +206,7 @@ class Worker:
                 request["filters"],
                 request["limit"],
                 bool(request.get("first_only")),
+                request.get("sure"),
             )
         if op == "embed_pending":
             return self.embed_pending(request["limit"])
