@@ -31,13 +31,15 @@ def fuse(
     """(entry id, fused score) best first, from the full-text ranking (entry id, BM25, the
     share of the query's content words it holds) and the vector ranking.
 
-    A full-text hit counts its rank times that share: one holding a single stray word of a
-    paraphrased question ("month" of "In which month does the furnace get checked?") is weak
-    evidence, where the vector side's first place for the fact is strong.
+    A full-text hit counts its rank times the square of that share: one holding a single stray
+    word of a paraphrased question ("month" of "In which month does the furnace get checked?")
+    is weak evidence, where the vector side's first place for the fact is strong; one holding
+    the whole question counts in full. (The share itself let such stray words put the fact
+    second or third: docs/memory_recall.md.)
     """
     scores: dict[int, float] = {}
     for rank, (entry_id, _, share) in enumerate(text_hits, start=1):
-        scores[entry_id] = scores.get(entry_id, 0.0) + share / (RRF_K + rank)
+        scores[entry_id] = scores.get(entry_id, 0.0) + share * share / (RRF_K + rank)
     for rank, entry_id in enumerate(vector_ids, start=1):
         scores[entry_id] = scores.get(entry_id, 0.0) + 1.0 / (RRF_K + rank)
     for entry_id in scores:
