@@ -55,6 +55,11 @@ class EntryLog(Protocol):
 class MemoryRecall(Protocol):
     """Finds what memory holds about a turn's message (the memory index's auto-recall)."""
 
+    def searches(self, query: str) -> bool:
+        """Whether `query` has anything to look for (a greeting has not): the turn starts no
+        search for one that has not."""
+        ...
+
     async def recall(self, query: str, session_id: str) -> Part | None:
         """The recalled block to send with the message as one of its parts, or None."""
         ...

@@ -49,6 +49,10 @@ class AutoRecall:
         self._tokens = tokens
         self._shown: OrderedDict[str, set[tuple[str, str]]] = OrderedDict()
 
+    def searches(self, query: str) -> bool:
+        """Whether `query` has content words to look for (not a greeting, thanks, arithmetic)."""
+        return bool(content_units(query))
+
     async def recall(self, query: str, session_id: str) -> Part | None:
         """The block for `query` as a part of the user's message, or None when nothing is worth
         adding."""

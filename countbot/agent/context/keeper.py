@@ -143,7 +143,8 @@ class ContextKeeper:
         recall: asyncio.Task[Part | None] | None = None
         try:
             user = await self._message_entry(request)
-            if self.recall is not None:  # auto-recall: cited memory hits ride with the message
+            # Auto-recall: cited memory hits ride with the message (a greeting looks for none).
+            if self.recall is not None and self.recall.searches(user.content):
                 recall = asyncio.create_task(self.recall.recall(user.content, request.session_id))
             return Opening(user, await prompt, recall)
         except BaseException:
