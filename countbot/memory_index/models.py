@@ -73,7 +73,6 @@ class Ensemble:
         self._first_dims = len(first)
         weight = 0.0 if first_only else SECOND_WEIGHT * words_share(text)
         if not weight:
-            self._second.release()
             return np.concatenate([first * math.sqrt(2), np.zeros(self._second.dims, np.float32)])
         second = _unit(self._second.encode([text]))[0]
         return np.concatenate([first, weight * second]) * (math.sqrt(2) / (1 + weight))
@@ -82,11 +81,9 @@ class Ensemble:
         """The row that searches with MiniLM alone (its products with the rows are MiniLM's
         cosines), when auto-recall's reading by USE is unsure (its best cosine `first_best` is
         from `ASK_FROM` up to the cut `sure`), `text` is mostly words (MiniLM reads English
-        only) and MiniLM is loaded: loading it would cost the turn ~0.5 s, and the turn's own
-        messages load it right after. None: USE's reading stands."""
+        only). MiniLM's session lives as long as the worker (minilm.py), so the same message
+        gets the same opinion whenever it comes. None: USE's reading stands."""
         if not ASK_FROM <= first_best < sure or words_share(text) < 0.5:
-            return None
-        if not self._second.loaded:
             return None
         second = _unit(self._second.encode([text]))[0]
         return np.concatenate([np.zeros(self._first_dims, np.float32), second * math.sqrt(2)])
@@ -103,7 +100,6 @@ class Ensemble:
     def release_rows(self) -> None:
         if release := getattr(self._first, "release_rows", None):
             release()
-        self._second.release()
 
 
 def words_share(text: str) -> float:

@@ -138,3 +138,34 @@ async def test_a_paraphrased_question_recalls_its_fact_and_other_messages_get_no
     assert await use_alone.recall(question, "now") is None
     for message in ("Say hello in Japanese.", "How does a heat pump work?", "Explain decorators."):
         assert await both.recall(message, "now") is None, message
+
+
+async def test_the_second_opinion_comes_for_the_first_message_a_new_worker_reads(
+    tmp_path: Path,
+) -> None:
+    """A worker started after the notes were embedded has never read a text with MiniLM when the
+    paraphrase comes first thing (a message after a quiet spell): it is recalled all the same,
+    not only once some turn's entries happened to load MiniLM."""
+    if not offline_model_available() or not minilm_available():
+        pytest.skip("the memory extra's models are not installed")
+    (tmp_path / "workspace").mkdir()
+    notes = "".join(f"- {note}\n" for note in DAILY)
+    (tmp_path / "workspace" / "MEMORY.md").write_text(notes, encoding="utf-8")
+    db = await Database.open(tmp_path / "countbot.db")
+    try:
+        for opening in ("embeds the notes", "reads them back"):
+            index = await MemoryIndex.open(
+                tmp_path / "index.db", tmp_path / "workspace", SessionStore(db), offline_embedder()
+            )
+            try:
+                index.start()
+                await asyncio.wait_for(index.vectors_ready(), 60.0)
+                if opening == "reads them back":
+                    part = await AutoRecall(index).recall(
+                        "What time must the children be dropped off?", "now"
+                    )
+                    assert part is not None and "8:15" in part.text
+            finally:
+                await index.close()
+    finally:
+        await db.close()
