@@ -60,6 +60,8 @@ class FakeQQClient:
         self._picture_server: asyncio.Server | None = None
         self._refusals: dict[str, int] = {}
         self._silent = False
+        # An event to send right behind the answer to the next send, given the sent message's id.
+        self.after_next_send: Callable[[int], dict[str, Any]] | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -126,6 +128,36 @@ class FakeQQClient:
         message_id: int | None = None,
     ) -> dict[str, Any]:
         """A user writes to the bot; returns the event (send it again to repeat it)."""
+        event = self.message_event(
+            text,
+            user=user,
+            group=group,
+            mention=mention,
+            reply_to=reply_to,
+            picture=picture,
+            record=record,
+            as_cq_string=as_cq_string,
+            nickname=nickname,
+            message_id=message_id,
+        )
+        await self._event(event)
+        return event
+
+    def message_event(
+        self,
+        text: str,
+        *,
+        user: int,
+        group: int | None = None,
+        mention: bool = False,
+        reply_to: int | None = None,
+        picture: bytes | None = None,
+        record: bytes | None = None,
+        as_cq_string: bool = False,
+        nickname: str = "Alice",
+        message_id: int | None = None,
+    ) -> dict[str, Any]:
+        """The event of a user's message, as NapCat posts it (`user_says` sends it)."""
         message: list[dict[str, Any]] = []
         if reply_to is not None:
             message.append({"type": "reply", "data": {"id": str(reply_to)}})
@@ -158,7 +190,6 @@ class FakeQQClient:
         }
         if group is not None:
             event["group_id"] = group
-        await self._event(event)
         return event
 
     async def resend(self, event: dict[str, Any]) -> None:
@@ -204,20 +235,32 @@ class FakeQQClient:
     async def _read(self, socket: ClientConnection) -> None:
         async for raw in socket:
             frame = json.loads(raw)
-            reply = self._act(frame["action"], frame.get("params", {}))
+            reply, shown = self._act(frame["action"], frame.get("params", {}))
             await socket.send(json.dumps({**reply, "echo": frame.get("echo")}))
+            # As in QQ, a message is in the chat (and can be replied to) once the client has
+            # answered the send, not while the answer is still on its way.
+            if shown is not None:
+                chat, message_id, text = shown
+                self._messages.setdefault(chat, []).append((message_id, text))
+                follow, self.after_next_send = self.after_next_send, None
+                if follow is not None:  # on the wire right behind the answer
+                    await socket.send(json.dumps(follow(message_id)))
 
-    def _act(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _act(
+        self, action: str, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[str, int, str] | None]:
+        """The answer to one action, and the message it puts in a chat (if it sends one)."""
         self.actions.append(Action(action, params))
         if self._refusals.get(action, 0) > 0:
             self._refusals[action] -= 1
-            return {
+            refused = {
                 "status": "failed",
                 "retcode": 200,
                 "data": None,
                 "message": "risk control",
                 "wording": "消息发送失败",
             }
+            return refused, None
         chat = (
             f"group:{params['group_id']}"
             if "group_id" in params
@@ -225,13 +268,18 @@ class FakeQQClient:
         )
         if action in ("send_private_msg", "send_group_msg"):
             message_id = next(self._message_ids)
-            self._messages.setdefault(chat, []).append((message_id, _readable(params["message"])))
-            return {"status": "ok", "retcode": 0, "data": {"message_id": message_id}}
+            sent = {"status": "ok", "retcode": 0, "data": {"message_id": message_id}}
+            return sent, (chat, message_id, _readable(params["message"]))
         if action in ("upload_private_file", "upload_group_file"):
             payload = str(params["file"]).removeprefix("base64://")
             self.uploads.append(Upload(chat, params["name"], base64.b64decode(payload)))
-            return {"status": "ok", "retcode": 0, "data": {"file_id": f"/{params['name']}"}}
-        return {"status": "failed", "retcode": 1404, "data": None, "message": "unknown action"}
+            return {"status": "ok", "retcode": 0, "data": {"file_id": f"/{params['name']}"}}, None
+        return {
+            "status": "failed",
+            "retcode": 1404,
+            "data": None,
+            "message": "unknown action",
+        }, None
 
     async def _serve_picture(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -33,12 +34,25 @@ class OneBotConnection:
         self.self_id = self_id
         self._echoes = itertools.count(1)
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._on_answer: dict[str, Callable[[Any], None]] = {}
 
-    async def call(self, action: str, params: dict[str, Any]) -> Any:
-        """Run one action on the client; returns its `data`."""
+    async def call(
+        self,
+        action: str,
+        params: dict[str, Any],
+        on_answer: Callable[[Any], None] | None = None,
+    ) -> Any:
+        """Run one action on the client; returns its `data`.
+
+        `on_answer(data)` runs as the answer frame is read, before any frame after it: an event
+        replying to a message just sent must find that message already known as the bot's,
+        which the caller resuming later cannot promise.
+        """
         echo = f"countbot-{next(self._echoes)}"
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[echo] = answer
+        if on_answer is not None:
+            self._on_answer[echo] = on_answer
         try:
             frame = json.dumps({"action": action, "params": params, "echo": echo})
             await self._socket.send(frame)
@@ -49,6 +63,7 @@ class OneBotConnection:
             raise SendError(f"the QQ client did not answer {action} in time") from exc
         finally:
             self._pending.pop(echo, None)
+            self._on_answer.pop(echo, None)
 
     def received(self, frame: dict[str, Any]) -> bool:
         """Settle the call this frame answers; False when it is an event instead."""
@@ -59,6 +74,9 @@ class OneBotConnection:
         if answer is not None and not answer.done():
             if frame.get("status") == "ok" or frame.get("retcode") == 0:
                 answer.set_result(frame.get("data"))
+                on_answer = self._on_answer.pop(echo, None)
+                if on_answer is not None:
+                    on_answer(frame.get("data"))
             else:
                 why = frame.get("wording") or frame.get("message") or frame.get("retcode")
                 answer.set_exception(SendError(f"QQ refused: {why}", permanent=True))

@@ -56,12 +56,23 @@ class QQChat(LinkedChat[OneBotConnection]):
 
     async def _send(self, message: list[dict[str, Any]]) -> str:
         action = "send_group_msg" if self._group else "send_private_msg"
-        data = await self._link.require().call(action, {**self._target(), "message": message})
-        message_id = str((data or {}).get("message_id", ""))
+        data = await self._link.require().call(
+            action, {**self._target(), "message": message}, self._remember
+        )
+        message_id = _message_id(data)
         if not message_id:
             raise SendError(f"the QQ client accepted {action} but returned no message id")
-        self._link.sent.first_time(message_id)
         return message_id
+
+    def _remember(self, data: Any) -> None:
+        """Mark a sent message as the bot's the moment its answer is read (replies to it)."""
+        message_id = _message_id(data)
+        if message_id:
+            self._link.sent.first_time(message_id)
 
     def _target(self) -> dict[str, int]:
         return {"group_id": self._number} if self._group else {"user_id": self._number}
+
+
+def _message_id(data: Any) -> str:
+    return str((data or {}).get("message_id", "")) if isinstance(data, dict | None) else ""

@@ -75,6 +75,22 @@ async def test_a_group_message_needs_a_mention_or_a_reply(
     assert len(model_server.requests) == 3
 
 
+async def test_a_reply_on_the_heels_of_the_answer_is_still_for_the_bot(
+    bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
+) -> None:
+    # The client answers the send and posts a reply to it back to back: the reply must find the
+    # answer already known as the bot's, or it would be taken for chatter among users.
+    chat = f"group:{GROUP}"
+    model_server.script(Reply.text("First answer"), Reply.text("Second answer"))
+    fake_qq.after_next_send = lambda sent: fake_qq.message_event(
+        "and times 3?", user=ALICE, group=GROUP, reply_to=sent
+    )
+    await fake_qq.user_says("what's 2+2?", user=ALICE, group=GROUP, mention=True)
+
+    assert await fake_qq.wait_for_messages(chat, 2) == ["First answer", "Second answer"]
+    assert "and times 3?" in user_texts(model_server.requests[1])
+
+
 async def test_stop_ends_a_slow_turn(
     bot: Bot, fake_qq: FakeQQClient, model_server: ScriptedModelServer
 ) -> None:
