@@ -82,6 +82,12 @@ class SourceFollower:
         self._pending: dict[str, int] = {}
         self._outside_seen = -1
 
+    @property
+    def last_record(self) -> float:
+        """`time.monotonic()` when the store last committed a record or logged a forget (0:
+        not in this process): how recently the daemon was busy with a turn."""
+        return self._last_poke
+
     def behind(self, exclude_session: str | None) -> bool:
         """Whether the store may hold records, or forgets, a search leaving out
         `exclude_session` must see first."""

@@ -43,7 +43,7 @@ class MemoryIndex:
     ) -> None:
         kept_out = kept_out or KeptOut()
         self._db = db
-        self._keeper = VectorKeeper(db, embedder, vectors)
+        self._keeper = VectorKeeper(db, embedder, vectors, lambda: self._follower.last_record)
         self._follower = SourceFollower(
             db,
             workspace,
