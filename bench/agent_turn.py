@@ -15,10 +15,11 @@ default (the offline model in the memory index's vector worker, started and warm
 embedded before measuring; an earlier session as long as the history beside it, as recall leaves
 out the turn's own): "plain turn, embeddings on" says "hi" as the other rows do (auto-recall
 finds nothing to look for in a greeting and searches nothing), "topic turn, embeddings on" asks
-about a topic (`TOPIC`), so auto-recall's search waits for the worker's embedding of the message
-and its search of the vectors (nothing stored is about it: no block is added). And the worker's
-part alone, timed from the daemon's side (a request with no model work, a search) and inside a
-worker of the bench's own (the query's embedding, the vector search), for the topic's message.
+about a topic (each turn another of `TOPICS`), so auto-recall's search waits for the worker's
+embedding of the message and its search of the vectors (nothing stored is about it: no block is
+added). And the worker's part alone, timed from the daemon's side (a request with no model work,
+a search) and inside a worker of the bench's own (the query's embedding, the vector search), for
+the topics' messages.
 
     python bench/agent_turn.py [--turns 60] [--paths direct litellm] [--embeddings]
         [--histories 10 1000 10000] [--rows plain tool hi topic]
@@ -112,9 +113,76 @@ async def timed(action: Awaitable[T]) -> tuple[T, float, float]:
 ANSWER = Reply.text("Hello there, this is a benchmark answer.", chunks=3)
 TOOL_CALL = Reply.tool_calls(("list_dir", '{"path": "."}'))
 TOOL_QUESTION = "list the files in the workspace"
-# A message auto-recall searches for (content words), about nothing the prefill holds.
-TOPIC = "what did we decide about the garden plan"
-MESSAGES = {TOOL: TOOL_QUESTION, SEARCHED: TOPIC}
+# Messages auto-recall searches for (content words), about nothing the prefill holds: the topic
+# rows' turns ask them in turn, one each, so the worker's memory of a query's pieces
+# (memory_index/use_query.py) is only as warm as a user's own earlier words would make it.
+TOPICS = (
+    "what did we decide about the garden plan",
+    "remind me which hotel we booked in Lisbon",
+    "how much did the new bicycle tyres cost",
+    "when is the next dentist appointment for Mia",
+    "which recipe did I like for the lentil soup",
+    "what was the name of the plumber who fixed the boiler",
+    "did we ever settle the argument about the car insurance",
+    "where did I put the spare keys for the cellar",
+    "what did the landlord say about the broken window",
+    "summarize the notes from the budget meeting in March",
+    "which podcast episode about volcanoes did you recommend",
+    "how long should sourdough proof in a cold kitchen",
+    "what time does the ferry to the island leave on Sundays",
+    "who is organizing the neighbourhood cleanup this spring",
+    "what were the symptoms the vet asked us to watch for",
+    "remind me of my passport renewal deadline",
+    "what did my brother want for his birthday",
+    "which laptop charger fits the old ThinkPad",
+    "how did the tomato seedlings do after the frost",
+    "what is the wifi password at the cottage",
+    "recap the plot of the novel my book club is reading",
+    "did the electrician quote include the garage sockets",
+    "what colour paint did we choose for the hallway",
+    "when does the swimming course for beginners start",
+    "what was wrong with the dishwasher last winter",
+    "list the chores we split for the weekend",
+    "which train connection works best to visit grandma",
+    "what did the accountant need for the tax return",
+    "how many vacation days do I have left this year",
+    "what is the gate code for the parking garage",
+    "which museum exhibition closes at the end of the month",
+    "what did we pay for the piano lessons last term",
+    "remind me about the knitting pattern with the cables",
+    "how do I reset the router when the lights blink orange",
+    "what flowers did the florist suggest for the wedding",
+    "where did we camp during the rainy weekend in Wales",
+    "what was the score of the chess tournament final",
+    "which moisturizer did the dermatologist recommend",
+    "how often should the aquarium filter be cleaned",
+    "what did the mechanic say about the brake pads",
+    "我们上次说的搬家日期是哪天",
+    "帮我回忆一下装修预算的结论",
+    "周末爬山的路线定了吗",
+    "妈妈的体检报告有什么问题",
+    "那家火锅店的地址在哪里",
+    "孩子的钢琴老师叫什么名字",
+    "去年春节我们给亲戚准备了什么礼物",
+    "公司年会的节目安排好了吗",
+    "what did we conclude about switching electricity providers",
+    "which board game did the kids enjoy most at the party",
+    "how much flour goes into the pancake batter",
+    "what was the verdict on the leaking roof gutter",
+    "remind me which insurance covers the phone screen",
+    "when did we last service the lawn mower",
+    "what did the teacher say at the parents evening",
+    "which hiking boots did I return and why",
+    "how did we solve the printer paper jam",
+    "what are the opening hours of the recycling centre",
+    "which streaming subscription did we cancel",
+    "what did the physiotherapist suggest for my knee",
+    "where is the warranty card for the washing machine",
+    "what did we plan for the anniversary dinner",
+    "which spices were missing for the curry",
+    "how much rent did we agree on for the studio",
+)
+MESSAGES = {TOOL: TOOL_QUESTION}
 
 
 def answer(body: dict) -> Reply:
@@ -175,12 +243,18 @@ async def prefill(runtime: Runtime, session: str, count: int, window: int) -> No
         await runtime.sessions.mark_summarized(session, last_id - window, "- earlier talk")
 
 
+def message(kind: str, turn: int) -> str:
+    """What the `turn`th turn of a row of `kind` says."""
+    return TOPICS[turn % len(TOPICS)] if kind == SEARCHED else MESSAGES.get(kind, "hi")
+
+
 async def one_turn(
-    runtime: Runtime, server: ScriptedModelServer, session: str, kind: str
+    runtime: Runtime, server: ScriptedModelServer, session: str, kind: str, turn: int
 ) -> list[dict]:
-    """Run one turn of `kind`; returns the request bodies it sent (a summary's call included)."""
+    """Run the `turn`th turn of `kind`; returns the request bodies it sent (a summary's call
+    included)."""
     sent = len(server.requests)
-    request = TurnRequest(MESSAGES.get(kind, "hi"), session)
+    request = TurnRequest(message(kind, turn), session)
     events = [event async for event in runtime.agent.process_message(request)]
     assert isinstance(events[-1], TurnDone), events[-1]
     assert (kind == TOOL) == any(isinstance(event, ToolEnd) for event in events), events
@@ -192,13 +266,13 @@ async def paired(
 ) -> None:
     """`turns` warm turns in `row`'s session, each followed by its floor."""
     session, kind = row.session, row.kind
-    for _ in range(WARMUP):
-        await replay(await one_turn(runtime, server, session, kind))
+    for turn in range(WARMUP):
+        await replay(await one_turn(runtime, server, session, kind, turn))
     # A long session's history starts the token worker ahead of need (a child process loading
     # its tables for ~0.5 s): measured turns begin once it is ready, as in a warm daemon.
     await runtime.parts.ports.loops.tokens.settled()
-    for _ in range(turns):
-        bodies, wall, cpu = await timed(one_turn(runtime, server, session, kind))
+    for turn in range(WARMUP, WARMUP + turns):
+        bodies, wall, cpu = await timed(one_turn(runtime, server, session, kind, turn))
         row.turn.append(wall)
         row.turn_cpu.append(cpu)
         _, wall, cpu = await timed(replay(bodies))
@@ -269,10 +343,15 @@ async def worker_part(runtime: Runtime, settings: Settings, row: Row, rounds: in
         return statistics.median([(await timed(call()))[1] for _ in range(rounds)])
 
     pipe = await median_ms(vectors.stats)
+    asked = iter(range(len(TOPICS), 3 * len(TOPICS) + 2 * rounds))  # past what the turns asked
     recall_ms = await median_ms(
-        lambda: vectors.search(TOPIC, recall, RECALL_CANDIDATES, first_only=True)
+        lambda: vectors.search(
+            message(SEARCHED, next(asked)), recall, RECALL_CANDIDATES, first_only=True
+        )
     )
-    full_ms = await median_ms(lambda: vectors.search(TOPIC, everything, CANDIDATES))
+    full_ms = await median_ms(
+        lambda: vectors.search(message(SEARCHED, next(asked)), everything, CANDIDATES)
+    )
     embed_ms, search_ms, count = await asyncio.to_thread(in_worker, settings, rounds)
     return (
         f"| {row.history} | {count:,} | {pipe:.2f} | {recall_ms:.2f} | {full_ms:.2f} "
@@ -287,16 +366,18 @@ def in_worker(settings: Settings, rounds: int) -> tuple[float, float, int]:
 
     worker = Worker(**worker_setup(settings.data_dir / INDEX_FILE, offline_embedder()))
     everything = Filters(KINDS).wanted()
-    worker.search(TOPIC, everything, CANDIDATES)  # the model loaded
+    worker.search("hi", everything, CANDIDATES)  # the model loaded
     embed, search = [], []
-    for _ in range(rounds):
+    for turn in range(rounds):
+        topic = message(SEARCHED, turn)
         w0 = time.perf_counter()
-        worker.query(TOPIC, first_only=True)  # as auto-recall's search reads it
+        worker.query(topic, first_only=True)  # as auto-recall's search reads it
         w1 = time.perf_counter()
-        # The embedding again, the search.
-        worker.search(TOPIC, everything, RECALL_CANDIDATES, first_only=True)
+        worker.query(topic, first_only=True)  # again, its pieces now known
+        w2 = time.perf_counter()
+        worker.search(topic, everything, RECALL_CANDIDATES, first_only=True)  # and the search
         embed.append((w1 - w0) * 1000)
-        search.append((time.perf_counter() - w1) * 1000 - embed[-1])
+        search.append((time.perf_counter() - w2 - (w2 - w1)) * 1000)
     return statistics.median(embed), statistics.median(search), worker.stats()["rows"]
 
 

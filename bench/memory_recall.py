@@ -46,6 +46,8 @@ from bench.memory_recall_data import (
     FACTS_ZH,
     HELD_OUT_2_EN,
     HELD_OUT_2_ZH,
+    HELD_OUT_3_EN,
+    HELD_OUT_3_ZH,
     HELD_OUT_EN,
     HELD_OUT_ZH,
     UNRELATED,
@@ -90,6 +92,7 @@ def check_paraphrases() -> list[str]:
     facts = [fact for fact, _, _ in FACTS_EN + FACTS_ZH]
     held = list(zip(facts, HELD_OUT_EN + HELD_OUT_ZH, strict=True))
     held += zip(facts, HELD_OUT_2_EN + HELD_OUT_2_ZH, strict=True)
+    held += zip(facts, HELD_OUT_3_EN + HELD_OUT_3_ZH, strict=True)
     pairs = [(fact, para) for fact, _word_q, para in FACTS_EN + FACTS_ZH] + held
     return [para for fact, para in pairs if stems(fact) & stems(para)]
 
@@ -109,6 +112,7 @@ class Year:
         facts = [f[0] for f in self.facts]
         self.held_out = dict(zip(facts, HELD_OUT_EN + HELD_OUT_ZH, strict=True))
         self.held_out_2 = dict(zip(facts, HELD_OUT_2_EN + HELD_OUT_2_ZH, strict=True))
+        self.held_out_3 = dict(zip(facts, HELD_OUT_3_EN + HELD_OUT_3_ZH, strict=True))
 
     async def write(self, sessions: SessionStore) -> None:
         """Notes (40%) into MEMORY.md under date headings, messages (60%) into the store."""
@@ -202,7 +206,7 @@ async def open_year(
     return year, index, db, (time.perf_counter() - start) * 1000 / int(count)
 
 
-KINDS = ("word", "paraphrase", "held-out", "held-out 2")
+KINDS = ("word", "paraphrase", "held-out", "held-out 2", "held-out 3")
 
 
 def questions(year: Year, kinds: tuple[str, ...] = KINDS):  # type: ignore[no-untyped-def]
@@ -212,6 +216,7 @@ def questions(year: Year, kinds: tuple[str, ...] = KINDS):  # type: ignore[no-un
             "paraphrase": para_q,
             "held-out": year.held_out[fact],
             "held-out 2": year.held_out_2[fact],
+            "held-out 3": year.held_out_3[fact],
         }
         for kind in kinds:
             yield fact, asked[kind], kind, lang
@@ -315,15 +320,15 @@ def print_table(results: dict[str, dict[tuple[str, str], float]]) -> None:
     print(f"\nrecall@5 of memory_search: {len(FACTS_EN)} English, {len(FACTS_ZH)} Chinese facts")
     print(
         "| search                         | w en  | w zh  | p en  | p zh  | h en  | h zh  "
-        "| h2 en | h2 zh | word  | para  | held  | held2 |"
+        "| h2 en | h2 zh | h3 en | h3 zh | word  | para  | held  | held2 | held3 |"
     )
-    print("|--------------------------------|" + "-------|" * 12)
+    print("|--------------------------------|" + "-------|" * 15)
     for name, scores in results.items():
         print(row(name, scores))
     print(
-        "(w: question shares a word with the fact; p: paraphrase sharing none; h, h2: two sets"
-        " of held-out paraphrases, sharing none, never tuned on; h2 written after the ranking"
-        " change of issue 36's lane recall)"
+        "(w: question shares a word with the fact; p: paraphrase sharing none; h, h2, h3: three"
+        " sets of held-out paraphrases, sharing none; h2 written after the ranking change of"
+        " issue 36's lane recall, h3 after every rule was chosen, never run before)"
     )
 
 

@@ -65,13 +65,30 @@ class MappedModel:
     """The package's backend around arrays mapped from the cache: `encode` is the backend's."""
 
     def __init__(self, backend: Any, mapped: mmap.mmap, arrays: Path, table: int | None) -> None:
+        from countbot.memory_index.use_query import QueryPass
+
         self._backend = backend
         self._mapped = mapped
         self._arrays = arrays
         self._table = table  # the table's offset in the file
+        self._query = QueryPass(backend, prefetch=self._prefetch if table is not None else None)
 
     def encode(self, texts: list[str]) -> Any:
         return self._backend.encode(texts)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        """A query's unit row, the package's to ~1e-7, by the pass that remembers its pieces'
+        first layers (use_query.py): on a searched turn's path."""
+        return self._query.encode(text)
+
+    def _prefetch(self, pieces: list[int]) -> None:
+        """Start reading the table's pages of `pieces` from the file, all at once: a page not
+        read yet costs a read from the disk at its first use, one after the other (a query's
+        new words)."""
+        assert self._table is not None
+        row = self._backend.table.shape[1] * self._backend.table.itemsize
+        for page in {(self._table + piece * row) // mmap.PAGESIZE for piece in pieces}:
+            self._mapped.madvise(mmap.MADV_WILLNEED, page * mmap.PAGESIZE, mmap.PAGESIZE)
 
     def release_rows(self) -> None:
         """Let go of the table's pages read so far (after many entries were embedded, most of

@@ -69,7 +69,7 @@ class Ensemble:
         return np.concatenate(halves, axis=1) / math.sqrt(2)
 
     def encode_query(self, text: str, first_only: bool) -> np.ndarray:
-        first = _unit(self._first.encode([text]))[0]
+        first = _unit(one_row(self._first, text)[None])[0]
         self._first_dims = len(first)
         weight = 0.0 if first_only else SECOND_WEIGHT * words_share(text)
         if not weight:
@@ -100,6 +100,14 @@ class Ensemble:
     def release_rows(self) -> None:
         if release := getattr(self._first, "release_rows", None):
             release()
+
+
+def one_row(model: Any, text: str) -> np.ndarray:
+    """`model`'s row of one text: by its `encode_one` (a query's pass, mapped_model.py) if it
+    has one."""
+    if encode_one := getattr(model, "encode_one", None):
+        return encode_one(text)
+    return np.asarray(model.encode([text]))[0]
 
 
 def words_share(text: str) -> float:

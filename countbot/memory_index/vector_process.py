@@ -26,8 +26,20 @@ _WORKER = "countbot.memory_index.vector_worker"
 # gone when the worker ends), beside the index file: `<data_dir>/cache`.
 CACHE_DIR = "cache"
 # One BLAS thread: the child shares the machine with the daemon it serves, and a product over
-# the vectors is memory-bound (a second thread measured slower).
-_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+# the vectors is memory-bound (a second thread measured slower). And glibc's malloc keeps a
+# search's and a query's scratch (blocks of up to a few hundred KB, made and freed every search)
+# in its heap, and up to `_HEAP_KEPT` of it free, where the children's default (common/heap.py)
+# maps each such block anew and unmaps it when freed: every search then faulted its pages in again,
+# hundreds of faults on a turn's path (docs/agent_turn.md). Bigger blocks (a batch of entries, a
+# search over a million rows) are still mapped apart and given back.
+_HEAP_BLOCK = 1024 * 1024
+_HEAP_KEPT = 4 * _HEAP_BLOCK
+_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MALLOC_MMAP_THRESHOLD_": str(_HEAP_BLOCK),
+    "MALLOC_TRIM_THRESHOLD_": str(_HEAP_KEPT),
+}
 
 
 def worker_setup(index: Path, embedder: Embedder) -> dict[str, Any]:
@@ -54,7 +66,7 @@ class VectorProcess:
             worker_setup(index, embedder),
             idle_unload=embedder.idle_unload,
             timeout=timeout,
-            env=_ONE_THREAD,
+            env=_ENV,
         )
 
     @property

@@ -43,6 +43,7 @@ from typing import IO, Any
 import numpy as np
 
 from countbot.memory_index import index_db
+from countbot.memory_index.models import one_row
 from countbot.memory_index.sources import meaning_text
 from countbot.memory_index.vectors import SPARE_ROWS, VectorSet, Wanted
 
@@ -180,10 +181,11 @@ class Worker:
         """The row `text` is searched with: the model's own query row when it has one (an
         ensemble weighs its readers), else the text's unit row."""
         model = self.model()
+        text = text[:MAX_EMBED_CHARS]
         if encode_query := getattr(model, "encode_query", None):
-            return np.asarray(encode_query(text[:MAX_EMBED_CHARS], first_only), np.float32)
-        (vector,) = self.embed([text])
-        return vector
+            return np.asarray(encode_query(text, first_only), np.float32)
+        row = np.asarray(one_row(model, text), dtype=np.float32)
+        return row / max(float(np.linalg.norm(row)), 1e-9)
 
     def remove(self, ids: list[int]) -> None:
         if self._vectors is not None:

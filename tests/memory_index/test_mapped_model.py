@@ -1,5 +1,6 @@
 """The offline model with its arrays mapped from the cache gives the package's own embeddings,
-bit for bit, built fresh or read back, and a cache that does not read back is built again.
+bit for bit, built fresh or read back, and a cache that does not read back is built again; its
+query pass (use_query.py) gives the package's rows to float32 rounding, whatever it remembers.
 
 Each check runs in a child Python on one BLAS thread, as the vector worker does: the model and
 numpy stay out of the test process (tests/memory_index/test_embeddings.py asserts it).
@@ -62,6 +63,14 @@ if hasattr(model, "_backend"):  # its tokenizer on the trie: the same tokens as 
         assert ours == package._tokenizer.encode(texts, out_type=out_type), out_type
 assert mapped.dtype == stock.dtype == np.float32 and mapped.shape == stock.shape
 assert mapped.tobytes() == stock.tobytes(), "embeddings differ"
+if hasattr(model, "encode_one"):  # a query's pass (use_query.py): the package's row, to ~1e-7
+    from countbot.memory_index.use_query import QueryPass
+
+    few = QueryPass(model._backend, pieces=64)  # pieces forgotten and their layers made again
+    for _ in range(2):  # the second time from what the first remembered
+        for text, row in zip(TEXTS, stock, strict=True):
+            for query in (model.encode_one(text), few.encode(text)):
+                assert query.shape == row.shape and np.abs(query - row).max() < 2e-6, text
 if hasattr(model, "release_rows"):  # the rows read again from the file, the same
     model.release_rows()
     assert model.encode(TEXTS).tobytes() == stock.tobytes(), "embeddings differ after release"

@@ -222,7 +222,9 @@ async def test_ctrl_c_on_chat_message_cancels_the_turn_in_the_daemon(
         model_server.script(Reply.text("word " * 60, chunks=60, delay=0.5))  # 30 s unless cut
         chat = ("chat", "--config", str(config), "-m", "talk long", "--session", "cli:c")
         process = await countbot(*chat)
-        await tab.until("stream", len(tab.of("stream")) + 1)  # the daemon is answering it
+        # The daemon is answering it: a chunk of its answer, after the message itself.
+        await tab.until("user_message", len(tab.of("user_message")) + 1)
+        await tab.until("stream", len(tab.of("stream")) + 1)
         process.send_signal(signal.SIGINT)
         code, out, _ = await finished(process)
         assert (code, out.strip()) == (130, "(cancelled)")
