@@ -113,35 +113,12 @@ class FakeQQClient:
 
     # --- what users do ------------------------------------------------------------------------
 
-    async def user_says(
-        self,
-        text: str,
-        *,
-        user: int,
-        group: int | None = None,
-        mention: bool = False,
-        reply_to: int | None = None,
-        picture: bytes | None = None,
-        record: bytes | None = None,
-        as_cq_string: bool = False,
-        nickname: str = "Alice",
-        message_id: int | None = None,
-    ) -> dict[str, Any]:
-        """A user writes to the bot; returns the event (send it again to repeat it)."""
-        event = self.message_event(
-            text,
-            user=user,
-            group=group,
-            mention=mention,
-            reply_to=reply_to,
-            picture=picture,
-            record=record,
-            as_cq_string=as_cq_string,
-            nickname=nickname,
-            message_id=message_id,
-        )
-        await self._event(event)
-        return event
+    async def user_says(self, text: str, **event: Any) -> dict[str, Any]:
+        """A user writes to the bot (`event`: `message_event`'s options); returns the event (send
+        it again to repeat it)."""
+        sent = self.message_event(text, **event)
+        await self._event(sent)
+        return sent
 
     def message_event(
         self,
