@@ -1,18 +1,18 @@
 """USE's forward pass for one query, with each vocabulary piece's first layers remembered.
 
 The vector worker embeds a query on every searched turn's path, and the package's pass reads all
-of USE's ~13.5 MB of float32 weights for it (a query's few tokens make it memory-bound: a turn
-finds them out of the caches). Two of its steps depend on a piece alone: the piece's table row,
+of USE's float32 weights for it (a query's few tokens make it memory-bound: a turn finds them out
+of the caches). Two of its steps depend on a piece alone: the piece's table row,
 its projection and layer norm are position-independent, and each n-gram branch's first
 convolution is linear in its window before its ReLU, so a piece's product with each of the
 window's slots can be made once and added where the piece sits. `QueryPass` remembers those
 products for the pieces queries used last (`PIECES`, least recently used dropped first), so a
-query of known pieces reads ~9.3 MB of weights and does ~40% of the work; an unknown piece
-costs one small product. The rest of the pass is the package's, step for step, over the
-package's own weights and tokenizer; it matches the package's `encode` to ~1e-7, order of
-float32 sums aside (tests/memory_index/test_mapped_model.py). Entries are embedded in batches by
-the package's own pass. Nothing here is keyed by text: a piece's products are a function of the
-weights, the same for every text that holds it.
+query of known pieces reads fewer weights and skips much of the work (docs/agent_turn.md has
+the figures); an unknown piece costs one small product. The rest of the pass is the package's,
+step for step, over the package's own weights and tokenizer; it matches the package's `encode`
+to ~1e-7, order of float32 sums aside (tests/memory_index/test_mapped_model.py). Entries are
+embedded in batches by the package's own pass. Nothing here is keyed by text: a piece's products
+are a function of the weights, the same for every text that holds it.
 """
 
 from __future__ import annotations
